@@ -1,0 +1,18 @@
+# Locates the Debian-packaged dependencies as imported targets GG::<name>.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(GG_OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+pkg_check_modules(GG_MPFR REQUIRED IMPORTED_TARGET mpfr)
+pkg_check_modules(GG_XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+pkg_check_modules(GG_JANSSON REQUIRED IMPORTED_TARGET jansson)
+add_library(GG::openblas ALIAS PkgConfig::GG_OPENBLAS)
+add_library(GG::xxhash ALIAS PkgConfig::GG_XXHASH)
+add_library(GG::jansson ALIAS PkgConfig::GG_JANSSON)
+# MPFR's .pc does not always list GMP.
+find_library(GG_GMP_LIB gmp REQUIRED)
+add_library(gg_mpfr_gmp INTERFACE)
+target_link_libraries(gg_mpfr_gmp INTERFACE PkgConfig::GG_MPFR ${GG_GMP_LIB})
+add_library(GG::mpfr ALIAS gg_mpfr_gmp)
+if(GG_BUILD_TESTS)
+  pkg_check_modules(GG_CRITERION REQUIRED IMPORTED_TARGET criterion)
+  add_library(GG::criterion ALIAS PkgConfig::GG_CRITERION)
+endif()
