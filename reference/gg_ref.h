@@ -1,0 +1,192 @@
+/*
+ * gg_ref.h — public header of reference/: exact number formats, quantisation, deterministic data,
+ * problem geometry, the OpenBLAS reference GEMM and MPFR exact outputs.
+ *
+ * Everything here is a pure function of its arguments (no global state, no I/O).
+ */
+#ifndef GG_REF_H
+#define GG_REF_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "kernels/gg_kernel.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Formats (gg_format.c)                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Saturation mode of an encoder (OFP8 §5.2). */
+enum gg_sat {
+    GG_SAT_NONE = 0, /* overflow goes to Inf (E5M2, bf16, fp16, fp32) or NaN (E4M3, fnuz) */
+    GG_SAT_FINITE    /* finite overflow and ±Inf go to ±max finite; NaN stays NaN */
+};
+
+/* Lower-case name ("bf16", "e4m3", "e4m3fnuz", "e8m0", ...) or "none". */
+const char *gg_dtype_name(enum gg_dtype t);
+/* GG_DTYPE_NONE when name is unknown. */
+enum gg_dtype gg_dtype_from_name(const char *name);
+/* Bits per element: 64, 32, 16, 8 or 4. */
+int gg_dtype_bits(enum gg_dtype t);
+/* Bytes that n packed elements occupy (E2M1: two per byte, rounded up). */
+int64_t gg_dtype_bytes(enum gg_dtype t, int64_t n);
+/* Largest finite value, smallest positive subnormal (E8M0: smallest value 2^-127). */
+double gg_dtype_max(enum gg_dtype t);
+double gg_dtype_min_subnormal(enum gg_dtype t);
+/* Unit roundoff u = 2^-p, p the significand precision including the implicit bit. */
+double gg_dtype_unit_roundoff(enum gg_dtype t);
+/* 1 for the FP8 formats: E4M3, E5M2 and their fnuz forms. */
+int gg_dtype_is_float8(enum gg_dtype t);
+
+/* Exact value of code (the low gg_dtype_bits(t) bits are used). NaN codes give NaN, Inf codes
+   ±Inf. 8-bit and 4-bit formats decode through tables. E8M0 never goes through fp32. */
+double gg_decode(enum gg_dtype t, uint32_t code);
+/* The 256-entry decode table of an 8-bit format (16 entries for E2M1), or NULL. Static. */
+const double *gg_decode_table(enum gg_dtype t);
+
+/* Round-to-nearest-even encoding of x into t, rounding once from the exact double.
+   E8M0 rounds to the nearest power of two (the midpoint rounds up), ignores sat: 0, negative
+   values and values below 2^-127 give 0x00; above 2^127, Inf and NaN give 0xFF. F64 has no
+   32-bit code: use doubles directly. */
+uint32_t gg_encode(enum gg_dtype t, double x, enum gg_sat sat);
+
+/* Element access in packed storage (E2M1 nibbles handled). */
+uint32_t gg_load_code(enum gg_dtype t, const void *base, int64_t i);
+void gg_store_code(enum gg_dtype t, void *base, int64_t i, uint32_t code);
+static inline double gg_load(enum gg_dtype t, const void *base, int64_t i)
+{
+    return gg_decode(t, gg_load_code(t, base, i));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Quantisation (gg_quant.c)                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* MX scale rules: OCP floor rule (e = floor(log2 amax) - emax_elem) and the ceil rule of
+   TransformerEngine / cuBLAS (X = 2^ceil(log2(amax · fl32(1/max_elem))), no saturation). */
+enum gg_mx_rule { GG_MX_RULE_FLOOR = 0, GG_MX_RULE_CEIL };
+
+/* E8M0 scale code for a block with absolute maximum amax (may be 0, Inf or NaN). */
+uint8_t gg_mx_scale_code(double amax, enum gg_dtype elem, enum gg_mx_rule rule);
+/* Quantises n ≤ 32 values: *scale gets the block's E8M0 code and codes[i] the saturating RNE
+   encoding of v[i] / 2^(scale-127). A NaN scale (0xFF) gives element codes of 0. */
+void gg_mx_quantise_block(const double *v, int n, enum gg_dtype elem, enum gg_mx_rule rule,
+                          uint8_t *scale, uint32_t *codes);
+
+/* Tensor-wise FP8: the quantisation multiplier s = max_elem / amax rounded to fp32 (1 when amax
+   is 0 or not finite). Codes are encode(x · s); the kernel receives scale_inv = (float)(1/s). */
+float gg_tensor_scale(double amax, enum gg_dtype elem);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Deterministic data (gg_rng.c, gg_dist.c)                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Streams: element i of tensor t is a pure function of (seed, t, i). */
+enum gg_stream {
+    GG_STREAM_A = 1,
+    GG_STREAM_B = 2,
+    GG_STREAM_A_SCALE = 3,
+    GG_STREAM_B_SCALE = 4,
+    GG_STREAM_GROUPS = 5
+};
+
+/* Philox4x32-10 (Salmon et al., SC'11): four 32-bit outputs for a 128-bit counter and 64-bit key. */
+void gg_philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+/* Draw j (0..3 within one Philox block, more by advancing) of element i of stream t:
+   64 uniform bits from counter (i lo, i hi, t, j/2). Only integer operations: a GPU reproduces it. */
+uint64_t gg_rng_u64(uint64_t seed, uint64_t stream, uint64_t i, uint32_t j);
+/* Uniform in [0, 1) with 53 random bits, from gg_rng_u64(seed, stream, i, j). */
+double gg_rng_uniform(uint64_t seed, uint64_t stream, uint64_t i, uint32_t j);
+
+enum gg_dist_kind {
+    GG_DIST_NORMAL = 0, /* normal(mean,std): Irwin-Hall sum of 12 uniforms, bounded at ±6 std */
+    GG_DIST_UNIFORM,    /* uniform(lo,hi) */
+    GG_DIST_INTS,       /* ints(r): integers uniform in [-r, r] */
+    GG_DIST_CONST,      /* const(v) */
+    GG_DIST_OUTLIERS,   /* outliers(std,frac,mag): normal(0,std), a fraction frac at ±mag·std */
+    GG_DIST_NEARSAT,    /* nearsat: values at the target format's max and its rounding
+                           thresholds (e4m3: 448, 464, 480, ...), random sign */
+    GG_DIST_SUBNORMAL,  /* subnormal(frac): a fraction frac of subnormals of the target format,
+                           the rest normal(0,1) */
+    GG_DIST_SPECIALS,   /* specials(frac): normal(0,1) with a fraction frac of NaN, +max, -max */
+    GG_DIST_COUNT
+};
+
+/* A distribution. fmt is the format the values are generated for (nearsat, subnormal,
+   specials); the case layer sets it to the operand's dtype. */
+struct gg_dist {
+    enum gg_dist_kind kind;
+    double p[3];
+    enum gg_dtype fmt;
+};
+
+/* Parses "normal(0,1)", "uniform(-1,1)", "ints(8)", "const(1)", "outliers(1,0.001,100)",
+   "nearsat", "subnormal(0.5)", "specials(0.001)". Returns GG_OK or GG_E_PARSE with a message. */
+enum gg_status gg_dist_parse(const char *s, struct gg_dist *out, char *err, size_t err_len);
+/* Canonical text of d (parses back to the same d). Returns the length written. */
+int gg_dist_format(const struct gg_dist *d, char *buf, size_t len);
+/* Element i of tensor stream t for seed. Pure; the same on every platform. */
+double gg_dist_sample(const struct gg_dist *d, uint64_t seed, uint64_t stream, uint64_t i);
+/* out[j] = gg_dist_sample(d, seed, stream, i0 + j) for j < n. */
+void gg_dist_fill(const struct gg_dist *d, uint64_t seed, uint64_t stream, uint64_t i0, int64_t n,
+                  double *out);
+/* With probability frac, element i gets one of the E8M0 edge codes 0x00, 0x01, 0xFE, 0xFF:
+   returns 1 and sets *code; otherwise returns 0. */
+int gg_rng_plant_e8m0(uint64_t seed, uint64_t stream, uint64_t i, double frac, uint8_t *code);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Problem geometry (gg_geom.c)                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The part of C that group (or batch) g owns: rows × cols elements at c[base + r*ld + col],
+   each the dot product of length red (the reduction length: K, N or M_g). */
+struct gg_out_block {
+    int64_t base, rows, cols, ld, red;
+};
+void gg_problem_out_block(const struct gg_problem *p, int64_t g, struct gg_out_block *b);
+/* Number of output elements summed over all groups (the logical output size). */
+int64_t gg_problem_out_elems(const struct gg_problem *p);
+/* Elements from the first to one past the last addressable element of A, B and C. */
+int64_t gg_problem_a_span(const struct gg_problem *p);
+int64_t gg_problem_b_span(const struct gg_problem *p);
+int64_t gg_problem_c_span(const struct gg_problem *p);
+/* Scale elements of A and B: 1 for tensor scaling, rows·K/32 for MX, 0 for none. */
+int64_t gg_problem_a_scale_count(const struct gg_problem *p);
+int64_t gg_problem_b_scale_count(const struct gg_problem *p);
+/* Fills defaults for zero fields (packed leading dimensions and strides) and checks that the
+   problem is well formed (sizes ≥ 0, lds ≥ row lengths, offsets consistent, MX only with K a
+   multiple of 32 on an op whose reduction is along K). Returns GG_OK or GG_E_INVAL + message. */
+enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reference GEMM (gg_ref_gemm.c) and exact outputs (gg_ref_mpfr.c)                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Dequantised reduction vector number idx of operand which (0 = A: the row side, 1 = B: the
+   column side) of group g: out[t], t < red, such that C_g[r][col] = Σ_t A(g,r)[t] · B(g,col)[t].
+   Exact: decoded codes times their scales, in double. Host pointers. */
+void gg_ref_gather(const struct gg_problem *p, const struct gg_operands *o, int which, int64_t g,
+                   int64_t idx, double *out);
+
+/*
+ * Reference for the whole problem: c and abs (each gg_problem_out_elems(p) doubles, group
+ * blocks one after the other in group order, each block packed rows × cols) receive the product
+ * of the dequantised inputs (OpenBLAS dgemm, error ≤ γ_red(2^-53)·Σ|ab|) and Σ_t |a_t·b_t|.
+ * abs may be NULL. Groups are decoded one at a time with 64-bit offsets; a group with red = 0
+ * yields exact zeros. Host pointers. Returns GG_OK, or GG_E_NOMEM with a message.
+ */
+enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands *o, double *c,
+                           double *abs, char *err, size_t err_len);
+
+/* The exact value of output element (g, r, col), rounded once to binary64 (MPFR). */
+double gg_ref_exact(const struct gg_problem *p, const struct gg_operands *o, int64_t g, int64_t r,
+                    int64_t col);
+
+/* Certification of a reference result on n_samples outputs drawn from seed (plus every corner
+   of every group block): each c value must lie within γ_red(2^-53)·abs + 2^-1074 of the MPFR
+   exact value. Returns the number of violations; *first_bad (may be NULL) gets the packed index
+   of the first one, or -1. */
+int64_t gg_ref_certify(const struct gg_problem *p, const struct gg_operands *o, const double *c,
+                       const double *abs, int64_t n_samples, uint64_t seed, int64_t *first_bad);
+
+#endif /* GG_REF_H */
