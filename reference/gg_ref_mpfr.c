@@ -1,0 +1,226 @@
+/*
+ * gg_ref_mpfr.c — exact outputs with MPFR and certification of the dgemm reference.
+ * An output is Σ_t a_t·b_t over dequantised doubles: every product is exact at 106 bits, mpfr_sum
+ * rounds the sum once to 53 bits, and mpfr_subnormalize makes that one rounding land on the
+ * binary64 grid (gradual underflow, no double rounding). A dgemm result c is certified when
+ * |c - exact| ≤ γ_red(2^-53)·Σ|ab| + 2^-1074, the error bound of any summation order.
+ */
+#include <math.h>
+#include <mpfr.h>
+#include <stdlib.h>
+
+#include "reference/gg_ref.h"
+
+/* Scratch for exact dot products of up to cap terms. */
+struct exact_ws {
+    int64_t cap;
+    mpfr_t *terms;
+    mpfr_ptr *ptrs;
+    double *va, *vb;
+    mpfr_t sum;
+};
+
+static void ws_free(struct exact_ws *w)
+{
+    if (w->terms) {
+        for (int64_t t = 0; t < w->cap; t++)
+            mpfr_clear(w->terms[t]);
+        mpfr_clear(w->sum);
+    }
+    free(w->terms);
+    free(w->ptrs);
+    free(w->va);
+    free(w->vb);
+}
+
+/* Returns 0 on allocation failure (w is then empty and safe to free). */
+static int ws_init(struct exact_ws *w, int64_t cap)
+{
+    size_t n = (size_t)(cap > 0 ? cap : 1);
+    w->cap = cap;
+    w->terms = malloc(n * sizeof *w->terms);
+    w->ptrs = malloc(n * sizeof *w->ptrs);
+    w->va = malloc(n * sizeof *w->va);
+    w->vb = malloc(n * sizeof *w->vb);
+    if (!w->terms || !w->ptrs || !w->va || !w->vb) {
+        free(w->terms);
+        w->terms = NULL;
+        ws_free(w);
+        return 0;
+    }
+    for (int64_t t = 0; t < cap; t++) {
+        mpfr_init2(w->terms[t], 2 * 53); /* a double times a double is exact at 106 bits */
+        w->ptrs[t] = w->terms[t];
+    }
+    mpfr_init2(w->sum, 53);
+    return 1;
+}
+
+/* Σ_t va[t]·vb[t], t < n ≤ cap, correctly rounded to binary64. NaN when a term is NaN or the
+   sum is Inf - Inf. MPFR's exponent range is narrowed to binary64's only around the final
+   rounding and restored before returning. */
+static double exact_dot(struct exact_ws *w, int64_t n)
+{
+    for (int64_t t = 0; t < n; t++) {
+        mpfr_set_d(w->terms[t], w->va[t], MPFR_RNDN);
+        mpfr_mul_d(w->terms[t], w->terms[t], w->vb[t], MPFR_RNDN);
+    }
+    int inex = mpfr_sum(w->sum, w->ptrs, (unsigned long)n, MPFR_RNDN);
+    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+    mpfr_set_emin(-1073); /* binary64 in MPFR's 0.1b·2^e convention: 2^-1074 = 0.1b·2^-1073 */
+    mpfr_set_emax(1024);
+    inex = mpfr_check_range(w->sum, inex, MPFR_RNDN);
+    mpfr_subnormalize(w->sum, inex, MPFR_RNDN);
+    double r = mpfr_get_d(w->sum, MPFR_RNDN);
+    mpfr_set_emin(emin);
+    mpfr_set_emax(emax);
+    return r;
+}
+
+/* Gathers the two reduction vectors of output (g, r, col) into w->va and w->vb; returns red. */
+static int64_t gather_pair(const struct gg_problem *p, const struct gg_operands *o,
+                           struct exact_ws *w, int64_t g, int64_t r, int64_t col)
+{
+    struct gg_out_block b;
+    gg_problem_out_block(p, g, &b);
+    gg_ref_gather(p, o, 0, g, r, w->va);
+    gg_ref_gather(p, o, 1, g, col, w->vb);
+    return b.red;
+}
+
+double gg_ref_exact(const struct gg_problem *p, const struct gg_operands *o, int64_t g, int64_t r,
+                    int64_t col)
+{
+    struct gg_out_block b;
+    gg_problem_out_block(p, g, &b);
+    struct exact_ws w;
+    if (!ws_init(&w, b.red))
+        return NAN;
+    double e = exact_dot(&w, gather_pair(p, o, &w, g, r, col));
+    ws_free(&w);
+    return e;
+}
+
+/* γ_n(u) = n·u / (1 - n·u), u = 2^-53. */
+static double gamma53(int64_t n)
+{
+    double nu = (double)n * 0x1p-53;
+    return nu < 1 ? nu / (1 - nu) : INFINITY;
+}
+
+/* An upper bound on Σ|va·vb| from the gathered vectors, for callers without an abs array:
+   the recursive sum in double inflated by its own error bound. */
+static double abs_bound(const struct exact_ws *w, int64_t n)
+{
+    double s = 0;
+    for (int64_t t = 0; t < n; t++)
+        s += fabs(w->va[t] * w->vb[t]);
+    return s * (1 + 2 * gamma53(n + 1));
+}
+
+/* 1 when c is within the dgemm error bound of exact. NaN exact requires NaN c, infinite exact
+   requires the same infinity. */
+static int certified(double c, double exact, double abs, int64_t red)
+{
+    if (isnan(exact))
+        return isnan(c);
+    if (isinf(exact))
+        return c == exact;
+    if (isnan(c))
+        return 0;
+    return fabs(c - exact) <= gamma53(red) * abs + 0x1p-1074;
+}
+
+/* State of one certification run. */
+struct certify {
+    const struct gg_problem *p;
+    const struct gg_operands *o;
+    const double *c, *abs;
+    const int64_t *start; /* start[g]: packed index of group g's block; start[groups] = total */
+    struct exact_ws w;
+    int64_t bad, first_bad;
+};
+
+/* Checks the output at packed index i of group g. */
+static void check_at(struct certify *s, int64_t g, int64_t i)
+{
+    struct gg_out_block b;
+    gg_problem_out_block(s->p, g, &b);
+    int64_t local = i - s->start[g];
+    int64_t red = gather_pair(s->p, s->o, &s->w, g, local / b.cols, local % b.cols);
+    double exact = exact_dot(&s->w, red);
+    double abs = s->abs ? s->abs[i] : abs_bound(&s->w, red);
+    if (!certified(s->c[i], exact, abs, red)) {
+        if (s->bad++ == 0)
+            s->first_bad = i;
+    }
+}
+
+/* The group holding packed index i (binary search over the block starts; empty blocks own no
+   index). */
+static int64_t group_of(const struct certify *s, int64_t i)
+{
+    int64_t lo = 0, hi = s->p->groups - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (s->start[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The corners of group g's block: every distinct (first/last row, first/last column). */
+static void check_corners(struct certify *s, int64_t g)
+{
+    struct gg_out_block b;
+    gg_problem_out_block(s->p, g, &b);
+    if (b.rows == 0 || b.cols == 0)
+        return;
+    int64_t rs[2] = {0, b.rows - 1}, cs[2] = {0, b.cols - 1};
+    for (int i = 0; i < (b.rows > 1 ? 2 : 1); i++)
+        for (int j = 0; j < (b.cols > 1 ? 2 : 1); j++)
+            check_at(s, g, s->start[g] + rs[i] * b.cols + cs[j]);
+}
+
+/* At most this many groups get their corners checked (spread evenly over the groups). */
+#define CORNER_GROUPS 1024
+
+int64_t gg_ref_certify(const struct gg_problem *p, const struct gg_operands *o, const double *c,
+                       const double *abs, int64_t n_samples, uint64_t seed, int64_t *first_bad)
+{
+    struct certify s = {.p = p, .o = o, .c = c, .abs = abs, .bad = 0, .first_bad = -1};
+    int64_t *start = malloc((size_t)(p->groups + 1) * sizeof *start);
+    int64_t max_red = 0;
+    if (!start)
+        return -1;
+    start[0] = 0;
+    for (int64_t g = 0; g < p->groups; g++) {
+        struct gg_out_block b;
+        gg_problem_out_block(p, g, &b);
+        start[g + 1] = start[g] + b.rows * b.cols;
+        if (b.rows * b.cols > 0 && b.red > max_red)
+            max_red = b.red;
+    }
+    s.start = start;
+    if (!ws_init(&s.w, max_red)) {
+        free(start);
+        return -1;
+    }
+    int64_t total = start[p->groups];
+    int64_t n_corner = p->groups < CORNER_GROUPS ? p->groups : CORNER_GROUPS;
+    for (int64_t j = 0; j < n_corner; j++)
+        check_corners(&s, j * p->groups / n_corner);
+    for (int64_t j = 0; total > 0 && j < n_samples; j++) {
+        /* Uniform index in [0, total): the high word of a 64x64-bit product (Lemire). */
+        uint64_t u = gg_rng_u64(seed, 99, (uint64_t)j, 0);
+        int64_t i = (int64_t)(((unsigned __int128)u * (uint64_t)total) >> 64);
+        check_at(&s, group_of(&s, i), i);
+    }
+    ws_free(&s.w);
+    free(start);
+    if (first_bad)
+        *first_bad = s.first_bad;
+    return s.bad;
+}

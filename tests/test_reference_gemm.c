@@ -1,0 +1,574 @@
+/*
+ * The OpenBLAS reference GEMM against a naive loop written from the addressing table of
+ * gg_kernel.h: every op and layout, empty groups, padded leading dimensions (padding holds NaN
+ * codes, so a stray read shows), bf16 / e4m3 / fnuz codes with tensor and MX scales, and 64-bit
+ * offsets past 2^31 elements on a sparse mapping.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "reference/gg_ref.h"
+
+#define MAX_G 8
+
+/* One test case: the problem, its arrays and the reference's outputs. */
+struct tc {
+    struct gg_problem p;
+    int64_t lens[MAX_G], offs[MAX_G + 1];
+    void *a, *b;
+    size_t a_bytes, b_bytes;
+    int b_mapped; /* b comes from mmap */
+    float sa, sb;
+    uint8_t *mxa, *mxb;
+    struct gg_operands o;
+    double *c, *abs;
+    int64_t out;
+    uint64_t rng;
+};
+
+static uint64_t next_u64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+/* Element index of t-th entry of reduction vector v of side which in group g (the table of
+   gg_kernel.h, written out independently of the code under test). */
+static int64_t elem_index(const struct gg_problem *p, int which, int64_t g, int64_t v, int64_t t)
+{
+    switch (p->op) {
+    case GG_OP_GROUPED_FWD:
+        return which ? g * p->stride_b + v * p->ldb + t : (p->group_offs[g] + v) * p->lda + t;
+    case GG_OP_GROUPED_DGRAD:
+        return which ? g * p->stride_b + t * p->ldb + v : (p->group_offs[g] + v) * p->lda + t;
+    case GG_OP_GROUPED_WGRAD:
+        return which ? (p->group_offs[g] + t) * p->ldb + v : (p->group_offs[g] + t) * p->lda + v;
+    case GG_OP_BATCHED:
+        if (!which)
+            return g * p->stride_a + v * p->lda + t;
+        return p->b_layout == GG_LAYOUT_KN ? g * p->stride_b + t * p->ldb + v
+                                           : g * p->stride_b + v * p->ldb + t;
+    default:
+        return which ? v * p->ldb + t : v * p->lda + t;
+    }
+}
+
+static uint32_t code_at(enum gg_dtype dt, const void *base, int64_t i)
+{
+    return dt == GG_DTYPE_BF16 ? ((const uint16_t *)base)[i] : ((const uint8_t *)base)[i];
+}
+
+static void put_code(enum gg_dtype dt, void *base, int64_t i, uint32_t code)
+{
+    if (dt == GG_DTYPE_BF16)
+        ((uint16_t *)base)[i] = (uint16_t)code;
+    else
+        ((uint8_t *)base)[i] = (uint8_t)code;
+}
+
+/* A NaN code of dt (bf16 or an 8-bit format). */
+static uint32_t nan_code(enum gg_dtype dt)
+{
+    if (dt == GG_DTYPE_BF16)
+        return 0x7FC0;
+    for (uint32_t c = 0; c < 256; c++)
+        if (isnan(gg_decode(dt, c)))
+            return c;
+    cr_assert_fail("%s has no NaN code", gg_dtype_name(dt));
+    return 0;
+}
+
+/* A random non-NaN code: bf16 small integers in [-8, 8] (sums exact in double), 8-bit formats
+   any finite code. */
+static uint32_t random_code(struct tc *t, enum gg_dtype dt)
+{
+    if (dt == GG_DTYPE_BF16) {
+        float f = (float)((int)(next_u64(&t->rng) % 17) - 8);
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        return bits >> 16;
+    }
+    for (;;) {
+        uint32_t c = (uint32_t)(next_u64(&t->rng) & 0xFF);
+        if (isfinite(gg_decode(dt, c)))
+            return c;
+    }
+}
+
+/* Sets up the problem: pad is added to every packed leading dimension (0 for packed). */
+static void make(struct tc *t, enum gg_op op, enum gg_layout layout, int64_t groups,
+                 const int64_t *lens, int64_t m, int64_t n, int64_t k, int64_t pad,
+                 enum gg_dtype dt, enum gg_scaling scaling)
+{
+    memset(t, 0, sizeof *t);
+    t->rng = 12345u + (uint64_t)op * 77u + (uint64_t)k;
+    struct gg_problem *p = &t->p;
+    *p = (struct gg_problem){.op = op, .a_dtype = dt, .b_dtype = dt, .c_dtype = GG_DTYPE_F32,
+                             .acc_dtype = GG_DTYPE_F32, .scaling = scaling, .b_layout = layout,
+                             .groups = groups, .m = m, .n = n, .k = k};
+    if (op <= GG_OP_GROUPED_WGRAD) {
+        cr_assert_leq(groups, MAX_G);
+        for (int64_t g = 0; g < groups; g++) {
+            t->lens[g] = lens[g];
+            t->offs[g + 1] = t->offs[g] + lens[g];
+        }
+        p->group_lens = t->lens;
+        p->group_offs = t->offs;
+    }
+    char err[256] = "";
+    cr_assert_eq(gg_problem_check(p, err, sizeof err), GG_OK, "%s", err);
+    if (pad) { /* re-derive with padded leading dimensions and strides */
+        p->lda += pad;
+        p->ldb += pad;
+        p->ldc += pad;
+        p->stride_a = p->stride_b = p->stride_c = 0;
+        cr_assert_eq(gg_problem_check(p, err, sizeof err), GG_OK, "%s", err);
+        p->stride_a += pad;
+        p->stride_b += pad;
+        p->stride_c += pad;
+    }
+    t->out = gg_problem_out_elems(p);
+}
+
+/* Allocates A and B (B through a sparse anonymous mapping when mapped) and the outputs; heap
+   operands are filled with NaN codes so only addressed elements are finite. */
+static void alloc_operands(struct tc *t, int mapped)
+{
+    const struct gg_problem *p = &t->p;
+    t->a_bytes = (size_t)gg_dtype_bytes(p->a_dtype, gg_problem_a_span(p)) + 1;
+    t->b_bytes = (size_t)gg_dtype_bytes(p->b_dtype, gg_problem_b_span(p)) + 1;
+    t->a = malloc(t->a_bytes);
+    cr_assert_not_null(t->a);
+    uint32_t nan_a = nan_code(p->a_dtype), nan_b = nan_code(p->b_dtype);
+    for (int64_t i = 0; i < gg_problem_a_span(p); i++)
+        put_code(p->a_dtype, t->a, i, nan_a);
+    t->b_mapped = mapped;
+    if (mapped) {
+        t->b = mmap(NULL, t->b_bytes, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        cr_assert_neq(t->b, MAP_FAILED, "cannot reserve %zu bytes", t->b_bytes);
+    } else {
+        t->b = malloc(t->b_bytes);
+        cr_assert_not_null(t->b);
+        for (int64_t i = 0; i < gg_problem_b_span(p); i++)
+            put_code(p->b_dtype, t->b, i, nan_b);
+    }
+    t->sa = 0.75f;
+    t->sb = 2.5f;
+    if (p->scaling == GG_SCALING_MX) {
+        int64_t na = gg_problem_a_scale_count(p), nb = gg_problem_b_scale_count(p);
+        t->mxa = malloc((size_t)na + 1);
+        t->mxb = malloc((size_t)nb + 1);
+        cr_assert(t->mxa && t->mxb);
+        for (int64_t i = 0; i < na; i++)
+            t->mxa[i] = (uint8_t)(120 + next_u64(&t->rng) % 15);
+        for (int64_t i = 0; i < nb; i++)
+            t->mxb[i] = (uint8_t)(120 + next_u64(&t->rng) % 15);
+    }
+    t->o = (struct gg_operands){.a = t->a, .b = t->b};
+    if (p->scaling == GG_SCALING_TENSOR) {
+        t->o.a_scale = &t->sa;
+        t->o.b_scale = &t->sb;
+    } else if (p->scaling == GG_SCALING_MX) {
+        t->o.a_scale = t->mxa;
+        t->o.b_scale = t->mxb;
+    }
+    t->c = malloc((size_t)(t->out + 1) * sizeof(double));
+    t->abs = malloc((size_t)(t->out + 1) * sizeof(double));
+    cr_assert(t->c && t->abs);
+    for (int64_t i = 0; i < t->out; i++)
+        t->c[i] = t->abs[i] = 1e300; /* sentinel: every output must be written */
+}
+
+/* Random codes at every element a non-empty block reads. */
+static void fill_operands(struct tc *t)
+{
+    const struct gg_problem *p = &t->p;
+    for (int64_t g = 0; g < p->groups; g++) {
+        struct gg_out_block bl;
+        gg_problem_out_block(p, g, &bl);
+        if (bl.rows * bl.cols * bl.red == 0)
+            continue;
+        for (int64_t v = 0; v < bl.rows; v++)
+            for (int64_t r = 0; r < bl.red; r++)
+                put_code(p->a_dtype, t->a, elem_index(p, 0, g, v, r), random_code(t, p->a_dtype));
+        for (int64_t v = 0; v < bl.cols; v++)
+            for (int64_t r = 0; r < bl.red; r++)
+                put_code(p->b_dtype, t->b, elem_index(p, 1, g, v, r), random_code(t, p->b_dtype));
+    }
+}
+
+static void release(struct tc *t)
+{
+    free(t->a);
+    if (t->b_mapped)
+        munmap(t->b, t->b_bytes);
+    else
+        free(t->b);
+    free(t->mxa);
+    free(t->mxb);
+    free(t->c);
+    free(t->abs);
+}
+
+static long double e8m0(uint8_t code)
+{
+    return code == 0xFF ? (long double)NAN : ldexpl(1.0L, (int)code - 127);
+}
+
+/* Dequantised element t of vector v of side which in group g. */
+static long double value(const struct tc *tc, int which, int64_t g, int64_t v, int64_t t)
+{
+    const struct gg_problem *p = &tc->p;
+    enum gg_dtype dt = which ? p->b_dtype : p->a_dtype;
+    long double x = gg_decode(dt, code_at(dt, which ? tc->b : tc->a, elem_index(p, which, g, v, t)));
+    if (p->scaling == GG_SCALING_TENSOR)
+        return x * (which ? tc->sb : tc->sa);
+    if (p->scaling != GG_SCALING_MX)
+        return x;
+    int64_t kb = p->k / GG_MX_BLOCK;
+    if (which) {
+        int64_t mat = p->op == GG_OP_DENSE ? 0 : g;
+        return x * e8m0(tc->mxb[(mat * p->n + v) * kb + t / GG_MX_BLOCK]);
+    }
+    int64_t row = p->op == GG_OP_GROUPED_FWD ? p->group_offs[g] + v
+                  : p->op == GG_OP_BATCHED  ? g * p->m + v
+                                            : v;
+    return x * e8m0(tc->mxa[row * kb + t / GG_MX_BLOCK]);
+}
+
+static double gamma53(int64_t n)
+{
+    double nu = (double)n * 0x1p-53;
+    return nu / (1 - nu);
+}
+
+/* Runs the reference and compares every output and Σ|ab| with the naive loop: bitwise when
+   exact (the data make every sum exact in double), else within the dgemm error bound.
+   Returns the number of NaN outputs. */
+static int64_t run_and_compare(struct tc *t, int exact)
+{
+    const struct gg_problem *p = &t->p;
+    char err[256] = "";
+    cr_assert_eq(gg_ref_gemm(p, &t->o, t->c, t->abs, err, sizeof err), GG_OK, "%s", err);
+    int64_t pos = 0, nans = 0;
+    for (int64_t g = 0; g < p->groups; g++) {
+        struct gg_out_block bl;
+        gg_problem_out_block(p, g, &bl);
+        for (int64_t r = 0; r < bl.rows; r++)
+            for (int64_t col = 0; col < bl.cols; col++, pos++) {
+                long double s = 0, sa = 0;
+                for (int64_t k = 0; k < bl.red; k++) {
+                    long double ab = value(t, 0, g, r, k) * value(t, 1, g, col, k);
+                    s += ab;
+                    sa += fabsl(ab);
+                }
+                double c = t->c[pos], want = (double)s;
+                if (isnan(want) || isnan(c)) {
+                    cr_assert(isnan(want) && isnan(c), "op %d g %lld (%lld,%lld): %g vs %g",
+                              (int)p->op, (long long)g, (long long)r, (long long)col, c, want);
+                    nans++;
+                    continue;
+                }
+                if (exact) {
+                    cr_assert_eq(c, want, "op %d g %lld (%lld,%lld): %.17g vs %.17g", (int)p->op,
+                                 (long long)g, (long long)r, (long long)col, c, want);
+                    cr_assert_eq(t->abs[pos], (double)sa, "abs at %lld", (long long)pos);
+                } else {
+                    double tol = 2 * gamma53(bl.red + 1) * (double)sa + 0x1p-1074;
+                    cr_assert_leq(fabs(c - want), tol, "op %d g %lld (%lld,%lld): %.17g vs %.17g",
+                                  (int)p->op, (long long)g, (long long)r, (long long)col, c, want);
+                    cr_assert_leq(fabs(t->abs[pos] - (double)sa), tol, "abs at %lld",
+                                  (long long)pos);
+                }
+            }
+    }
+    cr_assert_eq(pos, t->out);
+    return nans;
+}
+
+/* A whole bf16 case: build, fill, compare exactly. */
+static void bf16_case(enum gg_op op, enum gg_layout layout, int64_t groups, const int64_t *lens,
+                      int64_t m, int64_t n, int64_t k, int64_t pad)
+{
+    struct tc t;
+    make(&t, op, layout, groups, lens, m, n, k, pad, GG_DTYPE_BF16, GG_SCALING_NONE);
+    alloc_operands(&t, 0);
+    fill_operands(&t);
+    cr_assert_eq(run_and_compare(&t, 1), 0);
+    release(&t);
+}
+
+static const int64_t empty_patterns[][4] = {
+    {3, 2, 4, 1}, {0, 3, 2, 5}, {3, 2, 5, 0}, {2, 0, 0, 3}, {0, 0, 0, 0}, {1, 0, 1, 0}};
+#define N_PATTERNS (sizeof empty_patterns / sizeof empty_patterns[0])
+
+Test(reference_gemm, grouped_fwd_bf16)
+{
+    for (size_t i = 0; i < N_PATTERNS; i++)
+        for (int64_t pad = 0; pad <= 3; pad += 3)
+            bf16_case(GG_OP_GROUPED_FWD, GG_LAYOUT_NK, 4, empty_patterns[i], 0, 5, 7, pad);
+}
+
+Test(reference_gemm, grouped_dgrad_bf16)
+{
+    for (size_t i = 0; i < N_PATTERNS; i++)
+        for (int64_t pad = 0; pad <= 3; pad += 3)
+            bf16_case(GG_OP_GROUPED_DGRAD, GG_LAYOUT_NK, 4, empty_patterns[i], 0, 6, 9, pad);
+}
+
+Test(reference_gemm, grouped_wgrad_bf16)
+{
+    for (size_t i = 0; i < N_PATTERNS; i++)
+        for (int64_t pad = 0; pad <= 3; pad += 3)
+            bf16_case(GG_OP_GROUPED_WGRAD, GG_LAYOUT_NK, 4, empty_patterns[i], 0, 6, 5, pad);
+}
+
+Test(reference_gemm, wgrad_empty_group_is_positive_zero)
+{
+    static const int64_t lens[3] = {4, 0, 3};
+    struct tc t;
+    make(&t, GG_OP_GROUPED_WGRAD, GG_LAYOUT_NK, 3, lens, 0, 3, 4, 1, GG_DTYPE_BF16,
+         GG_SCALING_NONE);
+    alloc_operands(&t, 0);
+    fill_operands(&t);
+    run_and_compare(&t, 1);
+    struct gg_out_block bl;
+    gg_problem_out_block(&t.p, 1, &bl);
+    int64_t start = 12; /* group 0 owns a 3x4 block */
+    for (int64_t i = start; i < start + bl.rows * bl.cols; i++) {
+        uint64_t bits, abits;
+        memcpy(&bits, &t.c[i], sizeof bits);
+        memcpy(&abits, &t.abs[i], sizeof abits);
+        cr_assert_eq(bits, 0, "dW of the empty group at %lld is not +0.0", (long long)i);
+        cr_assert_eq(abits, 0);
+    }
+    release(&t);
+}
+
+Test(reference_gemm, batched_nk_and_kn_bf16)
+{
+    for (int layout = GG_LAYOUT_NK; layout <= GG_LAYOUT_KN; layout++)
+        for (int64_t pad = 0; pad <= 2; pad += 2) {
+            bf16_case(GG_OP_BATCHED, (enum gg_layout)layout, 3, NULL, 4, 5, 7, pad);
+            bf16_case(GG_OP_BATCHED, (enum gg_layout)layout, 1, NULL, 1, 9, 3, pad);
+            bf16_case(GG_OP_BATCHED, (enum gg_layout)layout, 2, NULL, 3, 2, 0, pad);
+        }
+}
+
+Test(reference_gemm, dense_bf16)
+{
+    for (int64_t pad = 0; pad <= 5; pad += 5) {
+        bf16_case(GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 1, 17, 33, pad);
+        bf16_case(GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 5, 3, 11, pad);
+        bf16_case(GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 0, 3, 11, pad);
+    }
+}
+
+/* gg_ref_gather returns exactly the naive vector for every op, side and layout. */
+Test(reference_gemm, gather_matches_addressing)
+{
+    static const int64_t lens[3] = {2, 0, 3};
+    for (int op = 0; op < GG_OP_COUNT; op++)
+        for (int layout = GG_LAYOUT_NK; layout <= GG_LAYOUT_KN; layout++) {
+            if (layout == GG_LAYOUT_KN && op != GG_OP_BATCHED)
+                continue;
+            struct tc t;
+            make(&t, (enum gg_op)op, (enum gg_layout)layout, op == GG_OP_DENSE ? 1 : 3, lens, 2,
+                 4, 6, 2, GG_DTYPE_E4M3, GG_SCALING_TENSOR);
+            alloc_operands(&t, 0);
+            fill_operands(&t);
+            double v[16];
+            for (int64_t g = 0; g < t.p.groups; g++) {
+                struct gg_out_block bl;
+                gg_problem_out_block(&t.p, g, &bl);
+                if (bl.rows * bl.cols * bl.red == 0)
+                    continue;
+                for (int which = 0; which < 2; which++)
+                    for (int64_t i = 0; i < (which ? bl.cols : bl.rows); i++) {
+                        gg_ref_gather(&t.p, &t.o, which, g, i, v);
+                        for (int64_t k = 0; k < bl.red; k++)
+                            cr_assert_eq(v[k], (double)value(&t, which, g, i, k),
+                                         "op %d side %d g %lld vec %lld t %lld", op, which,
+                                         (long long)g, (long long)i, (long long)k);
+                    }
+            }
+            release(&t);
+        }
+}
+
+static void scaled_case(enum gg_op op, enum gg_layout layout, int64_t groups, const int64_t *lens,
+                        int64_t m, int64_t n, int64_t k, enum gg_dtype dt, int exact)
+{
+    struct tc t;
+    make(&t, op, layout, groups, lens, m, n, k, 2, dt, GG_SCALING_TENSOR);
+    alloc_operands(&t, 0);
+    fill_operands(&t);
+    cr_assert_eq(run_and_compare(&t, exact), 0);
+    release(&t);
+}
+
+/* e4m3 codes times these scales span fewer than 53 bits, so every sum is exact; e5m2's wider
+   exponent range is compared within the dgemm bound. */
+Test(reference_gemm, fp8_tensor_scaled_every_op)
+{
+    static const int64_t lens[3] = {3, 0, 4};
+    const enum gg_dtype e4 = GG_DTYPE_E4M3, e5 = GG_DTYPE_E5M2;
+    scaled_case(GG_OP_GROUPED_FWD, GG_LAYOUT_NK, 3, lens, 0, 5, 19, e4, 1);
+    scaled_case(GG_OP_GROUPED_DGRAD, GG_LAYOUT_NK, 3, lens, 0, 5, 19, e4, 1);
+    scaled_case(GG_OP_GROUPED_WGRAD, GG_LAYOUT_NK, 3, lens, 0, 5, 19, e4, 1);
+    scaled_case(GG_OP_BATCHED, GG_LAYOUT_NK, 2, NULL, 3, 5, 19, e4, 1);
+    scaled_case(GG_OP_BATCHED, GG_LAYOUT_KN, 2, NULL, 3, 5, 19, e4, 1);
+    scaled_case(GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 2, 5, 19, e4, 1);
+    scaled_case(GG_OP_GROUPED_FWD, GG_LAYOUT_NK, 3, lens, 0, 5, 19, GG_DTYPE_E4M3FNUZ, 1);
+    scaled_case(GG_OP_BATCHED, GG_LAYOUT_KN, 2, NULL, 3, 5, 19, e5, 0);
+    scaled_case(GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 2, 5, 19, GG_DTYPE_E5M2FNUZ, 0);
+}
+
+/* One-element dense product of two codes of dt. */
+static double one_product(enum gg_dtype dt, uint8_t ca, uint8_t cb)
+{
+    struct gg_problem p = {.op = GG_OP_DENSE, .a_dtype = dt, .b_dtype = dt,
+                           .c_dtype = GG_DTYPE_F32, .acc_dtype = GG_DTYPE_F32, .groups = 1,
+                           .m = 1, .n = 1, .k = 1};
+    char err[256] = "";
+    cr_assert_eq(gg_problem_check(&p, err, sizeof err), GG_OK, "%s", err);
+    struct gg_operands o = {.a = &ca, .b = &cb};
+    double c = 0, abs = 0;
+    cr_assert_eq(gg_ref_gemm(&p, &o, &c, &abs, err, sizeof err), GG_OK, "%s", err);
+    return c;
+}
+
+Test(reference_gemm, fnuz_decoded_as_fnuz)
+{
+    /* 0x38 is 1.0 in OCP e4m3 (bias 7) and 0.5 in e4m3fnuz (bias 8). */
+    cr_expect_eq(one_product(GG_DTYPE_E4M3, 0x38, 0x38), 1.0);
+    cr_expect_eq(one_product(GG_DTYPE_E4M3FNUZ, 0x38, 0x38), 0.25);
+    /* 0x80 is -0 in OCP and the only NaN in fnuz. */
+    cr_expect_eq(one_product(GG_DTYPE_E4M3, 0x80, 0x38), 0.0);
+    cr_expect(isnan(one_product(GG_DTYPE_E4M3FNUZ, 0x80, 0x38)));
+    cr_expect(isnan(one_product(GG_DTYPE_E4M3, 0x7F, 0x38)));
+}
+
+/* MX case with planted edge scales; returns the number of NaN outputs. */
+static int64_t mx_case(enum gg_op op, int64_t groups, const int64_t *lens, int64_t m, int64_t n,
+                       int64_t k)
+{
+    struct tc t;
+    make(&t, op, GG_LAYOUT_NK, groups, lens, m, n, k, 1, GG_DTYPE_E4M3, GG_SCALING_MX);
+    alloc_operands(&t, 0);
+    fill_operands(&t);
+    int64_t kb = k / GG_MX_BLOCK;
+    t.mxa[0 * kb + kb - 1] = 0xFF; /* row 0 of A: NaN scale in its last block */
+    t.mxa[1 * kb + 0] = 0x00;      /* 2^-127 */
+    t.mxa[1 * kb + kb - 1] = 0xFE; /* 2^127 in the same row */
+    t.mxb[2 * kb + 0] = 0xFF;      /* column 2 of the first B matrix */
+    t.mxb[1 * kb + 0] = 0xFE;
+    t.mxb[0 * kb + kb - 1] = 0x00;
+    int64_t nans = run_and_compare(&t, 0);
+    release(&t);
+    return nans;
+}
+
+Test(reference_gemm, mx_e4m3_with_edge_scales)
+{
+    static const int64_t lens[3] = {2, 0, 3};
+    /* fwd: row 0 (group 0) is NaN across n = 4 columns, column 2 of group 0 adds one more. */
+    cr_expect_eq(mx_case(GG_OP_GROUPED_FWD, 3, lens, 0, 4, 64), 4 + 1);
+    cr_expect_eq(mx_case(GG_OP_DENSE, 1, NULL, 3, 4, 96), 4 + 2);
+    cr_expect_eq(mx_case(GG_OP_BATCHED, 2, NULL, 3, 4, 64), 4 + 2);
+    cr_expect_eq(mx_case(GG_OP_DENSE, 1, NULL, 3, 4, 1056), 4 + 2); /* several K chunks */
+}
+
+Test(reference_gemm, rejects_missing_scales_and_huge_groups)
+{
+    struct tc t;
+    make(&t, GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 2, 3, 32, 0, GG_DTYPE_E4M3, GG_SCALING_MX);
+    alloc_operands(&t, 0);
+    t.o.b_scale = NULL;
+    char err[256] = "";
+    cr_expect_eq(gg_ref_gemm(&t.p, &t.o, t.c, NULL, err, sizeof err), GG_E_INVAL);
+    cr_expect_neq(err[0], '\0');
+    release(&t);
+
+    /* More rows than a BLAS int holds: refused before anything is read or allocated. */
+    struct gg_problem p = {.op = GG_OP_DENSE, .a_dtype = GG_DTYPE_BF16, .b_dtype = GG_DTYPE_BF16,
+                           .groups = 1, .m = INT64_C(1) << 31, .n = 1, .k = 1};
+    cr_assert_eq(gg_problem_check(&p, err, sizeof err), GG_OK, "%s", err);
+    uint16_t dummy = 0;
+    struct gg_operands o = {.a = &dummy, .b = &dummy};
+    double c;
+    err[0] = '\0';
+    cr_expect_eq(gg_ref_gemm(&p, &o, &c, NULL, err, sizeof err), GG_E_NOMEM);
+    cr_expect_neq(err[0], '\0');
+}
+
+/* The single-vector paths (gather, MPFR exact value, certification) on the last block of group
+   g, which is the last block of the packed output; the data are integers, so the reference
+   output is exact. */
+static void check_single_outputs(struct tc *t, int64_t g)
+{
+    struct gg_out_block bl;
+    gg_problem_out_block(&t->p, g, &bl);
+    int64_t last = t->out - 1;
+    cr_assert_eq(gg_ref_exact(&t->p, &t->o, g, bl.rows - 1, bl.cols - 1), t->c[last]);
+    cr_assert_eq(gg_ref_exact(&t->p, &t->o, g, 0, 0), t->c[last - bl.rows * bl.cols + 1]);
+    int64_t first = 0;
+    cr_assert_eq(gg_ref_certify(&t->p, &t->o, t->c, t->abs, 8, 1, &first), 0);
+}
+
+/*
+ * 64-bit offsets: W of a grouped fwd problem spans more than 2^31 elements (G·N·K ≈ 2.15e9 bf16,
+ * 4.3 GB of address space) and only the last group has tokens. W is a sparse mapping of which only
+ * the last group's 1 MB slice is written, so the test touches a few MB of real memory.
+ */
+Test(reference_gemm, fwd_past_2_pow_31)
+{
+    enum { G = 4100 };
+    static int64_t lens[G];
+    lens[G - 1] = 8;
+    struct tc t;
+    memset(&t, 0, sizeof t);
+    t.rng = 99;
+    int64_t offs[G + 1] = {0};
+    for (int64_t g = 0; g < G; g++)
+        offs[g + 1] = offs[g] + lens[g];
+    t.p = (struct gg_problem){.op = GG_OP_GROUPED_FWD, .a_dtype = GG_DTYPE_BF16,
+                              .b_dtype = GG_DTYPE_BF16, .c_dtype = GG_DTYPE_F32,
+                              .acc_dtype = GG_DTYPE_F32, .groups = G, .n = 512, .k = 1024,
+                              .group_lens = lens, .group_offs = offs};
+    char err[256] = "";
+    cr_assert_eq(gg_problem_check(&t.p, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_gt(gg_problem_b_span(&t.p), INT64_C(1) << 31);
+    t.out = gg_problem_out_elems(&t.p);
+    alloc_operands(&t, 1);
+    fill_operands(&t);
+    cr_assert_eq(run_and_compare(&t, 1), 0);
+    check_single_outputs(&t, G - 1);
+    release(&t);
+}
+
+/* The same for wgrad with a long leading dimension of X: the last group's rows lie past element
+   2^31 of X (one page per row is touched). */
+Test(reference_gemm, wgrad_past_2_pow_31)
+{
+    static const int64_t lens[3] = {0, 512, 6};
+    struct tc t;
+    make(&t, GG_OP_GROUPED_WGRAD, GG_LAYOUT_NK, 3, lens, 0, 3, 4, 0, GG_DTYPE_BF16,
+         GG_SCALING_NONE);
+    t.p.ldb = INT64_C(1) << 22;
+    char err[256] = "";
+    cr_assert_eq(gg_problem_check(&t.p, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_gt(gg_problem_b_span(&t.p), INT64_C(1) << 31);
+    alloc_operands(&t, 1);
+    fill_operands(&t);
+    cr_assert_eq(run_and_compare(&t, 1), 0);
+    check_single_outputs(&t, 2);
+    release(&t);
+}
