@@ -1,0 +1,226 @@
+/*
+ * gg_oracle_compare.c — compares a kernel's output with the reference, element by element and
+ * group by group: unwritten (sentinel) elements, NaN/Inf mismatches, the per-element bound τ,
+ * per-group and pooled SNR, the SNR against the unquantised source, and the region of the output
+ * where the bad elements lie. One pass, no memory proportional to the output.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oracles/gg_oracle_int.h"
+
+/* Where a set of elements lies: each flag says "every element so far does". */
+struct region_acc {
+    int64_t n;        /* elements added */
+    int64_t touched;  /* outputs of the groups holding at least one of them */
+    int64_t mark;     /* n at the start of the current group */
+    int rows_tail, cols_tail, one_tile;
+    int64_t g, tr, tc; /* tile of the first element */
+};
+
+static void region_init(struct region_acc *a)
+{
+    memset(a, 0, sizeof *a);
+    a->rows_tail = a->cols_tail = a->one_tile = 1;
+}
+
+/* x lies in the last, partial tile of a dimension of length len. */
+static int in_tail(int64_t x, int64_t len, int64_t tile)
+{
+    return tile > 0 && len % tile != 0 && x >= len / tile * tile;
+}
+
+static void region_add(struct region_acc *a, int64_t g, int64_t r, int64_t col,
+                       const struct gg_out_block *b, int64_t tile_m, int64_t tile_n)
+{
+    int64_t tr = tile_m > 0 ? r / tile_m : 0, tc = tile_n > 0 ? col / tile_n : 0;
+    a->rows_tail &= in_tail(r, b->rows, tile_m);
+    a->cols_tail &= in_tail(col, b->cols, tile_n);
+    if (a->n == 0) {
+        a->g = g;
+        a->tr = tr;
+        a->tc = tc;
+    } else if (a->g != g || a->tr != tr || a->tc != tc) {
+        a->one_tile = 0;
+    }
+    a->n++;
+}
+
+static void region_end_group(struct region_acc *a, int64_t group_elems)
+{
+    if (a->n > a->mark)
+        a->touched += group_elems;
+    a->mark = a->n;
+}
+
+/*
+ * all: more than half of the outputs of the groups concerned; a tail when only one of the two
+ * tails holds everything (both: the corner, named by the single tile when it is one); a single
+ * tile needs both tile sizes.
+ */
+static enum gg_region region_classify(const struct region_acc *a, int64_t tile_m, int64_t tile_n)
+{
+    if (a->n == 0)
+        return GG_REGION_NONE;
+    if (2 * a->n > a->touched)
+        return GG_REGION_ALL;
+    if (a->rows_tail && !a->cols_tail)
+        return GG_REGION_ROWS_TAIL;
+    if (a->cols_tail && !a->rows_tail)
+        return GG_REGION_COLS_TAIL;
+    if (a->one_tile && tile_m > 0 && tile_n > 0)
+        return GG_REGION_SINGLE_TILE;
+    return a->rows_tail ? GG_REGION_ROWS_TAIL : GG_REGION_SCATTERED;
+}
+
+/* State of one comparison pass. */
+struct scan {
+    const struct gg_problem *p;
+    const struct gg_threshold *t;
+    const void *c;
+    int64_t tile_m, tile_n;
+    double src_sig, src_err;
+    struct region_acc bad;     /* past τ, NaN mismatches, unwritten */
+    struct region_acc suspect; /* within τ but past the probabilistic warning level */
+};
+
+/* A correctly rounded overflow: out is the infinity on ref's side and ref is within its bound
+   of the largest finite value of the output format. */
+static int overflow_ok(const struct scan *s, double out, double ref, double abs, int64_t h)
+{
+    double max = gg_dtype_max(s->p->c_dtype);
+    return isinf(out) && signbit(out) == signbit(ref) &&
+           fabs(ref) + gg_oracle_bound(s->t, max, abs, h) >= max;
+}
+
+/* Judges one finite, written output against a finite reference. Returns 2 when past τ, 1 when
+   past the warning level tw only, 0 otherwise. */
+static int judge_finite(struct scan *s, const struct gg_threshold *tw, double out, double ref,
+                        const double *abs, int64_t i, int64_t h, struct gg_group_metrics *gm)
+{
+    double d = fabs(out - ref);
+    gm->sig += ref * ref;
+    gm->err += d * d;
+    if (!abs)
+        return 0;
+    double tau = gg_oracle_bound(s->t, out, abs[i], h);
+    double ratio = tau > 0 ? d / tau : (d > 0 ? INFINITY : 0.0);
+    if (ratio > gm->max_ratio)
+        gm->max_ratio = ratio;
+    if (d > tau)
+        return 2;
+    return d > gg_oracle_bound(tw, out, abs[i], h);
+}
+
+/* Compares group g, whose reference starts at packed position pos. */
+static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref,
+                       const double *abs, const double *src, struct gg_group_metrics *gm)
+{
+    struct gg_out_block b;
+    gg_problem_out_block(s->p, g, &b);
+    gm->elems = b.rows * b.cols;
+    gm->first_bad = -1;
+    /* Warning level: the Higham-Mary probabilistic bound with λ = 8, 8·√h·u_acc, where it is
+       tighter than γ_h (h > 64); rows with an empirical κ have no tighter model. */
+    struct gg_threshold tw = *s->t;
+    if (tw.kappa == 0 && b.red > 64)
+        tw.kappa = 8.0 * sqrt((double)b.red) * tw.u_acc;
+    for (int64_t r = 0; r < b.rows; r++) {
+        for (int64_t col = 0; col < b.cols; col++) {
+            int64_t i = pos + r * b.cols + col;
+            double out = 0.0, rf = ref[i];
+            int bad = 0, suspect = 0;
+            if (gg_oracle_out_load(s->p->c_dtype, s->c, b.base + r * b.ld + col, &out)) {
+                gm->n_unwritten++;
+                bad = 1;
+            } else if (!isfinite(rf)) {
+                bad = isnan(rf) ? !isnan(out) : out != rf;
+                gm->n_nan += bad;
+            } else if (!isfinite(out)) {
+                bad = !(abs && overflow_ok(s, out, rf, abs[i], b.red));
+                gm->n_nan += bad;
+            } else {
+                int v = judge_finite(s, &tw, out, rf, abs, i, b.red, gm);
+                gm->n_bound += v == 2;
+                bad = v == 2;
+                suspect = v == 1;
+                if (src && isfinite(src[i])) {
+                    s->src_sig += src[i] * src[i];
+                    s->src_err += (out - src[i]) * (out - src[i]);
+                }
+            }
+            if (bad && gm->first_bad < 0)
+                gm->first_bad = i;
+            if (bad)
+                region_add(&s->bad, g, r, col, &b, s->tile_m, s->tile_n);
+            else if (suspect)
+                region_add(&s->suspect, g, r, col, &b, s->tile_m, s->tile_n);
+        }
+    }
+    region_end_group(&s->bad, gm->elems);
+    region_end_group(&s->suspect, gm->elems);
+    gm->snr_db = gm->elems == 0 ? INFINITY : gg_oracle_snr_db(gm->sig, gm->err);
+}
+
+/* The region of the bad elements; when the SNR alone fails, that of the elements past the
+   warning level, or the whole output when the error sits below it everywhere. */
+static enum gg_region compare_region(const struct scan *s, const struct gg_compare *cmp)
+{
+    if (s->bad.n > 0)
+        return region_classify(&s->bad, s->tile_m, s->tile_n);
+    int pooled = gg_oracle_pooled_fails(s->t, cmp), snr_fails = gg_oracle_src_fails(s->t, cmp);
+    for (int64_t g = 0; g < cmp->n_groups && !snr_fails; g++)
+        snr_fails = gg_oracle_group_fails(s->t, &cmp->groups[g], pooled);
+    if (!snr_fails)
+        return GG_REGION_NONE;
+    return s->suspect.n > 0 ? region_classify(&s->suspect, s->tile_m, s->tile_n) : GG_REGION_ALL;
+}
+
+/*
+ * Element rules: a sentinel is unwritten (and takes no further part); a NaN reference needs a
+ * NaN output and an infinite one the same infinity; a finite reference with a NaN or infinite
+ * output is a NaN mismatch unless it is a correctly rounded overflow; everything else enters the
+ * SNR sums and the bound (abs NULL: no bound, SNR only). first_bad is the packed index.
+ */
+enum gg_status gg_compare_output(const struct gg_problem *p, const void *c, const double *ref,
+                                 const double *abs, const double *src, int64_t tile_m,
+                                 int64_t tile_n, struct gg_compare *out)
+{
+    memset(out, 0, sizeof *out);
+    out->src_snr_db = NAN;
+    out->groups = calloc((size_t)(p->groups > 0 ? p->groups : 1), sizeof *out->groups);
+    if (!out->groups)
+        return GG_E_NOMEM;
+    out->n_groups = p->groups;
+    struct scan s = {.p = p, .t = gg_threshold_for(p), .c = c, .tile_m = tile_m, .tile_n = tile_n};
+    region_init(&s.bad);
+    region_init(&s.suspect);
+    int64_t pos = 0;
+    for (int64_t g = 0; g < p->groups; g++) {
+        struct gg_group_metrics *gm = &out->groups[g];
+        scan_group(&s, g, pos, ref, abs, src, gm);
+        pos += gm->elems;
+        out->sig += gm->sig;
+        out->err += gm->err;
+        out->n_bound += gm->n_bound;
+        out->n_nan += gm->n_nan;
+        out->n_unwritten += gm->n_unwritten;
+        if (gm->max_ratio > out->max_ratio)
+            out->max_ratio = gm->max_ratio;
+    }
+    out->snr_db = gg_oracle_snr_db(out->sig, out->err);
+    if (src)
+        out->src_snr_db = gg_oracle_snr_db(s.src_sig, s.src_err);
+    out->region = compare_region(&s, out);
+    return GG_OK;
+}
+
+void gg_compare_free(struct gg_compare *cmp)
+{
+    if (!cmp)
+        return;
+    free(cmp->groups);
+    cmp->groups = NULL;
+    cmp->n_groups = 0;
+}

@@ -1,0 +1,109 @@
+/*
+ * gg_oracle_guard.c — structural checks on raw memory: canary bands around buffers, the padding
+ * of C that no group owns (it must keep the sentinel), and the first difference between two
+ * buffers (workspace dependence and determinism).
+ */
+#include <string.h>
+
+#include "oracles/gg_oracle_int.h"
+
+/* gg_oracle_canary(i) has period 256 in i (0x3D is odd), so a band is this pattern repeated. */
+#define CANARY_PERIOD 256
+
+static void canary_pattern(uint8_t pat[CANARY_PERIOD])
+{
+    for (size_t i = 0; i < CANARY_PERIOD; i++)
+        pat[i] = gg_oracle_canary(i);
+}
+
+void gg_oracle_canary_fill(uint8_t *band, size_t n)
+{
+    uint8_t pat[CANARY_PERIOD];
+    canary_pattern(pat);
+    for (size_t off = 0; off < n; off += CANARY_PERIOD)
+        memcpy(band + off, pat, n - off < CANARY_PERIOD ? n - off : CANARY_PERIOD);
+}
+
+/* Index of the first differing byte of x and y, known to differ within n bytes. */
+static int64_t locate(const uint8_t *x, const uint8_t *y, size_t n)
+{
+    size_t i = 0;
+    while (i < n && x[i] == y[i])
+        i++;
+    return (int64_t)i;
+}
+
+int64_t gg_oracle_canary_check(const uint8_t *band, size_t n)
+{
+    uint8_t pat[CANARY_PERIOD];
+    canary_pattern(pat);
+    for (size_t off = 0; off < n; off += CANARY_PERIOD) {
+        size_t len = n - off < CANARY_PERIOD ? n - off : CANARY_PERIOD;
+        if (memcmp(band + off, pat, len) != 0)
+            return (int64_t)off + locate(band + off, pat, len);
+    }
+    return -1;
+}
+
+int64_t gg_oracle_first_diff(const void *x, const void *y, size_t n)
+{
+    enum { BLOCK = 4096 };
+    const uint8_t *a = x, *b = y;
+    if (n == 0 || memcmp(a, b, n) == 0)
+        return -1;
+    for (size_t off = 0; off < n; off += BLOCK) {
+        size_t len = n - off < BLOCK ? n - off : BLOCK;
+        if (memcmp(a + off, b + off, len) != 0)
+            return (int64_t)off + locate(a + off, b + off, len);
+    }
+    return -1;
+}
+
+/* First element in [from, to) of c that no longer holds the sentinel, or -1. */
+static int64_t check_gap(enum gg_dtype t, const void *c, int64_t from, int64_t to)
+{
+    double v;
+    for (int64_t i = from; i < to; i++)
+        if (!gg_oracle_out_load(t, c, i, &v))
+            return i;
+    return -1;
+}
+
+/* C has no padding: rows are packed and, for ops with a stride between groups, so are groups. */
+static int packed_output(const struct gg_problem *p)
+{
+    struct gg_out_block b;
+    gg_problem_out_block(p, 0, &b);
+    if (b.ld != b.cols)
+        return 0;
+    if (p->op == GG_OP_GROUPED_WGRAD || p->op == GG_OP_BATCHED)
+        return p->groups == 1 || p->stride_c == b.rows * b.cols;
+    return 1;
+}
+
+/*
+ * Group blocks lie in C in group order (grouped fwd/dgrad by row offset, wgrad and batched by
+ * g·stride_c), so the padding is the gap before each non-empty block plus the tail of every row
+ * but the last inside it (row r ends at base + r·ld + cols, the next starts at base + (r+1)·ld).
+ * The scan stops at the end of the last block: that is where C's span ends.
+ */
+int64_t gg_oracle_padding_check(const struct gg_problem *p, const void *c)
+{
+    if (p->groups < 1 || packed_output(p))
+        return -1;
+    int64_t pos = 0, hit;
+    for (int64_t g = 0; g < p->groups; g++) {
+        struct gg_out_block b;
+        gg_problem_out_block(p, g, &b);
+        if (b.rows == 0 || b.cols == 0)
+            continue;
+        if ((hit = check_gap(p->c_dtype, c, pos, b.base)) >= 0)
+            return hit;
+        for (int64_t r = 0; r + 1 < b.rows; r++)
+            if ((hit = check_gap(p->c_dtype, c, b.base + r * b.ld + b.cols,
+                                 b.base + (r + 1) * b.ld)) >= 0)
+                return hit;
+        pos = b.base + (b.rows - 1) * b.ld + b.cols;
+    }
+    return -1;
+}

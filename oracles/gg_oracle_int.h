@@ -1,0 +1,70 @@
+/*
+ * gg_oracle_int.h — internal helpers shared by the files of oracles/ (never included from
+ * another folder): reading one output element with its sentinel test, and the rules that decide
+ * when an SNR is a statistically meaningful verdict.
+ */
+#ifndef GG_ORACLE_INT_H
+#define GG_ORACLE_INT_H
+
+#include <math.h>
+
+#include "oracles/gg_oracle.h"
+
+/*
+ * Element i of an output of dtype t stored at c (packed codes; F64 as raw binary64). Returns 1
+ * when the element still holds the sentinel of gg_oracle_sentinel(t); otherwise 0 and *value
+ * receives its decoded value. (gg_oracle_snr.c)
+ */
+int gg_oracle_out_load(enum gg_dtype t, const void *c, int64_t i, double *value);
+
+/*
+ * SNR thresholds are statistical: a correctly rounded bf16 output has SNR >= -20·log10(2^-8) =
+ * 48.2 dB per element, below the 50 dB fail level, and only the average over many elements
+ * reaches 55.6 dB. Simulated RN_bf16 on normal data: 5e-6 of 16-element sets fall below 50 dB,
+ * none of 2e5 sets of 32 or more (minimum 51.2 dB at 32, 52.1 dB at 64). So an SNR decides only
+ * over at least this many outputs; smaller groups are judged by the element bound, and by the
+ * pooled SNR when that fails. (Data whose energy sits in a few outputs, such as sparse outliers
+ * at small K, has fewer effective samples than outputs and can still fall below.)
+ */
+#define GG_ORACLE_SNR_MIN_ELEMS 64
+
+/* 1 when snr_db over elems outputs fails the level fail_db (0 or less: not applicable). */
+static inline int gg_oracle_snr_fails(double snr_db, int64_t elems, double fail_db)
+{
+    return fail_db > 0 && elems >= GG_ORACLE_SNR_MIN_ELEMS && snr_db < fail_db;
+}
+
+static inline int64_t gg_oracle_total_elems(const struct gg_compare *cmp)
+{
+    int64_t total = 0;
+    for (int64_t g = 0; g < cmp->n_groups; g++)
+        total += cmp->groups[g].elems;
+    return total;
+}
+
+/* 1 when the pooled SNR of cmp fails t. */
+static inline int gg_oracle_pooled_fails(const struct gg_threshold *t, const struct gg_compare *cmp)
+{
+    return gg_oracle_snr_fails(cmp->snr_db, gg_oracle_total_elems(cmp), t->snr_fail_db);
+}
+
+/* 1 when the pooled SNR against the unquantised source fails t (NaN: no source given). */
+static inline int gg_oracle_src_fails(const struct gg_threshold *t, const struct gg_compare *cmp)
+{
+    return !isnan(cmp->src_snr_db) &&
+           gg_oracle_snr_fails(cmp->src_snr_db, gg_oracle_total_elems(cmp), t->snr_src_fail_db);
+}
+
+/* 1 when group gm counts as failing: a bad element, or its SNR below the threshold t, judged on
+   its own when the group is large enough, else only when the pooled SNR fails too. */
+static inline int gg_oracle_group_fails(const struct gg_threshold *t,
+                                        const struct gg_group_metrics *gm, int pooled_fails)
+{
+    if (gm->n_bound + gm->n_nan + gm->n_unwritten > 0)
+        return 1;
+    if (gm->elems == 0 || !(gm->snr_db < t->snr_fail_db))
+        return 0;
+    return pooled_fails || gg_oracle_snr_fails(gm->snr_db, gm->elems, t->snr_fail_db);
+}
+
+#endif /* GG_ORACLE_INT_H */

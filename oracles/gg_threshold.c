@@ -1,0 +1,106 @@
+/*
+ * gg_threshold.c — the versioned threshold table (GG_THRESHOLDS_VERSION): for each kind of input
+ * and output format, the SNR fail levels and the constants of the per-element bound τ.
+ * Changing a number here changes verdicts: bump GG_THRESHOLDS_VERSION with it.
+ */
+#include "oracles/gg_oracle.h"
+
+/* What the reduction multiplies, which decides the error model. */
+enum input_kind {
+    IN_16BIT,     /* bf16 or f16 on both sides */
+    IN_FP8_E4M3,  /* 8-bit floats, every one of the e4m3 family (OCP or fnuz; tensor or MX) */
+    IN_FP8_E5M2,  /* 8-bit floats with at least one e5m2 operand */
+    IN_E2M1,      /* an MX FP4 operand */
+    IN_OTHER
+};
+
+struct row {
+    enum input_kind in;
+    enum gg_dtype out;
+    struct gg_threshold t;
+};
+
+#define U_BF16 0x1p-8     /* bf16 unit roundoff, p = 8 */
+#define ETA_BF16 0x1p-134 /* half of bf16's smallest subnormal 2^-133 */
+#define U_F32 0x1p-24
+#define ETA_F32 0x1p-150  /* half of 2^-149 */
+#define U_ACC 0x1p-23     /* fp32 accumulation, 2u for truncating tensor cores (numerics.md §3.3) */
+#define KAPPA_FP8 0x1p-12 /* promoted fp8 accumulation (numerics.md §3.4, §8 item 2) */
+
+/*
+ * Rows, with their reasoning (DESIGN.md "Oracles" items 3-4; numerics.md §3.4, §4, §8):
+ *
+ * bf16->bf16  16-bit inputs give exact products in fp32; the bf16 output rounding sets the SNR
+ *             at 6.02·7 + 13.46 = 55.6 dB for every K (§4, measured 55.54-55.61 on CPU and
+ *             cuBLAS); fail below 50 dB (§8 item 3). τ uses γ_h(2^-23), which covers round-to-
+ *             zero tensor cores (§3.3).
+ * bf16->f32   same products and accumulator, fp32 output: cuBLAS on H100 measured 102 dB at
+ *             K = 7168 (113.5 at 2048), the CPU 121 dB; fail below 90 dB (§8 item 3).
+ * e4m3->f32   fp8 inputs against the exact product of the dequantised inputs: H100 cuBLASLt
+ * e5m2->f32   gives 77.9 dB (79.6 with an e5m2 operand), flat in K (§3.3); fail below 70 dB.
+ *             No sound γ exists without a model of the fp8 accumulator, so τ uses the empirical
+ *             κ = 2^-12 (promoted accumulation, 7-20x above the measured maxima, §3.4). Against
+ *             the unquantised source: Primus-Turbo's 25 dB for e4m3 and MX-FP8 (expected 28.5 /
+ *             27.6-28.5) and 20 dB once an e5m2 operand is involved (expected 22.5 / 24.6) (§4,
+ *             §8 item 4). Fast accumulation (45 dB in §8) has no problem field and is not used.
+ * e4m3->bf16  fp8 inputs, bf16 output: the output rounding dominates again, 55.6 dB measured
+ * e5m2->bf16  on H100 (§0, §7); fail below 50 dB; κ and source levels as above.
+ * e2m1->f32   MX FP4 inputs: the same accumulator model as fp8. The source SNR of a 2-bit
+ * e2m1->bf16  significand (about 13-16 dB) is below any useful threshold: not applied.
+ * fallback    anything else (f32 or f64 inputs, fp16 or 8-bit outputs): the loosest row, so an
+ *             unmodelled combination never fails on rounding. u_out and η are those of E2M1, the
+ *             coarsest output format (2^-2, half of its 0.5 subnormal), κ = 2^-8 is the fp8
+ *             fast-accumulation level (§8 item 2), 20 dB the lowest SNR level in use; the
+ *             expected 25.5 dB is the rounding SNR of the coarsest 8-bit format, e5m2 (§4).
+ */
+static const struct row table[] = {
+    {IN_16BIT, GG_DTYPE_BF16, {"bf16->bf16", 50.0, 55.6, 0.0, U_BF16, ETA_BF16, U_ACC, 0.0}},
+    {IN_16BIT, GG_DTYPE_F32, {"bf16->f32", 90.0, 102.0, 0.0, U_F32, ETA_F32, U_ACC, 0.0}},
+    {IN_FP8_E4M3, GG_DTYPE_F32, {"e4m3->f32", 70.0, 77.9, 25.0, U_F32, ETA_F32, U_ACC, KAPPA_FP8}},
+    {IN_FP8_E5M2, GG_DTYPE_F32, {"e5m2->f32", 70.0, 77.9, 20.0, U_F32, ETA_F32, U_ACC, KAPPA_FP8}},
+    {IN_FP8_E4M3, GG_DTYPE_BF16,
+     {"e4m3->bf16", 50.0, 55.6, 25.0, U_BF16, ETA_BF16, U_ACC, KAPPA_FP8}},
+    {IN_FP8_E5M2, GG_DTYPE_BF16,
+     {"e5m2->bf16", 50.0, 55.6, 20.0, U_BF16, ETA_BF16, U_ACC, KAPPA_FP8}},
+    {IN_E2M1, GG_DTYPE_F32, {"e2m1->f32", 70.0, 77.9, 0.0, U_F32, ETA_F32, U_ACC, KAPPA_FP8}},
+    {IN_E2M1, GG_DTYPE_BF16, {"e2m1->bf16", 50.0, 55.6, 0.0, U_BF16, ETA_BF16, U_ACC, KAPPA_FP8}},
+};
+
+static const struct gg_threshold fallback = {"fallback", 20.0, 25.5, 0.0, 0x1p-2, 0x1p-2, U_ACC,
+                                             0x1p-8};
+
+static int is_16bit(enum gg_dtype t)
+{
+    return t == GG_DTYPE_BF16 || t == GG_DTYPE_F16;
+}
+
+static int is_e5m2(enum gg_dtype t)
+{
+    return t == GG_DTYPE_E5M2 || t == GG_DTYPE_E5M2FNUZ;
+}
+
+static int is_fp8(enum gg_dtype t)
+{
+    return t == GG_DTYPE_E4M3 || t == GG_DTYPE_E4M3FNUZ || is_e5m2(t);
+}
+
+/* An fp8 row admits a 16-bit partner operand (its products are still exact in fp32). */
+static enum input_kind input_kind(enum gg_dtype a, enum gg_dtype b)
+{
+    if (a == GG_DTYPE_E2M1 || b == GG_DTYPE_E2M1)
+        return IN_E2M1;
+    if ((is_fp8(a) || is_fp8(b)) && (is_fp8(a) || is_16bit(a)) && (is_fp8(b) || is_16bit(b)))
+        return is_e5m2(a) || is_e5m2(b) ? IN_FP8_E5M2 : IN_FP8_E4M3;
+    if (is_16bit(a) && is_16bit(b))
+        return IN_16BIT;
+    return IN_OTHER;
+}
+
+const struct gg_threshold *gg_threshold_for(const struct gg_problem *p)
+{
+    enum input_kind in = input_kind(p->a_dtype, p->b_dtype);
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].in == in && table[i].out == p->c_dtype)
+            return &table[i].t;
+    return &fallback;
+}
