@@ -1,0 +1,16 @@
+/*
+ * gg_kernels_builtin.c — the table of in-tree kernels, in a fixed order. The harness lists and
+ * looks kernels up through gg_kernels_builtin(); adding a kernel means adding its descriptor here.
+ */
+#include "kernels/cpu/cpu_int.h"
+
+static const struct gg_kernel *const builtin_kernels[] = {
+    &gg_kernel_grouped_bf16_cpu_tiled,
+};
+
+const struct gg_kernel *const *gg_kernels_builtin(size_t *count)
+{
+    if (count != NULL)
+        *count = sizeof builtin_kernels / sizeof builtin_kernels[0];
+    return builtin_kernels;
+}
