@@ -1,0 +1,32 @@
+/*
+ * fuzz_int.h — internal to fuzz/: the materialised tensors of one case.
+ */
+#ifndef GG_FUZZ_INT_H
+#define GG_FUZZ_INT_H
+
+#include "fuzz/gg_fuzz.h"
+
+/* Everything one run of a case needs, owned here and freed by gg_tensors_free(). */
+struct gg_tensors {
+    struct gg_problem p;              /* checked, defaults filled; points into the case and opts */
+    struct gg_kopt opts[GG_CASE_MAX_OPTS];
+    struct gg_hostbuf a, b, c, a_scale, b_scale, ws;
+    int64_t *lens_dev, *offs_dev;     /* the "device" copies of the group arrays */
+    struct gg_operands ops;           /* pointers into the buffers above, offsets applied */
+    size_t c_bytes;                   /* bytes of C's span */
+    /* Unquantised source operands (f32, packed, same geometry) when the inputs are quantised. */
+    struct gg_problem src_p;
+    struct gg_operands src_ops;
+    void *src_a, *src_b;
+};
+
+/* Builds the problem of case c and fills the inputs of every group that holds tokens. */
+enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
+                               struct gg_tensors *t, char *err, size_t err_len);
+/* Pre-fills C with the NaN sentinel and the workspace with the given poison byte. */
+void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison);
+void gg_tensors_free(struct gg_tensors *t);
+/* Host bytes gg_tensors_make() touches, without the reference. */
+int64_t gg_tensors_estimate(const struct gg_case *c);
+
+#endif /* GG_FUZZ_INT_H */

@@ -1,0 +1,270 @@
+/*
+ * gg_runner.c — runs one case in this process and applies every oracle: admission (kernel,
+ * mutant, supports(), memory), materialisation, input hashes, the kernel run under two workspace
+ * poisons (a third run tells uninitialised-workspace reads from plain nondeterminism), guard
+ * bands and padding, then the reference and the comparison, and finally the verdict.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fuzz/fuzz_int.h"
+
+#define POISON_1 0x5Au
+#define POISON_2 0xC3u
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Hash of everything the kernel may only read. */
+static struct gg_hash inputs_hash(const struct gg_tensors *t)
+{
+    const struct gg_hostbuf *bufs[] = {&t->a, &t->b, &t->a_scale, &t->b_scale};
+    struct gg_hash h = {0, 0};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+        struct gg_hash x = gg_oracle_hash(bufs[i]->data, bufs[i]->bytes);
+        h.lo = h.lo * 0x9E3779B97F4A7C15ull ^ x.lo;
+        h.hi = h.hi * 0x9E3779B97F4A7C15ull ^ x.hi;
+    }
+    if (t->lens_dev) {
+        size_t g = (size_t)t->p.groups;
+        struct gg_hash x = gg_oracle_hash(t->lens_dev, g * sizeof(int64_t));
+        struct gg_hash y = gg_oracle_hash(t->offs_dev, (g + 1) * sizeof(int64_t));
+        h.lo ^= x.lo * 31 + y.lo;
+        h.hi ^= x.hi * 31 + y.hi;
+    }
+    return h;
+}
+
+static int64_t mem_available(void)
+{
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (int64_t)pages * page : INT64_MAX;
+}
+
+int64_t gg_case_mem_estimate(const struct gg_case *c)
+{
+    struct gg_problem p;
+    struct gg_kopt opts[GG_CASE_MAX_OPTS];
+    char err[256];
+    gg_case_problem(c, opts, &p);
+    if (gg_problem_check(&p, err, sizeof err) != GG_OK)
+        return 0;
+    /* Reference: c and |a||b| in double, plus the source product for quantised inputs. */
+    int64_t out = gg_problem_out_elems(&p);
+    int64_t ref = 8 * out * (gg_dtype_bits(p.a_dtype) <= 8 || gg_dtype_bits(p.b_dtype) <= 8 ? 3 : 2);
+    /* One group's operands gathered as doubles, twice (values and magnitudes). */
+    int64_t gather = 0;
+    for (int64_t g = 0; g < p.groups; g++) {
+        struct gg_out_block b;
+        gg_problem_out_block(&p, g, &b);
+        int64_t need = 16 * (b.rows + b.cols) * b.red;
+        gather = need > gather ? need : gather;
+    }
+    return gg_tensors_estimate(c) + ref + gather;
+}
+
+static void fmt_bytes(int64_t n, char *buf, size_t len)
+{
+    if (n >= (int64_t)1 << 30)
+        snprintf(buf, len, "%.2f GiB", (double)n / (double)(1 << 30));
+    else
+        snprintf(buf, len, "%.1f MiB", (double)n / (double)(1 << 20));
+}
+
+/* Kernel, mutant and support checks. */
+static enum gg_status admit(const struct gg_case *c, const struct gg_run_opts *o,
+                            const struct gg_kernel **kp, struct gg_case *eff, char *err,
+                            size_t err_len)
+{
+    enum gg_status st = gg_case_copy(eff, c);
+    if (st != GG_OK) {
+        snprintf(err, err_len, "out of memory copying the case");
+        return st;
+    }
+    if (o && o->kernel)
+        snprintf(eff->kernel, sizeof eff->kernel, "%s", o->kernel);
+    if (o && o->mutant)
+        snprintf(eff->mutant, sizeof eff->mutant, "%s", strcmp(o->mutant, "none") ? o->mutant : "");
+    const struct gg_kernel *k = gg_registry_find(eff->kernel);
+    if (!k) {
+        snprintf(err, err_len, "unknown kernel '%s' (ggfuzz list shows the kernels)", eff->kernel);
+        return GG_E_INVAL;
+    }
+    if (!(k->ops & GG_OP_BIT(eff->op))) {
+        snprintf(err, err_len, "kernel %s does not implement op %s", k->name, gg_op_name(eff->op));
+        return GG_E_UNSUPPORTED;
+    }
+    if (eff->mutant[0]) {
+        int found = 0;
+        for (const char *const *m = k->mutants; m && *m && !found; m++)
+            found = strcmp(*m, eff->mutant) == 0;
+        if (!found) {
+            snprintf(err, err_len, "kernel %s has no mutant '%s'", k->name, eff->mutant);
+            return GG_E_INVAL;
+        }
+    }
+    *kp = k;
+    return GG_OK;
+}
+
+/* Runs the kernel once on freshly poisoned C and workspace; checks guards afterwards. */
+static enum gg_status run_once(const struct gg_kernel *k, struct gg_tensors *t, uint8_t poison,
+                               struct gg_observations *obs, double *seconds, char *err,
+                               size_t err_len)
+{
+    gg_tensors_poison(t, poison);
+    char kerr[256] = "";
+    double t0 = now_s();
+    enum gg_status st = k->run(&t->p, &t->ops, kerr, sizeof kerr);
+    if (seconds)
+        *seconds = now_s() - t0;
+    if (st != GG_OK) {
+        snprintf(err, err_len, "kernel %s failed: %s", k->name, kerr[0] ? kerr : "no message");
+        return st;
+    }
+    int pre = 0;
+    if (gg_hostbuf_guard_hit(&t->c, &pre) || gg_hostbuf_guard_hit(&t->ws, &pre)) {
+        obs->guard_hit = 1;
+        obs->guard_pre = pre;
+    }
+    if (gg_oracle_padding_check(&t->p, t->ops.c) >= 0)
+        obs->padding_hit = 1;
+    return GG_OK;
+}
+
+/* First run, then the workspace-poison and determinism runs. out1 receives the first output. */
+static enum gg_status run_kernel(const struct gg_kernel *k, struct gg_tensors *t, void *out1,
+                                 struct gg_observations *obs, double *seconds, char *err,
+                                 size_t err_len)
+{
+    enum gg_status st = run_once(k, t, POISON_1, obs, seconds, err, err_len);
+    if (st != GG_OK)
+        return st;
+    memcpy(out1, t->ops.c, t->c_bytes);
+    if ((st = run_once(k, t, POISON_2, obs, NULL, err, err_len)) != GG_OK)
+        return st;
+    if (gg_oracle_first_diff(out1, t->ops.c, t->c_bytes) < 0)
+        return GG_OK;
+    /* Outputs differ: the same poison again separates workspace reads from races. */
+    if ((st = run_once(k, t, POISON_1, obs, NULL, err, err_len)) != GG_OK)
+        return st;
+    if (gg_oracle_first_diff(out1, t->ops.c, t->c_bytes) < 0 && t->ops.workspace)
+        obs->workspace_dep = 1;
+    else
+        obs->nondeterministic = 1;
+    return GG_OK;
+}
+
+/* Reference, optional source product and MPFR certification; then the comparison. */
+static enum gg_status judge(const struct gg_kernel *k, const struct gg_tensors *t,
+                            const void *out, const struct gg_run_opts *o, struct gg_run_result *r,
+                            char *err, size_t err_len)
+{
+    int64_t n = gg_problem_out_elems(&t->p);
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
+    double *ref = malloc(bytes), *abs = malloc(bytes), *src = t->src_a ? malloc(bytes) : NULL;
+    enum gg_status st = GG_E_NOMEM;
+    snprintf(err, err_len, "out of memory for the reference (%lld outputs)", (long long)n);
+    if (!ref || !abs || (t->src_a && !src))
+        goto done;
+    if ((st = gg_ref_gemm(&t->p, &t->ops, ref, abs, err, err_len)) != GG_OK)
+        goto done;
+    if (src && (st = gg_ref_gemm(&t->src_p, &t->src_ops, src, NULL, err, err_len)) != GG_OK)
+        goto done;
+    if (o && o->certify_samples > 0) {
+        int64_t bad = -1;
+        if (gg_ref_certify(&t->p, &t->ops, ref, abs, o->certify_samples, 1, &bad) > 0) {
+            snprintf(err, err_len, "reference failed MPFR certification at output %lld",
+                     (long long)bad);
+            st = GG_E_INTERNAL;
+            goto done;
+        }
+    }
+    st = gg_compare_output(&t->p, out, ref, abs, src, k->tile_m, k->tile_n, &r->cmp);
+    if (st != GG_OK)
+        snprintf(err, err_len, "out of memory comparing outputs");
+    r->compared = st == GG_OK;
+done:
+    free(ref);
+    free(abs);
+    free(src);
+    return st;
+}
+
+enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
+                           struct gg_run_result *r, char *err, size_t err_len)
+{
+    double t0 = now_s();
+    memset(r, 0, sizeof *r);
+    gg_registry_init();
+    struct gg_case eff;
+    gg_case_init(&eff);
+    const struct gg_kernel *k = NULL;
+    struct gg_tensors t;
+    memset(&t, 0, sizeof t);
+    void *out1 = NULL;
+    enum gg_status st = admit(c, o, &k, &eff, err, err_len);
+    if (st != GG_OK)
+        goto done;
+    struct gg_problem p;
+    struct gg_kopt opts[GG_CASE_MAX_OPTS];
+    gg_case_problem(&eff, opts, &p);
+    if ((st = gg_problem_check(&p, err, err_len)) != GG_OK)
+        goto done;
+    char why[256] = "";
+    if (!k->supports(&p, why, sizeof why)) {
+        snprintf(err, err_len, "kernel %s does not support this case: %s", k->name,
+                 why[0] ? why : "no reason given");
+        st = GG_E_UNSUPPORTED;
+        goto done;
+    }
+    size_t ws = k->workspace_bytes ? k->workspace_bytes(&p) : 0;
+    r->mem_bytes = gg_case_mem_estimate(&eff) + (int64_t)ws;
+    int64_t limit = o && o->max_mem_bytes > 0 ? o->max_mem_bytes : mem_available();
+    if (r->mem_bytes > limit) {
+        char need[32], have[32];
+        fmt_bytes(r->mem_bytes, need, sizeof need);
+        fmt_bytes(limit, have, sizeof have);
+        snprintf(err, err_len, "case needs %s of host memory, %s %s", need,
+                 o && o->max_mem_bytes > 0 ? "--max-mem allows" : "only", have);
+        st = GG_E_NOMEM;
+        goto done;
+    }
+    if ((st = gg_tensors_make(&eff, ws, &t, err, err_len)) != GG_OK)
+        goto done;
+    out1 = malloc(t.c_bytes ? t.c_bytes : 1);
+    if (!out1) {
+        snprintf(err, err_len, "out of memory for a copy of the output");
+        st = GG_E_NOMEM;
+        goto done;
+    }
+    struct gg_observations obs = {0};
+    struct gg_hash before = inputs_hash(&t);
+    if ((st = run_kernel(k, &t, out1, &obs, &r->kernel_seconds, err, err_len)) != GG_OK)
+        goto done;
+    obs.input_modified = !gg_hash_equal(before, inputs_hash(&t));
+    if ((st = judge(k, &t, out1, o, r, err, err_len)) != GG_OK)
+        goto done;
+    gg_verdict_make(&t.p, k->name, k->tile_m, k->tile_n, k->tile_k, &r->cmp, &obs, &r->verdict);
+done:
+    free(out1);
+    gg_tensors_free(&t);
+    gg_case_free(&eff);
+    r->total_seconds = now_s() - t0;
+    return st;
+}
+
+void gg_run_result_free(struct gg_run_result *r)
+{
+    if (r->compared)
+        gg_compare_free(&r->cmp);
+    memset(r, 0, sizeof *r);
+}

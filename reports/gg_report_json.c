@@ -1,0 +1,108 @@
+/*
+ * gg_report_json.c — machine-readable results (jansson): one object per case with the case id,
+ * verdict, signature and the metrics of every group, written atomically.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "reports/gg_report.h"
+
+struct gg_report_json {
+    json_t *cases;
+};
+
+struct gg_report_json *gg_report_json_open(void)
+{
+    struct gg_report_json *j = calloc(1, sizeof *j);
+    if (j && !(j->cases = json_array())) {
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* JSON has no infinities: exact results are reported as null with "exact": true beside them. */
+static json_t *db_value(double db)
+{
+    return isfinite(db) ? json_real(db) : json_null();
+}
+
+static json_t *group_object(const struct gg_group_metrics *gm)
+{
+    return json_pack("{s:I, s:o, s:b, s:f, s:I, s:I, s:I}", "outputs", (json_int_t)gm->elems,
+                     "snr_db", db_value(gm->snr_db), "exact", isinf(gm->snr_db) && gm->snr_db > 0,
+                     "max_ratio", gm->max_ratio, "past_bound", (json_int_t)gm->n_bound, "nan",
+                     (json_int_t)gm->n_nan, "unwritten", (json_int_t)gm->n_unwritten);
+}
+
+void gg_report_json_add(struct gg_report_json *j, const struct gg_report_case *rc)
+{
+    if (!j)
+        return;
+    json_t *o = json_pack("{s:s}", "path", rc->path);
+    if (rc->kase) {
+        char id[GG_CASE_ID_HEX + 1], shape[160];
+        gg_case_id(rc->kase, id);
+        gg_report_shape(rc->kase, shape, sizeof shape);
+        json_object_set_new(o, "id", json_string(id));
+        json_object_set_new(o, "kernel", json_string(rc->kase->kernel));
+        json_object_set_new(o, "mutant", json_string(rc->kase->mutant));
+        json_object_set_new(o, "shape", json_string(shape));
+    }
+    if (rc->status != GG_OK) {
+        json_object_set_new(o, "error", json_string(rc->error ? rc->error : "failed"));
+        json_array_append_new(j->cases, o);
+        return;
+    }
+    const struct gg_verdict *v = &rc->result->verdict;
+    json_object_set_new(o, "class", json_string(gg_class_name(v->cls)));
+    json_object_set_new(o, "signature", json_string(v->signature));
+    json_object_set_new(o, "detail", json_string(v->detail));
+    json_object_set_new(o, "worst_snr_db", db_value(v->worst_snr_db));
+    json_object_set_new(o, "worst_group", json_integer(v->worst_group));
+    json_object_set_new(o, "snr_fail_db", json_real(v->snr_fail_db));
+    json_object_set_new(o, "max_ratio", json_real(v->max_ratio));
+    json_object_set_new(o, "seconds", json_real(rc->result->total_seconds));
+    if (rc->expect) {
+        json_object_set_new(o, "expect", json_string(rc->expect));
+        json_object_set_new(o, "reproduced", json_boolean(rc->replay_ok));
+    }
+    if (rc->result->compared) {
+        json_t *groups = json_array();
+        for (int64_t g = 0; g < rc->result->cmp.n_groups; g++)
+            json_array_append_new(groups, group_object(&rc->result->cmp.groups[g]));
+        json_object_set_new(o, "groups", groups);
+    }
+    json_array_append_new(j->cases, o);
+}
+
+enum gg_status gg_report_json_write(struct gg_report_json *j, const char *path, char *err,
+                                    size_t err_len)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    json_t *root = json_pack("{s:s, s:i, s:O}", "ggfuzz", GG_VERSION, "thresholds_version",
+                             GG_THRESHOLDS_VERSION, "cases", j->cases);
+    int rc = root ? json_dump_file(root, tmp, JSON_INDENT(2)) : -1;
+    json_decref(root);
+    if (rc != 0 || rename(tmp, path) != 0) {
+        snprintf(err, err_len, "%s: cannot write JSON report: %s", path, strerror(errno));
+        unlink(tmp);
+        return GG_E_IO;
+    }
+    return GG_OK;
+}
+
+void gg_report_json_free(struct gg_report_json *j)
+{
+    if (j) {
+        json_decref(j->cases);
+        free(j);
+    }
+}

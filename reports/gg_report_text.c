@@ -1,0 +1,79 @@
+/*
+ * gg_report_text.c — the terminal report: one line per case with the verdict and the numbers a
+ * kernel engineer looks at first (worst group SNR against its threshold, max error ratio, which
+ * groups fail), then the signature and a one-line detail for failures.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "reports/gg_report.h"
+
+void gg_report_shape(const struct gg_case *c, char *buf, size_t len)
+{
+    int64_t m = c->m;
+    if (c->offs)
+        m = c->offs[c->groups];
+    const char *gkey = c->op == GG_OP_BATCHED ? "B" : "G";
+    snprintf(buf, len, "%s %s-%s-%s %s=%lld M=%lld N=%lld K=%lld", gg_op_name(c->op),
+             gg_dtype_name(c->a_dtype), gg_dtype_name(c->b_dtype), gg_dtype_name(c->c_dtype), gkey,
+             (long long)c->groups, (long long)m, (long long)c->n, (long long)c->k);
+}
+
+static void fmt_db(double db, char *buf, size_t len)
+{
+    if (isinf(db))
+        snprintf(buf, len, db > 0 ? "exact" : "-inf dB");
+    else
+        snprintf(buf, len, "%.1f dB", db);
+}
+
+static void print_groups(FILE *f, const struct gg_verdict *v)
+{
+    if (v->n_fail_groups == 0)
+        return;
+    fprintf(f, ", failing groups");
+    int64_t shown = v->n_fail_groups < GG_VERDICT_GROUPS_MAX ? v->n_fail_groups : GG_VERDICT_GROUPS_MAX;
+    for (int64_t i = 0; i < shown; i++)
+        fprintf(f, "%s%lld", i ? "," : " ", (long long)v->fail_groups[i]);
+    if (v->n_fail_groups > shown)
+        fprintf(f, ",... (%lld)", (long long)v->n_fail_groups);
+}
+
+void gg_report_text_case(FILE *f, const struct gg_report_case *rc, int replay, int verbose)
+{
+    char shape[160] = "";
+    if (rc->kase)
+        gg_report_shape(rc->kase, shape, sizeof shape);
+    if (rc->status != GG_OK) {
+        fprintf(f, "%-6s %s: %s\n", "ERROR", rc->path, rc->error ? rc->error : "failed");
+        return;
+    }
+    const struct gg_verdict *v = &rc->result->verdict;
+    const char *tag = replay ? (rc->replay_ok ? "OK" : "DIFF") : (v->cls == GG_CLASS_PASS ? "PASS" : "FAIL");
+    char worst[32], thr[32];
+    fmt_db(v->worst_snr_db, worst, sizeof worst);
+    fmt_db(v->snr_fail_db, thr, sizeof thr);
+    fprintf(f, "%-6s %s  %s  %s%s%s  %s", tag, rc->path, gg_class_name(v->cls), rc->kase->kernel,
+            rc->kase->mutant[0] ? "+" : "", rc->kase->mutant, shape);
+    fprintf(f, "  worst group snr %s", worst);
+    if (v->worst_group >= 0)
+        fprintf(f, " (g%lld)", (long long)v->worst_group);
+    fprintf(f, " vs %s, max err ratio %.3g", thr, v->max_ratio);
+    print_groups(f, v);
+    fprintf(f, "  [%.2f s]\n", rc->result->total_seconds);
+    if (v->cls != GG_CLASS_PASS)
+        fprintf(f, "       signature %s\n       %s\n", v->signature, v->detail);
+    if (replay && !rc->replay_ok)
+        fprintf(f, "       expected %s: did not reproduce\n", rc->expect ? rc->expect : "class=pass");
+    if (verbose && rc->result->compared) {
+        const struct gg_compare *cmp = &rc->result->cmp;
+        for (int64_t g = 0; g < cmp->n_groups; g++) {
+            const struct gg_group_metrics *gm = &cmp->groups[g];
+            char db[32];
+            fmt_db(gm->snr_db, db, sizeof db);
+            fprintf(f, "       group %lld: %lld outputs, snr %s, max ratio %.3g, past bound %lld, nan %lld, unwritten %lld\n",
+                    (long long)g, (long long)gm->elems, db, gm->max_ratio, (long long)gm->n_bound,
+                    (long long)gm->n_nan, (long long)gm->n_unwritten);
+        }
+    }
+}

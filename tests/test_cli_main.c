@@ -1,0 +1,149 @@
+/*
+ * test_cli_main.c — the ggfuzz command line as a user drives it: help and version, list, run and
+ * replay on corpus cases, malformed files, refused cases, JSON output and the exit codes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#define SEEDS GG_SOURCE_DIR "/corpus/seeds"
+
+/* Runs ggfuzz with args; returns the exit code and the captured stdout+stderr in out. */
+static int ggfuzz(const char *args, char *out, size_t len)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", GGFUZZ_BIN, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    cr_assert(WIFEXITED(st), "ggfuzz did not exit normally: %s", cmd);
+    return WEXITSTATUS(st);
+}
+
+static char *write_temp(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/ggfuzz-cli-XXXXXX.case");
+    int fd = mkstemps(path, 5);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static char out[1 << 16];
+
+Test(cli, version_and_help)
+{
+    cr_expect_eq(ggfuzz("--version", out, sizeof out), 0);
+    cr_expect(strstr(out, "ggfuzz ") && strstr(out, "kernel ABI 1"), "%s", out);
+    cr_expect_eq(ggfuzz("--help", out, sizeof out), 0);
+    cr_expect(strstr(out, "usage: ggfuzz") && strstr(out, "--replay"), "%s", out);
+    cr_expect_eq(ggfuzz("frobnicate", out, sizeof out), 2);
+    cr_expect(strstr(out, "unknown command 'frobnicate'"), "%s", out);
+    cr_expect_eq(ggfuzz("", out, sizeof out), 2);
+    cr_expect_eq(ggfuzz("run", out, sizeof out), 2);
+    cr_expect_eq(ggfuzz("run --max-mem lots " SEEDS, out, sizeof out), 2);
+}
+
+Test(cli, list_shows_kernels)
+{
+    cr_assert_eq(ggfuzz("list", out, sizeof out), 0);
+    cr_expect(strstr(out, "grouped_bf16_cpu_tiled"), "%s", out);
+    cr_expect(strstr(out, "grouped_fwd,grouped_dgrad,grouped_wgrad"), "%s", out);
+}
+
+Test(cli, run_passes_on_a_seed)
+{
+    cr_assert_eq(ggfuzz("run " SEEDS "/fwd_basic.case", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "PASS") && strstr(out, "worst group snr"), "%s", out);
+    cr_expect(strstr(out, "1 cases: 1 passed, 0 failed"), "%s", out);
+}
+
+Test(cli, replay_corpus_reproduces)
+{
+    cr_assert_eq(ggfuzz("--replay " GG_SOURCE_DIR "/corpus", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, ", 0 did not reproduce"), "%s", out);
+    cr_expect_null(strstr(out, "DIFF"), "%s", out);
+}
+
+Test(cli, replay_reports_an_expectation_that_does_not_hold)
+{
+    char *path = write_temp("ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+                            "dtypes a=bf16 b=bf16 c=bf16\nscaling none\ngroups 2\n"
+                            "group_lens 3 5\nn 16\nk 32\nseed 7\n@expect class=snr\n");
+    char args[256];
+    snprintf(args, sizeof args, "replay %s", path);
+    cr_expect_eq(ggfuzz(args, out, sizeof out), 20, "%s", out);
+    cr_expect(strstr(out, "DIFF") && strstr(out, "did not reproduce"), "%s", out);
+    unlink(path);
+}
+
+Test(cli, malformed_case_names_file_and_line)
+{
+    char *path = write_temp("ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+                            "dtypes a=bf16 b=bf17 c=bf16\n");
+    char args[256], want[128];
+    snprintf(args, sizeof args, "run %s", path);
+    cr_expect_eq(ggfuzz(args, out, sizeof out), 3, "%s", out);
+    snprintf(want, sizeof want, "%s:4:", path);
+    cr_expect(strstr(out, want), "expected '%s' in: %s", want, out);
+    unlink(path);
+}
+
+Test(cli, missing_file_is_an_error)
+{
+    cr_expect_eq(ggfuzz("run /nonexistent/x.case", out, sizeof out), 3, "%s", out);
+    cr_expect(strstr(out, "/nonexistent/x.case"), "%s", out);
+}
+
+Test(cli, oversized_case_is_refused_before_allocation)
+{
+    cr_expect_eq(ggfuzz("run --max-mem 1M " SEEDS "/fwd_basic.case", out, sizeof out), 4, "%s", out);
+    cr_expect(strstr(out, "case needs") && strstr(out, "--max-mem allows"), "%s", out);
+    /* Terabytes of output: refused against the machine's available memory. */
+    char *path = write_temp("ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+                            "dtypes a=bf16 b=bf16 c=bf16\nscaling none\ngroups 1\n"
+                            "group_lens 4000000\nn 65536\nk 4096\nseed 1\n");
+    char args[256];
+    snprintf(args, sizeof args, "run %s", path);
+    cr_expect_eq(ggfuzz(args, out, sizeof out), 4, "%s", out);
+    cr_expect(strstr(out, "GiB of host memory"), "%s", out);
+    unlink(path);
+}
+
+Test(cli, unknown_kernel_and_mutant)
+{
+    cr_expect_eq(ggfuzz("run --kernel nope " SEEDS "/fwd_basic.case", out, sizeof out), 3, "%s", out);
+    cr_expect(strstr(out, "unknown kernel 'nope'"), "%s", out);
+    cr_expect_eq(ggfuzz("run --mutant nope " SEEDS "/fwd_basic.case", out, sizeof out), 3, "%s", out);
+    cr_expect(strstr(out, "has no mutant 'nope'"), "%s", out);
+}
+
+Test(cli, json_report)
+{
+    char json[64];
+    snprintf(json, sizeof json, "/tmp/ggfuzz-cli-%d.json", (int)getpid());
+    char args[512];
+    snprintf(args, sizeof args, "run --json %s %s/fwd_basic.case %s/wgrad_basic.case", json, SEEDS,
+             SEEDS);
+    cr_assert_eq(ggfuzz(args, out, sizeof out), 0, "%s", out);
+    json_error_t e;
+    json_t *root = json_load_file(json, 0, &e);
+    cr_assert_not_null(root, "invalid JSON: %s", e.text);
+    json_t *cases = json_object_get(root, "cases");
+    cr_assert_eq(json_array_size(cases), 2);
+    json_t *c0 = json_array_get(cases, 0);
+    cr_expect_str_eq(json_string_value(json_object_get(c0, "class")), "pass");
+    cr_expect_eq(json_array_size(json_object_get(c0, "groups")), 4);
+    cr_expect_eq(strlen(json_string_value(json_object_get(c0, "id"))), 32);
+    json_decref(root);
+    unlink(json);
+}

@@ -1,0 +1,196 @@
+/*
+ * test_fuzz_runner.c — the case runner end to end: a small test kernel re-creates each structural
+ * and numerical fault on purpose (as a named mutant) and the runner must return the right class;
+ * the in-tree kernel passes on random cases; bad cases are refused with a reason.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "fuzz/gg_fuzz.h"
+
+/* A naive grouped-fwd kernel with a workspace of one float per output, used as scratch. */
+static int fake_supports(const struct gg_problem *p, char *why, size_t len)
+{
+    if (p->op != GG_OP_GROUPED_FWD || p->scaling != GG_SCALING_NONE) {
+        snprintf(why, len, "test kernel: grouped_fwd without scaling only");
+        return 0;
+    }
+    return 1;
+}
+
+static size_t fake_ws(const struct gg_problem *p)
+{
+    return (size_t)(p->m * p->n) * sizeof(float) + sizeof(float);
+}
+
+static unsigned nondet_counter;
+
+static enum gg_status fake_run(const struct gg_problem *p, const struct gg_operands *o, char *err,
+                               size_t len)
+{
+    (void)err, (void)len;
+    float *ws = o->workspace;
+    for (int64_t g = 0; g < p->groups; g++) {
+        for (int64_t m = o->group_offs_dev[g]; m < o->group_offs_dev[g + 1]; m++) {
+            for (int64_t n = 0; n < p->n; n++) {
+                float acc = gg_mutant_is(p, "ws_uninit") ? ws[m * p->n + n] : 0.0f;
+                for (int64_t k = 0; k < p->k; k++)
+                    acc += (float)gg_load(p->a_dtype, o->a, m * p->lda + k) *
+                           (float)gg_load(p->b_dtype, o->b, g * p->stride_b + n * p->ldb + k);
+                if (gg_mutant_is(p, "corrupt_one") && g == p->groups - 1 && m == o->group_offs_dev[g] && n == 0)
+                    acc = acc * 1.5f + 1.0f;
+                if (gg_mutant_is(p, "nondet") && m == 0 && n == 0)
+                    acc += (float)(nondet_counter++); /* differs on every run */
+                if (gg_mutant_is(p, "nan_out") && m == 0 && n == 1)
+                    acc = NAN;
+                if (gg_mutant_is(p, "skip_row") && m == 0)
+                    continue;
+                gg_store_code(p->c_dtype, o->c, m * p->ldc + n, gg_encode(p->c_dtype, acc, GG_SAT_NONE));
+            }
+        }
+    }
+    if (gg_mutant_is(p, "oob_write"))
+        ((uint8_t *)o->c)[gg_dtype_bytes(p->c_dtype, p->m * p->ldc)] ^= 1;
+    if (gg_mutant_is(p, "oob_ws"))
+        ((uint8_t *)o->workspace)[o->workspace_bytes] ^= 1;
+    if (gg_mutant_is(p, "input_write"))
+        ((uint8_t *)o->a)[0] ^= 0x40;
+    if (gg_mutant_is(p, "pad_write") && p->ldc > p->n)
+        gg_store_code(p->c_dtype, o->c, p->n, 0);
+    return GG_OK;
+}
+
+static const char *const fake_mutants[] = {"ws_uninit", "corrupt_one", "nondet", "nan_out", "skip_row",
+                                           "oob_write", "oob_ws", "input_write", "pad_write", NULL};
+static const struct gg_kernel fake = {
+    .abi_version = GG_KERNEL_ABI_VERSION, .name = "test_naive_cpu_fake", .backend = GG_BACKEND_CPU,
+    .ops = GG_OP_BIT(GG_OP_GROUPED_FWD), .mutants = fake_mutants, .supports = fake_supports,
+    .workspace_bytes = fake_ws, .run = fake_run};
+
+static void setup(void)
+{
+    char err[256];
+    gg_registry_init();
+    if (!gg_registry_find(fake.name))
+        cr_assert_eq(gg_registry_add(&fake, err, sizeof err), GG_OK, "%s", err);
+}
+
+static void load(struct gg_case *c, const char *text)
+{
+    char err[512];
+    cr_assert_eq(gg_case_parse(text, strlen(text), "test", c, err, sizeof err), GG_OK, "%s", err);
+}
+
+static const char base_case[] = "ggfuzz-case 1\nop grouped_fwd\nkernel test_naive_cpu_fake\n"
+                                "dtypes a=bf16 b=bf16 c=bf16\nscaling none\ngroups 3\n"
+                                "group_lens 5 0 7\nn 9\nk 40\nld c=12\nseed 11\n";
+
+static enum gg_class run_with(const char *mutant, struct gg_verdict *v)
+{
+    struct gg_case c;
+    load(&c, base_case);
+    struct gg_run_opts o = {.mutant = mutant};
+    struct gg_run_result r;
+    char err[512];
+    cr_assert_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_OK, "%s", err);
+    *v = r.verdict;
+    gg_run_result_free(&r);
+    gg_case_free(&c);
+    return v->cls;
+}
+
+TestSuite(runner, .init = setup);
+
+Test(runner, correct_test_kernel_passes)
+{
+    struct gg_verdict v;
+    cr_expect_eq(run_with("none", &v), GG_CLASS_PASS, "%s %s", v.signature, v.detail);
+    cr_expect_str_eq(v.signature, "pass");
+}
+
+Test(runner, each_planted_fault_gives_its_class)
+{
+    static const struct { const char *mutant; enum gg_class cls; } want[] = {
+        {"ws_uninit", GG_CLASS_WORKSPACE},     {"corrupt_one", GG_CLASS_SNR},
+        {"nondet", GG_CLASS_NONDETERMINISM},   {"nan_out", GG_CLASS_NAN},
+        {"skip_row", GG_CLASS_UNWRITTEN},      {"oob_write", GG_CLASS_OOB_WRITE},
+        {"oob_ws", GG_CLASS_OOB_WRITE},        {"input_write", GG_CLASS_INPUT_MODIFIED},
+        {"pad_write", GG_CLASS_OOB_WRITE},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        struct gg_verdict v;
+        enum gg_class got = run_with(want[i].mutant, &v);
+        cr_expect_eq(got, want[i].cls, "mutant %s: got %s (%s)", want[i].mutant,
+                     gg_class_name(got), v.detail);
+        cr_expect(strncmp(v.signature, gg_class_name(want[i].cls), strlen(gg_class_name(want[i].cls))) == 0,
+                  "mutant %s: signature %s", want[i].mutant, v.signature);
+    }
+}
+
+Test(runner, corrupt_element_is_blamed_on_its_group)
+{
+    struct gg_verdict v;
+    run_with("corrupt_one", &v);
+    cr_expect_eq(v.n_fail_groups, 1);
+    cr_expect_eq(v.fail_groups[0], 2);
+}
+
+Test(runner, builtin_kernel_passes_random_cases)
+{
+    for (int i = 0; i < 12; i++) {
+        char text[1024];
+        static const char *ops[] = {"grouped_fwd", "grouped_dgrad", "grouped_wgrad"};
+        snprintf(text, sizeof text,
+                 "ggfuzz-case 1\nop %s\nkernel grouped_bf16_cpu_tiled\noptions split_k=%d\n"
+                 "dtypes a=bf16 b=bf16 c=%s\nscaling none\ngroups 6\n"
+                 "group_lens rand(0,80)*6\nn %d\nk %d\nseed %d\n",
+                 ops[i % 3], 1 + i % 4, i % 2 ? "f32" : "bf16", 1 + 37 * i % 150, 1 + 53 * i % 200, i + 1);
+        struct gg_case c;
+        load(&c, text);
+        struct gg_run_result r;
+        char err[512];
+        struct gg_run_opts o = {.certify_samples = 16};
+        cr_assert_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_OK, "%s", err);
+        cr_expect_eq(r.verdict.cls, GG_CLASS_PASS, "case %d: %s %s", i, r.verdict.signature, r.verdict.detail);
+        gg_run_result_free(&r);
+        gg_case_free(&c);
+    }
+}
+
+Test(runner, refusals_carry_a_reason)
+{
+    struct gg_case c;
+    load(&c, base_case);
+    struct gg_run_result r;
+    char err[512];
+    struct gg_run_opts o = {.kernel = "no_such_kernel"};
+    cr_expect_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_E_INVAL);
+    cr_expect(strstr(err, "unknown kernel 'no_such_kernel'"), "%s", err);
+    o = (struct gg_run_opts){.max_mem_bytes = 1000};
+    cr_expect_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_E_NOMEM);
+    cr_expect(strstr(err, "case needs"), "%s", err);
+    gg_case_free(&c);
+    load(&c, "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+             "dtypes a=e4m3 b=e4m3 c=bf16\nscaling tensor\ngroups 1\ngroup_lens 4\nn 8\nk 32\nseed 1\n");
+    o = (struct gg_run_opts){0};
+    cr_expect_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_E_UNSUPPORTED);
+    cr_expect(strstr(err, "does not support"), "%s", err);
+    gg_case_free(&c);
+}
+
+Test(runner, memory_estimate_counts_only_used_groups)
+{
+    /* 4100 experts of 512x1024 bf16 weights (4.3 GB) of which one holds tokens. */
+    struct gg_case c;
+    load(&c, "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+             "dtypes a=bf16 b=bf16 c=bf16\nscaling none\ngroups 4100\ngroup_lens 0*4099 8\n"
+             "n 512\nk 1024\nseed 1\n");
+    int64_t est = gg_case_mem_estimate(&c);
+    cr_expect_lt(est, 64ll << 20, "estimate %lld", (long long)est);
+    cr_expect_gt(est, 512ll * 1024 * 2);
+    gg_case_free(&c);
+}
