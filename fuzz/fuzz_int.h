@@ -6,11 +6,19 @@
 
 #include "fuzz/gg_fuzz.h"
 
+struct gg_range {
+    size_t lo, hi;
+};
+
 /* Everything one run of a case needs, owned here and freed by gg_tensors_free(). */
 struct gg_tensors {
     struct gg_problem p;              /* checked, defaults filled; points into the case and opts */
     struct gg_kopt opts[GG_CASE_MAX_OPTS];
     struct gg_hostbuf a, b, c, a_scale, b_scale, ws;
+    /* Byte ranges of A and B (page-rounded, relative to their data) that hold generated rows;
+       the pages between them are read-only zeros that no correct kernel reads. */
+    struct gg_range *live[2];
+    size_t n_live[2];
     int64_t *lens_dev, *offs_dev;     /* the "device" copies of the group arrays */
     struct gg_operands ops;           /* pointers into the buffers above, offsets applied */
     size_t c_bytes;                   /* bytes of C's span */
@@ -23,6 +31,9 @@ struct gg_tensors {
 /* Builds the problem of case c and fills the inputs of every group that holds tokens. */
 enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
                                struct gg_tensors *t, char *err, size_t err_len);
+/* Hash of everything the kernel may only read: the live ranges of A and B, the scales and the
+   group arrays. Reads no page that was never written, so it stays cheap on huge sparse inputs. */
+struct gg_hash gg_tensors_hash_inputs(const struct gg_tensors *t);
 /* Pre-fills C with the NaN sentinel and the workspace with the given poison byte. */
 void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison);
 void gg_tensors_free(struct gg_tensors *t);

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fuzz/fuzz_int.h"
 
@@ -183,6 +185,54 @@ static enum gg_status make_source(struct gg_tensors *t, char *err, size_t err_le
     return GG_OK;
 }
 
+/*
+ * Records the page-rounded byte ranges of operand which that hold used rows, and makes the
+ * whole pages between them read-only: they stay zero pages that cost no memory, a kernel that
+ * writes there faults, and hashing can skip them.
+ */
+static enum gg_status protect_unused(struct gg_tensors *t, int which, const struct gg_hostbuf *buf,
+                                     char *err, size_t err_len)
+{
+    const struct gg_problem *p = &t->p;
+    enum gg_dtype dt = which ? p->b_dtype : p->a_dtype;
+    const uint8_t *base = which ? t->ops.b : t->ops.a;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), skip = (size_t)(base - buf->data);
+    struct rowset rs = operand_rows(p, which);
+    struct gg_range *live = malloc((size_t)(rs.mats > 0 ? rs.mats : 1) * sizeof *live);
+    if (!live) {
+        snprintf(err, err_len, "out of memory for %lld ranges", (long long)rs.mats);
+        return GG_E_NOMEM;
+    }
+    size_t n = 0;
+    for (int64_t i = 0; i < rs.mats; i++) {
+        if (!mat_used(p, &rs, i) || rs.rows == 0 || rs.rowlen == 0)
+            continue;
+        int64_t first = i * rs.mstride, end = first + (rs.rows - 1) * rs.ld + rs.rowlen;
+        size_t lo = (skip + (size_t)gg_dtype_bytes(dt, first)) / page * page;
+        size_t hi = (skip + (size_t)gg_dtype_bytes(dt, end) + page - 1) / page * page;
+        if (n > 0 && lo <= live[n - 1].hi)
+            live[n - 1].hi = hi;
+        else
+            live[n++] = (struct gg_range){lo, hi};
+    }
+    t->live[which] = live;
+    t->n_live[which] = n;
+    /* Gaps of whole pages inside the data; the last partial page shares the canary band. */
+    size_t data_end = buf->bytes / page * page, at = 0;
+    for (size_t i = 0; i <= n; i++) {
+        size_t gap_end = i < n ? live[i].lo : data_end;
+        if (gap_end > data_end)
+            gap_end = data_end;
+        if (gap_end > at && mprotect(buf->data + at, gap_end - at, PROT_READ) != 0) {
+            snprintf(err, err_len, "cannot protect unused input pages");
+            return GG_E_INTERNAL;
+        }
+        if (i < n && live[i].hi > at)
+            at = live[i].hi;
+    }
+    return GG_OK;
+}
+
 enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
                                struct gg_tensors *t, char *err, size_t err_len)
 {
@@ -247,10 +297,39 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
             .tensor_scale_inv = p->scaling == GG_SCALING_TENSOR ? (float *)scales[w]->data : NULL,
             .src = src[w],
         };
-        if ((st = fill_operand(c, p, w, &r, err, err_len)) != GG_OK)
+        if ((st = fill_operand(c, p, w, &r, err, err_len)) != GG_OK ||
+            (st = protect_unused(t, w, w == 0 ? &t->a : &t->b, err, err_len)) != GG_OK)
             return st;
     }
     return GG_OK;
+}
+
+struct gg_hash gg_tensors_hash_inputs(const struct gg_tensors *t)
+{
+    struct gg_hash parts[64];
+    size_t n = 0;
+    const struct gg_hostbuf *ops[2] = {&t->a, &t->b};
+    for (int w = 0; w < 2; w++) {
+        /* Fold each operand's ranges into one part so the array stays bounded. */
+        struct gg_hash acc = {0, 0};
+        for (size_t i = 0; i < t->n_live[w]; i++) {
+            const struct gg_range *r = &t->live[w][i];
+            size_t hi = r->hi < ops[w]->bytes ? r->hi : ops[w]->bytes;
+            struct gg_hash h = hi > r->lo ? gg_oracle_hash(ops[w]->data + r->lo, hi - r->lo)
+                                          : (struct gg_hash){0, 0};
+            struct gg_hash pair[2] = {acc, h};
+            acc = gg_oracle_hash(pair, sizeof pair);
+        }
+        parts[n++] = acc;
+    }
+    parts[n++] = gg_oracle_hash(t->a_scale.data, t->a_scale.bytes);
+    parts[n++] = gg_oracle_hash(t->b_scale.data, t->b_scale.bytes);
+    if (t->lens_dev) {
+        size_t g = (size_t)t->p.groups;
+        parts[n++] = gg_oracle_hash(t->lens_dev, g * sizeof(int64_t));
+        parts[n++] = gg_oracle_hash(t->offs_dev, (g + 1) * sizeof(int64_t));
+    }
+    return gg_oracle_hash(parts, n * sizeof parts[0]);
 }
 
 void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison)
@@ -273,6 +352,8 @@ void gg_tensors_free(struct gg_tensors *t)
     free(t->offs_dev);
     free(t->src_a);
     free(t->src_b);
+    free(t->live[0]);
+    free(t->live[1]);
     memset(t, 0, sizeof *t);
 }
 

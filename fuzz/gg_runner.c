@@ -23,26 +23,6 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Hash of everything the kernel may only read. */
-static struct gg_hash inputs_hash(const struct gg_tensors *t)
-{
-    const struct gg_hostbuf *bufs[] = {&t->a, &t->b, &t->a_scale, &t->b_scale};
-    struct gg_hash h = {0, 0};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
-        struct gg_hash x = gg_oracle_hash(bufs[i]->data, bufs[i]->bytes);
-        h.lo = h.lo * 0x9E3779B97F4A7C15ull ^ x.lo;
-        h.hi = h.hi * 0x9E3779B97F4A7C15ull ^ x.hi;
-    }
-    if (t->lens_dev) {
-        size_t g = (size_t)t->p.groups;
-        struct gg_hash x = gg_oracle_hash(t->lens_dev, g * sizeof(int64_t));
-        struct gg_hash y = gg_oracle_hash(t->offs_dev, (g + 1) * sizeof(int64_t));
-        h.lo ^= x.lo * 31 + y.lo;
-        h.hi ^= x.hi * 31 + y.hi;
-    }
-    return h;
-}
-
 static int64_t mem_available(void)
 {
     long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -247,10 +227,10 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
         goto done;
     }
     struct gg_observations obs = {0};
-    struct gg_hash before = inputs_hash(&t);
+    struct gg_hash before = gg_tensors_hash_inputs(&t);
     if ((st = run_kernel(k, &t, out1, &obs, &r->kernel_seconds, err, err_len)) != GG_OK)
         goto done;
-    obs.input_modified = !gg_hash_equal(before, inputs_hash(&t));
+    obs.input_modified = !gg_hash_equal(before, gg_tensors_hash_inputs(&t));
     if ((st = judge(k, &t, out1, o, r, err, err_len)) != GG_OK)
         goto done;
     gg_verdict_make(&t.p, k->name, k->tile_m, k->tile_n, k->tile_k, &r->cmp, &obs, &r->verdict);
