@@ -1,7 +1,8 @@
 /*
  * gg_case.c — the case model: defaults and ownership (init, free, copy), the semantic rules a
  * case must satisfy (gg_case_check), the expansion of the group-size spec into sizes and row
- * offsets, the mapping of a case onto the kernel's problem descriptor, metadata and op names.
+ * offsets (expert loads for moe_sorted), the mapping of a case onto the kernel's problem
+ * descriptor, metadata and op names.
  * Every message of gg_case_check() and gg_case_expand() starts with "KEY: ", KEY being the case
  * file key at fault; the parser relies on this to point at the right line.
  */
@@ -24,6 +25,7 @@ static const char *const OP_NAMES[GG_OP_COUNT] = {
     [GG_OP_GROUPED_WGRAD] = "grouped_wgrad",
     [GG_OP_BATCHED] = "batched",
     [GG_OP_DENSE] = "dense",
+    [GG_OP_MOE_SORTED] = "moe_sorted",
 };
 
 static enum gg_status fail(char *err, size_t err_len, enum gg_status st, const char *fmt, ...)
@@ -44,6 +46,15 @@ static int is_grouped(enum gg_op op)
 {
     return op == GG_OP_GROUPED_FWD || op == GG_OP_GROUPED_DGRAD || op == GG_OP_GROUPED_WGRAD;
 }
+
+/* Ops with a group-size spec: the grouped ops (rows per group) and moe_sorted (expert loads). */
+static int has_items(enum gg_op op)
+{
+    return is_grouped(op) || op == GG_OP_MOE_SORTED;
+}
+
+/* The default data recipe of every tensor: normal(0,1). */
+static const struct gg_dist DEFAULT_DIST = {.kind = GG_DIST_NORMAL, .p = {0.0, 1.0, 0.0}};
 
 const char *gg_op_name(enum gg_op op)
 {
@@ -68,8 +79,11 @@ void gg_case_init(struct gg_case *c)
     c->mx_rule = GG_MX_RULE_CEIL;
     c->quant_sat = GG_SAT_FINITE;
     c->b_layout = GG_LAYOUT_NK;
-    c->dist_a = (struct gg_dist){.kind = GG_DIST_NORMAL, .p = {0.0, 1.0, 0.0}, .fmt = GG_DTYPE_BF16};
+    c->bias_dtype = GG_DTYPE_NONE;
+    c->dist_a = DEFAULT_DIST;
+    c->dist_a.fmt = GG_DTYPE_BF16;
     c->dist_b = c->dist_a;
+    c->dist_bias = DEFAULT_DIST; /* fmt follows bias_dtype: none */
 }
 
 void gg_case_free(struct gg_case *c)
@@ -107,7 +121,7 @@ enum gg_status gg_case_copy(struct gg_case *dst, const struct gg_case *src)
     dst->n_meta = 0;
     int ok = 1;
     dst->items = dup_array(src->items, (size_t)src->n_items, sizeof *src->items, &ok);
-    if (src->lens != NULL && is_grouped(src->op) && src->groups > 0) {
+    if (src->lens != NULL && has_items(src->op) && src->groups > 0) {
         dst->lens = dup_array(src->lens, (size_t)src->groups, sizeof *src->lens, &ok);
         dst->offs = dup_array(src->offs, (size_t)src->groups + 1, sizeof *src->offs, &ok);
     }
@@ -255,6 +269,49 @@ static enum gg_status check_items(const struct gg_case *c, int64_t *max_rows, ch
     return GG_OK;
 }
 
+/*
+ * The routing of a moe_sorted case: T = m tokens, each sent to topk experts, so the expert loads
+ * (constant group_lens items: a histogram fixed by the file, not drawn from the seed) sum to
+ * T·topk, which must fit the int32 sorted ids. Every expert's entries are padded up to a
+ * multiple of block_m; the padded length Σ ceil(load/block_m)·block_m is at most 2^40.
+ */
+static enum gg_status check_moe(const struct gg_case *c, char *err, size_t err_len)
+{
+    int64_t loads, pairs, padded = 0;
+    enum gg_status st = check_items(c, &loads, err, err_len);
+    if (st != GG_OK || (st = check_dim("m", c->m, err, err_len)) != GG_OK)
+        return st;
+    if (c->topk < 1)
+        return fail(err, err_len, GG_E_INVAL, "topk: must be at least 1 (got %lld)",
+                    (long long)c->topk);
+    if (c->block_m < 1 || c->block_m > MAX_DIM)
+        return fail(err, err_len, GG_E_INVAL, "block_m: must be between 1 and 2^40 (got %lld)",
+                    (long long)c->block_m);
+    if (__builtin_mul_overflow(c->m, c->topk, &pairs) || pairs > INT32_MAX)
+        return fail(err, err_len, GG_E_INVAL,
+                    "topk: m x topk = %lld x %lld exceeds 2^31 - 1 (the sorted ids are int32)",
+                    (long long)c->m, (long long)c->topk);
+    for (int i = 0; i < c->n_items; i++) {
+        const struct gg_group_item *it = &c->items[i];
+        int64_t blocks = (it->value + c->block_m - 1) / c->block_m, span;
+        if (it->is_rand)
+            return fail(err, err_len, GG_E_INVAL,
+                        "group_lens: item %d: rand() is not valid for op moe_sorted (the expert "
+                        "loads must sum to m x topk)",
+                        i + 1);
+        if (__builtin_mul_overflow(blocks * c->block_m, it->repeat, &span) ||
+            __builtin_add_overflow(padded, span, &padded) || padded > MAX_DIM)
+            return fail(err, err_len, GG_E_INVAL,
+                        "block_m: the loads padded to multiples of %lld exceed 2^40 entries",
+                        (long long)c->block_m);
+    }
+    if (loads != pairs)
+        return fail(err, err_len, GG_E_INVAL,
+                    "group_lens: the expert loads sum to %lld, but m x topk = %lld x %lld = %lld",
+                    (long long)loads, (long long)c->m, (long long)c->topk, (long long)pairs);
+    return GG_OK;
+}
+
 /* Sizes per op; *mrows receives the (largest) row count of A: M summed over groups, or m. */
 static enum gg_status check_sizes(const struct gg_case *c, int64_t *mrows, char *err,
                                   size_t err_len)
@@ -263,7 +320,14 @@ static enum gg_status check_sizes(const struct gg_case *c, int64_t *mrows, char 
     if ((unsigned)c->op >= GG_OP_COUNT)
         return fail(err, err_len, GG_E_INVAL, "op: unknown op %d", (int)c->op);
     const char *op = gg_op_name(c->op);
-    if (is_grouped(c->op)) {
+    if (c->op != GG_OP_MOE_SORTED && (c->topk != 0 || c->block_m != 0))
+        return fail(err, err_len, GG_E_INVAL, "%s: not valid for op %s",
+                    c->topk != 0 ? "topk" : "block_m", op);
+    if (c->op == GG_OP_MOE_SORTED) {
+        if ((st = check_moe(c, err, err_len)) != GG_OK)
+            return st;
+        *mrows = c->m;
+    } else if (is_grouped(c->op)) {
         if ((st = check_items(c, mrows, err, err_len)) != GG_OK)
             return st;
         if (c->m != 0)
@@ -285,53 +349,103 @@ static enum gg_status check_sizes(const struct gg_case *c, int64_t *mrows, char 
     return GG_OK;
 }
 
+/* Ops whose reduction runs along K, the only ones with scales blocked along K (mx, mx_b,
+   block128). */
+static int along_k(const struct gg_case *c)
+{
+    return c->op == GG_OP_GROUPED_FWD || c->op == GG_OP_DENSE || c->op == GG_OP_MOE_SORTED ||
+           (c->op == GG_OP_BATCHED && c->b_layout == GG_LAYOUT_NK);
+}
+
+/*
+ * The operand types each scaling recipe of gg_kernel.h takes: tensor an fp8 a or b; mx fp8 or
+ * e2m1 a and b; mx_b unscaled a (bf16, f16, f32) and fp8 or e2m1 b; block128 fp8 a and b. The
+ * blocked recipes need a reduction along K, MX blocks K a multiple of 32. rule= and plant (MX
+ * scale codes) need a recipe with E8M0 scales.
+ */
 static enum gg_status check_scaling(const struct gg_case *c, char *err, size_t err_len)
 {
-    if ((unsigned)c->scaling > GG_SCALING_MX || (unsigned)c->mx_rule > GG_MX_RULE_CEIL ||
+    const enum gg_scaling s = c->scaling;
+    const enum gg_dtype a = c->a_dtype, b = c->b_dtype;
+    if ((unsigned)s > GG_SCALING_MX_B || (unsigned)c->mx_rule > GG_MX_RULE_CEIL ||
         (unsigned)c->quant_sat > GG_SAT_FINITE)
         return fail(err, err_len, GG_E_INVAL, "scaling: unknown scaling, rule or saturation");
-    if (c->scaling == GG_SCALING_MX) {
-        if (!mx_elem(c->a_dtype) || !mx_elem(c->b_dtype))
-            return fail(err, err_len, GG_E_INVAL,
-                        "scaling: mx needs a and b in e4m3, e5m2, e4m3fnuz, e5m2fnuz or e2m1 "
-                        "(got a=%s b=%s)",
-                        gg_dtype_name(c->a_dtype), gg_dtype_name(c->b_dtype));
-        if (c->op != GG_OP_GROUPED_FWD && c->op != GG_OP_DENSE &&
-            !(c->op == GG_OP_BATCHED && c->b_layout == GG_LAYOUT_NK))
-            return fail(err, err_len, GG_E_INVAL,
-                        "scaling: mx needs a reduction along K (grouped_fwd, dense, or batched "
-                        "with layout b=nk), not %s",
-                        gg_op_name(c->op));
-        if (c->k % GG_MX_BLOCK != 0)
-            return fail(err, err_len, GG_E_INVAL,
-                        "k: %lld is not a multiple of %d, as scaling mx needs", (long long)c->k,
-                        GG_MX_BLOCK);
-    } else {
-        if (c->scaling == GG_SCALING_TENSOR && !gg_dtype_is_float8(c->a_dtype) &&
-            !gg_dtype_is_float8(c->b_dtype))
-            return fail(err, err_len, GG_E_INVAL, "scaling: tensor needs an fp8 a or b");
-        if (c->mx_rule != GG_MX_RULE_CEIL)
-            return fail(err, err_len, GG_E_INVAL, "scaling: rule= applies to scaling mx only");
-    }
+    const int e8m0 = s == GG_SCALING_MX || s == GG_SCALING_MX_B;
+    const char *name = s == GG_SCALING_MX ? "mx" : s == GG_SCALING_MX_B ? "mx_b" : "block128";
+    if (s == GG_SCALING_TENSOR && !gg_dtype_is_float8(a) && !gg_dtype_is_float8(b))
+        return fail(err, err_len, GG_E_INVAL, "scaling: tensor needs an fp8 a or b");
+    if (s == GG_SCALING_MX && (!mx_elem(a) || !mx_elem(b)))
+        return fail(err, err_len, GG_E_INVAL,
+                    "scaling: mx needs a and b in e4m3, e5m2, e4m3fnuz, e5m2fnuz or e2m1 "
+                    "(got a=%s b=%s)",
+                    gg_dtype_name(a), gg_dtype_name(b));
+    if (s == GG_SCALING_MX_B && !mx_elem(b))
+        return fail(err, err_len, GG_E_INVAL,
+                    "scaling: mx_b needs b in e4m3, e5m2, e4m3fnuz, e5m2fnuz or e2m1 (got b=%s)",
+                    gg_dtype_name(b));
+    if (s == GG_SCALING_MX_B && a != GG_DTYPE_BF16 && a != GG_DTYPE_F16 && a != GG_DTYPE_F32)
+        return fail(err, err_len, GG_E_INVAL,
+                    "scaling: mx_b needs an unscaled a in bf16, f16 or f32 (got a=%s)",
+                    gg_dtype_name(a));
+    if (s == GG_SCALING_BLOCK128 && (!gg_dtype_is_float8(a) || !gg_dtype_is_float8(b)))
+        return fail(err, err_len, GG_E_INVAL,
+                    "scaling: block128 needs a and b in e4m3, e5m2, e4m3fnuz or e5m2fnuz "
+                    "(got a=%s b=%s)",
+                    gg_dtype_name(a), gg_dtype_name(b));
+    if (s >= GG_SCALING_MX && !along_k(c))
+        return fail(err, err_len, GG_E_INVAL,
+                    "scaling: %s needs a reduction along K (grouped_fwd, dense, moe_sorted, or "
+                    "batched with layout b=nk), not %s",
+                    name, gg_op_name(c->op));
+    if (e8m0 && c->k % GG_MX_BLOCK != 0)
+        return fail(err, err_len, GG_E_INVAL,
+                    "k: %lld is not a multiple of %d, as scaling %s needs", (long long)c->k,
+                    GG_MX_BLOCK, name);
+    if (!e8m0 && c->mx_rule != GG_MX_RULE_CEIL)
+        return fail(err, err_len, GG_E_INVAL,
+                    "scaling: rule= applies to scaling mx and mx_b only");
     if (!isfinite(c->plant_e8m0) || c->plant_e8m0 < 0.0 || c->plant_e8m0 > 1.0)
         return fail(err, err_len, GG_E_INVAL, "plant: e8m0 fraction must lie in [0, 1]");
-    if (c->plant_e8m0 != 0.0 && c->scaling != GG_SCALING_MX)
-        return fail(err, err_len, GG_E_INVAL, "plant: needs scaling mx");
+    if (c->plant_e8m0 != 0.0 && !e8m0)
+        return fail(err, err_len, GG_E_INVAL, "plant: needs scaling mx or mx_b");
+    return GG_OK;
+}
+
+static int dist_eq(const struct gg_dist *x, const struct gg_dist *y)
+{
+    return x->kind == y->kind && x->p[0] == y->p[0] && x->p[1] == y->p[1] && x->p[2] == y->p[2];
+}
+
+/* Layout (batched only), bias (f32 or bf16, on ops with an output bias), data recipes (a bias
+   recipe other than the default only with a bias: the canonical text would drop it). */
+static enum gg_status check_inputs(const struct gg_case *c, char *err, size_t err_len)
+{
     if ((unsigned)c->b_layout > GG_LAYOUT_KN)
         return fail(err, err_len, GG_E_INVAL, "layout: unknown layout");
     if (c->b_layout != GG_LAYOUT_NK && c->op != GG_OP_BATCHED)
         return fail(err, err_len, GG_E_INVAL, "layout: not valid for op %s", gg_op_name(c->op));
-    if ((unsigned)c->dist_a.kind >= GG_DIST_COUNT || (unsigned)c->dist_b.kind >= GG_DIST_COUNT)
+    if (c->bias_dtype != GG_DTYPE_NONE && c->bias_dtype != GG_DTYPE_F32 &&
+        c->bias_dtype != GG_DTYPE_BF16)
+        return fail(err, err_len, GG_E_INVAL, "bias: %s is not a bias type (f32 or bf16)",
+                    gg_dtype_name(c->bias_dtype));
+    if (c->bias_dtype != GG_DTYPE_NONE &&
+        (c->op == GG_OP_GROUPED_DGRAD || c->op == GG_OP_GROUPED_WGRAD))
+        return fail(err, err_len, GG_E_INVAL, "bias: not valid for op %s", gg_op_name(c->op));
+    if ((unsigned)c->dist_a.kind >= GG_DIST_COUNT || (unsigned)c->dist_b.kind >= GG_DIST_COUNT ||
+        (unsigned)c->dist_bias.kind >= GG_DIST_COUNT)
         return fail(err, err_len, GG_E_INVAL, "data: unknown distribution");
+    if (c->bias_dtype == GG_DTYPE_NONE && !dist_eq(&c->dist_bias, &DEFAULT_DIST))
+        return fail(err, err_len, GG_E_INVAL, "data: bias= needs a bias (key bias)");
     return GG_OK;
 }
 
 /* ---- operand geometry ---------------------------------------------------------------------- */
 
-enum dim { DIM_M, DIM_N, DIM_K };
+/* DIM_V: the (token, slot) rows m·topk of the moe_sorted output. */
+enum dim { DIM_M, DIM_N, DIM_K, DIM_V };
 
 /* Rows and row length of A, B, C per op (the addressing table of gg_kernel.h, batched with
-   layout b=nk); strided: the operand has one block per group or batch. */
+   layout b=nk); strided: the operand has one block per group, batch or expert. */
 static const struct {
     enum dim rows, len;
     int strided;
@@ -341,6 +455,7 @@ static const struct {
     [GG_OP_GROUPED_WGRAD] = {{DIM_M, DIM_N, 0}, {DIM_M, DIM_K, 0}, {DIM_N, DIM_K, 1}},
     [GG_OP_BATCHED] = {{DIM_M, DIM_K, 1}, {DIM_N, DIM_K, 1}, {DIM_M, DIM_N, 1}},
     [GG_OP_DENSE] = {{DIM_M, DIM_K, 0}, {DIM_N, DIM_K, 0}, {DIM_M, DIM_N, 0}},
+    [GG_OP_MOE_SORTED] = {{DIM_M, DIM_K, 0}, {DIM_N, DIM_K, 1}, {DIM_V, DIM_N, 0}},
 };
 
 struct operand {
@@ -356,8 +471,9 @@ static void operand_of(const struct gg_case *c, int64_t mrows, int w, struct ope
         rows = DIM_K;
         len = DIM_N;
     }
-    const int64_t size[3] = {mrows, c->n, c->k};
-    const char *const key[3] = {is_grouped(c->op) ? "group_lens" : "m", "n", "k"};
+    /* m·topk ≤ 2^31 - 1 for moe_sorted (check_moe); topk is 0 for the other ops. */
+    const int64_t size[4] = {mrows, c->n, c->k, c->op == GG_OP_MOE_SORTED ? mrows * c->topk : 0};
+    const char *const key[4] = {is_grouped(c->op) ? "group_lens" : "m", "n", "k", "topk"};
     const int64_t ld[3] = {c->lda, c->ldb, c->ldc};
     const int64_t stride[3] = {c->stride_a, c->stride_b, c->stride_c};
     const int64_t off[3] = {c->off_a, c->off_b, c->off_c};
@@ -423,6 +539,7 @@ enum gg_status gg_case_check(const struct gg_case *c, char *err, size_t err_len)
         (st = check_sizes(c, &mrows, err, err_len)) != GG_OK ||
         (st = check_dtypes(c, err, err_len)) != GG_OK ||
         (st = check_scaling(c, err, err_len)) != GG_OK ||
+        (st = check_inputs(c, err, err_len)) != GG_OK ||
         (st = check_addressing(c, mrows, err, err_len)) != GG_OK)
         return st;
     return GG_OK;
@@ -444,7 +561,7 @@ enum gg_status gg_case_expand(struct gg_case *c, char *err, size_t err_len)
     free(c->lens);
     free(c->offs);
     c->lens = c->offs = NULL;
-    if (!is_grouped(c->op))
+    if (!has_items(c->op))
         return GG_OK;
     int64_t max_rows;
     enum gg_status st = check_items(c, &max_rows, err, err_len);
@@ -478,7 +595,7 @@ void gg_case_problem(const struct gg_case *c, struct gg_kopt opts[GG_CASE_MAX_OP
     int n_opts = c->n_opts < 0 ? 0 : c->n_opts > GG_CASE_MAX_OPTS ? GG_CASE_MAX_OPTS : c->n_opts;
     for (int i = 0; i < n_opts; i++)
         opts[i] = (struct gg_kopt){.key = c->opt_key[i], .value = c->opt_value[i]};
-    int grouped = is_grouped(c->op);
+    int grouped = is_grouped(c->op), items = has_items(c->op), moe = c->op == GG_OP_MOE_SORTED;
     *p = (struct gg_problem){
         .op = c->op,
         .a_dtype = c->a_dtype,
@@ -497,8 +614,11 @@ void gg_case_problem(const struct gg_case *c, struct gg_kopt opts[GG_CASE_MAX_OP
         .stride_a = c->stride_a,
         .stride_b = c->stride_b,
         .stride_c = c->stride_c,
-        .group_lens = grouped ? c->lens : NULL,
-        .group_offs = grouped ? c->offs : NULL,
+        .group_lens = items ? c->lens : NULL,
+        .group_offs = items ? c->offs : NULL,
+        .bias_dtype = c->bias_dtype,
+        .topk = moe ? c->topk : 0,
+        .block_m = moe ? c->block_m : 0,
         .opts = n_opts ? opts : NULL,
         .n_opts = n_opts,
         .mutant = c->mutant[0] ? c->mutant : NULL,

@@ -27,12 +27,19 @@
     (GG_OP_BIT(GG_OP_GROUPED_FWD) | GG_OP_BIT(GG_OP_GROUPED_DGRAD) | GG_OP_BIT(GG_OP_GROUPED_WGRAD))
 #define OPS_BATCHED GG_OP_BIT(GG_OP_BATCHED)
 #define OPS_DENSE GG_OP_BIT(GG_OP_DENSE)
-#define OPS_ALL (OPS_GROUPED | OPS_BATCHED | OPS_DENSE)
+#define OPS_MOE GG_OP_BIT(GG_OP_MOE_SORTED)
+#define OPS_ALL (OPS_GROUPED | OPS_BATCHED | OPS_DENSE | OPS_MOE)
+/* Ops with an output bias (gg_kernel.h). */
+#define OPS_BIAS (GG_OP_BIT(GG_OP_GROUPED_FWD) | OPS_BATCHED | OPS_DENSE | OPS_MOE)
 
-static const char *const SCALING_NAMES[] = {"none", "tensor", "mx"};  /* enum gg_scaling */
+/* enum gg_scaling */
+static const char *const SCALING_NAMES[] = {"none", "tensor", "mx", "block128", "mx_b"};
 static const char *const RULE_NAMES[] = {"floor", "ceil"};            /* enum gg_mx_rule */
 static const char *const SAT_NAMES[] = {"none", "finite"};            /* enum gg_sat */
 static const char *const LAYOUT_NAMES[] = {"nk", "kn"};               /* enum gg_layout */
+/* bias: the names and the dtypes they stand for ("none" is the default, no bias). */
+static const char *const BIAS_NAMES[] = {"none", "f32", "bf16"};
+static const enum gg_dtype BIAS_DTYPES[] = {GG_DTYPE_NONE, GG_DTYPE_F32, GG_DTYPE_BF16};
 static const char *const ABC[] = {"a", "b", "c"};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -218,6 +225,16 @@ static enum gg_status assigns(const struct pctx *x, char *args, const char *cons
     return GG_OK;
 }
 
+/* "x, y or z" of names[0..n) into buf. */
+static const char *name_list(const char *const *names, int n, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int j = 0; j < n; j++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+                 j == 0 ? "" : j == n - 1 ? " or " : ", ", names[j]);
+    return buf;
+}
+
 /* Shortest "%.{p}g" text of x that reads back as x. */
 static void format_double(double v, char *buf, size_t len)
 {
@@ -257,9 +274,14 @@ static enum gg_status parse_op(const struct pctx *x, const struct key_def *k, st
     if (st != GG_OK)
         return st;
     c->op = gg_op_from_name(t);
-    if (c->op == GG_OP_COUNT)
-        return bad(x, "unknown op '%.40s' (expected grouped_fwd, grouped_dgrad, grouped_wgrad, "
-                      "batched or dense)", t);
+    if (c->op == GG_OP_COUNT) {
+        const char *names[GG_OP_COUNT];
+        char list[128];
+        for (int op = 0; op < GG_OP_COUNT; op++)
+            names[op] = gg_op_name((enum gg_op)op);
+        return bad(x, "unknown op '%.40s' (expected %s)", t,
+                   name_list(names, GG_OP_COUNT, list, sizeof list));
+    }
     return GG_OK;
 }
 
@@ -412,11 +434,9 @@ static enum gg_status get_enum(const struct pctx *x, const char *const *names, i
 {
     int i = lookup(names, n, s);
     if (i < 0) {
-        char list[64] = "";
-        for (int j = 0; j < n; j++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-                     j == 0 ? "" : j == n - 1 ? " or " : ", ", names[j]);
-        return bad(x, "unknown %s '%.40s' (expected %s)", what, s, list);
+        char list[128];
+        return bad(x, "unknown %s '%.40s' (expected %s)", what, s,
+                   name_list(names, n, list, sizeof list));
     }
     *out = i;
     return GG_OK;
@@ -430,13 +450,15 @@ static enum gg_status parse_scaling(const struct pctx *x, const struct key_def *
     char *t = next_tok(&args), *v[2];
     int kind, rule = GG_MX_RULE_CEIL, sat = GG_SAT_FINITE;
     enum gg_status st;
+    char list[128];
     if (t == NULL)
-        return bad(x, "expected none, tensor or mx");
+        return bad(x, "expected %s",
+                   name_list(SCALING_NAMES, COUNT(SCALING_NAMES), list, sizeof list));
     if ((st = get_enum(x, SCALING_NAMES, COUNT(SCALING_NAMES), "scaling", t, &kind)) != GG_OK ||
         (st = assigns(x, args, names, 2, v, 1)) != GG_OK)
         return st;
-    if (v[0] != NULL && kind != GG_SCALING_MX)
-        return bad(x, "rule= applies to scaling mx only");
+    if (v[0] != NULL && kind != GG_SCALING_MX && kind != GG_SCALING_MX_B)
+        return bad(x, "rule= applies to scaling mx and mx_b only");
     if ((v[0] != NULL && (st = get_enum(x, RULE_NAMES, 2, "rule", v[0], &rule)) != GG_OK) ||
         (v[1] != NULL && (st = get_enum(x, SAT_NAMES, 2, "sat", v[1], &sat)) != GG_OK))
         return st;
@@ -454,6 +476,27 @@ static void print_scaling(FILE *f, const struct key_def *k, const struct gg_case
     if (c->quant_sat != GG_SAT_FINITE)
         fprintf(f, " sat=%s", name_of(SAT_NAMES, COUNT(SAT_NAMES), (int)c->quant_sat));
     fputc('\n', f);
+}
+
+static enum gg_status parse_bias(const struct pctx *x, const struct key_def *k, struct gg_case *c,
+                                 char *args)
+{
+    (void)k;
+    char *t;
+    int i;
+    enum gg_status st = one_value(x, args, &t);
+    if (st == GG_OK)
+        st = get_enum(x, BIAS_NAMES, COUNT(BIAS_NAMES), "bias type", t, &i);
+    if (st != GG_OK)
+        return st;
+    c->bias_dtype = BIAS_DTYPES[i];
+    return GG_OK;
+}
+
+static void print_bias(FILE *f, const struct key_def *k, const struct gg_case *c)
+{
+    if (c->bias_dtype != GG_DTYPE_NONE)
+        fprintf(f, "%s %s\n", k->name, gg_dtype_name(c->bias_dtype));
 }
 
 static enum gg_status parse_layout(const struct pctx *x, const struct key_def *k,
@@ -589,27 +632,36 @@ static void print_triple(FILE *f, const struct key_def *k, const struct gg_case 
         fputc('\n', f);
 }
 
+/* data: a=DIST b=DIST bias=DIST, any subset (bias= only with a bias, gg_case_check). */
+static const char *const DATA_NAMES[] = {"a", "b", "bias"};
+
 static enum gg_status parse_data(const struct pctx *x, const struct key_def *k, struct gg_case *c,
                                  char *args)
 {
     (void)k;
-    struct gg_dist *dst[2] = {&c->dist_a, &c->dist_b};
-    char *v[2];
-    enum gg_status st = assigns(x, args, ABC, 2, v, 0);
-    for (int i = 0; st == GG_OK && i < 2; i++) {
+    struct gg_dist *dst[COUNT(DATA_NAMES)] = {&c->dist_a, &c->dist_b, &c->dist_bias};
+    char *v[COUNT(DATA_NAMES)];
+    enum gg_status st = assigns(x, args, DATA_NAMES, COUNT(DATA_NAMES), v, 0);
+    for (int i = 0; st == GG_OK && i < COUNT(DATA_NAMES); i++) {
         char msg[200];
         if (v[i] != NULL && gg_dist_parse(v[i], dst[i], msg, sizeof msg) != GG_OK)
-            st = bad(x, "%s: %s", ABC[i], msg);
+            st = bad(x, "%s: %s", DATA_NAMES[i], msg);
     }
     return st;
 }
 
+/* a= and b= always, bias= exactly when the case has a bias. */
 static void print_data(FILE *f, const struct key_def *k, const struct gg_case *c)
 {
-    char a[128], b[128];
-    gg_dist_format(&c->dist_a, a, sizeof a);
-    gg_dist_format(&c->dist_b, b, sizeof b);
-    fprintf(f, "%s a=%s b=%s\n", k->name, a, b);
+    const struct gg_dist *d[COUNT(DATA_NAMES)] = {&c->dist_a, &c->dist_b, &c->dist_bias};
+    int n = c->bias_dtype != GG_DTYPE_NONE ? 3 : 2;
+    fputs(k->name, f);
+    for (int i = 0; i < n; i++) {
+        char text[128];
+        gg_dist_format(d[i], text, sizeof text);
+        fprintf(f, " %s=%s", DATA_NAMES[i], text);
+    }
+    fputc('\n', f);
 }
 
 static enum gg_status parse_plant(const struct pctx *x, const struct key_def *k,
@@ -650,11 +702,15 @@ static const struct key_def KEYS[] = {
     {"mutant", OPS_ALL, 0, parse_name, print_name, {OFF(mutant)}},
     {"dtypes", OPS_ALL, OPS_ALL, parse_dtypes, print_dtypes, {0}},
     {"scaling", OPS_ALL, 0, parse_scaling, print_scaling, {0}},
+    {"bias", OPS_BIAS, 0, parse_bias, print_bias, {0}},
     {"layout", OPS_BATCHED, 0, parse_layout, print_layout, {0}},
-    {"groups", OPS_GROUPED, OPS_GROUPED, parse_int, print_int, {OFF(groups)}},
+    {"groups", OPS_GROUPED | OPS_MOE, OPS_GROUPED | OPS_MOE, parse_int, print_int, {OFF(groups)}},
     {"batch", OPS_BATCHED, OPS_BATCHED, parse_int, print_int, {OFF(groups)}},
-    {"group_lens", OPS_GROUPED, OPS_GROUPED, parse_lens, print_lens, {0}},
-    {"m", OPS_BATCHED | OPS_DENSE, OPS_BATCHED | OPS_DENSE, parse_int, print_int, {OFF(m)}},
+    {"group_lens", OPS_GROUPED | OPS_MOE, OPS_GROUPED | OPS_MOE, parse_lens, print_lens, {0}},
+    {"m", OPS_BATCHED | OPS_DENSE | OPS_MOE, OPS_BATCHED | OPS_DENSE | OPS_MOE, parse_int,
+     print_int, {OFF(m)}},
+    {"topk", OPS_MOE, OPS_MOE, parse_int, print_int, {OFF(topk)}},
+    {"block_m", OPS_MOE, OPS_MOE, parse_int, print_int, {OFF(block_m)}},
     {"n", OPS_ALL, OPS_ALL, parse_int, print_int, {OFF(n)}},
     {"k", OPS_ALL, OPS_ALL, parse_int, print_int, {OFF(k)}},
     {"ld", OPS_ALL, 0, parse_triple, print_triple, {OFF(lda), OFF(ldb), OFF(ldc)}},
@@ -796,6 +852,7 @@ static enum gg_status finish(const struct pctx *x, const struct pstate *ps, stru
         c->groups = 1;
     c->dist_a.fmt = c->a_dtype;
     c->dist_b.fmt = c->b_dtype;
+    c->dist_bias.fmt = c->bias_dtype;
     char msg[256];
     enum gg_status st = gg_case_check(c, msg, sizeof msg);
     if (st == GG_OK)

@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to the layout or meaning of the structs below. */
-#define GG_KERNEL_ABI_VERSION 1u
+#define GG_KERNEL_ABI_VERSION 2u
 
 /* Harness and kernel failures (never numerical findings: those are verdicts). */
 enum gg_status {
@@ -62,15 +62,22 @@ enum gg_op {
     GG_OP_GROUPED_WGRAD,   /* dW_g = dY_gᵀ · X_g (TN, variable K = M_g; M_g = 0 gives dW_g = 0) */
     GG_OP_BATCHED,         /* C_b = A_b · B_bᵀ (B in [N,K]) or A_b · B_b (B in [K,N]) */
     GG_OP_DENSE,           /* C = A · Bᵀ, B in [N,K]; the small-M path */
+    GG_OP_MOE_SORTED,      /* Y[v] = X[v / topk] · W_eᵀ for each valid sorted_ids entry v of a
+                              block_m block whose expert is e (fused-MoE layout) */
     GG_OP_COUNT
 };
 #define GG_OP_BIT(op) (1u << (unsigned)(op))
 
-/* How low-precision inputs are scaled. */
+/* How low-precision inputs are scaled: a recipe fixing the scale layout of both operands.
+   Every scale multiplies decoded codes (it is a dequantisation factor, scale_inv = 1/s). */
 enum gg_scaling {
     GG_SCALING_NONE = 0, /* a_scale and b_scale are NULL */
-    GG_SCALING_TENSOR,   /* one fp32 dequantisation factor (scale_inv = 1/s) per operand */
-    GG_SCALING_MX        /* one E8M0 code per 1x32 block along the reduction dimension */
+    GG_SCALING_TENSOR,   /* A: one fp32; B: one fp32 per matrix of B (per expert or batch) */
+    GG_SCALING_MX,       /* A and B: one E8M0 code per 1x32 block along K */
+    GG_SCALING_BLOCK128, /* A: fp32 per row and per 128 along K ("a8w8": per-token, per-128-K
+                            group); B: one fp32 per matrix of B */
+    GG_SCALING_MX_B      /* A unscaled (a_scale NULL); B: one E8M0 code per 1x32 block along K
+                            (weight-only MX, e.g. bf16 activations with e2m1 weights) */
 };
 
 /* Layout of the B operand of a batched GEMM. */
@@ -81,8 +88,9 @@ enum gg_layout {
 
 enum gg_backend { GG_BACKEND_CPU = 0, GG_BACKEND_CUDA, GG_BACKEND_HIP };
 
-/* The MX block length along the reduction dimension. */
+/* The MX block length along K, and the K group of GG_SCALING_BLOCK128. */
 #define GG_MX_BLOCK 32
+#define GG_BLOCK128 128
 
 /* A kernel option: a named integer (split_k, streams, ...). Unknown keys are ignored by kernels. */
 struct gg_kopt {
@@ -92,7 +100,8 @@ struct gg_kopt {
 
 /*
  * The problem descriptor. All sizes, strides and offsets are int64_t and counted in elements.
- * Every matrix is row-major with the given leading dimension.
+ * Every matrix is row-major with the given leading dimension. When run() is called, leading
+ * dimensions and strides are never 0: the harness has replaced zeros by the packed defaults.
  *
  * Operand roles and addressing, with g the group (or batch) index:
  *
@@ -103,14 +112,28 @@ struct gg_kopt {
  *   batched       A [B,M,K] a[g*sa + m*lda + k] B NK: b[g*sb + n*ldb + k]       C [B,M,N] c[g*sc + m*ldc + n]
  *                                              B KN: b[g*sb + k*ldb + n]
  *   dense         A [M,K]   a[m*lda + k]       B [N,K]   b[n*ldb + k]          C [M,N] c[m*ldc + n]
+ *   moe sorted    X [T,K]   a[t*lda + k]       W [E,N,K] b[e*sb + n*ldb + k]   Y [T*topk,N] c[v*ldc + n]
  *
  * (sa, sb, sc are stride_a, stride_b, stride_c.) For grouped ops M is the total row count
  * group_offs[groups] and group g owns rows group_offs[g] .. group_offs[g+1]-1.
  *
- * Scales (scaling == GG_SCALING_MX; only ops whose reduction dimension is K: fwd, batched NK,
- * dense): a_scale is E8M0 [rows of A, K/32] and b_scale is E8M0 [groups][N][K/32], both packed.
- * With GG_SCALING_TENSOR each of a_scale and b_scale points to one float: the factor that
- * multiplies decoded codes (scale_inv).
+ * MoE sorted (fused-MoE layout of vLLM/aiter): m = T tokens, groups = E experts. sorted_ids has
+ * sorted_len = (number of blocks)·block_m int32 entries; each block of block_m entries belongs to
+ * expert expert_ids[block]. An entry v < T·topk is a (token, slot) pair: output row v of Y gets
+ * X[v / topk] · W_eᵀ. An entry v ≥ T·topk is padding and must be skipped. group_lens[e] counts
+ * the valid entries of expert e (its blocks are contiguous, padding at their end).
+ *
+ * Scales, all packed, by recipe (only ops whose reduction is along K may use MX, MX_B and
+ * BLOCK128: grouped fwd, batched NK, dense, moe sorted):
+ *   TENSOR    a_scale float[1];  b_scale float[mats]
+ *   MX        a_scale e8m0[rows of A][K/32];  b_scale e8m0[mats][N][K/32]
+ *   BLOCK128  a_scale float[rows of A][ceil(K/128)];  b_scale float[mats]
+ *   MX_B      a_scale NULL;  b_scale e8m0[mats][N][K/32]
+ * where mats is the number of matrices of B (groups for grouped fwd/dgrad, batched and moe; 1 for
+ * wgrad and dense) and the rows of A count across batches (batch b, row r is row b·m + r).
+ *
+ * Bias (bias_dtype != GG_DTYPE_NONE; grouped fwd, batched, dense, moe): bias[mats][N], added to
+ * the fp32 accumulator before the output rounding. A NULL bias (bias_dtype NONE) is legal.
  */
 struct gg_problem {
     enum gg_op op;
@@ -127,6 +150,11 @@ struct gg_problem {
        group_offs is the exclusive prefix sum of group_lens. Owned by the harness. */
     const int64_t *group_lens;
     const int64_t *group_offs;
+    enum gg_dtype bias_dtype; /* GG_DTYPE_NONE: no bias */
+    /* MoE sorted only (0/NULL otherwise); host arrays owned by the harness. */
+    int64_t topk, block_m, sorted_len;
+    const int32_t *sorted_ids; /* sorted_len entries */
+    const int32_t *expert_ids; /* sorted_len / block_m entries */
     const struct gg_kopt *opts; /* kernel options, n_opts entries; may be NULL */
     int n_opts;
     const char *mutant; /* name of the mutant to run, or NULL for the correct kernel */
@@ -138,18 +166,23 @@ struct gg_problem {
  * a_scale, b_scale: NULL when scaling == GG_SCALING_NONE.
  * workspace: NULL when workspace_bytes() returned 0; otherwise exactly that many bytes, filled
  * with a poison pattern the kernel must not depend on.
- * group_lens_dev/group_offs_dev: the same arrays in the kernel's memory space (for CPU kernels,
- * a separate host copy); NULL for ungrouped ops.
+ * group_lens_dev/group_offs_dev, sorted_ids_dev/expert_ids_dev: the same arrays as in the
+ * problem, in the kernel's memory space (for CPU kernels a separate host copy); NULL when the op
+ * has none.
+ * bias: NULL when p->bias_dtype is GG_DTYPE_NONE.
  * stream: cudaStream_t / hipStream_t for GPU kernels, NULL for CPU kernels.
  */
 struct gg_operands {
     const void *a, *b;
     void *c;
     const void *a_scale, *b_scale;
+    const void *bias;
     void *workspace;
     size_t workspace_bytes;
     const int64_t *group_lens_dev;
     const int64_t *group_offs_dev;
+    const int32_t *sorted_ids_dev;
+    const int32_t *expert_ids_dev;
     void *stream;
 };
 
@@ -192,6 +225,33 @@ static inline int gg_mutant_is(const struct gg_problem *p, const char *name)
 
 /* In-tree kernels, in a fixed order; *count receives their number. The table is static. */
 const struct gg_kernel *const *gg_kernels_builtin(size_t *count);
+
+/*
+ * Plugins. A plugin is a shared object built against this header alone. It exports:
+ *
+ *   const uint32_t gg_plugin_abi_version = GG_KERNEL_ABI_VERSION;
+ *   enum gg_status gg_plugin_register(const struct gg_plugin_host *host, char *err, size_t err_len);
+ *
+ * ggfuzz reads gg_plugin_abi_version first and refuses the plugin without calling anything when
+ * it differs from its own. gg_plugin_register then calls host->add_kernel once per kernel; each
+ * descriptor (and everything it points to) must stay valid until the process exits. The host
+ * validates each descriptor (ABI version, required slots) and may refuse it with a status.
+ * Returning a status other than GG_OK (with a message in err) refuses the whole plugin.
+ */
+#define GG_PLUGIN_ABI_SYMBOL "gg_plugin_abi_version"
+#define GG_PLUGIN_REGISTER_SYMBOL "gg_plugin_register"
+
+struct gg_plugin_host {
+    uint32_t abi_version; /* GG_KERNEL_ABI_VERSION of the host */
+    void *ctx;            /* pass back to add_kernel */
+    enum gg_status (*add_kernel)(void *ctx, const struct gg_kernel *k, char *err, size_t err_len);
+};
+typedef enum gg_status (*gg_plugin_register_fn)(const struct gg_plugin_host *host, char *err,
+                                                size_t err_len);
+
+/* The two symbols a plugin defines (declared here so a plugin builds with -Wmissing-prototypes). */
+extern const uint32_t gg_plugin_abi_version;
+enum gg_status gg_plugin_register(const struct gg_plugin_host *host, char *err, size_t err_len);
 
 #ifdef __cplusplus
 }

@@ -128,8 +128,9 @@ void gg_oracle_canary_fill(uint8_t *band, size_t n);
 /* Index of the first byte of band that is not its canary, or -1 when intact. */
 int64_t gg_oracle_canary_check(const uint8_t *band, size_t n);
 
-/* Output padding (elements between the rows of C that no group owns) must keep the sentinel:
-   returns the first changed element index (in c's storage) or -1. */
+/* Output padding (elements between the rows of C that no group owns; for moe_sorted also every
+   row no valid sorted id names) must keep the sentinel: returns the first changed element index
+   (in c's storage) or -1. */
 int64_t gg_oracle_padding_check(const struct gg_problem *p, const void *c);
 
 /* 128-bit content hash (XXH3-128) of n bytes, for input immutability. */

@@ -113,7 +113,15 @@ static int judge_finite(struct scan *s, const struct gg_threshold *tw, double ou
     return d > gg_oracle_bound(tw, out, abs[i], h);
 }
 
-/* Compares group g, whose reference starts at packed position pos. */
+/* Index in C's storage of element (r, col) of block b: its row at base + r·ld, or at
+   row_map[r]·ld for a moe expert (row r of the block is sorted id row_map[r]). */
+static int64_t storage_index(const struct gg_out_block *b, int64_t r, int64_t col)
+{
+    return (b->row_map ? (int64_t)b->row_map[r] * b->ld : b->base + r * b->ld) + col;
+}
+
+/* Compares group g, whose reference starts at packed position pos. The bound's term count h is
+   the reduction length, plus one for a bias added to the accumulator. */
 static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref,
                        const double *abs, const double *src, struct gg_group_metrics *gm)
 {
@@ -123,25 +131,26 @@ static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref
     gm->first_bad = -1;
     /* Warning level: the Higham-Mary probabilistic bound with λ = 8, 8·√h·u_acc, where it is
        tighter than γ_h (h > 64); rows with an empirical κ have no tighter model. */
+    int64_t h = b.red + (s->p->bias_dtype != GG_DTYPE_NONE);
     struct gg_threshold tw = *s->t;
-    if (tw.kappa == 0 && b.red > 64)
-        tw.kappa = 8.0 * sqrt((double)b.red) * tw.u_acc;
+    if (tw.kappa == 0 && h > 64)
+        tw.kappa = 8.0 * sqrt((double)h) * tw.u_acc;
     for (int64_t r = 0; r < b.rows; r++) {
         for (int64_t col = 0; col < b.cols; col++) {
             int64_t i = pos + r * b.cols + col;
             double out = 0.0, rf = ref[i];
             int bad = 0, suspect = 0;
-            if (gg_oracle_out_load(s->p->c_dtype, s->c, b.base + r * b.ld + col, &out)) {
+            if (gg_oracle_out_load(s->p->c_dtype, s->c, storage_index(&b, r, col), &out)) {
                 gm->n_unwritten++;
                 bad = 1;
             } else if (!isfinite(rf)) {
                 bad = isnan(rf) ? !isnan(out) : out != rf;
                 gm->n_nan += bad;
             } else if (!isfinite(out)) {
-                bad = !(abs && overflow_ok(s, out, rf, abs[i], b.red));
+                bad = !(abs && overflow_ok(s, out, rf, abs[i], h));
                 gm->n_nan += bad;
             } else {
-                int v = judge_finite(s, &tw, out, rf, abs, i, b.red, gm);
+                int v = judge_finite(s, &tw, out, rf, abs, i, h, gm);
                 gm->n_bound += v == 2;
                 bad = v == 2;
                 suspect = v == 1;

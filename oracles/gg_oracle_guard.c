@@ -1,7 +1,8 @@
 /*
  * gg_oracle_guard.c — structural checks on raw memory: canary bands around buffers, the padding
- * of C that no group owns (it must keep the sentinel), and the first difference between two
- * buffers (workspace dependence and determinism).
+ * of C that no group owns (it must keep the sentinel; for moe sorted, every element no valid
+ * sorted id names), and the first difference between two buffers (workspace dependence and
+ * determinism).
  */
 #include <string.h>
 
@@ -69,6 +70,43 @@ static int64_t check_gap(enum gg_dtype t, const void *c, int64_t from, int64_t t
     return -1;
 }
 
+/* C rows whose names are collected per pass of the moe padding check: a bitmap of 8 KiB on the
+   stack (the check allocates nothing), so outputs of up to 2^16 rows take one pass over the ids. */
+#define MOE_ROW_WINDOW (1 << 16)
+
+/*
+ * Moe sorted: C is Y [T·topk, N] with leading dimension ldc, and row v belongs to the output only
+ * when a valid sorted id (a row of some expert's block) names it. The padding is every unnamed
+ * row (none when the routing is complete) plus the tail n .. ldc-1 of every row but the last
+ * (where C's span ends). Rows are checked in storage order, a window of MOE_ROW_WINDOW at a time,
+ * each window after marking the ids that fall inside it.
+ */
+static int64_t moe_padding_check(const struct gg_problem *p, const void *c)
+{
+    uint8_t named[MOE_ROW_WINDOW / 8];
+    int64_t rows = p->m * p->topk, hit;
+    if (p->n == 0)
+        return -1;
+    for (int64_t w0 = 0; w0 < rows; w0 += MOE_ROW_WINDOW) {
+        int64_t w1 = rows - w0 < MOE_ROW_WINDOW ? rows : w0 + MOE_ROW_WINDOW;
+        memset(named, 0, sizeof named);
+        for (int64_t e = 0; e < p->groups; e++) {
+            struct gg_out_block b;
+            gg_problem_out_block(p, e, &b);
+            for (int64_t r = 0; r < b.rows; r++)
+                if (b.row_map[r] >= w0 && b.row_map[r] < w1)
+                    named[(b.row_map[r] - w0) / 8] |= (uint8_t)(1u << ((b.row_map[r] - w0) % 8));
+        }
+        for (int64_t v = w0; v < w1; v++) {
+            int64_t row = v * p->ldc, end = v + 1 < rows ? row + p->ldc : row + p->n;
+            int is_named = named[(v - w0) / 8] >> ((v - w0) % 8) & 1;
+            if ((hit = check_gap(p->c_dtype, c, is_named ? row + p->n : row, end)) >= 0)
+                return hit;
+        }
+    }
+    return -1;
+}
+
 /* C has no padding: rows are packed and, for ops with a stride between groups, so are groups. */
 static int packed_output(const struct gg_problem *p)
 {
@@ -89,6 +127,8 @@ static int packed_output(const struct gg_problem *p)
  */
 int64_t gg_oracle_padding_check(const struct gg_problem *p, const void *c)
 {
+    if (p->op == GG_OP_MOE_SORTED)
+        return moe_padding_check(p, c);
     if (p->groups < 1 || packed_output(p))
         return -1;
     int64_t pos = 0, hit;

@@ -52,6 +52,15 @@ struct row {
  *             coarsest output format (2^-2, half of its 0.5 subnormal), κ = 2^-8 is the fp8
  *             fast-accumulation level (§8 item 2), 20 dB the lowest SNR level in use; the
  *             expected 25.5 dB is the rounding SNR of the coarsest 8-bit format, e5m2 (§4).
+ *
+ * Rows are chosen by the operand dtypes alone, whatever the scaling recipe: every recipe
+ * multiplies codes by exact scales before the reduction, so the reference carries the scales and
+ * only the products' formats matter. Mixed inputs take the row of their most quantised operand:
+ * bf16 x e2m1 (MX_B, weight-only MX FP4) takes the e2m1 rows and bf16 x e4m3 or bf16 x e5m2 the
+ * fp8 rows (the empirical κ, as for the quantised kernels these mixes come from); e4m3 with
+ * BLOCK128 scales (per-token, per-128-K "a8w8") takes the fp8 rows like tensor and MX scaling,
+ * its source level included (finer scales only raise the source SNR). A bias adds one term to
+ * each sum, which the oracles count in h.
  */
 static const struct row table[] = {
     {IN_16BIT, GG_DTYPE_BF16, {"bf16->bf16", 50.0, 55.6, 0.0, U_BF16, ETA_BF16, U_ACC, 0.0}},

@@ -40,6 +40,7 @@ static const char *const op_names[GG_OP_COUNT] = {
     [GG_OP_GROUPED_WGRAD] = "grouped_wgrad",
     [GG_OP_BATCHED] = "batched",
     [GG_OP_DENSE] = "dense",
+    [GG_OP_MOE_SORTED] = "moe_sorted",
 };
 
 const char *gg_class_name(enum gg_class c)

@@ -3,13 +3,31 @@
  * reaches in memory, packed defaults for leading dimensions and strides, and the validity rules
  * every kernel may assume. All arithmetic is int64_t with overflow checks.
  */
+#include <stdint.h>
 #include <stdio.h>
 
 #include "reference/gg_ref.h"
 
+#define FAIL(...) do { snprintf(err, err_len, __VA_ARGS__); return GG_E_INVAL; } while (0)
+
 static int is_grouped(enum gg_op op)
 {
     return op == GG_OP_GROUPED_FWD || op == GG_OP_GROUPED_DGRAD || op == GG_OP_GROUPED_WGRAD;
+}
+
+static int along_k(const struct gg_problem *p)
+{
+    return p->op == GG_OP_GROUPED_FWD || p->op == GG_OP_DENSE || p->op == GG_OP_MOE_SORTED ||
+           (p->op == GG_OP_BATCHED && p->b_layout == GG_LAYOUT_NK);
+}
+
+/* First sorted entry of expert e's blocks, or -1 when it has none. */
+static int64_t moe_start(const struct gg_problem *p, int64_t e)
+{
+    for (int64_t blk = 0; p->block_m > 0 && blk < p->sorted_len / p->block_m; blk++)
+        if (p->expert_ids[blk] == e)
+            return blk * p->block_m;
+    return -1;
 }
 
 void gg_problem_out_block(const struct gg_problem *p, int64_t g, struct gg_out_block *b)
@@ -17,20 +35,26 @@ void gg_problem_out_block(const struct gg_problem *p, int64_t g, struct gg_out_b
     int64_t rows0 = is_grouped(p->op) ? p->group_offs[g] : 0;
     int64_t len = is_grouped(p->op) ? p->group_lens[g] : 0;
     switch (p->op) {
+    case GG_OP_MOE_SORTED: {
+        int64_t start = moe_start(p, g);
+        *b = (struct gg_out_block){0, start < 0 ? 0 : p->group_lens[g], p->n, p->ldc, p->k,
+                                   start < 0 ? NULL : p->sorted_ids + start};
+        break;
+    }
     case GG_OP_GROUPED_FWD:
-        *b = (struct gg_out_block){rows0 * p->ldc, len, p->n, p->ldc, p->k};
+        *b = (struct gg_out_block){rows0 * p->ldc, len, p->n, p->ldc, p->k, NULL};
         break;
     case GG_OP_GROUPED_DGRAD:
-        *b = (struct gg_out_block){rows0 * p->ldc, len, p->k, p->ldc, p->n};
+        *b = (struct gg_out_block){rows0 * p->ldc, len, p->k, p->ldc, p->n, NULL};
         break;
     case GG_OP_GROUPED_WGRAD:
-        *b = (struct gg_out_block){g * p->stride_c, p->n, p->k, p->ldc, len};
+        *b = (struct gg_out_block){g * p->stride_c, p->n, p->k, p->ldc, len, NULL};
         break;
     case GG_OP_BATCHED:
-        *b = (struct gg_out_block){g * p->stride_c, p->m, p->n, p->ldc, p->k};
+        *b = (struct gg_out_block){g * p->stride_c, p->m, p->n, p->ldc, p->k, NULL};
         break;
     default:
-        *b = (struct gg_out_block){0, p->m, p->n, p->ldc, p->k};
+        *b = (struct gg_out_block){0, p->m, p->n, p->ldc, p->k, NULL};
         break;
     }
 }
@@ -65,7 +89,7 @@ int64_t gg_problem_a_span(const struct gg_problem *p)
     case GG_OP_GROUPED_DGRAD:
     case GG_OP_GROUPED_WGRAD: return mat_span(p->m, p->n, p->lda);
     case GG_OP_BATCHED: return stack_span(p->groups, p->stride_a, mat_span(p->m, p->k, p->lda));
-    default: return mat_span(p->m, p->k, p->lda);
+    default: return mat_span(p->m, p->k, p->lda); /* dense, moe: X [T,K] */
     }
 }
 
@@ -73,7 +97,8 @@ int64_t gg_problem_b_span(const struct gg_problem *p)
 {
     switch (p->op) {
     case GG_OP_GROUPED_FWD:
-    case GG_OP_GROUPED_DGRAD: return stack_span(p->groups, p->stride_b, mat_span(p->n, p->k, p->ldb));
+    case GG_OP_GROUPED_DGRAD:
+    case GG_OP_MOE_SORTED: return stack_span(p->groups, p->stride_b, mat_span(p->n, p->k, p->ldb));
     case GG_OP_GROUPED_WGRAD: return mat_span(p->m, p->k, p->ldb);
     case GG_OP_BATCHED:
         return stack_span(p->groups, p->stride_b,
@@ -90,28 +115,45 @@ int64_t gg_problem_c_span(const struct gg_problem *p)
     case GG_OP_GROUPED_DGRAD: return mat_span(p->m, p->k, p->ldc);
     case GG_OP_GROUPED_WGRAD: return stack_span(p->groups, p->stride_c, mat_span(p->n, p->k, p->ldc));
     case GG_OP_BATCHED: return stack_span(p->groups, p->stride_c, mat_span(p->m, p->n, p->ldc));
+    case GG_OP_MOE_SORTED: return mat_span(p->m * p->topk, p->n, p->ldc);
     default: return mat_span(p->m, p->n, p->ldc);
     }
 }
 
+int64_t gg_problem_b_mats(const struct gg_problem *p)
+{
+    return p->op == GG_OP_GROUPED_WGRAD || p->op == GG_OP_DENSE ? 1 : p->groups;
+}
+
+int64_t gg_problem_a_rows(const struct gg_problem *p)
+{
+    return p->op == GG_OP_BATCHED ? p->groups * p->m : p->m;
+}
+
 int64_t gg_problem_a_scale_count(const struct gg_problem *p)
 {
-    if (p->scaling == GG_SCALING_TENSOR)
-        return 1;
-    if (p->scaling != GG_SCALING_MX)
-        return 0;
-    int64_t rows = p->op == GG_OP_BATCHED ? p->groups * p->m : p->m;
-    return rows * (p->k / GG_MX_BLOCK);
+    switch (p->scaling) {
+    case GG_SCALING_TENSOR: return 1;
+    case GG_SCALING_MX: return gg_problem_a_rows(p) * (p->k / GG_MX_BLOCK);
+    case GG_SCALING_BLOCK128: return gg_problem_a_rows(p) * ((p->k + GG_BLOCK128 - 1) / GG_BLOCK128);
+    default: return 0;
+    }
 }
 
 int64_t gg_problem_b_scale_count(const struct gg_problem *p)
 {
-    if (p->scaling == GG_SCALING_TENSOR)
-        return 1;
-    if (p->scaling != GG_SCALING_MX)
-        return 0;
-    int64_t mats = p->op == GG_OP_DENSE ? 1 : p->groups;
-    return mats * p->n * (p->k / GG_MX_BLOCK);
+    switch (p->scaling) {
+    case GG_SCALING_TENSOR:
+    case GG_SCALING_BLOCK128: return gg_problem_b_mats(p);
+    case GG_SCALING_MX:
+    case GG_SCALING_MX_B: return gg_problem_b_mats(p) * p->n * (p->k / GG_MX_BLOCK);
+    default: return 0;
+    }
+}
+
+int64_t gg_problem_bias_count(const struct gg_problem *p)
+{
+    return p->bias_dtype == GG_DTYPE_NONE ? 0 : gg_problem_b_mats(p) * p->n;
 }
 
 /* Row lengths of A, B and C (the minimum leading dimensions) for the op. */
@@ -126,11 +168,55 @@ static void row_lengths(const struct gg_problem *p, int64_t *ra, int64_t *rb, in
         *rb = p->b_layout == GG_LAYOUT_KN ? p->n : p->k;
         *rc = p->n;
         break;
-    default: *ra = p->k; *rb = p->k; *rc = p->n; break;
+    default: *ra = p->k; *rb = p->k; *rc = p->n; break; /* dense, moe */
     }
 }
 
-#define FAIL(...) do { snprintf(err, err_len, __VA_ARGS__); return GG_E_INVAL; } while (0)
+/* The moe sorted layout of gg_kernel.h: blocks of one expert each, every expert's blocks
+   contiguous with its group_lens[e] valid entries first. (A duplicated id is legal here: the
+   oracles see the row that no id names as padding.) */
+static enum gg_status check_moe(const struct gg_problem *p, char *err, size_t err_len)
+{
+    int64_t pairs;
+    if (p->topk < 1 || p->block_m < 1)
+        FAIL("moe needs topk >= 1 and block_m >= 1 (got %lld, %lld)", (long long)p->topk,
+             (long long)p->block_m);
+    if (__builtin_mul_overflow(p->m, p->topk, &pairs) || pairs > INT32_MAX)
+        FAIL("moe: tokens x topk = %lld x %lld does not fit the int32 sorted ids",
+             (long long)p->m, (long long)p->topk);
+    if (p->sorted_len < 0 || p->sorted_len % p->block_m != 0 || !p->sorted_ids || !p->expert_ids)
+        FAIL("moe: sorted_len %lld is not a multiple of block_m %lld, or arrays missing",
+             (long long)p->sorted_len, (long long)p->block_m);
+    int64_t total = 0;
+    for (int64_t e = 0; e < p->groups; e++)
+        total += p->group_lens[e] < 0 ? 0 : p->group_lens[e];
+    if (total != pairs)
+        FAIL("moe: expert loads sum to %lld, tokens x topk is %lld", (long long)total,
+             (long long)pairs);
+    for (int64_t e = 0; e < p->groups; e++) {
+        int64_t start = moe_start(p, e), len = p->group_lens[e], seen = 0;
+        if (len < 0)
+            FAIL("moe: expert %lld has negative load %lld", (long long)e, (long long)len);
+        for (int64_t s = start; start >= 0 && s < p->sorted_len &&
+                                p->expert_ids[s / p->block_m] == e; s++, seen++) {
+            int valid = p->sorted_ids[s] >= 0 && p->sorted_ids[s] < pairs;
+            if (valid != (seen < len))
+                FAIL("moe: expert %lld: sorted entry %lld should be %s", (long long)e,
+                     (long long)s, seen < len ? "a valid id" : "padding");
+        }
+        if (seen < len)
+            FAIL("moe: expert %lld has %lld sorted entries for a load of %lld", (long long)e,
+                 (long long)seen, (long long)len);
+    }
+    for (int64_t blk = 0; blk < p->sorted_len / p->block_m; blk++)
+        if (p->expert_ids[blk] < 0 || p->expert_ids[blk] >= p->groups ||
+            (blk > 0 && p->expert_ids[blk] != p->expert_ids[blk - 1] &&
+             moe_start(p, p->expert_ids[blk]) != blk * p->block_m))
+            FAIL("moe: block %lld names expert %d out of order or out of range", (long long)blk,
+                 p->expert_ids[blk]);
+    return GG_OK;
+}
+
 
 /* a*b + c without overflow, or -1. All inputs are ≥ 0. */
 static int64_t mul_add(int64_t a, int64_t b, int64_t c)
@@ -168,6 +254,12 @@ enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len)
             FAIL("group_offs[groups] = %lld differs from the total %lld",
                  (long long)p->group_offs[p->groups], (long long)sum);
         p->m = sum;
+    } else if (p->op == GG_OP_MOE_SORTED) {
+        if (!p->group_lens)
+            FAIL("moe op without expert loads");
+        enum gg_status st = check_moe(p, err, err_len);
+        if (st != GG_OK)
+            return st;
     } else if (p->op == GG_OP_DENSE && p->groups != 1) {
         FAIL("dense op with %lld groups", (long long)p->groups);
     }
@@ -182,7 +274,8 @@ enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len)
              (long long)rc);
     /* Default strides: packed matrices, one per group or batch. */
     int64_t rows_a = p->m, rows_b = p->op == GG_OP_BATCHED && p->b_layout == GG_LAYOUT_KN ? p->k : p->n;
-    int64_t rows_c = p->op == GG_OP_GROUPED_WGRAD ? p->n : p->m;
+    int64_t rows_c = p->op == GG_OP_GROUPED_WGRAD ? p->n
+                     : p->op == GG_OP_MOE_SORTED ? p->m * p->topk : p->m;
     if (p->stride_a == 0) p->stride_a = mul_add(rows_a, p->lda, 0);
     if (p->stride_b == 0) p->stride_b = mul_add(rows_b, p->ldb, 0);
     if (p->stride_c == 0) p->stride_c = mul_add(rows_c, p->ldc, 0);
@@ -190,7 +283,8 @@ enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len)
         FAIL("operand size overflows int64");
     if (p->op == GG_OP_BATCHED && p->stride_a < mat_span(p->m, p->k, p->lda))
         FAIL("stride_a %lld overlaps batches", (long long)p->stride_a);
-    if ((p->op == GG_OP_BATCHED || p->op == GG_OP_GROUPED_FWD || p->op == GG_OP_GROUPED_DGRAD) &&
+    if ((p->op == GG_OP_BATCHED || p->op == GG_OP_GROUPED_FWD || p->op == GG_OP_GROUPED_DGRAD ||
+         p->op == GG_OP_MOE_SORTED) &&
         p->stride_b < mat_span(rows_b, rb, p->ldb))
         FAIL("stride_b %lld overlaps groups", (long long)p->stride_b);
     if ((p->op == GG_OP_BATCHED || p->op == GG_OP_GROUPED_WGRAD) &&
@@ -202,15 +296,18 @@ enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len)
     if (p->op == GG_OP_GROUPED_WGRAD && p->ldb > ld_rows)
         ld_rows = p->ldb; /* wgrad's X is [M, K] */
     if (mul_add(n_stack, p->stride_a > p->stride_b ? p->stride_a : p->stride_b, 0) < 0 ||
-        mul_add(n_stack, p->stride_c, 0) < 0 || mul_add(p->m, ld_rows, 0) < 0)
+        mul_add(n_stack, p->stride_c, 0) < 0 || mul_add(p->m, ld_rows, 0) < 0 ||
+        mul_add(rows_c, p->ldc, 0) < 0)
         FAIL("operand size overflows int64");
-    if (p->scaling == GG_SCALING_MX) {
-        int along_k = p->op == GG_OP_GROUPED_FWD || p->op == GG_OP_DENSE ||
-                      (p->op == GG_OP_BATCHED && p->b_layout == GG_LAYOUT_NK);
-        if (!along_k)
-            FAIL("MX scaling needs the reduction along K (grouped_fwd, dense, batched with B as NK)");
-        if (p->k % GG_MX_BLOCK != 0)
-            FAIL("K = %lld is not a multiple of the MX block %d", (long long)p->k, GG_MX_BLOCK);
-    }
+    if ((unsigned)p->scaling > GG_SCALING_MX_B)
+        FAIL("unknown scaling recipe %d", (int)p->scaling);
+    if (p->scaling >= GG_SCALING_MX && !along_k(p))
+        FAIL("this scaling recipe needs the reduction along K (grouped_fwd, dense, moe_sorted, "
+             "batched with B as NK)");
+    if ((p->scaling == GG_SCALING_MX || p->scaling == GG_SCALING_MX_B) && p->k % GG_MX_BLOCK != 0)
+        FAIL("K = %lld is not a multiple of the MX block %d", (long long)p->k, GG_MX_BLOCK);
+    if (p->bias_dtype != GG_DTYPE_NONE &&
+        (p->op == GG_OP_GROUPED_DGRAD || p->op == GG_OP_GROUPED_WGRAD))
+        FAIL("bias is defined for grouped_fwd, batched, dense and moe_sorted only");
     return GG_OK;
 }

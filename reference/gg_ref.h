@@ -87,7 +87,9 @@ enum gg_stream {
     GG_STREAM_B = 2,
     GG_STREAM_A_SCALE = 3,
     GG_STREAM_B_SCALE = 4,
-    GG_STREAM_GROUPS = 5
+    GG_STREAM_GROUPS = 5,
+    GG_STREAM_BIAS = 6,
+    GG_STREAM_ROUTING = 7
 };
 
 /* Philox4x32-10 (Salmon et al., SC'11): four 32-bit outputs for a 128-bit counter and 64-bit key. */
@@ -138,10 +140,12 @@ int gg_rng_plant_e8m0(uint64_t seed, uint64_t stream, uint64_t i, double frac, u
 /* Problem geometry (gg_geom.c)                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
-/* The part of C that group (or batch) g owns: rows × cols elements at c[base + r*ld + col],
-   each the dot product of length red (the reduction length: K, N or M_g). */
+/* The part of C that group (or batch, or expert) g owns: rows × cols elements, each the dot
+   product of length red (the reduction length: K, N or M_g). Row r of the block is at
+   c[base + r*ld + col], or, when row_map is set (moe sorted), at c[row_map[r]*ld + col]. */
 struct gg_out_block {
     int64_t base, rows, cols, ld, red;
+    const int32_t *row_map;
 };
 void gg_problem_out_block(const struct gg_problem *p, int64_t g, struct gg_out_block *b);
 /* Number of output elements summed over all groups (the logical output size). */
@@ -150,12 +154,19 @@ int64_t gg_problem_out_elems(const struct gg_problem *p);
 int64_t gg_problem_a_span(const struct gg_problem *p);
 int64_t gg_problem_b_span(const struct gg_problem *p);
 int64_t gg_problem_c_span(const struct gg_problem *p);
-/* Scale elements of A and B: 1 for tensor scaling, rows·K/32 for MX, 0 for none. */
+/* Matrices of B: groups (grouped fwd/dgrad, batched, moe) or 1 (wgrad, dense). */
+int64_t gg_problem_b_mats(const struct gg_problem *p);
+/* Rows of A across batches (scale rows of the MX and BLOCK128 recipes). */
+int64_t gg_problem_a_rows(const struct gg_problem *p);
+/* Scale elements of A and B for the problem's recipe (see gg_kernel.h), 0 when unscaled. */
 int64_t gg_problem_a_scale_count(const struct gg_problem *p);
 int64_t gg_problem_b_scale_count(const struct gg_problem *p);
+/* Bias elements (mats·N), 0 without bias. */
+int64_t gg_problem_bias_count(const struct gg_problem *p);
 /* Fills defaults for zero fields (packed leading dimensions and strides) and checks that the
    problem is well formed (sizes ≥ 0, lds ≥ row lengths, offsets consistent, MX only with K a
-   multiple of 32 on an op whose reduction is along K). Returns GG_OK or GG_E_INVAL + message. */
+   multiple of 32 on an op whose reduction is along K, the moe sorted layout of gg_kernel.h).
+   Returns GG_OK or GG_E_INVAL + message. */
 enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -171,7 +182,8 @@ void gg_ref_gather(const struct gg_problem *p, const struct gg_operands *o, int 
 /*
  * Reference for the whole problem: c and abs (each gg_problem_out_elems(p) doubles, group
  * blocks one after the other in group order, each block packed rows × cols) receive the product
- * of the dequantised inputs (OpenBLAS dgemm, error ≤ γ_red(2^-53)·Σ|ab|) and Σ_t |a_t·b_t|.
+ * of the dequantised inputs (OpenBLAS dgemm, error ≤ γ_red(2^-53)·Σ|ab|) and Σ_t |a_t·b_t|; with
+ * a bias, c includes the bias and abs |bias| (the bound then counts red + 1 terms).
  * abs may be NULL. Groups are decoded one at a time with 64-bit offsets; a group with red = 0
  * yields exact zeros. Host pointers. Returns GG_OK, or GG_E_NOMEM with a message.
  */

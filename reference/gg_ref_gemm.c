@@ -1,8 +1,9 @@
 /*
  * gg_ref_gemm.c — the OpenBLAS reference: each group's operands are decoded exactly into double
- * (codes times their tensor or MX scales), a chunk of the reduction at a time, and multiplied by
- * dgemm, whose error is at most γ_red(2^-53)·Σ|ab| per output. Each operand is read in its own
- * memory order (no strided gathers): the dgemm transpose flags absorb the layout. Also the
+ * (codes times their tensor, per-row block or MX scales), a chunk of the reduction at a time, and
+ * multiplied by dgemm, whose error is at most γ_red(2^-53)·Σ|ab| per output; a bias is added
+ * afterwards. Each operand is read in its own memory order (no strided gathers): the dgemm
+ * transpose flags absorb the layout, and the moe sorted ids select the rows of X. Also the
  * single-vector gather that the MPFR exact outputs and the oracles use.
  */
 #include <cblas.h>
@@ -17,25 +18,72 @@
 
 #include "reference/gg_ref.h"
 
+/* How the decoded codes of one operand are scaled (the recipe of gg_kernel.h seen from one
+   side): not at all, by one value, or by one value per block of a vector's reduction indices
+   (fp32 values for BLOCK128, E8M0 codes for MX). */
+enum scale_kind { SCALE_NONE = 0, SCALE_TENSOR, SCALE_BLOCK_F32, SCALE_BLOCK_E8M0 };
+
 /*
  * One operand of one group as a matrix of reduction vectors: element t of vector v is code
- * off + v*vec_step + t*red_step of base. Every op keeps one of the two steps at 1, so the operand
- * is either vector-major (red_step = 1: each vector contiguous) or reduction-major
- * (vec_step = 1: each reduction index a contiguous run over the vectors).
+ * off + row(v)*vec_step + t*red_step of base, where row(v) = v, or map[v] / map_div for the rows
+ * of X that moe sorted ids select. Every op keeps one of the two steps at 1, so the operand is
+ * either vector-major (red_step = 1: each vector contiguous) or reduction-major (vec_step = 1:
+ * each reduction index a contiguous run over the vectors). Block scales exist only on
+ * vector-major operands (the recipes need the reduction along K).
  */
 struct operand {
     enum gg_dtype dt;
     const void *base;
     int64_t off, vec_step, red_step;
     int64_t nvec, red;
-    enum gg_scaling scaling;
-    const void *scale; /* float for TENSOR, E8M0 codes for MX */
-    int64_t mx_row0;   /* MX: the global scale row of vector 0 */
+    const int32_t *map; /* moe A: the expert's sorted ids, NULL otherwise */
+    int64_t map_div;    /* topk */
+    enum scale_kind sk;
+    double tensor;      /* SCALE_TENSOR: the scale of this operand's matrix */
+    const void *scale;  /* block scales: [rows][ceil(red / block)] floats or E8M0 codes */
+    int64_t block;      /* reduction indices per block scale */
+    int64_t scale_row0; /* block scales: the global scale row of row(v) = 0 */
 };
 
 static int is_grouped(enum gg_op op)
 {
     return op == GG_OP_GROUPED_FWD || op == GG_OP_GROUPED_DGRAD || op == GG_OP_GROUPED_WGRAD;
+}
+
+/* The matrix of B (and of the B scales and the bias) that group g uses. */
+static int64_t mat_of(const struct gg_problem *p, int64_t g)
+{
+    return gg_problem_b_mats(p) == 1 ? 0 : g;
+}
+
+/* The storage row of vector v (see struct operand). */
+static inline int64_t vec_row(const struct operand *d, int64_t v)
+{
+    return d->map ? d->map[v] / d->map_div : v;
+}
+
+/* The scales of side which of group g, by recipe (the scale table of gg_kernel.h): A's block
+   scale rows count across batches, B's are the rows of its matrix. */
+static void scale_of(const struct gg_problem *p, const struct gg_operands *o, int which,
+                     int64_t g, struct operand *d)
+{
+    int64_t mat = mat_of(p, g);
+    const void *s = which ? o->b_scale : o->a_scale;
+    int tensor_b = which && p->scaling == GG_SCALING_BLOCK128;
+    d->sk = SCALE_NONE;
+    d->scale = s;
+    if (p->scaling == GG_SCALING_TENSOR || tensor_b) {
+        d->sk = SCALE_TENSOR;
+        d->tensor = ((const float *)s)[which ? mat : 0];
+    } else if (p->scaling == GG_SCALING_BLOCK128) {
+        d->sk = SCALE_BLOCK_F32;
+        d->block = GG_BLOCK128;
+    } else if (p->scaling == GG_SCALING_MX || (which && p->scaling == GG_SCALING_MX_B)) {
+        d->sk = SCALE_BLOCK_E8M0;
+        d->block = GG_MX_BLOCK;
+    }
+    if (which)
+        d->scale_row0 = mat * p->n;
 }
 
 /* The operand of side which (0 = A, 1 = B) for group g, per the addressing table of gg_kernel.h. */
@@ -46,17 +94,17 @@ static void operand_of(const struct gg_problem *p, const struct gg_operands *o, 
     int64_t len = is_grouped(p->op) ? p->group_lens[g] : 0;
     d->dt = which ? p->b_dtype : p->a_dtype;
     d->base = which ? o->b : o->a;
-    d->scaling = p->scaling;
-    d->scale = which ? o->b_scale : o->a_scale;
     d->vec_step = which ? p->ldb : p->lda;
     d->red_step = 1;
     d->red = p->k;
-    d->mx_row0 = 0;
+    d->map = NULL;
+    d->map_div = 1;
+    d->scale_row0 = 0;
     switch (p->op) {
     case GG_OP_GROUPED_FWD:
         d->off = which ? g * p->stride_b : row0 * p->lda;
         d->nvec = which ? p->n : len;
-        d->mx_row0 = which ? g * p->n : row0;
+        d->scale_row0 = row0;
         break;
     case GG_OP_GROUPED_DGRAD:
         d->red = p->n;
@@ -77,17 +125,29 @@ static void operand_of(const struct gg_problem *p, const struct gg_operands *o, 
     case GG_OP_BATCHED:
         d->off = g * (which ? p->stride_b : p->stride_a);
         d->nvec = which ? p->n : p->m;
-        d->mx_row0 = g * d->nvec;
+        d->scale_row0 = g * p->m;
         if (which && p->b_layout == GG_LAYOUT_KN) {
             d->vec_step = 1;
             d->red_step = p->ldb;
         }
         break;
+    case GG_OP_MOE_SORTED: { /* expert g: row r of its block is X[sorted id / topk] */
+        struct gg_out_block b;
+        gg_problem_out_block(p, g, &b);
+        d->off = which ? g * p->stride_b : 0;
+        d->nvec = which ? p->n : b.rows;
+        if (!which) {
+            d->map = b.row_map;
+            d->map_div = p->topk;
+        }
+        break;
+    }
     default: /* dense */
         d->off = 0;
         d->nvec = which ? p->n : p->m;
         break;
     }
+    scale_of(p, o, which, g, d);
 }
 
 static inline double bf16_value(uint16_t h)
@@ -186,26 +246,33 @@ static void e8m0_values(double pow2[256])
     pow2[255] = NAN;
 }
 
-/* Multiplies out[j] = element t0 + j of vector v of d (j < n, t0 a multiple of the MX block) by
-   its MX block scale: a power of two, so the product is exact. */
-static void apply_mx(const struct operand *d, int64_t v, int64_t t0, int64_t n,
-                     const double pow2[256], double *out)
+/*
+ * Multiplies out[j] = element t0 + j of vector v of d (j < n) by its block scale: an E8M0 power
+ * of two, or an fp32 value (a code of at most 24 significant bits times a float is exact in
+ * double). Block scale rows are ceil(red / block) long.
+ */
+static void apply_blocks(const struct operand *d, int64_t v, int64_t t0, int64_t n,
+                         const double pow2[256], double *out)
 {
-    const uint8_t *s = (const uint8_t *)d->scale + (d->mx_row0 + v) * (d->red / GG_MX_BLOCK) +
-                       t0 / GG_MX_BLOCK;
-    for (int64_t j0 = 0; j0 < n; j0 += GG_MX_BLOCK) {
-        double x = pow2[s[j0 / GG_MX_BLOCK]];
-        int64_t end = j0 + GG_MX_BLOCK < n ? j0 + GG_MX_BLOCK : n;
+    int64_t per_row = (d->red + d->block - 1) / d->block;
+    int64_t at = (d->scale_row0 + vec_row(d, v)) * per_row;
+    for (int64_t j0 = 0; j0 < n;) {
+        int64_t blk = (t0 + j0) / d->block;
+        int64_t end = (blk + 1) * d->block - t0;
+        double x = d->sk == SCALE_BLOCK_E8M0 ? pow2[((const uint8_t *)d->scale)[at + blk]]
+                                             : (double)((const float *)d->scale)[at + blk];
+        if (end > n)
+            end = n;
         for (int64_t j = j0; j < end; j++)
             out[j] *= x;
+        j0 = end;
     }
 }
 
-/* Multiplies n decoded values by the tensor scale (a float: the product of a code of at most
-   24 significant bits and a float is exact in double). */
+/* Multiplies n decoded values by the operand's tensor scale (exact, as above). */
 static void apply_tensor(const struct operand *d, int64_t n, double *out)
 {
-    double s = *(const float *)d->scale;
+    double s = d->tensor;
     for (int64_t j = 0; j < n; j++)
         out[j] *= s;
 }
@@ -215,13 +282,13 @@ void gg_ref_gather(const struct gg_problem *p, const struct gg_operands *o, int 
 {
     struct operand d;
     operand_of(p, o, which, g, &d);
-    decode_run(d.dt, d.base, d.off + idx * d.vec_step, d.red, d.red_step, 0, out);
-    if (d.scaling == GG_SCALING_TENSOR) {
+    decode_run(d.dt, d.base, d.off + vec_row(&d, idx) * d.vec_step, d.red, d.red_step, 0, out);
+    if (d.sk == SCALE_TENSOR) {
         apply_tensor(&d, d.red, out);
-    } else if (d.scaling == GG_SCALING_MX) {
+    } else if (d.sk != SCALE_NONE) {
         double pow2[256];
         e8m0_values(pow2);
-        apply_mx(&d, idx, 0, d.red, pow2, out);
+        apply_blocks(&d, idx, 0, d.red, pow2, out);
     }
 }
 
@@ -246,22 +313,23 @@ static void prefetch_run(const struct operand *d, int64_t off, int64_t n)
 static void gather_chunk(const struct operand *d, int64_t t0, int64_t len, const double pow2[256],
                          double *buf)
 {
-    int stream = d->scaling == GG_SCALING_NONE;
+    int stream = d->sk == SCALE_NONE;
     if (d->red_step != 1) {
         for (int64_t j = 0; j < len; j++)
             decode_run(d->dt, d->base, d->off + (t0 + j) * d->red_step, d->nvec, 1, stream,
                        buf + j * d->nvec);
     } else {
+        int blocks = d->sk == SCALE_BLOCK_F32 || d->sk == SCALE_BLOCK_E8M0;
         for (int64_t v = 0; v < d->nvec; v++) {
             if (v + PREFETCH_AHEAD < d->nvec)
-                prefetch_run(d, d->off + (v + PREFETCH_AHEAD) * d->vec_step + t0, len);
-            decode_run(d->dt, d->base, d->off + v * d->vec_step + t0, len, 1, stream,
+                prefetch_run(d, d->off + vec_row(d, v + PREFETCH_AHEAD) * d->vec_step + t0, len);
+            decode_run(d->dt, d->base, d->off + vec_row(d, v) * d->vec_step + t0, len, 1, stream,
                        buf + v * len);
-            if (d->scaling == GG_SCALING_MX) /* MX operands are always vector-major */
-                apply_mx(d, v, t0, len, pow2, buf + v * len);
+            if (blocks)
+                apply_blocks(d, v, t0, len, pow2, buf + v * len);
         }
     }
-    if (d->scaling == GG_SCALING_TENSOR)
+    if (d->sk == SCALE_TENSOR)
         apply_tensor(d, d->nvec * len, buf);
 }
 
@@ -290,28 +358,57 @@ static void product(int64_t rows, int64_t cols, int64_t len, const double *a, in
                 (blasint)(b_red_major ? cols : len), accumulate ? 1.0 : 0.0, out, (blasint)cols);
 }
 
-/* Checks the pointers the scaling mode needs. */
+/* Checks what the reference itself relies on: the pointers the recipe and the bias need, block
+   recipes only on a reduction along K, MX blocks dividing K, a moe topk to divide by. */
 static enum gg_status check_operands(const struct gg_problem *p, const struct gg_operands *o,
                                      char *err, size_t err_len)
 {
-    if (p->scaling != GG_SCALING_NONE && (!o->a_scale || !o->b_scale)) {
+    int need_a = p->scaling != GG_SCALING_NONE && p->scaling != GG_SCALING_MX_B;
+    if ((need_a && !o->a_scale) || (p->scaling != GG_SCALING_NONE && !o->b_scale)) {
         snprintf(err, err_len, "reference: scaled problem without a_scale/b_scale");
         return GG_E_INVAL;
     }
+    if (p->bias_dtype != GG_DTYPE_NONE && !o->bias) {
+        snprintf(err, err_len, "reference: bias_dtype %s without a bias",
+                 gg_dtype_name(p->bias_dtype));
+        return GG_E_INVAL;
+    }
     int along_k = p->op == GG_OP_GROUPED_FWD || p->op == GG_OP_DENSE ||
+                  p->op == GG_OP_MOE_SORTED ||
                   (p->op == GG_OP_BATCHED && p->b_layout == GG_LAYOUT_NK);
-    if (p->scaling == GG_SCALING_MX && (!along_k || p->k % GG_MX_BLOCK != 0)) {
-        snprintf(err, err_len, "reference: MX scaling needs a K reduction with K %% %d == 0",
-                 GG_MX_BLOCK);
+    int mx = p->scaling == GG_SCALING_MX || p->scaling == GG_SCALING_MX_B;
+    if ((mx || p->scaling == GG_SCALING_BLOCK128) && (!along_k || (mx && p->k % GG_MX_BLOCK))) {
+        snprintf(err, err_len, "reference: block scales need a K reduction (and K %% %d == 0 "
+                 "for MX)", GG_MX_BLOCK);
+        return GG_E_INVAL;
+    }
+    if (p->op == GG_OP_MOE_SORTED && p->topk < 1) {
+        snprintf(err, err_len, "reference: moe sorted with topk %lld", (long long)p->topk);
         return GG_E_INVAL;
     }
     return GG_OK;
 }
 
+/* c[r·cols + col] += bias[mat(g)·N + col] for the block's rows (exact decode, one rounding in
+   double, covered by γ_{red+1}), and abs gets |bias| so that the bound covers the term too.
+   row is scratch for cols doubles. */
+static void add_bias(const struct gg_problem *p, const struct gg_operands *o, int64_t g,
+                     int64_t rows, int64_t cols, double *row, double *c, double *abs)
+{
+    decode_run(p->bias_dtype, o->bias, mat_of(p, g) * p->n, cols, 1, 0, row);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t col = 0; col < cols; col++) {
+            c[r * cols + col] += row[col];
+            if (abs)
+                abs[r * cols + col] += fabs(row[col]);
+        }
+}
+
 /*
  * Reduction indices decoded per dgemm call. Each chunk's operands stay in cache, and the buffers
  * do not grow with the reduction length. Accumulating the chunks into C is one more summation
- * order, so the γ_red bound is unchanged. A multiple of the MX block.
+ * order, so the γ_red bound is unchanged. A multiple of the MX block and of BLOCK128, so a
+ * chunk never splits a block scale.
  */
 #define CHUNK 512
 
@@ -339,11 +436,14 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
         if (db.nvec > max_cols) max_cols = db.nvec;
         if (len > max_len) max_len = len;
     }
+    int has_bias = p->bias_dtype != GG_DTYPE_NONE;
     double *a_buf = malloc((size_t)(max_rows * max_len + 1) * sizeof(double));
     double *b_buf = malloc((size_t)(max_cols * max_len + 1) * sizeof(double));
-    if (!a_buf || !b_buf) {
+    double *bias_row = has_bias ? malloc((size_t)(p->n + 1) * sizeof(double)) : NULL;
+    if (!a_buf || !b_buf || (has_bias && !bias_row)) {
         free(a_buf);
         free(b_buf);
+        free(bias_row);
         snprintf(err, err_len, "reference: cannot allocate %lld + %lld doubles",
                  (long long)(max_rows * max_len), (long long)(max_cols * max_len));
         return GG_E_NOMEM;
@@ -377,9 +477,12 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
                 product(rows, cols, len, a_buf, a_rm, b_buf, b_rm, t0 > 0, abs + pos);
             }
         }
+        if (has_bias)
+            add_bias(p, o, g, rows, cols, bias_row, c + pos, abs ? abs + pos : NULL);
         pos += count;
     }
     free(a_buf);
     free(b_buf);
+    free(bias_row);
     return GG_OK;
 }

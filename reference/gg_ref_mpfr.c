@@ -1,9 +1,10 @@
 /*
  * gg_ref_mpfr.c — exact outputs with MPFR and certification of the dgemm reference.
- * An output is Σ_t a_t·b_t over dequantised doubles: every product is exact at 106 bits, mpfr_sum
- * rounds the sum once to 53 bits, and mpfr_subnormalize makes that one rounding land on the
- * binary64 grid (gradual underflow, no double rounding). A dgemm result c is certified when
- * |c - exact| ≤ γ_red(2^-53)·Σ|ab| + 2^-1074, the error bound of any summation order.
+ * An output is Σ_t a_t·b_t (+ bias) over dequantised doubles: every product is exact at 106 bits
+ * (the bias is one more term, bias·1), mpfr_sum rounds the sum once to 53 bits, and
+ * mpfr_subnormalize makes that one rounding land on the binary64 grid (gradual underflow, no
+ * double rounding). A reference result c over h terms is certified when
+ * |c - exact| ≤ γ_h(2^-53)·Σ|terms| + 2^-1074, the error bound of any summation order.
  */
 #include <math.h>
 #include <mpfr.h>
@@ -77,7 +78,8 @@ static double exact_dot(struct exact_ws *w, int64_t n)
     return r;
 }
 
-/* Gathers the two reduction vectors of output (g, r, col) into w->va and w->vb; returns red. */
+/* Gathers the terms of output (g, r, col) into w->va and w->vb: the two reduction vectors, then
+   the bias (times 1) when the problem has one. Returns the number of terms, at most red + 1. */
 static int64_t gather_pair(const struct gg_problem *p, const struct gg_operands *o,
                            struct exact_ws *w, int64_t g, int64_t r, int64_t col)
 {
@@ -85,7 +87,12 @@ static int64_t gather_pair(const struct gg_problem *p, const struct gg_operands 
     gg_problem_out_block(p, g, &b);
     gg_ref_gather(p, o, 0, g, r, w->va);
     gg_ref_gather(p, o, 1, g, col, w->vb);
-    return b.red;
+    if (p->bias_dtype == GG_DTYPE_NONE)
+        return b.red;
+    int64_t mat = gg_problem_b_mats(p) == 1 ? 0 : g;
+    w->va[b.red] = gg_load(p->bias_dtype, o->bias, mat * p->n + col);
+    w->vb[b.red] = 1.0;
+    return b.red + 1;
 }
 
 double gg_ref_exact(const struct gg_problem *p, const struct gg_operands *o, int64_t g, int64_t r,
@@ -94,7 +101,7 @@ double gg_ref_exact(const struct gg_problem *p, const struct gg_operands *o, int
     struct gg_out_block b;
     gg_problem_out_block(p, g, &b);
     struct exact_ws w;
-    if (!ws_init(&w, b.red))
+    if (!ws_init(&w, b.red + 1))
         return NAN;
     double e = exact_dot(&w, gather_pair(p, o, &w, g, r, col));
     ws_free(&w);
@@ -118,9 +125,9 @@ static double abs_bound(const struct exact_ws *w, int64_t n)
     return s * (1 + 2 * gamma53(n + 1));
 }
 
-/* 1 when c is within the dgemm error bound of exact. NaN exact requires NaN c, infinite exact
+/* 1 when c, a sum of h terms, is within the dgemm error bound of exact. NaN exact requires NaN c, infinite exact
    requires the same infinity. */
-static int certified(double c, double exact, double abs, int64_t red)
+static int certified(double c, double exact, double abs, int64_t h)
 {
     if (isnan(exact))
         return isnan(c);
@@ -128,7 +135,7 @@ static int certified(double c, double exact, double abs, int64_t red)
         return c == exact;
     if (isnan(c))
         return 0;
-    return fabs(c - exact) <= gamma53(red) * abs + 0x1p-1074;
+    return fabs(c - exact) <= gamma53(h) * abs + 0x1p-1074;
 }
 
 /* State of one certification run. */
@@ -147,10 +154,10 @@ static void check_at(struct certify *s, int64_t g, int64_t i)
     struct gg_out_block b;
     gg_problem_out_block(s->p, g, &b);
     int64_t local = i - s->start[g];
-    int64_t red = gather_pair(s->p, s->o, &s->w, g, local / b.cols, local % b.cols);
-    double exact = exact_dot(&s->w, red);
-    double abs = s->abs ? s->abs[i] : abs_bound(&s->w, red);
-    if (!certified(s->c[i], exact, abs, red)) {
+    int64_t h = gather_pair(s->p, s->o, &s->w, g, local / b.cols, local % b.cols);
+    double exact = exact_dot(&s->w, h);
+    double abs = s->abs ? s->abs[i] : abs_bound(&s->w, h);
+    if (!certified(s->c[i], exact, abs, h)) {
         if (s->bad++ == 0)
             s->first_bad = i;
     }
@@ -204,7 +211,7 @@ int64_t gg_ref_certify(const struct gg_problem *p, const struct gg_operands *o, 
             max_red = b.red;
     }
     s.start = start;
-    if (!ws_init(&s.w, max_red)) {
+    if (!ws_init(&s.w, max_red + 1)) { /* + 1: the bias term */
         free(start);
         return -1;
     }

@@ -155,6 +155,13 @@ static inline void fx_write_rn(struct fx *f)
     }
 }
 
+/* A fixture holding the correct output. */
+static inline void fx_make_rn(struct fx *f, const struct fx_spec *s)
+{
+    fx_make(f, s);
+    fx_write_rn(f);
+}
+
 /* Group block dimensions. */
 static inline struct gg_out_block fx_block(const struct fx *f, int64_t g)
 {
@@ -177,6 +184,15 @@ static inline void fx_verdict(const struct fx *f, int64_t tile_m, int64_t tile_n
 {
     fx_compare(f, tile_m, tile_n, cmp);
     gg_verdict_make(&f->p, "grouped_bf16_cpu_tiled", tile_m, tile_n, 32, cmp, obs, v);
+}
+
+/* The verdict names group g, and only g, as failing. */
+static inline void fx_expect_one_fail_group(const struct gg_verdict *v, int64_t g)
+{
+    cr_expect_eq(v->n_fail_groups, 1, "%lld failing groups, want only %lld",
+                 (long long)v->n_fail_groups, (long long)g);
+    cr_expect_eq(v->fail_groups[0], g, "failing group %lld, want %lld",
+                 (long long)v->fail_groups[0], (long long)g);
 }
 
 static inline void fx_free(struct fx *f)

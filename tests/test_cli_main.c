@@ -40,10 +40,24 @@ static char *write_temp(const char *text)
 
 static char out[1 << 16];
 
+/* Runs "ggfuzz command FILE" with FILE a temporary case file holding text, removed afterwards
+   (its name is left in *path when path is not NULL). Returns the exit code; output in out. */
+static int ggfuzz_on_case(const char *command, const char *text, const char **path)
+{
+    const char *file = write_temp(text);
+    char args[256];
+    snprintf(args, sizeof args, "%s %s", command, file);
+    int code = ggfuzz(args, out, sizeof out);
+    unlink(file);
+    if (path)
+        *path = file;
+    return code;
+}
+
 Test(cli, version_and_help)
 {
     cr_expect_eq(ggfuzz("--version", out, sizeof out), 0);
-    cr_expect(strstr(out, "ggfuzz ") && strstr(out, "kernel ABI 1"), "%s", out);
+    cr_expect(strstr(out, "ggfuzz ") && strstr(out, "kernel ABI 2"), "%s", out);
     cr_expect_eq(ggfuzz("--help", out, sizeof out), 0);
     cr_expect(strstr(out, "usage: ggfuzz") && strstr(out, "--replay"), "%s", out);
     cr_expect_eq(ggfuzz("frobnicate", out, sizeof out), 2);
@@ -76,26 +90,22 @@ Test(cli, replay_corpus_reproduces)
 
 Test(cli, replay_reports_an_expectation_that_does_not_hold)
 {
-    char *path = write_temp("ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
-                            "dtypes a=bf16 b=bf16 c=bf16\nscaling none\ngroups 2\n"
-                            "group_lens 3 5\nn 16\nk 32\nseed 7\n@expect class=snr\n");
-    char args[256];
-    snprintf(args, sizeof args, "replay %s", path);
-    cr_expect_eq(ggfuzz(args, out, sizeof out), 20, "%s", out);
+    const char *text = "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+                       "dtypes a=bf16 b=bf16 c=bf16\nscaling none\ngroups 2\n"
+                       "group_lens 3 5\nn 16\nk 32\nseed 7\n@expect class=snr\n";
+    cr_expect_eq(ggfuzz_on_case("replay", text, NULL), 20, "%s", out);
     cr_expect(strstr(out, "DIFF") && strstr(out, "did not reproduce"), "%s", out);
-    unlink(path);
 }
 
 Test(cli, malformed_case_names_file_and_line)
 {
-    char *path = write_temp("ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
-                            "dtypes a=bf16 b=bf17 c=bf16\n");
-    char args[256], want[128];
-    snprintf(args, sizeof args, "run %s", path);
-    cr_expect_eq(ggfuzz(args, out, sizeof out), 3, "%s", out);
+    const char *text = "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+                       "dtypes a=bf16 b=bf17 c=bf16\n";
+    const char *path;
+    cr_expect_eq(ggfuzz_on_case("run", text, &path), 3, "%s", out);
+    char want[128];
     snprintf(want, sizeof want, "%s:4:", path);
     cr_expect(strstr(out, want), "expected '%s' in: %s", want, out);
-    unlink(path);
 }
 
 Test(cli, missing_file_is_an_error)
@@ -109,14 +119,11 @@ Test(cli, oversized_case_is_refused_before_allocation)
     cr_expect_eq(ggfuzz("run --max-mem 1M " SEEDS "/fwd_basic.case", out, sizeof out), 4, "%s", out);
     cr_expect(strstr(out, "case needs") && strstr(out, "--max-mem allows"), "%s", out);
     /* Terabytes of output: refused against the machine's available memory. */
-    char *path = write_temp("ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
-                            "dtypes a=bf16 b=bf16 c=bf16\nscaling none\ngroups 1\n"
-                            "group_lens 4000000\nn 65536\nk 4096\nseed 1\n");
-    char args[256];
-    snprintf(args, sizeof args, "run %s", path);
-    cr_expect_eq(ggfuzz(args, out, sizeof out), 4, "%s", out);
+    const char *text = "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+                       "dtypes a=bf16 b=bf16 c=bf16\nscaling none\ngroups 1\n"
+                       "group_lens 4000000\nn 65536\nk 4096\nseed 1\n";
+    cr_expect_eq(ggfuzz_on_case("run", text, NULL), 4, "%s", out);
     cr_expect(strstr(out, "GiB of host memory"), "%s", out);
-    unlink(path);
 }
 
 Test(cli, unknown_kernel_and_mutant)

@@ -1,8 +1,9 @@
 /*
  * test_fuzz_case_io.c — the case model and valid case files: every file in data/cases parses
- * and round-trips (text and struct), programmatic cases of every op and optional key
- * round-trip, group sizes expand deterministically, the identity ignores metadata, comments and
- * whitespace but no input line, saving is atomic, and one canonical text is pinned.
+ * and round-trips (text and struct), programmatic cases of every op, optional key, scaling
+ * recipe and bias round-trip, group sizes expand deterministically, moe_sorted cases map onto
+ * the problem descriptor, the identity ignores metadata, comments and whitespace but no input
+ * line, saving is atomic, and canonical texts are pinned.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -14,6 +15,7 @@
 
 #include <xxhash.h>
 
+#include "case_files.h"
 #include "fuzz/gg_fuzz.h"
 
 #define CASES GG_TEST_DATA "/cases"
@@ -57,6 +59,9 @@ static void assert_case_equal(const struct gg_case *x, const struct gg_case *y)
     cr_assert_eq(x->m, y->m);
     cr_assert_eq(x->n, y->n);
     cr_assert_eq(x->k, y->k);
+    cr_assert_eq(x->topk, y->topk);
+    cr_assert_eq(x->block_m, y->block_m);
+    cr_assert_eq(x->bias_dtype, y->bias_dtype);
     cr_assert_eq(x->lda, y->lda);
     cr_assert_eq(x->ldb, y->ldb);
     cr_assert_eq(x->ldc, y->ldc);
@@ -68,6 +73,7 @@ static void assert_case_equal(const struct gg_case *x, const struct gg_case *y)
     cr_assert_eq(x->off_c, y->off_c);
     assert_dist_equal(&x->dist_a, &y->dist_a);
     assert_dist_equal(&x->dist_b, &y->dist_b);
+    assert_dist_equal(&x->dist_bias, &y->dist_bias);
     cr_assert_eq(x->plant_e8m0, y->plant_e8m0);
     cr_assert_eq(x->seed, y->seed);
     cr_assert_eq(x->lens == NULL, y->lens == NULL);
@@ -144,24 +150,19 @@ static void assert_expanded(const struct gg_case *c)
 
 Test(fuzz_case_io, every_valid_file_round_trips)
 {
-    DIR *d = opendir(CASES);
-    cr_assert_not_null(d);
-    int files = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        size_t n = strlen(e->d_name);
-        if (n < 5 || strcmp(e->d_name + n - 5, ".case") != 0)
-            continue;
+    size_t files;
+    char **names = case_files(CASES, &files);
+    cr_assert_geq(files, 11);
+    for (size_t i = 0; i < files; i++) {
         struct gg_case c;
-        load_ok(e->d_name, &c);
+        load_ok(names[i], &c);
         cr_assert_eq(gg_case_check(&c, NULL, 0), GG_OK);
-        if (c.op <= GG_OP_GROUPED_WGRAD)
+        if (c.op <= GG_OP_GROUPED_WGRAD || c.op == GG_OP_MOE_SORTED)
             assert_expanded(&c);
         assert_round_trip(&c);
         gg_case_free(&c);
-        files++;
     }
-    closedir(d);
-    cr_assert_geq(files, 5);
+    case_files_free(names, files);
 }
 
 Test(fuzz_case_io, grouped_fwd_file_fields)
@@ -342,6 +343,12 @@ static void base_case(struct gg_case *c, enum gg_op op)
         c->items[1] = (struct gg_group_item){.value = 9, .repeat = 1};
         c->items[2] = (struct gg_group_item){.is_rand = 1, .lo = 1, .hi = 40, .repeat = 1};
     }
+    if (op == GG_OP_MOE_SORTED) { /* 5 tokens, 2 experts each: loads 0 0 9 1 */
+        c->m = 5;
+        c->topk = 2;
+        c->block_m = 4;
+        c->items[2] = (struct gg_group_item){.value = 1, .repeat = 1};
+    }
     char err[256] = "";
     cr_assert_eq(gg_case_check(c, err, sizeof err), GG_OK, "%s", err);
     cr_assert_eq(gg_case_expand(c, err, sizeof err), GG_OK, "%s", err);
@@ -406,7 +413,8 @@ Test(fuzz_case_io, programmatic_cases_of_every_op_round_trip)
         set_dtypes(&c, GG_DTYPE_E4M3FNUZ, GG_DTYPE_BF16);
         c.scaling = GG_SCALING_TENSOR;
         check_and_round_trip(&c);
-        if (op == GG_OP_GROUPED_FWD || op == GG_OP_DENSE || op == GG_OP_BATCHED) {
+        if (op == GG_OP_GROUPED_FWD || op == GG_OP_DENSE || op == GG_OP_BATCHED ||
+            op == GG_OP_MOE_SORTED) {
             c.b_layout = GG_LAYOUT_NK;
             set_dtypes(&c, GG_DTYPE_E5M2FNUZ, GG_DTYPE_E2M1);
             c.scaling = GG_SCALING_MX;
@@ -419,6 +427,172 @@ Test(fuzz_case_io, programmatic_cases_of_every_op_round_trip)
         }
         gg_case_free(&c);
     }
+}
+
+/* Operand types each scaling recipe takes (gg_kernel.h), and its name in case files. */
+static const struct {
+    enum gg_scaling scaling;
+    enum gg_dtype a, b;
+    const char *name;
+} RECIPES[] = {
+    {GG_SCALING_NONE, GG_DTYPE_BF16, GG_DTYPE_BF16, "none"},
+    {GG_SCALING_TENSOR, GG_DTYPE_E4M3, GG_DTYPE_BF16, "tensor"},
+    {GG_SCALING_MX, GG_DTYPE_E5M2, GG_DTYPE_E2M1, "mx"},
+    {GG_SCALING_BLOCK128, GG_DTYPE_E4M3FNUZ, GG_DTYPE_E5M2FNUZ, "block128"},
+    {GG_SCALING_MX_B, GG_DTYPE_F16, GG_DTYPE_E2M1, "mx_b"},
+};
+
+/* gg_case_check refuses c with a message that starts with prefix (the key at fault). */
+static void assert_refused(const struct gg_case *c, const char *prefix)
+{
+    char err[256] = "";
+    cr_assert_eq(gg_case_check(c, err, sizeof err), GG_E_INVAL, "accepted; expected '%s...'",
+                 prefix);
+    cr_assert_eq(strncmp(err, prefix, strlen(prefix)), 0, "'%s' lacks the prefix '%s'", err,
+                 prefix);
+}
+
+/* The canonical text of c without metadata contains (want = 1) or lacks (0) needle. */
+static void assert_text_has(const struct gg_case *c, const char *needle, int want)
+{
+    char *text = format_ok(c, 0);
+    cr_assert_eq(strstr(text, needle) != NULL, want, "'%s' %s in\n%s", needle,
+                 want ? "missing" : "present", text);
+    free(text);
+}
+
+/* A bias of dtype t with data recipe dist (canonical text; NULL: the default) round-trips on
+   the ops with an output bias and is refused on the others. c is left without a bias. */
+static void bias_round_trip(struct gg_case *c, enum gg_dtype t, const char *dist)
+{
+    const struct gg_dist saved = c->dist_bias;
+    if (dist != NULL)
+        cr_assert_eq(gg_dist_parse(dist, &c->dist_bias, NULL, 0), GG_OK);
+    c->bias_dtype = c->dist_bias.fmt = t;
+    if (c->op == GG_OP_GROUPED_DGRAD || c->op == GG_OP_GROUPED_WGRAD) {
+        assert_refused(c, "bias: ");
+    } else {
+        check_and_round_trip(c);
+        char text[64];
+        snprintf(text, sizeof text, "\nbias %s\n", gg_dtype_name(t));
+        assert_text_has(c, text, 1);
+        snprintf(text, sizeof text, " bias=%s\n", dist != NULL ? dist : "normal(0,1)");
+        assert_text_has(c, text, 1);
+    }
+    c->bias_dtype = GG_DTYPE_NONE;
+    c->dist_bias = saved;
+}
+
+Test(fuzz_case_io, every_recipe_and_bias_round_trips)
+{
+    for (int op = 0; op < GG_OP_COUNT; op++)
+        for (size_t r = 0; r < sizeof RECIPES / sizeof RECIPES[0]; r++) {
+            struct gg_case c;
+            base_case(&c, (enum gg_op)op);
+            set_dtypes(&c, RECIPES[r].a, RECIPES[r].b);
+            c.scaling = RECIPES[r].scaling;
+            int blocked = c.scaling >= GG_SCALING_MX;
+            int e8m0 = c.scaling == GG_SCALING_MX || c.scaling == GG_SCALING_MX_B;
+            if (blocked && (op == GG_OP_GROUPED_DGRAD || op == GG_OP_GROUPED_WGRAD)) {
+                assert_refused(&c, "scaling: "); /* the reduction is not along K */
+                gg_case_free(&c);
+                continue;
+            }
+            check_and_round_trip(&c);
+            char line[64];
+            snprintf(line, sizeof line, "\nscaling %s\n", RECIPES[r].name);
+            assert_text_has(&c, line, 1);
+            assert_text_has(&c, "bias", 0);
+
+            /* The quantiser options of the recipe, then a bias of each type. */
+            c.quant_sat = GG_SAT_NONE;
+            if (e8m0) {
+                c.mx_rule = GG_MX_RULE_FLOOR;
+                c.plant_e8m0 = 0.25;
+            }
+            check_and_round_trip(&c);
+            bias_round_trip(&c, GG_DTYPE_F32, NULL);
+            bias_round_trip(&c, GG_DTYPE_BF16, "uniform(-3,0.5)");
+            check_and_round_trip(&c);
+            assert_text_has(&c, "bias", 0);
+            gg_case_free(&c);
+        }
+}
+
+/* The rules of the recipes, the bias and the moe routing, each refused naming its key. */
+Test(fuzz_case_io, recipe_bias_and_moe_rules_name_the_key)
+{
+    struct gg_case c;
+    base_case(&c, GG_OP_DENSE);
+    c.scaling = GG_SCALING_MX_B;
+    set_dtypes(&c, GG_DTYPE_BF16, GG_DTYPE_BF16);
+    assert_refused(&c, "scaling: mx_b needs b in");
+    set_dtypes(&c, GG_DTYPE_E4M3, GG_DTYPE_E2M1);
+    assert_refused(&c, "scaling: mx_b needs an unscaled a");
+    set_dtypes(&c, GG_DTYPE_F32, GG_DTYPE_E4M3FNUZ);
+    c.k = 48;
+    assert_refused(&c, "k: 48 is not a multiple of 32");
+    c.k = 64;
+    check_and_round_trip(&c);
+
+    c.scaling = GG_SCALING_BLOCK128;
+    assert_refused(&c, "scaling: block128 needs a and b in");
+    set_dtypes(&c, GG_DTYPE_E5M2, GG_DTYPE_E2M1);
+    assert_refused(&c, "scaling: block128 needs a and b in");
+    set_dtypes(&c, GG_DTYPE_E5M2, GG_DTYPE_E4M3);
+    c.k = 129; /* the last K group of 128 is partial */
+    check_and_round_trip(&c);
+    c.mx_rule = GG_MX_RULE_FLOOR;
+    assert_refused(&c, "scaling: rule= applies to scaling mx and mx_b only");
+    c.mx_rule = GG_MX_RULE_CEIL;
+    c.plant_e8m0 = 0.5;
+    assert_refused(&c, "plant: needs scaling mx or mx_b");
+    c.plant_e8m0 = 0;
+    c.scaling = GG_SCALING_TENSOR;
+    set_dtypes(&c, GG_DTYPE_F16, GG_DTYPE_BF16);
+    assert_refused(&c, "scaling: tensor needs an fp8");
+    c.scaling = GG_SCALING_NONE;
+
+    c.bias_dtype = GG_DTYPE_F16;
+    assert_refused(&c, "bias: f16 is not a bias type");
+    c.bias_dtype = GG_DTYPE_NONE;
+    c.dist_bias.p[1] = 2.0; /* a bias recipe without a bias would vanish from the text */
+    assert_refused(&c, "data: bias= needs a bias");
+    c.dist_bias.p[1] = 1.0;
+    c.topk = 1;
+    assert_refused(&c, "topk: not valid for op dense");
+    c.topk = 0;
+    c.block_m = 16;
+    assert_refused(&c, "block_m: not valid for op dense");
+    gg_case_free(&c);
+
+    base_case(&c, GG_OP_MOE_SORTED); /* m 5, topk 2, loads 0 0 9 1 */
+    c.topk = 0;
+    assert_refused(&c, "topk: must be at least 1");
+    c.topk = 3;
+    assert_refused(&c, "group_lens: the expert loads sum to 10, but m x topk = 5 x 3 = 15");
+    c.topk = 2;
+    c.block_m = 0;
+    assert_refused(&c, "block_m: must be between 1 and 2^40");
+    c.block_m = 1;
+    check_and_round_trip(&c);
+    c.items[2] = (struct gg_group_item){.is_rand = 1, .lo = 1, .hi = 1, .repeat = 1};
+    assert_refused(&c, "group_lens: item 3: rand() is not valid for op moe_sorted");
+    c.items[2] = (struct gg_group_item){.value = 1, .repeat = 1};
+    c.m = INT32_MAX;
+    assert_refused(&c, "topk: m x topk = 2147483647 x 2 exceeds 2^31 - 1");
+    c.m = 5;
+    c.stride_a = 1000; /* X [T, K] is one matrix */
+    assert_refused(&c, "stride: a is not used by op moe_sorted");
+    c.stride_a = 0;
+    c.ldc = 47; /* Y [T·topk, N] */
+    assert_refused(&c, "ld: c=47 is less than the row length 48 (n) of C");
+    c.ldc = 0;
+    c.off_c = INT64_MAX - 5 * 2 * 48 + 1; /* Y spans m·topk·n = 480 elements */
+    assert_refused(&c, "offset: operand C would end beyond 2^63 elements");
+    c.off_c = INT64_MAX - 5 * 2 * 48;
+    check_and_round_trip(&c);
+    gg_case_free(&c);
 }
 
 Test(fuzz_case_io, random_group_sizes_are_deterministic_and_in_range)
@@ -545,6 +719,11 @@ Test(fuzz_case_io, id_ignores_metadata_comments_whitespace_and_order)
         "group_lens 0*1 128 0 rand(0,64)*1\n"
         "n 256\nk 0x200\nld a=600 b=0\nstride b=200000\noffset c=3 a=0\n"
         "data b=ints(4)\nplant e8m0=1e-2\n",
+        /* no bias and the default bias recipe, spelt out */
+        "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\noptions split_k=2\n"
+        "mutant m1\ndtypes a=e4m3 b=e4m3 c=bf16\nscaling mx\nbias none\ngroups 4\n"
+        "group_lens 0 128 0 rand(0,64)\nn 256\nk 512\nld a=600\nstride b=200000\noffset c=3\n"
+        "data a=normal(0,1) b=ints(4) bias=normal(0,1)\nplant e8m0=0.01\nseed 0x5f3759df\n",
     };
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
         id_of(same[i], id);
@@ -568,12 +747,34 @@ static char *replaced(const char *text, const char *const *from, const char *con
     return s;
 }
 
+/* One edit of a case text: each from[i] (up to the first NULL) replaced by to[i]. */
+struct edit {
+    const char *from[4], *to[4];
+};
+
+/* Every edit of base gives an id of its own, different from the id of base. */
+static void assert_edits_change_id(const char *base, const struct edit *edits, int count)
+{
+    char(*ids)[GG_CASE_ID_HEX + 1] = malloc(((size_t)count + 1) * sizeof *ids);
+    id_of(base, ids[count]);
+    for (int i = 0; i < count; i++) {
+        int n = 0;
+        while (n < 4 && edits[i].from[n] != NULL)
+            n++;
+        char *text = replaced(base, edits[i].from, edits[i].to, n);
+        id_of(text, ids[i]);
+        free(text);
+    }
+    for (int i = 0; i <= count; i++)
+        for (int j = 0; j < i; j++)
+            cr_assert_str_neq(ids[i], ids[j], "edits %d and %d", i, j);
+    free(ids);
+}
+
 Test(fuzz_case_io, id_changes_with_every_input_line)
 {
     /* Change one input line of ID_BASE at a time (plus what keeps the case valid). */
-    static const struct {
-        const char *from[3], *to[3];
-    } edits[] = {
+    static const struct edit edits[] = {
         {{"op grouped_fwd", "scaling mx", "plant e8m0=0.01\n"},
          {"op grouped_dgrad", "scaling none", ""}},
         {{"kernel grouped_bf16_cpu_tiled"}, {"kernel grouped_bf16_cpu_other"}},
@@ -581,6 +782,10 @@ Test(fuzz_case_io, id_changes_with_every_input_line)
         {{"mutant m1"}, {"mutant m2"}},
         {{"dtypes a=e4m3 b=e4m3 c=bf16"}, {"dtypes a=e4m3 b=e5m2 c=bf16"}},
         {{"scaling mx"}, {"scaling mx rule=floor"}},
+        {{"scaling mx", "plant e8m0=0.01\n"}, {"scaling block128", ""}},
+        {{"dtypes a=e4m3", "scaling mx"}, {"dtypes a=bf16", "scaling mx_b"}},
+        {{"scaling mx\n"}, {"scaling mx\nbias f32\n"}},
+        {{"scaling mx\n", "b=ints(4)"}, {"scaling mx\nbias f32\n", "b=ints(4) bias=ints(2)"}},
         {{"groups 4", "rand(0,64)"}, {"groups 5", "rand(0,64) 1"}},
         {{"group_lens 0 128 0 rand(0,64)"}, {"group_lens 0 128 0 rand(0,65)"}},
         {{"n 256"}, {"n 257"}},
@@ -592,20 +797,43 @@ Test(fuzz_case_io, id_changes_with_every_input_line)
         {{"plant e8m0=0.01"}, {"plant e8m0=0.02"}},
         {{"seed 0x5f3759df"}, {"seed 0x5f3759de"}},
     };
-    enum { N = sizeof edits / sizeof edits[0] };
-    char ids[N + 1][GG_CASE_ID_HEX + 1];
-    id_of(ID_BASE, ids[N]);
-    for (int i = 0; i < N; i++) {
-        int n = 0;
-        while (n < 3 && edits[i].from[n] != NULL)
-            n++;
-        char *text = replaced(ID_BASE, edits[i].from, edits[i].to, n);
-        id_of(text, ids[i]);
-        free(text);
-    }
-    for (int i = 0; i <= N; i++)
-        for (int j = 0; j < i; j++)
-            cr_assert_str_neq(ids[i], ids[j], "edits %d and %d", i, j);
+    assert_edits_change_id(ID_BASE, edits, sizeof edits / sizeof edits[0]);
+}
+
+Test(fuzz_case_io, id_changes_with_every_moe_and_bias_line)
+{
+    static const char *const base = "ggfuzz-case 1\n"
+                                    "op moe_sorted\n"
+                                    "kernel moe_w8a16_cpu_ref\n"
+                                    "dtypes a=bf16 b=e4m3 c=bf16\n"
+                                    "scaling mx_b\n"
+                                    "bias f32\n"
+                                    "groups 3\n"
+                                    "group_lens 4 0 8\n"
+                                    "m 6\n"
+                                    "topk 2\n"
+                                    "block_m 4\n"
+                                    "n 64\n"
+                                    "k 96\n"
+                                    "stride b=10000\n"
+                                    "data a=normal(0,1) b=ints(4) bias=uniform(-1,1)\n"
+                                    "seed 0x1\n";
+    static const struct edit edits[] = {
+        {{"op moe_sorted", "m 6\n", "topk 2\n", "block_m 4\n"}, {"op grouped_fwd", "", "", ""}},
+        {{"scaling mx_b"}, {"scaling mx_b rule=floor"}},
+        {{"scaling mx_b", "dtypes a=bf16"}, {"scaling block128", "dtypes a=e5m2"}},
+        {{"bias f32"}, {"bias bf16"}},
+        {{"bias f32\n", " bias=uniform(-1,1)"}, {"", ""}},
+        {{"bias=uniform(-1,1)"}, {"bias=uniform(-1,2)"}},
+        {{"groups 3", "group_lens 4 0 8"}, {"groups 4", "group_lens 4 0 8 0"}},
+        {{"group_lens 4 0 8"}, {"group_lens 4 8 0"}},
+        {{"m 6", "group_lens 4 0 8"}, {"m 5", "group_lens 4 0 6"}},
+        {{"topk 2", "group_lens 4 0 8"}, {"topk 3", "group_lens 4 6 8"}},
+        {{"block_m 4"}, {"block_m 8"}},
+        {{"stride b=10000"}, {"stride b=10001"}},
+        {{"seed 0x1"}, {"seed 0x2"}},
+    };
+    assert_edits_change_id(base, edits, sizeof edits / sizeof edits[0]);
 }
 
 Test(fuzz_case_io, save_then_load)
@@ -654,14 +882,21 @@ Test(fuzz_case_io, save_then_load)
     gg_case_free(&c);
 }
 
+/* The problem of the case in file; p points into c and opts. */
+static void load_problem(const char *file, struct gg_case *c, struct gg_kopt *opts,
+                         struct gg_problem *p)
+{
+    load_ok(file, c);
+    gg_case_problem(c, opts, p);
+}
+
 Test(fuzz_case_io, problem_from_case)
 {
     struct gg_case c;
-    load_ok("grouped_fwd_bf16.case", &c);
-    strcpy(c.mutant, "");
     struct gg_kopt opts[GG_CASE_MAX_OPTS];
     struct gg_problem p;
-    gg_case_problem(&c, opts, &p);
+    load_problem("grouped_fwd_bf16.case", &c, opts, &p);
+    cr_assert_str_eq(c.mutant, ""); /* no mutant: p.mutant is NULL */
     cr_assert_eq(p.op, GG_OP_GROUPED_FWD);
     cr_assert_eq(p.groups, 7);
     cr_assert_eq(p.m, c.offs[7]);
@@ -676,8 +911,7 @@ Test(fuzz_case_io, problem_from_case)
     cr_assert_eq(p.stride_b, 0);
     gg_case_free(&c);
 
-    load_ok("batched_kn.case", &c);
-    gg_case_problem(&c, opts, &p);
+    load_problem("batched_kn.case", &c, opts, &p);
     cr_assert_eq(p.groups, 4);
     cr_assert_eq(p.m, 3);
     cr_assert_eq(p.b_layout, GG_LAYOUT_KN);
@@ -687,8 +921,7 @@ Test(fuzz_case_io, problem_from_case)
     cr_assert_eq(p.stride_a, 100);
     gg_case_free(&c);
 
-    load_ok("dense_mx.case", &c);
-    gg_case_problem(&c, opts, &p);
+    load_problem("dense_mx.case", &c, opts, &p);
     cr_assert_eq(p.groups, 1);
     cr_assert_eq(p.m, 1);
     cr_assert_eq(p.scaling, GG_SCALING_MX);
@@ -697,10 +930,99 @@ Test(fuzz_case_io, problem_from_case)
     cr_assert_null(p.group_lens);
     gg_case_free(&c);
 
-    load_ok("grouped_wgrad_empty.case", &c);
-    gg_case_problem(&c, opts, &p);
+    load_problem("grouped_wgrad_empty.case", &c, opts, &p);
     cr_assert_str_eq(p.mutant, "wgrad_skip_zero");
     cr_assert_eq(p.m, 32);
+    gg_case_free(&c);
+}
+
+Test(fuzz_case_io, moe_sorted_files_and_problem)
+{
+    struct gg_case c;
+    struct gg_kopt opts[GG_CASE_MAX_OPTS];
+    struct gg_problem p;
+    load_problem("moe_sorted_bf16.case", &c, opts, &p);
+    cr_assert_eq(c.op, GG_OP_MOE_SORTED);
+    cr_assert_eq(c.groups, 8);
+    cr_assert_eq(c.m, 10);
+    cr_assert_eq(c.topk, 2);
+    cr_assert_eq(c.block_m, 4);
+    cr_assert_eq(c.bias_dtype, GG_DTYPE_NONE);
+    int64_t lens[8] = {5, 0, 3, 3, 0, 0, 8, 1}, offs[9] = {0, 5, 5, 8, 11, 11, 11, 19, 20};
+    cr_assert_arr_eq(c.lens, lens, sizeof lens);
+    cr_assert_arr_eq(c.offs, offs, sizeof offs);
+    cr_assert_eq(p.op, GG_OP_MOE_SORTED);
+    cr_assert_eq(p.groups, 8);
+    cr_assert_eq(p.m, 10); /* tokens, not the routed rows */
+    cr_assert_eq(p.topk, 2);
+    cr_assert_eq(p.block_m, 4);
+    cr_assert_eq(p.group_lens, c.lens);
+    cr_assert_eq(p.group_offs, c.offs);
+    /* The sorted layout is built by the materialiser. */
+    cr_assert_eq(p.sorted_len, 0);
+    cr_assert_null(p.sorted_ids);
+    cr_assert_null(p.expert_ids);
+    cr_assert_eq(p.bias_dtype, GG_DTYPE_NONE);
+    cr_assert_eq(p.scaling, GG_SCALING_NONE);
+    gg_case_free(&c);
+
+    load_problem("moe_sorted_a8w8_bias.case", &c, opts, &p);
+    cr_assert_eq(c.scaling, GG_SCALING_BLOCK128);
+    cr_assert_eq(c.quant_sat, GG_SAT_NONE);
+    cr_assert_eq(c.bias_dtype, GG_DTYPE_F32);
+    cr_assert_eq(c.dist_bias.kind, GG_DIST_UNIFORM);
+    cr_assert_eq(c.dist_bias.p[0], -2.0);
+    cr_assert_eq(c.dist_bias.p[1], 2.0);
+    cr_assert_eq(c.dist_bias.fmt, GG_DTYPE_F32);
+    cr_assert_eq(c.dist_a.fmt, GG_DTYPE_E4M3FNUZ);
+    cr_assert_eq(p.bias_dtype, GG_DTYPE_F32);
+    cr_assert_eq(p.m, 33);
+    cr_assert_eq(p.topk, 4);
+    cr_assert_eq(p.block_m, 16);
+    cr_assert_eq(p.stride_b, 10000);
+    cr_assert_eq(p.lda, 320);
+    cr_assert_eq(p.ldc, 40);
+    char *text = format_ok(&c, 1);
+    cr_assert_str_eq(text, "ggfuzz-case 1\n"
+                           "op moe_sorted\n"
+                           "kernel moe_fp8_cpu_ref\n"
+                           "dtypes a=e4m3fnuz b=e4m3fnuz c=bf16\n"
+                           "scaling block128 sat=none\n"
+                           "bias f32\n"
+                           "groups 6\n"
+                           "group_lens 40 0*2 50 42 0\n"
+                           "m 33\n"
+                           "topk 4\n"
+                           "block_m 16\n"
+                           "n 32\n"
+                           "k 300\n"
+                           "ld a=320 c=40\n"
+                           "stride b=10000\n"
+                           "data a=outliers(1,0.001,100) b=uniform(-1,1) bias=uniform(-2,2)\n"
+                           "seed 0x4d\n");
+    free(text);
+    gg_case_free(&c);
+
+    load_problem("dense_mx_b_bias.case", &c, opts, &p);
+    cr_assert_eq(c.scaling, GG_SCALING_MX_B);
+    cr_assert_eq(c.mx_rule, GG_MX_RULE_FLOOR);
+    cr_assert_eq(c.bias_dtype, GG_DTYPE_BF16);
+    cr_assert_eq(c.dist_bias.kind, GG_DIST_CONST);
+    cr_assert_eq(c.dist_bias.fmt, GG_DTYPE_BF16);
+    cr_assert_eq(c.plant_e8m0, 0.05);
+    cr_assert_eq(p.scaling, GG_SCALING_MX_B);
+    cr_assert_eq(p.bias_dtype, GG_DTYPE_BF16);
+    cr_assert_eq(p.topk, 0);
+    cr_assert_eq(p.block_m, 0);
+    cr_assert_null(p.group_lens);
+    gg_case_free(&c);
+
+    load_problem("grouped_fwd_tensor_bias.case", &c, opts, &p);
+    cr_assert_eq(p.bias_dtype, GG_DTYPE_BF16);
+    cr_assert_eq(p.scaling, GG_SCALING_TENSOR);
+    cr_assert_eq(p.group_lens, c.lens);
+    cr_assert_eq(p.m, c.offs[3]);
+    cr_assert_eq(p.topk, 0);
     gg_case_free(&c);
 }
 

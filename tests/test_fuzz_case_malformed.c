@@ -6,11 +6,11 @@
  * at every byte: the parser never crashes and always answers with a located message.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "case_files.h"
 #include "fuzz/gg_fuzz.h"
 
 #define MALFORMED GG_TEST_DATA "/malformed"
@@ -80,34 +80,30 @@ static int located_line(const char *msg, const char *name)
 
 Test(fuzz_case_malformed, every_file_is_refused_at_its_line)
 {
-    DIR *d = opendir(MALFORMED);
-    cr_assert_not_null(d);
-    int files = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        size_t n = strlen(e->d_name);
-        if (n < 5 || strcmp(e->d_name + n - 5, ".case") != 0)
-            continue;
+    size_t files;
+    char **names = case_files(MALFORMED, &files);
+    cr_assert_geq(files, 70);
+    for (size_t i = 0; i < files; i++) {
+        const char *name = names[i];
         char path[1024], sub[256], err[512] = "";
-        snprintf(path, sizeof path, "%s/%s", MALFORMED, e->d_name);
+        snprintf(path, sizeof path, "%s/%s", MALFORMED, name);
         size_t len;
         char *text = read_file(path, &len);
         int line;
-        expectation(e->d_name, text, &line, sub, sizeof sub);
+        expectation(name, text, &line, sub, sizeof sub);
         free(text);
 
         struct gg_case c;
         enum gg_status st = gg_case_load(path, &c, err, sizeof err);
-        cr_assert(st == GG_E_PARSE || st == GG_E_INVAL, "%s: status %d (%s)", e->d_name, st, err);
-        cr_assert_eq(located_line(err, path), line, "%s: %s", e->d_name, err);
-        cr_assert_not_null(strstr(err, sub), "%s: '%s' lacks '%s'", e->d_name, err, sub);
+        cr_assert(st == GG_E_PARSE || st == GG_E_INVAL, "%s: status %d (%s)", name, st, err);
+        cr_assert_eq(located_line(err, path), line, "%s: %s", name, err);
+        cr_assert_not_null(strstr(err, sub), "%s: '%s' lacks '%s'", name, err, sub);
         cr_assert_null(c.items);
         cr_assert_null(c.meta);
         cr_assert_null(c.lens);
         gg_case_free(&c);
-        files++;
     }
-    closedir(d);
-    cr_assert_geq(files, 24);
+    case_files_free(names, files);
 }
 
 Test(fuzz_case_malformed, line_longer_than_64_kib)
@@ -171,27 +167,9 @@ static void parse_never_crashes(const char *text, size_t len)
     free(buf);
 }
 
-Test(fuzz_case_malformed, truncation_and_byte_flips_never_crash)
+/* Every prefix of valid, and valid with each byte replaced by each of a few values. */
+static void truncate_and_flip(const char *valid)
 {
-    const char *valid = "ggfuzz-case 1\n"
-                        "op grouped_fwd\n"
-                        "kernel grouped_bf16_cpu_tiled\n"
-                        "options split_k=2 streams=3\n"
-                        "mutant m\n"
-                        "dtypes a=e4m3 b=e5m2 c=bf16 acc=f64\n"
-                        "scaling mx rule=floor sat=none\n"
-                        "groups 7\n"
-                        "group_lens 0 128 0*3 rand(0,64)*2\n"
-                        "n 256\n"
-                        "k 512\n"
-                        "ld a=600 c=300\n"
-                        "stride b=200000\n"
-                        "offset a=1 b=2 c=3\n"
-                        "data a=normal(0,1) b=outliers(1,0.001,100)\n"
-                        "plant e8m0=0.01\n"
-                        "seed 0x5f3759df\n"
-                        "@expect class=snr\n"
-                        "@note caf\xc3\xa9\n";
     size_t len = strlen(valid);
     for (size_t cut = 0; cut <= len; cut++)
         parse_never_crashes(valid, cut);
@@ -205,4 +183,47 @@ Test(fuzz_case_malformed, truncation_and_byte_flips_never_crash)
             parse_never_crashes(copy, len);
         }
     free(copy);
+}
+
+Test(fuzz_case_malformed, truncation_and_byte_flips_never_crash)
+{
+    truncate_and_flip("ggfuzz-case 1\n"
+                      "op grouped_fwd\n"
+                      "kernel grouped_bf16_cpu_tiled\n"
+                      "options split_k=2 streams=3\n"
+                      "mutant m\n"
+                      "dtypes a=e4m3 b=e5m2 c=bf16 acc=f64\n"
+                      "scaling mx rule=floor sat=none\n"
+                      "groups 7\n"
+                      "group_lens 0 128 0*3 rand(0,64)*2\n"
+                      "n 256\n"
+                      "k 512\n"
+                      "ld a=600 c=300\n"
+                      "stride b=200000\n"
+                      "offset a=1 b=2 c=3\n"
+                      "data a=normal(0,1) b=outliers(1,0.001,100)\n"
+                      "plant e8m0=0.01\n"
+                      "seed 0x5f3759df\n"
+                      "@expect class=snr\n"
+                      "@note caf\xc3\xa9\n");
+}
+
+Test(fuzz_case_malformed, moe_and_bias_truncation_and_byte_flips_never_crash)
+{
+    truncate_and_flip("ggfuzz-case 1\n"
+                      "op moe_sorted\n"
+                      "kernel moe_fp8_cpu_ref\n"
+                      "dtypes a=e4m3 b=e4m3 c=bf16\n"
+                      "scaling block128 sat=none\n"
+                      "bias bf16\n"
+                      "groups 4\n"
+                      "group_lens 9 0*2 3\n"
+                      "m 4\n"
+                      "topk 3\n"
+                      "block_m 16\n"
+                      "n 32\n"
+                      "k 160\n"
+                      "ld c=40\n"
+                      "data a=normal(0,1) b=ints(3) bias=uniform(-1,1)\n"
+                      "seed 0x11\n");
 }

@@ -1,6 +1,6 @@
 /*
- * test_oracles_threshold.c — the versioned threshold table: which row each dtype combination
- * gets, and that every row is internally consistent.
+ * test_oracles_threshold.c — the versioned threshold table: every number of version 1, which row
+ * each dtype combination gets, and that every row is internally consistent.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -17,6 +17,44 @@ static const struct gg_threshold *row(enum gg_dtype a, enum gg_dtype b, enum gg_
     return t;
 }
 
+/*
+ * Version 1 of the table, row by row: name; SNR fail, expected and source-fail levels (dB);
+ * u_out and η_out of the output format; u_acc of fp32 accumulation; κ (fp8 and fp4 inputs).
+ * Any change to these numbers comes with a new version.
+ */
+#define OUT_BF16 0x1p-8, 0x1p-134 /* u = 2^-8, half of the smallest subnormal 2^-133 */
+#define OUT_F32 0x1p-24, 0x1p-150
+#define U_ACC 0x1p-23
+#define KAPPA 0x1p-12
+enum { BF16_BF16, BF16_F32, E4M3_F32, E5M2_F32, E4M3_BF16, E5M2_BF16, E2M1_F32, E2M1_BF16,
+       FALLBACK };
+static const struct gg_threshold V1[] = {
+    [BF16_BF16] = {"bf16->bf16", 50.0, 55.6, 0.0, OUT_BF16, U_ACC, 0},
+    [BF16_F32] = {"bf16->f32", 90.0, 102.0, 0.0, OUT_F32, U_ACC, 0},
+    [E4M3_F32] = {"e4m3->f32", 70.0, 77.9, 25.0, OUT_F32, U_ACC, KAPPA},
+    [E5M2_F32] = {"e5m2->f32", 70.0, 77.9, 20.0, OUT_F32, U_ACC, KAPPA},
+    [E4M3_BF16] = {"e4m3->bf16", 50.0, 55.6, 25.0, OUT_BF16, U_ACC, KAPPA},
+    [E5M2_BF16] = {"e5m2->bf16", 50.0, 55.6, 20.0, OUT_BF16, U_ACC, KAPPA},
+    [E2M1_F32] = {"e2m1->f32", 70.0, 77.9, 0.0, OUT_F32, U_ACC, KAPPA},
+    [E2M1_BF16] = {"e2m1->bf16", 50.0, 55.6, 0.0, OUT_BF16, U_ACC, KAPPA},
+    /* The loosest: E2M1's u and η (the coarsest output), fp8 fast-accumulation κ = 2^-8. */
+    [FALLBACK] = {"fallback", 20.0, 25.5, 0.0, 0x1p-2, 0x1p-2, U_ACC, 0x1p-8},
+};
+
+/* Every field of t is want's. */
+static void expect_row(const struct gg_threshold *t, const struct gg_threshold *want)
+{
+    const char *w = want->name;
+    cr_expect_str_eq(t->name, w);
+    cr_expect_eq(t->snr_fail_db, want->snr_fail_db, "%s snr_fail_db", w);
+    cr_expect_eq(t->snr_expected_db, want->snr_expected_db, "%s snr_expected_db", w);
+    cr_expect_eq(t->snr_src_fail_db, want->snr_src_fail_db, "%s snr_src_fail_db", w);
+    cr_expect_eq(t->u_out, want->u_out, "%s u_out", w);
+    cr_expect_eq(t->eta_out, want->eta_out, "%s eta_out", w);
+    cr_expect_eq(t->u_acc, want->u_acc, "%s u_acc", w);
+    cr_expect_eq(t->kappa, want->kappa, "%s kappa", w);
+}
+
 Test(oracle_threshold, version)
 {
     cr_expect_eq(GG_THRESHOLDS_VERSION, 1);
@@ -24,29 +62,16 @@ Test(oracle_threshold, version)
 
 Test(oracle_threshold, bf16_rows)
 {
-    const struct gg_threshold *t = row(GG_DTYPE_BF16, GG_DTYPE_BF16, GG_DTYPE_BF16, GG_SCALING_NONE);
-    cr_expect_str_eq(t->name, "bf16->bf16");
-    cr_expect_eq(t->snr_fail_db, 50.0);
-    cr_expect_eq(t->snr_expected_db, 55.6);
-    cr_expect_eq(t->snr_src_fail_db, 0.0);
-    cr_expect_eq(t->u_out, 0x1p-8);
-    cr_expect_eq(t->eta_out, 0x1p-134);
-    cr_expect_eq(t->u_acc, 0x1p-23);
-    cr_expect_eq(t->kappa, 0.0);
+    const struct gg_threshold *t =
+        row(GG_DTYPE_BF16, GG_DTYPE_BF16, GG_DTYPE_BF16, GG_SCALING_NONE);
+    expect_row(t, &V1[BF16_BF16]);
     /* f16 inputs share the row. */
     cr_expect_eq(row(GG_DTYPE_F16, GG_DTYPE_F16, GG_DTYPE_BF16, GG_SCALING_NONE), t);
     cr_expect_eq(row(GG_DTYPE_F16, GG_DTYPE_BF16, GG_DTYPE_BF16, GG_SCALING_NONE), t);
-
-    t = row(GG_DTYPE_BF16, GG_DTYPE_BF16, GG_DTYPE_F32, GG_SCALING_NONE);
-    cr_expect_str_eq(t->name, "bf16->f32");
-    cr_expect_eq(t->snr_fail_db, 90.0);
-    cr_expect_eq(t->snr_expected_db, 102.0);
-    cr_expect_eq(t->u_out, 0x1p-24);
-    cr_expect_eq(t->eta_out, 0x1p-150);
-    cr_expect_eq(t->u_acc, 0x1p-23);
-    cr_expect_eq(t->kappa, 0.0);
+    expect_row(row(GG_DTYPE_BF16, GG_DTYPE_BF16, GG_DTYPE_F32, GG_SCALING_NONE), &V1[BF16_F32]);
 }
 
+/* Every e4m3 / e5m2 pairing, OCP or fnuz, under every scaling. */
 Test(oracle_threshold, fp8_rows)
 {
     const enum gg_dtype e4[] = {GG_DTYPE_E4M3, GG_DTYPE_E4M3FNUZ};
@@ -55,30 +80,13 @@ Test(oracle_threshold, fp8_rows)
     for (int s = 0; s < 3; s++) {
         for (int i = 0; i < 2; i++) {
             for (int j = 0; j < 2; j++) {
-                const struct gg_threshold *t = row(e4[i], e4[j], GG_DTYPE_F32, sc[s]);
-                cr_expect_str_eq(t->name, "e4m3->f32");
-                cr_expect_eq(t->snr_fail_db, 70.0);
-                cr_expect_eq(t->snr_expected_db, 77.9);
-                cr_expect_eq(t->snr_src_fail_db, 25.0);
-                cr_expect_eq(t->kappa, 0x1p-12);
-                cr_expect_eq(t->u_out, 0x1p-24);
-                t = row(e4[i], e5[j], GG_DTYPE_F32, sc[s]);
-                cr_expect_str_eq(t->name, "e5m2->f32");
-                cr_expect_eq(t->snr_fail_db, 70.0);
-                cr_expect_eq(t->snr_src_fail_db, 20.0);
+                expect_row(row(e4[i], e4[j], GG_DTYPE_F32, sc[s]), &V1[E4M3_F32]);
+                const struct gg_threshold *t = row(e4[i], e5[j], GG_DTYPE_F32, sc[s]);
+                expect_row(t, &V1[E5M2_F32]);
                 cr_expect_eq(row(e5[j], e4[i], GG_DTYPE_F32, sc[s]), t);
                 cr_expect_eq(row(e5[i], e5[j], GG_DTYPE_F32, sc[s]), t);
-                t = row(e4[i], e4[j], GG_DTYPE_BF16, sc[s]);
-                cr_expect_str_eq(t->name, "e4m3->bf16");
-                cr_expect_eq(t->snr_fail_db, 50.0);
-                cr_expect_eq(t->snr_expected_db, 55.6);
-                cr_expect_eq(t->snr_src_fail_db, 25.0);
-                cr_expect_eq(t->kappa, 0x1p-12);
-                cr_expect_eq(t->u_out, 0x1p-8);
-                cr_expect_eq(t->eta_out, 0x1p-134);
-                t = row(e5[i], e4[j], GG_DTYPE_BF16, sc[s]);
-                cr_expect_str_eq(t->name, "e5m2->bf16");
-                cr_expect_eq(t->snr_src_fail_db, 20.0);
+                expect_row(row(e4[i], e4[j], GG_DTYPE_BF16, sc[s]), &V1[E4M3_BF16]);
+                expect_row(row(e5[i], e4[j], GG_DTYPE_BF16, sc[s]), &V1[E5M2_BF16]);
             }
         }
     }
@@ -86,21 +94,14 @@ Test(oracle_threshold, fp8_rows)
 
 Test(oracle_threshold, e2m1_rows)
 {
-    const struct gg_threshold *t = row(GG_DTYPE_E2M1, GG_DTYPE_E2M1, GG_DTYPE_F32, GG_SCALING_MX);
-    cr_expect_str_eq(t->name, "e2m1->f32");
-    cr_expect_eq(t->snr_fail_db, 70.0);
-    cr_expect_eq(t->snr_src_fail_db, 0.0);
-    cr_expect_eq(t->kappa, 0x1p-12);
-    t = row(GG_DTYPE_E2M1, GG_DTYPE_E4M3, GG_DTYPE_BF16, GG_SCALING_MX);
-    cr_expect_str_eq(t->name, "e2m1->bf16");
-    cr_expect_eq(t->snr_fail_db, 50.0);
-    cr_expect_eq(t->snr_src_fail_db, 0.0);
+    expect_row(row(GG_DTYPE_E2M1, GG_DTYPE_E2M1, GG_DTYPE_F32, GG_SCALING_MX), &V1[E2M1_F32]);
+    expect_row(row(GG_DTYPE_E2M1, GG_DTYPE_E4M3, GG_DTYPE_BF16, GG_SCALING_MX), &V1[E2M1_BF16]);
 }
 
 Test(oracle_threshold, fallback_is_loosest)
 {
     const struct gg_threshold *f = row(GG_DTYPE_F32, GG_DTYPE_F32, GG_DTYPE_F32, GG_SCALING_NONE);
-    cr_expect_str_eq(f->name, "fallback");
+    expect_row(f, &V1[FALLBACK]);
     cr_expect_eq(row(GG_DTYPE_BF16, GG_DTYPE_BF16, GG_DTYPE_F16, GG_SCALING_NONE), f);
     cr_expect_eq(row(GG_DTYPE_E4M3, GG_DTYPE_E4M3, GG_DTYPE_E4M3, GG_SCALING_NONE), f);
     cr_expect_eq(row(GG_DTYPE_NONE, GG_DTYPE_NONE, GG_DTYPE_NONE, GG_SCALING_NONE), f);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "reference/gg_ref.h"
+#include "splitmix.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Independent format descriptions                                                               */
@@ -108,20 +109,11 @@ static void check_decode_range(const struct spec *s, uint64_t n, uint64_t step)
                  gg_decode(s->t, (uint32_t)first));
 }
 
-/* Deterministic 64-bit generator (splitmix64) for the randomised checks. */
-static uint64_t splitmix(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* A double with random sign and 52 random fraction bits, log-uniform in [2^lo, 2^hi). */
 static double random_double(uint64_t *st, int lo, int hi)
 {
-    uint64_t r = splitmix(st);
-    int e = lo + (int)(splitmix(st) % (uint64_t)(hi - lo));
+    uint64_t r = splitmix64(st);
+    int e = lo + (int)(splitmix64(st) % (uint64_t)(hi - lo));
     double f = 1.0 + ldexp((double)(r >> 12), -52);
     double x = ldexp(f, e);
     return (r & 1) ? -x : x;
@@ -607,17 +599,17 @@ Test(reference_formats, rne_matches_brute_force_nearest)
             switch (k % 3) {
             case 0: x = random_double(&st, lo, hi); break;
             case 1: { /* exact midpoint of a random pair of neighbours */
-                uint32_t c = (uint32_t)(splitmix(&st) % top);
+                uint32_t c = (uint32_t)(splitmix64(&st) % top);
                 x = tab[c] + (tab[c + 1] - tab[c]) / 2;
                 break;
             }
             default: { /* a random value close to a random code */
-                uint32_t c = (uint32_t)(splitmix(&st) % (top + 1));
+                uint32_t c = (uint32_t)(splitmix64(&st) % (top + 1));
                 x = tab[c] * (1.0 + random_double(&st, -30, -1));
                 break;
             }
             }
-            if (splitmix(&st) & 1)
+            if (splitmix64(&st) & 1)
                 x = -x;
             if (fabs(x) > max)
                 continue;

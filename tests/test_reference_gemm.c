@@ -11,32 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "reference/gg_ref.h"
-
-#define MAX_G 8
-
-/* One test case: the problem, its arrays and the reference's outputs. */
-struct tc {
-    struct gg_problem p;
-    int64_t lens[MAX_G], offs[MAX_G + 1];
-    void *a, *b;
-    size_t a_bytes, b_bytes;
-    int b_mapped; /* b comes from mmap */
-    float sa, sb;
-    uint8_t *mxa, *mxb;
-    struct gg_operands o;
-    double *c, *abs;
-    int64_t out;
-    uint64_t rng;
-};
-
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
+#include "ref_fixture.h"
 
 /* Element index of t-th entry of reduction vector v of side which in group g (the table of
    gg_kernel.h, written out independently of the code under test). */
@@ -86,44 +61,26 @@ static uint32_t nan_code(enum gg_dtype dt)
 
 /* A random non-NaN code: bf16 small integers in [-8, 8] (sums exact in double), 8-bit formats
    any finite code. */
-static uint32_t random_code(struct tc *t, enum gg_dtype dt)
+static uint32_t random_code(struct ref_case *t, enum gg_dtype dt)
 {
-    if (dt == GG_DTYPE_BF16) {
-        float f = (float)((int)(next_u64(&t->rng) % 17) - 8);
-        uint32_t bits;
-        memcpy(&bits, &f, sizeof bits);
-        return bits >> 16;
-    }
-    for (;;) {
-        uint32_t c = (uint32_t)(next_u64(&t->rng) & 0xFF);
-        if (isfinite(gg_decode(dt, c)))
-            return c;
-    }
+    if (dt != GG_DTYPE_BF16)
+        return ref_random_code8(&t->rng, dt);
+    float f = (float)((int)(splitmix64(&t->rng) % 17) - 8);
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits >> 16;
 }
 
 /* Sets up the problem: pad is added to every packed leading dimension (0 for packed). */
-static void make(struct tc *t, enum gg_op op, enum gg_layout layout, int64_t groups,
+static void make(struct ref_case *t, enum gg_op op, enum gg_layout layout, int64_t groups,
                  const int64_t *lens, int64_t m, int64_t n, int64_t k, int64_t pad,
                  enum gg_dtype dt, enum gg_scaling scaling)
 {
-    memset(t, 0, sizeof *t);
-    t->rng = 12345u + (uint64_t)op * 77u + (uint64_t)k;
+    ref_case_init(t, 12345u + (uint64_t)op * 77u + (uint64_t)k, op, layout, groups, lens, m, n, k,
+                  dt, scaling);
     struct gg_problem *p = &t->p;
-    *p = (struct gg_problem){.op = op, .a_dtype = dt, .b_dtype = dt, .c_dtype = GG_DTYPE_F32,
-                             .acc_dtype = GG_DTYPE_F32, .scaling = scaling, .b_layout = layout,
-                             .groups = groups, .m = m, .n = n, .k = k};
-    if (op <= GG_OP_GROUPED_WGRAD) {
-        cr_assert_leq(groups, MAX_G);
-        for (int64_t g = 0; g < groups; g++) {
-            t->lens[g] = lens[g];
-            t->offs[g + 1] = t->offs[g] + lens[g];
-        }
-        p->group_lens = t->lens;
-        p->group_offs = t->offs;
-    }
-    char err[256] = "";
-    cr_assert_eq(gg_problem_check(p, err, sizeof err), GG_OK, "%s", err);
     if (pad) { /* re-derive with padded leading dimensions and strides */
+        char err[256] = "";
         p->lda += pad;
         p->ldb += pad;
         p->ldc += pad;
@@ -133,17 +90,15 @@ static void make(struct tc *t, enum gg_op op, enum gg_layout layout, int64_t gro
         p->stride_b += pad;
         p->stride_c += pad;
     }
-    t->out = gg_problem_out_elems(p);
 }
 
 /* Allocates A and B (B through a sparse anonymous mapping when mapped) and the outputs; heap
    operands are filled with NaN codes so only addressed elements are finite. */
-static void alloc_operands(struct tc *t, int mapped)
+static void alloc_operands(struct ref_case *t, int mapped)
 {
     const struct gg_problem *p = &t->p;
-    t->a_bytes = (size_t)gg_dtype_bytes(p->a_dtype, gg_problem_a_span(p)) + 1;
     t->b_bytes = (size_t)gg_dtype_bytes(p->b_dtype, gg_problem_b_span(p)) + 1;
-    t->a = malloc(t->a_bytes);
+    t->a = malloc((size_t)gg_dtype_bytes(p->a_dtype, gg_problem_a_span(p)) + 1);
     cr_assert_not_null(t->a);
     uint32_t nan_a = nan_code(p->a_dtype), nan_b = nan_code(p->b_dtype);
     for (int64_t i = 0; i < gg_problem_a_span(p); i++)
@@ -159,35 +114,17 @@ static void alloc_operands(struct tc *t, int mapped)
         for (int64_t i = 0; i < gg_problem_b_span(p); i++)
             put_code(p->b_dtype, t->b, i, nan_b);
     }
+    t->o = (struct gg_operands){.a = t->a, .b = t->b};
     t->sa = 0.75f;
     t->sb = 2.5f;
-    if (p->scaling == GG_SCALING_MX) {
-        int64_t na = gg_problem_a_scale_count(p), nb = gg_problem_b_scale_count(p);
-        t->mxa = malloc((size_t)na + 1);
-        t->mxb = malloc((size_t)nb + 1);
-        cr_assert(t->mxa && t->mxb);
-        for (int64_t i = 0; i < na; i++)
-            t->mxa[i] = (uint8_t)(120 + next_u64(&t->rng) % 15);
-        for (int64_t i = 0; i < nb; i++)
-            t->mxb[i] = (uint8_t)(120 + next_u64(&t->rng) % 15);
-    }
-    t->o = (struct gg_operands){.a = t->a, .b = t->b};
-    if (p->scaling == GG_SCALING_TENSOR) {
-        t->o.a_scale = &t->sa;
-        t->o.b_scale = &t->sb;
-    } else if (p->scaling == GG_SCALING_MX) {
-        t->o.a_scale = t->mxa;
-        t->o.b_scale = t->mxb;
-    }
-    t->c = malloc((size_t)(t->out + 1) * sizeof(double));
-    t->abs = malloc((size_t)(t->out + 1) * sizeof(double));
-    cr_assert(t->c && t->abs);
+    ref_case_scales(t, 120, 15); /* MX scales 2^-7 .. 2^7 */
+    ref_case_outputs(t);
     for (int64_t i = 0; i < t->out; i++)
         t->c[i] = t->abs[i] = 1e300; /* sentinel: every output must be written */
 }
 
 /* Random codes at every element a non-empty block reads. */
-static void fill_operands(struct tc *t)
+static void fill_operands(struct ref_case *t)
 {
     const struct gg_problem *p = &t->p;
     for (int64_t g = 0; g < p->groups; g++) {
@@ -204,30 +141,18 @@ static void fill_operands(struct tc *t)
     }
 }
 
-static void release(struct tc *t)
-{
-    free(t->a);
-    if (t->b_mapped)
-        munmap(t->b, t->b_bytes);
-    else
-        free(t->b);
-    free(t->mxa);
-    free(t->mxb);
-    free(t->c);
-    free(t->abs);
-}
-
 static long double e8m0(uint8_t code)
 {
     return code == 0xFF ? (long double)NAN : ldexpl(1.0L, (int)code - 127);
 }
 
 /* Dequantised element t of vector v of side which in group g. */
-static long double value(const struct tc *tc, int which, int64_t g, int64_t v, int64_t t)
+static long double value(const struct ref_case *tc, int which, int64_t g, int64_t v, int64_t t)
 {
     const struct gg_problem *p = &tc->p;
     enum gg_dtype dt = which ? p->b_dtype : p->a_dtype;
-    long double x = gg_decode(dt, code_at(dt, which ? tc->b : tc->a, elem_index(p, which, g, v, t)));
+    int64_t at = elem_index(p, which, g, v, t);
+    long double x = gg_decode(dt, code_at(dt, which ? tc->b : tc->a, at));
     if (p->scaling == GG_SCALING_TENSOR)
         return x * (which ? tc->sb : tc->sa);
     if (p->scaling != GG_SCALING_MX)
@@ -252,11 +177,10 @@ static double gamma53(int64_t n)
 /* Runs the reference and compares every output and Σ|ab| with the naive loop: bitwise when
    exact (the data make every sum exact in double), else within the dgemm error bound.
    Returns the number of NaN outputs. */
-static int64_t run_and_compare(struct tc *t, int exact)
+static int64_t run_and_compare(struct ref_case *t, int exact)
 {
     const struct gg_problem *p = &t->p;
-    char err[256] = "";
-    cr_assert_eq(gg_ref_gemm(p, &t->o, t->c, t->abs, err, sizeof err), GG_OK, "%s", err);
+    ref_case_run(t);
     int64_t pos = 0, nans = 0;
     for (int64_t g = 0; g < p->groups; g++) {
         struct gg_out_block bl;
@@ -297,12 +221,12 @@ static int64_t run_and_compare(struct tc *t, int exact)
 static void bf16_case(enum gg_op op, enum gg_layout layout, int64_t groups, const int64_t *lens,
                       int64_t m, int64_t n, int64_t k, int64_t pad)
 {
-    struct tc t;
+    struct ref_case t;
     make(&t, op, layout, groups, lens, m, n, k, pad, GG_DTYPE_BF16, GG_SCALING_NONE);
     alloc_operands(&t, 0);
     fill_operands(&t);
     cr_assert_eq(run_and_compare(&t, 1), 0);
-    release(&t);
+    ref_case_free(&t);
 }
 
 static const int64_t empty_patterns[][4] = {
@@ -333,7 +257,7 @@ Test(reference_gemm, grouped_wgrad_bf16)
 Test(reference_gemm, wgrad_empty_group_is_positive_zero)
 {
     static const int64_t lens[3] = {4, 0, 3};
-    struct tc t;
+    struct ref_case t;
     make(&t, GG_OP_GROUPED_WGRAD, GG_LAYOUT_NK, 3, lens, 0, 3, 4, 1, GG_DTYPE_BF16,
          GG_SCALING_NONE);
     alloc_operands(&t, 0);
@@ -349,7 +273,7 @@ Test(reference_gemm, wgrad_empty_group_is_positive_zero)
         cr_assert_eq(bits, 0, "dW of the empty group at %lld is not +0.0", (long long)i);
         cr_assert_eq(abits, 0);
     }
-    release(&t);
+    ref_case_free(&t);
 }
 
 Test(reference_gemm, batched_nk_and_kn_bf16)
@@ -377,9 +301,9 @@ Test(reference_gemm, gather_matches_addressing)
     static const int64_t lens[3] = {2, 0, 3};
     for (int op = 0; op < GG_OP_COUNT; op++)
         for (int layout = GG_LAYOUT_NK; layout <= GG_LAYOUT_KN; layout++) {
-            if (layout == GG_LAYOUT_KN && op != GG_OP_BATCHED)
-                continue;
-            struct tc t;
+            if ((layout == GG_LAYOUT_KN && op != GG_OP_BATCHED) || op == GG_OP_MOE_SORTED)
+                continue; /* moe sorted: test_reference_recipes.c */
+            struct ref_case t;
             make(&t, (enum gg_op)op, (enum gg_layout)layout, op == GG_OP_DENSE ? 1 : 3, lens, 2,
                  4, 6, 2, GG_DTYPE_E4M3, GG_SCALING_TENSOR);
             alloc_operands(&t, 0);
@@ -399,19 +323,19 @@ Test(reference_gemm, gather_matches_addressing)
                                          (long long)g, (long long)i, (long long)k);
                     }
             }
-            release(&t);
+            ref_case_free(&t);
         }
 }
 
 static void scaled_case(enum gg_op op, enum gg_layout layout, int64_t groups, const int64_t *lens,
                         int64_t m, int64_t n, int64_t k, enum gg_dtype dt, int exact)
 {
-    struct tc t;
+    struct ref_case t;
     make(&t, op, layout, groups, lens, m, n, k, 2, dt, GG_SCALING_TENSOR);
     alloc_operands(&t, 0);
     fill_operands(&t);
     cr_assert_eq(run_and_compare(&t, exact), 0);
-    release(&t);
+    ref_case_free(&t);
 }
 
 /* e4m3 codes times these scales span fewer than 53 bits, so every sum is exact; e5m2's wider
@@ -460,7 +384,7 @@ Test(reference_gemm, fnuz_decoded_as_fnuz)
 static int64_t mx_case(enum gg_op op, int64_t groups, const int64_t *lens, int64_t m, int64_t n,
                        int64_t k)
 {
-    struct tc t;
+    struct ref_case t;
     make(&t, op, GG_LAYOUT_NK, groups, lens, m, n, k, 1, GG_DTYPE_E4M3, GG_SCALING_MX);
     alloc_operands(&t, 0);
     fill_operands(&t);
@@ -472,7 +396,7 @@ static int64_t mx_case(enum gg_op op, int64_t groups, const int64_t *lens, int64
     t.mxb[1 * kb + 0] = 0xFE;
     t.mxb[0 * kb + kb - 1] = 0x00;
     int64_t nans = run_and_compare(&t, 0);
-    release(&t);
+    ref_case_free(&t);
     return nans;
 }
 
@@ -488,14 +412,14 @@ Test(reference_gemm, mx_e4m3_with_edge_scales)
 
 Test(reference_gemm, rejects_missing_scales_and_huge_groups)
 {
-    struct tc t;
+    struct ref_case t;
     make(&t, GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 2, 3, 32, 0, GG_DTYPE_E4M3, GG_SCALING_MX);
     alloc_operands(&t, 0);
     t.o.b_scale = NULL;
     char err[256] = "";
     cr_expect_eq(gg_ref_gemm(&t.p, &t.o, t.c, NULL, err, sizeof err), GG_E_INVAL);
     cr_expect_neq(err[0], '\0');
-    release(&t);
+    ref_case_free(&t);
 
     /* More rows than a BLAS int holds: refused before anything is read or allocated. */
     struct gg_problem p = {.op = GG_OP_DENSE, .a_dtype = GG_DTYPE_BF16, .b_dtype = GG_DTYPE_BF16,
@@ -512,7 +436,7 @@ Test(reference_gemm, rejects_missing_scales_and_huge_groups)
 /* The single-vector paths (gather, MPFR exact value, certification) on the last block of group
    g, which is the last block of the packed output; the data are integers, so the reference
    output is exact. */
-static void check_single_outputs(struct tc *t, int64_t g)
+static void check_single_outputs(struct ref_case *t, int64_t g)
 {
     struct gg_out_block bl;
     gg_problem_out_block(&t->p, g, &bl);
@@ -521,6 +445,20 @@ static void check_single_outputs(struct tc *t, int64_t g)
     cr_assert_eq(gg_ref_exact(&t->p, &t->o, g, 0, 0), t->c[last - bl.rows * bl.cols + 1]);
     int64_t first = 0;
     cr_assert_eq(gg_ref_certify(&t->p, &t->o, t->c, t->abs, 8, 1, &first), 0);
+}
+
+/* Checks t's problem, whose B spans more than 2^31 elements, runs it with B a sparse mapping,
+   compares every output and the single-output paths on the last block of group g. */
+static void run_past_2_pow_31(struct ref_case *t, int64_t g)
+{
+    char err[256] = "";
+    cr_assert_eq(gg_problem_check(&t->p, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_gt(gg_problem_b_span(&t->p), INT64_C(1) << 31);
+    alloc_operands(t, 1);
+    fill_operands(t);
+    cr_assert_eq(run_and_compare(t, 1), 0);
+    check_single_outputs(t, g);
+    ref_case_free(t);
 }
 
 /*
@@ -533,7 +471,7 @@ Test(reference_gemm, fwd_past_2_pow_31)
     enum { G = 4100 };
     static int64_t lens[G];
     lens[G - 1] = 8;
-    struct tc t;
+    struct ref_case t;
     memset(&t, 0, sizeof t);
     t.rng = 99;
     int64_t offs[G + 1] = {0};
@@ -543,15 +481,7 @@ Test(reference_gemm, fwd_past_2_pow_31)
                               .b_dtype = GG_DTYPE_BF16, .c_dtype = GG_DTYPE_F32,
                               .acc_dtype = GG_DTYPE_F32, .groups = G, .n = 512, .k = 1024,
                               .group_lens = lens, .group_offs = offs};
-    char err[256] = "";
-    cr_assert_eq(gg_problem_check(&t.p, err, sizeof err), GG_OK, "%s", err);
-    cr_assert_gt(gg_problem_b_span(&t.p), INT64_C(1) << 31);
-    t.out = gg_problem_out_elems(&t.p);
-    alloc_operands(&t, 1);
-    fill_operands(&t);
-    cr_assert_eq(run_and_compare(&t, 1), 0);
-    check_single_outputs(&t, G - 1);
-    release(&t);
+    run_past_2_pow_31(&t, G - 1);
 }
 
 /* The same for wgrad with a long leading dimension of X: the last group's rows lie past element
@@ -559,16 +489,9 @@ Test(reference_gemm, fwd_past_2_pow_31)
 Test(reference_gemm, wgrad_past_2_pow_31)
 {
     static const int64_t lens[3] = {0, 512, 6};
-    struct tc t;
+    struct ref_case t;
     make(&t, GG_OP_GROUPED_WGRAD, GG_LAYOUT_NK, 3, lens, 0, 3, 4, 0, GG_DTYPE_BF16,
          GG_SCALING_NONE);
     t.p.ldb = INT64_C(1) << 22;
-    char err[256] = "";
-    cr_assert_eq(gg_problem_check(&t.p, err, sizeof err), GG_OK, "%s", err);
-    cr_assert_gt(gg_problem_b_span(&t.p), INT64_C(1) << 31);
-    alloc_operands(&t, 1);
-    fill_operands(&t);
-    cr_assert_eq(run_and_compare(&t, 1), 0);
-    check_single_outputs(&t, 2);
-    release(&t);
+    run_past_2_pow_31(&t, 2);
 }

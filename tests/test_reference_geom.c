@@ -55,42 +55,49 @@ static void expect_block(const struct gg_problem *p, int64_t g, int64_t base, in
     cr_expect_eq(b.red, red, "group %lld red %lld", (long long)g, (long long)b.red);
 }
 
+static void expect_lds(const struct gg_problem *p, int64_t lda, int64_t ldb, int64_t ldc)
+{
+    cr_expect_eq(p->lda, lda, "op %d lda %lld", (int)p->op, (long long)p->lda);
+    cr_expect_eq(p->ldb, ldb, "op %d ldb %lld", (int)p->op, (long long)p->ldb);
+    cr_expect_eq(p->ldc, ldc, "op %d ldc %lld", (int)p->op, (long long)p->ldc);
+}
+
+static void expect_strides(const struct gg_problem *p, int64_t sa, int64_t sb, int64_t sc)
+{
+    cr_expect_eq(p->stride_a, sa, "op %d stride_a %lld", (int)p->op, (long long)p->stride_a);
+    cr_expect_eq(p->stride_b, sb, "op %d stride_b %lld", (int)p->op, (long long)p->stride_b);
+    cr_expect_eq(p->stride_c, sc, "op %d stride_c %lld", (int)p->op, (long long)p->stride_c);
+}
+
+/* Lengths {3, 0, 2}, N = 4, K = 5: M is the total 5 and the per-group weights (W for fwd and
+   dgrad, dW for wgrad) are packed N x K matrices 20 elements apart. */
 Test(reference_geom, packed_defaults_grouped)
 {
+    static const struct {
+        enum gg_op op;
+        int64_t lda, ldb, ldc;
+    } want[] = {
+        {GG_OP_GROUPED_FWD, 5, 5, 4},
+        {GG_OP_GROUPED_DGRAD, 4, 5, 5},
+        {GG_OP_GROUPED_WGRAD, 4, 5, 5},
+    };
     int64_t lens[3] = {3, 0, 2}, lb[3], ob[4];
-    struct gg_problem f = grouped(GG_OP_GROUPED_FWD, 3, lens, lb, ob, 4, 5);
-    check_ok(&f);
-    cr_expect_eq(f.m, 5);
-    cr_expect_eq(f.lda, 5);
-    cr_expect_eq(f.ldb, 5);
-    cr_expect_eq(f.ldc, 4);
-    cr_expect_eq(f.stride_b, 20);
-
-    struct gg_problem d = grouped(GG_OP_GROUPED_DGRAD, 3, lens, lb, ob, 4, 5);
-    check_ok(&d);
-    cr_expect_eq(d.lda, 4);
-    cr_expect_eq(d.ldb, 5);
-    cr_expect_eq(d.ldc, 5);
-    cr_expect_eq(d.stride_b, 20);
-
-    struct gg_problem w = grouped(GG_OP_GROUPED_WGRAD, 3, lens, lb, ob, 4, 5);
-    check_ok(&w);
-    cr_expect_eq(w.lda, 4);
-    cr_expect_eq(w.ldb, 5);
-    cr_expect_eq(w.ldc, 5);
-    cr_expect_eq(w.stride_c, 20);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        struct gg_problem p = grouped(want[i].op, 3, lens, lb, ob, 4, 5);
+        check_ok(&p);
+        cr_expect_eq(p.m, 5, "op %d", (int)p.op);
+        expect_lds(&p, want[i].lda, want[i].ldb, want[i].ldc);
+        int64_t stride_w = p.op == GG_OP_GROUPED_WGRAD ? p.stride_c : p.stride_b;
+        cr_expect_eq(stride_w, 20, "op %d", (int)p.op);
+    }
 }
 
 Test(reference_geom, packed_defaults_flat)
 {
     struct gg_problem nk = flat(GG_OP_BATCHED, 2, 3, 4, 5);
     check_ok(&nk);
-    cr_expect_eq(nk.lda, 5);
-    cr_expect_eq(nk.ldb, 5);
-    cr_expect_eq(nk.ldc, 4);
-    cr_expect_eq(nk.stride_a, 15);
-    cr_expect_eq(nk.stride_b, 20);
-    cr_expect_eq(nk.stride_c, 12);
+    expect_lds(&nk, 5, 5, 4);
+    expect_strides(&nk, 15, 20, 12);
 
     struct gg_problem kn = flat(GG_OP_BATCHED, 2, 3, 4, 5);
     kn.b_layout = GG_LAYOUT_KN;
@@ -100,9 +107,7 @@ Test(reference_geom, packed_defaults_flat)
 
     struct gg_problem dn = flat(GG_OP_DENSE, 1, 3, 4, 5);
     check_ok(&dn);
-    cr_expect_eq(dn.lda, 5);
-    cr_expect_eq(dn.ldb, 5);
-    cr_expect_eq(dn.ldc, 4);
+    expect_lds(&dn, 5, 5, 4);
 }
 
 Test(reference_geom, explicit_fields_kept)
@@ -113,12 +118,8 @@ Test(reference_geom, explicit_fields_kept)
     p.ldc = 6;
     p.stride_a = 100;
     check_ok(&p);
-    cr_expect_eq(p.lda, 7);
-    cr_expect_eq(p.ldb, 9);
-    cr_expect_eq(p.ldc, 6);
-    cr_expect_eq(p.stride_a, 100);
-    cr_expect_eq(p.stride_b, 36);
-    cr_expect_eq(p.stride_c, 18);
+    expect_lds(&p, 7, 9, 6);
+    expect_strides(&p, 100, 36, 18);
 }
 
 Test(reference_geom, rejects_bad_sizes)
@@ -279,7 +280,15 @@ Test(reference_geom, spans_fwd_dense_and_scales)
     cr_expect_eq(gg_problem_a_scale_count(&f), 0);
     f.scaling = GG_SCALING_TENSOR;
     cr_expect_eq(gg_problem_a_scale_count(&f), 1);
-    cr_expect_eq(gg_problem_b_scale_count(&f), 1);
+    cr_expect_eq(gg_problem_b_scale_count(&f), 2); /* one per expert */
+    f.scaling = GG_SCALING_BLOCK128;
+    cr_expect_eq(gg_problem_a_scale_count(&f), 5 * 1); /* 5 rows, ceil(64/128) */
+    cr_expect_eq(gg_problem_b_scale_count(&f), 2);
+    f.scaling = GG_SCALING_MX_B;
+    cr_expect_eq(gg_problem_a_scale_count(&f), 0);
+    cr_expect_eq(gg_problem_b_scale_count(&f), 2 * 4 * 2);
+    f.bias_dtype = GG_DTYPE_F32;
+    cr_expect_eq(gg_problem_bias_count(&f), 2 * 4);
 
     struct gg_problem d = flat(GG_OP_DENSE, 1, 1, 3, 64);
     d.scaling = GG_SCALING_MX;

@@ -9,54 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/gg_ref.h"
-
-#define MAX_G 8
-
-/* A problem with every operand element random (whole spans), and the reference's outputs. */
-struct mc {
-    struct gg_problem p;
-    int64_t lens[MAX_G], offs[MAX_G + 1];
-    void *a, *b;
-    uint8_t *mxa, *mxb;
-    float sa, sb;
-    struct gg_operands o;
-    double *c, *abs;
-    int64_t out;
-    uint64_t rng;
-};
-
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
+#include "ref_fixture.h"
 
 /* Approximately normal(0, 1): sum of 4 uniforms, centred and scaled. */
 static double normal(uint64_t *s)
 {
     double x = 0;
     for (int i = 0; i < 4; i++)
-        x += (double)(next_u64(s) >> 11) * 0x1p-53;
+        x += (double)(splitmix64(s) >> 11) * 0x1p-53;
     return (x - 2) * 1.7320508075688772;
 }
 
 /* A random code: bf16 of a normal value (truncated to 8 significant bits), or a finite 8-bit code. */
 static uint32_t random_code(uint64_t *s, enum gg_dtype dt)
 {
-    if (dt == GG_DTYPE_BF16) {
-        float f = (float)normal(s);
-        uint32_t bits;
-        memcpy(&bits, &f, sizeof bits);
-        return bits >> 16;
-    }
-    for (;;) {
-        uint32_t c = (uint32_t)(next_u64(s) & 0xFF);
-        if (isfinite(gg_decode(dt, c)))
-            return c;
-    }
+    if (dt != GG_DTYPE_BF16)
+        return ref_random_code8(s, dt);
+    float f = (float)normal(s);
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits >> 16;
 }
 
 static void *random_tensor(uint64_t *s, enum gg_dtype dt, int64_t n)
@@ -72,66 +44,21 @@ static void *random_tensor(uint64_t *s, enum gg_dtype dt, int64_t n)
     return buf;
 }
 
-/* Builds, fills and runs the reference for one case. lens is used by grouped ops. */
-static void setup(struct mc *t, enum gg_op op, enum gg_layout layout, int64_t groups,
+/* Builds one case with every operand element random (whole spans) and room for the
+   reference's outputs. lens is used by grouped ops. */
+static void setup(struct ref_case *t, enum gg_op op, enum gg_layout layout, int64_t groups,
                   const int64_t *lens, int64_t m, int64_t n, int64_t k, enum gg_dtype dt,
                   enum gg_scaling scaling)
 {
-    memset(t, 0, sizeof *t);
-    t->rng = 777u + (uint64_t)k * 3u + (uint64_t)op;
-    t->p = (struct gg_problem){.op = op, .a_dtype = dt, .b_dtype = dt, .c_dtype = GG_DTYPE_F32,
-                               .acc_dtype = GG_DTYPE_F32, .scaling = scaling, .b_layout = layout,
-                               .groups = groups, .m = m, .n = n, .k = k};
-    if (op <= GG_OP_GROUPED_WGRAD) {
-        for (int64_t g = 0; g < groups; g++) {
-            t->lens[g] = lens[g];
-            t->offs[g + 1] = t->offs[g] + lens[g];
-        }
-        t->p.group_lens = t->lens;
-        t->p.group_offs = t->offs;
-    }
-    char err[256] = "";
-    cr_assert_eq(gg_problem_check(&t->p, err, sizeof err), GG_OK, "%s", err);
+    ref_case_init(t, 777u + (uint64_t)k * 3u + (uint64_t)op, op, layout, groups, lens, m, n, k, dt,
+                  scaling);
     t->a = random_tensor(&t->rng, dt, gg_problem_a_span(&t->p));
     t->b = random_tensor(&t->rng, dt, gg_problem_b_span(&t->p));
     t->o = (struct gg_operands){.a = t->a, .b = t->b};
     t->sa = 0.375f;
     t->sb = 1.0f / 3.0f; /* a 24-bit significand: products are still exact in double */
-    if (scaling == GG_SCALING_TENSOR) {
-        t->o.a_scale = &t->sa;
-        t->o.b_scale = &t->sb;
-    } else if (scaling == GG_SCALING_MX) {
-        int64_t na = gg_problem_a_scale_count(&t->p), nb = gg_problem_b_scale_count(&t->p);
-        t->mxa = malloc((size_t)na + 1);
-        t->mxb = malloc((size_t)nb + 1);
-        cr_assert(t->mxa && t->mxb);
-        for (int64_t i = 0; i < na; i++)
-            t->mxa[i] = (uint8_t)(117 + next_u64(&t->rng) % 21);
-        for (int64_t i = 0; i < nb; i++)
-            t->mxb[i] = (uint8_t)(117 + next_u64(&t->rng) % 21);
-        t->o.a_scale = t->mxa;
-        t->o.b_scale = t->mxb;
-    }
-    t->out = gg_problem_out_elems(&t->p);
-    t->c = malloc((size_t)(t->out + 1) * sizeof(double));
-    t->abs = malloc((size_t)(t->out + 1) * sizeof(double));
-    cr_assert(t->c && t->abs);
-}
-
-static void run_reference(struct mc *t)
-{
-    char err[256] = "";
-    cr_assert_eq(gg_ref_gemm(&t->p, &t->o, t->c, t->abs, err, sizeof err), GG_OK, "%s", err);
-}
-
-static void release(struct mc *t)
-{
-    free(t->a);
-    free(t->b);
-    free(t->mxa);
-    free(t->mxb);
-    free(t->c);
-    free(t->abs);
+    ref_case_scales(t, 117, 21); /* MX scales 2^-10 .. 2^10 */
+    ref_case_outputs(t);
 }
 
 /* A dense 1×1×k problem over f64 inputs a and b. */
@@ -150,14 +77,14 @@ Test(reference_mpfr, exact_sum_of_integers)
 {
     static const int64_t lens[3] = {3, 0, 70};
     for (int op = GG_OP_GROUPED_FWD; op <= GG_OP_GROUPED_WGRAD; op++) {
-        struct mc t;
+        struct ref_case t;
         setup(&t, (enum gg_op)op, GG_LAYOUT_NK, 3, lens, 0, 5, 60, GG_DTYPE_BF16,
               GG_SCALING_NONE);
         /* Replace the data by integers in [-100, 100] (exact in bf16). */
         uint16_t *a = t.a, *b = t.b;
         int64_t na = gg_problem_a_span(&t.p), nb = gg_problem_b_span(&t.p);
         for (int64_t i = 0; i < na + nb; i++) {
-            float f = (float)((int)(next_u64(&t.rng) % 201) - 100);
+            float f = (float)((int)(splitmix64(&t.rng) % 201) - 100);
             uint32_t bits;
             memcpy(&bits, &f, sizeof bits);
             (i < na ? a : b)[i < na ? i : i - na] = (uint16_t)(bits >> 16);
@@ -179,7 +106,7 @@ Test(reference_mpfr, exact_sum_of_integers)
                                  (long long)col);
                 }
         }
-        release(&t);
+        ref_case_free(&t);
     }
 }
 
@@ -215,12 +142,12 @@ Test(reference_mpfr, one_correct_rounding)
 }
 
 /* Certifies one random case and returns its struct for further planting (caller releases). */
-static void certified_case(struct mc *t, enum gg_op op, enum gg_layout layout, int64_t groups,
+static void certified_case(struct ref_case *t, enum gg_op op, enum gg_layout layout, int64_t groups,
                            const int64_t *lens, int64_t m, int64_t n, int64_t k, enum gg_dtype dt,
                            enum gg_scaling scaling)
 {
     setup(t, op, layout, groups, lens, m, n, k, dt, scaling);
-    run_reference(t);
+    ref_case_run(t);
     int64_t first = 0;
     int64_t bad = gg_ref_certify(&t->p, &t->o, t->c, t->abs, 64, 5, &first);
     cr_assert_eq(bad, 0, "op %d K %lld: %lld violations, first at %lld", (int)op, (long long)k,
@@ -235,43 +162,43 @@ Test(reference_mpfr, certifies_random_bf16)
     static const int64_t lens[4] = {0, 7, 33, 1};
     const int64_t ks[3] = {64, 1000, 4096};
     for (int i = 0; i < 3; i++) {
-        struct mc t;
+        struct ref_case t;
         certified_case(&t, GG_OP_GROUPED_FWD, GG_LAYOUT_NK, 4, lens, 0, 24, ks[i],
                        GG_DTYPE_BF16, GG_SCALING_NONE);
-        release(&t);
+        ref_case_free(&t);
         certified_case(&t, GG_OP_GROUPED_DGRAD, GG_LAYOUT_NK, 4, lens, 0, ks[i], 16,
                        GG_DTYPE_BF16, GG_SCALING_NONE);
-        release(&t);
+        ref_case_free(&t);
         certified_case(&t, GG_OP_BATCHED, GG_LAYOUT_KN, 2, NULL, 5, 12, ks[i], GG_DTYPE_BF16,
                        GG_SCALING_NONE);
-        release(&t);
+        ref_case_free(&t);
         certified_case(&t, GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 1, 40, ks[i], GG_DTYPE_BF16,
                        GG_SCALING_NONE);
-        release(&t);
+        ref_case_free(&t);
     }
     static const int64_t wlens[3] = {1500, 0, 4000};
-    struct mc t;
+    struct ref_case t;
     certified_case(&t, GG_OP_GROUPED_WGRAD, GG_LAYOUT_NK, 3, wlens, 0, 6, 5, GG_DTYPE_BF16,
                    GG_SCALING_NONE);
-    release(&t);
+    ref_case_free(&t);
 }
 
 Test(reference_mpfr, certifies_random_e4m3)
 {
     static const int64_t lens[3] = {9, 0, 20};
-    struct mc t;
+    struct ref_case t;
     certified_case(&t, GG_OP_GROUPED_FWD, GG_LAYOUT_NK, 3, lens, 0, 16, 4096, GG_DTYPE_E4M3,
                    GG_SCALING_TENSOR);
-    release(&t);
+    ref_case_free(&t);
     certified_case(&t, GG_OP_GROUPED_FWD, GG_LAYOUT_NK, 3, lens, 0, 16, 2048, GG_DTYPE_E4M3,
                    GG_SCALING_MX);
-    release(&t);
+    ref_case_free(&t);
     certified_case(&t, GG_OP_BATCHED, GG_LAYOUT_NK, 2, NULL, 3, 8, 1024, GG_DTYPE_E5M2,
                    GG_SCALING_MX);
-    release(&t);
+    ref_case_free(&t);
     certified_case(&t, GG_OP_GROUPED_WGRAD, GG_LAYOUT_NK, 3, lens, 0, 8, 8,
                    GG_DTYPE_E4M3FNUZ, GG_SCALING_TENSOR);
-    release(&t);
+    ref_case_free(&t);
 }
 
 /* γ_n(2^-53)·abs + 2^-1074, the certification bound. */
@@ -284,7 +211,7 @@ static double bound(int64_t red, double abs)
 Test(reference_mpfr, finds_planted_errors)
 {
     static const int64_t lens[3] = {0, 6, 5};
-    struct mc t;
+    struct ref_case t;
     certified_case(&t, GG_OP_GROUPED_FWD, GG_LAYOUT_NK, 3, lens, 0, 10, 2048, GG_DTYPE_BF16,
                    GG_SCALING_NONE);
     int64_t first = 0;
@@ -311,7 +238,7 @@ Test(reference_mpfr, finds_planted_errors)
     t.c[i] = NAN;
     cr_expect_geq(gg_ref_certify(&t.p, &t.o, t.c, t.abs, 32, 5, &first), 1);
     cr_expect_eq(first, i);
-    release(&t);
+    ref_case_free(&t);
 }
 
 Test(reference_mpfr, sampled_errors_are_found)
@@ -319,7 +246,7 @@ Test(reference_mpfr, sampled_errors_are_found)
     /* An error everywhere in one block: some uniform sample must hit it (256 samples, half of
        the outputs wrong). */
     static const int64_t lens[2] = {8, 8};
-    struct mc t;
+    struct ref_case t;
     certified_case(&t, GG_OP_GROUPED_FWD, GG_LAYOUT_NK, 2, lens, 0, 32, 256, GG_DTYPE_BF16,
                    GG_SCALING_NONE);
     for (int64_t i = t.out / 2; i < t.out; i++)
@@ -328,14 +255,14 @@ Test(reference_mpfr, sampled_errors_are_found)
     int64_t bad = gg_ref_certify(&t.p, &t.o, t.c, t.abs, 256, 11, &first);
     cr_expect_gt(bad, 2, "only %lld violations", (long long)bad); /* the corners and samples */
     cr_expect_geq(first, t.out / 2);
-    release(&t);
+    ref_case_free(&t);
 }
 
 Test(reference_mpfr, cancellation_is_certified)
 {
     /* Row r of A is (x, x) and column c of B is (y, -y) plus a tiny last term: the exact sums are
        ~2^-30 while Σ|ab| is ~K. */
-    struct mc t;
+    struct ref_case t;
     setup(&t, GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 4, 4, 513, GG_DTYPE_BF16, GG_SCALING_NONE);
     uint16_t *a = t.a, *b = t.b;
     for (int64_t r = 0; r < 4; r++)
@@ -347,21 +274,21 @@ Test(reference_mpfr, cancellation_is_certified)
         a[r * 513 + 512] = 0x3080; /* 2^-30 */
         b[r * 513 + 512] = 0x3F80; /* 1 */
     }
-    run_reference(&t);
+    ref_case_run(&t);
     for (int64_t i = 0; i < 16; i++) {
         cr_expect_eq(gg_ref_exact(&t.p, &t.o, 0, i / 4, i % 4), 0x1p-30);
         cr_expect_gt(t.abs[i], 1e3 * 0x1p-30);
     }
     cr_expect_eq(gg_ref_certify(&t.p, &t.o, t.c, t.abs, 64, 3, NULL), 0);
-    release(&t);
+    ref_case_free(&t);
 }
 
 Test(reference_mpfr, nan_inputs_need_nan_outputs)
 {
-    struct mc t;
+    struct ref_case t;
     setup(&t, GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 3, 3, 40, GG_DTYPE_BF16, GG_SCALING_NONE);
     ((uint16_t *)t.a)[5] = 0x7FC0; /* NaN in row 0 */
-    run_reference(&t);
+    ref_case_run(&t);
     cr_assert(isnan(gg_ref_exact(&t.p, &t.o, 0, 0, 2)));
     cr_assert(isnan(t.c[2]));
     int64_t first = 0;
@@ -369,5 +296,5 @@ Test(reference_mpfr, nan_inputs_need_nan_outputs)
     t.c[2] = 0; /* (0,2) is a corner */
     cr_expect_geq(gg_ref_certify(&t.p, &t.o, t.c, t.abs, 16, 1, &first), 1);
     cr_expect_eq(first, 2);
-    release(&t);
+    ref_case_free(&t);
 }

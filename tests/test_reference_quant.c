@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "reference/gg_ref.h"
+#include "splitmix.h"
 
 static const enum gg_dtype mx_elems[] = {GG_DTYPE_E4M3, GG_DTYPE_E5M2, GG_DTYPE_E4M3FNUZ,
                                          GG_DTYPE_E5M2FNUZ, GG_DTYPE_E2M1};
@@ -34,19 +35,10 @@ static double max_significand(enum gg_dtype t)
     return ldexp(gg_dtype_max(t), -emax_of(t));
 }
 
-/* Deterministic generator (splitmix64). */
-static uint64_t splitmix(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* Uniform in (-1, 1) with 24 random bits (an fp32 value), times 2^k. */
 static double random_f32_scaled(uint64_t *st, int k)
 {
-    int64_t r = (int64_t)(splitmix(st) >> 40) - (1 << 23);
+    int64_t r = (int64_t)(splitmix64(st) >> 40) - (1 << 23);
     return ldexp((double)r, k - 23);
 }
 
@@ -118,8 +110,8 @@ Test(reference_quant, ceil_rule_emulates_fp32_arithmetic)
     /* bit pattern checks of the emulation: t = fl32(amax·fl32(1/448)) */
     uint64_t st = 5;
     for (int k = 0; k < 20000; k++) {
-        float a = (float)ldexp(1.0 + ldexp((double)(splitmix(&st) >> 40), -24),
-                               (int)(splitmix(&st) % 200) - 100);
+        float a = (float)ldexp(1.0 + ldexp((double)(splitmix64(&st) >> 40), -24),
+                               (int)(splitmix64(&st) % 200) - 100);
         volatile float rcp = 1.0f / 448.0f;
         volatile float t = a * rcp;
         int e;
@@ -274,10 +266,10 @@ Test(reference_quant, random_block_properties)
         double max = gg_dtype_max(t);
         long saturated_floor = 0;
         for (int blk = 0; blk < 4000; blk++) {
-            int k = (int)(splitmix(&st) % 200) - 100;
+            int k = (int)(splitmix64(&st) % 200) - 100;
             double v[32], amax = 0.0;
             for (int j = 0; j < 32; j++) {
-                v[j] = random_f32_scaled(&st, k - (int)(splitmix(&st) % 4));
+                v[j] = random_f32_scaled(&st, k - (int)(splitmix64(&st) % 4));
                 amax = fmax(amax, fabs(v[j]));
             }
             for (int rule = 0; rule < 2; rule++) {
@@ -354,8 +346,8 @@ Test(reference_quant, tensor_scale_values)
 
     uint64_t st = 7;
     for (int k = 0; k < 100000; k++) {
-        double amax = ldexp(1.0 + ldexp((double)(splitmix(&st) >> 11), -53),
-                            (int)(splitmix(&st) % 200) - 100);
+        double amax = ldexp(1.0 + ldexp((double)(splitmix64(&st) >> 11), -53),
+                            (int)(splitmix64(&st) % 200) - 100);
         cr_assert_eq(gg_tensor_scale(amax, GG_DTYPE_E4M3), mpfr_div_f32(448.0, amax), "amax %a",
                      amax);
     }
@@ -370,7 +362,7 @@ Test(reference_quant, tensor_scale_rounds_once)
     for (int k = 0; k < 20000; k++) {
         /* m: a 25-bit odd significand, the midpoint of two binary32 neighbours */
         double m =
-            ldexp((double)((splitmix(&st) >> 40) | (1u << 24) | 1u), -24 + (int)(k % 20) - 10);
+            ldexp((double)((splitmix64(&st) >> 40) | (1u << 24) | 1u), -24 + (int)(k % 20) - 10);
         double amax = 448.0 / m;
         if (448.0 / amax != m || fma(-m, amax, 448.0) == 0.0)
             continue;
@@ -391,7 +383,7 @@ Test(reference_quant, tensor_scale_round_trip)
     for (size_t e = 0; e < sizeof elems / sizeof elems[0]; e++) {
         enum gg_dtype t = elems[e];
         for (int trial = 0; trial < 200; trial++) {
-            int k = (int)(splitmix(&st) % 120) - 60;
+            int k = (int)(splitmix64(&st) % 120) - 60;
             double x[64], amax = 0.0;
             for (int j = 0; j < 64; j++) {
                 x[j] = random_f32_scaled(&st, k);
