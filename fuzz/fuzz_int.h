@@ -14,12 +14,14 @@ struct gg_range {
 struct gg_tensors {
     struct gg_problem p;              /* checked, defaults filled; points into the case and opts */
     struct gg_kopt opts[GG_CASE_MAX_OPTS];
-    struct gg_hostbuf a, b, c, a_scale, b_scale, ws;
+    struct gg_hostbuf a, b, c, a_scale, b_scale, bias, ws;
     /* Byte ranges of A and B (page-rounded, relative to their data) that hold generated rows;
        the pages between them are read-only zeros that no correct kernel reads. */
     struct gg_range *live[2];
     size_t n_live[2];
     int64_t *lens_dev, *offs_dev;     /* the "device" copies of the group arrays */
+    int32_t *sorted, *experts;        /* moe routing (the problem points here) */
+    int32_t *sorted_dev, *experts_dev; /* and the kernel's copies */
     struct gg_operands ops;           /* pointers into the buffers above, offsets applied */
     size_t c_bytes;                   /* bytes of C's span */
     /* Unquantised source operands (f32, packed, same geometry) when the inputs are quantised. */
@@ -28,7 +30,12 @@ struct gg_tensors {
     void *src_a, *src_b;
 };
 
-/* Builds the problem of case c and fills the inputs of every group that holds tokens. */
+/* Builds and checks the problem of case c in t (with the moe routing it needs); nothing large
+   is allocated yet. Free t with gg_tensors_free() whatever the result. */
+enum gg_status gg_tensors_plan(const struct gg_case *c, struct gg_tensors *t, char *err,
+                               size_t err_len);
+/* After gg_tensors_plan(): allocates the guarded buffers and fills the inputs of every group
+   that holds tokens. */
 enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
                                struct gg_tensors *t, char *err, size_t err_len);
 /* Hash of everything the kernel may only read: the live ranges of A and B, the scales and the
@@ -37,7 +44,7 @@ struct gg_hash gg_tensors_hash_inputs(const struct gg_tensors *t);
 /* Pre-fills C with the NaN sentinel and the workspace with the given poison byte. */
 void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison);
 void gg_tensors_free(struct gg_tensors *t);
-/* Host bytes gg_tensors_make() touches, without the reference. */
-int64_t gg_tensors_estimate(const struct gg_case *c);
+/* Host bytes a run of the planned problem touches: operands, copies, reference. */
+int64_t gg_tensors_estimate(const struct gg_tensors *t);
 
 #endif /* GG_FUZZ_INT_H */

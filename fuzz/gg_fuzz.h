@@ -55,14 +55,16 @@ struct gg_case {
     enum gg_mx_rule mx_rule;       /* MX scale rule of the quantiser */
     enum gg_sat quant_sat;         /* saturation of the input quantiser (default finite) */
     enum gg_layout b_layout;
-    int64_t groups;                /* groups (grouped), batch (batched), 1 (dense) */
-    struct gg_group_item *items;   /* grouped ops: the group-size spec */
+    int64_t groups;                /* groups (grouped), experts (moe_sorted), batch, 1 (dense) */
+    struct gg_group_item *items;   /* grouped ops: group sizes; moe_sorted: expert loads */
     int n_items;
-    int64_t m, n, k;               /* m: batched and dense only */
+    int64_t m, n, k;               /* m: batched, dense and moe_sorted (tokens) only */
+    int64_t topk, block_m;         /* moe_sorted only */
+    enum gg_dtype bias_dtype;      /* GG_DTYPE_NONE: no bias */
     int64_t lda, ldb, ldc;
     int64_t stride_a, stride_b, stride_c;
     int64_t off_a, off_b, off_c;   /* element offsets of each operand in its allocation */
-    struct gg_dist dist_a, dist_b;
+    struct gg_dist dist_a, dist_b, dist_bias; /* dist_bias.fmt is bias_dtype */
     double plant_e8m0;             /* fraction of MX scale codes replaced by edge codes */
     uint64_t seed;
     /* Derived by gg_case_expand(): group_lens (groups) and group_offs (groups+1). */
@@ -126,6 +128,26 @@ enum gg_status gg_registry_add(const struct gg_kernel *k, char *err, size_t err_
 size_t gg_registry_count(void);
 const struct gg_kernel *gg_registry_at(size_t i);
 const struct gg_kernel *gg_registry_find(const char *name);
+/* Removes every kernel after the first count (undoes the kernels of a refused plugin). */
+void gg_registry_truncate(size_t count);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Plugins (gg_plugin.c)                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Loads a kernel plugin (the contract at the end of gg_kernel.h) after the in-tree kernels: all
+ * of its kernels are registered or none. The ABI version is checked before any plugin code is
+ * called; each descriptor is validated by gg_registry_add(). A refused plugin is closed again;
+ * an accepted one stays loaded until the process exits (the registry points into it), and
+ * loading it again does nothing. Returns GG_OK, or a status and "PATH: problem" in err: GG_E_IO
+ * when it cannot be opened, GG_E_ABI for a missing symbol, an ABI mismatch, a refused descriptor
+ * or no kernel at all, or the status the plugin's register function returned.
+ */
+enum gg_status gg_plugin_load(const char *path, char *err, size_t err_len);
+/* Loads each path of a colon-separated list (GGFUZZ_PLUGINS) in order, skipping empty entries;
+   stops at the first refusal. */
+enum gg_status gg_plugin_load_list(const char *paths, char *err, size_t err_len);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Host buffers with guard pages and canary bands (gg_hostbuf.c)                                */
@@ -133,7 +155,8 @@ const struct gg_kernel *gg_registry_find(const char *name);
 
 /* Layout: [PROT_NONE page][canary band][data ... ][canary band][PROT_NONE page]. The data is
    reserved (MAP_NORESERVE) and not touched: pages a case never writes cost no memory. */
-#define GG_CANARY_BYTES 4096
+/* Large enough that an overrun by a whole 64x64 fp32 tile lands in the band, not the page. */
+#define GG_CANARY_BYTES 65536
 
 struct gg_hostbuf {
     uint8_t *map;   /* whole mapping */
@@ -164,6 +187,8 @@ struct gg_run_opts {
 int64_t gg_case_mem_estimate(const struct gg_case *c);
 
 struct gg_run_result {
+    char kernel[GG_CASE_NAME_MAX]; /* the kernel and mutant that ran (after overrides) */
+    char mutant[GG_CASE_NAME_MAX];
     struct gg_verdict verdict;
     struct gg_compare cmp;   /* owned; freed by gg_run_result_free() */
     int compared;            /* cmp is valid */

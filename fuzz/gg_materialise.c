@@ -58,24 +58,34 @@ static int is_quantised(enum gg_dtype t)
     return gg_dtype_is_float8(t) || t == GG_DTYPE_E2M1;
 }
 
+/* How an operand's codes are scaled, per the problem's recipe. */
+enum quant {
+    Q_PLAIN,    /* encode the values directly */
+    Q_MX,       /* E8M0 per 32 along the row */
+    Q_BLOCK128, /* fp32 per 128 along the row */
+    Q_TENSOR    /* fp32 per tensor, or per matrix when per_mat */
+};
+
 /* Per-operand generation recipe. */
 struct recipe {
     const struct gg_dist *dist;
     enum gg_dtype dtype;
     uint64_t stream, scale_stream;
-    void *data;        /* codes, laid out by the rowset */
-    uint8_t *mx;       /* E8M0 scales, packed [logical rows][K/32], or NULL */
-    float *tensor_scale_inv; /* or NULL */
-    float *src;        /* unquantised values, packed, or NULL */
+    void *data;       /* codes, laid out by the rowset */
+    enum quant q;
+    int per_mat;      /* Q_TENSOR: one scale per matrix */
+    void *scales;     /* E8M0 codes (Q_MX) or fp32 dequantisation factors */
+    float *src;       /* unquantised values, packed, or NULL */
 };
 
-/* Calls fn on the source values of every used row. row_index is the logical row (across mats). */
+/* Calls fn on the source values of every used row of matrices [m0, m1). row_index is the
+   logical row (across matrices). */
 typedef void (*row_fn)(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
                        int64_t row_index, int64_t addr, const double *v, void *state);
 
 static enum gg_status each_row(const struct gg_case *c, const struct gg_problem *p, int which,
-                               const struct recipe *r, row_fn fn, void *state, char *err,
-                               size_t err_len)
+                               int64_t m0, int64_t m1, const struct recipe *r, row_fn fn,
+                               void *state, char *err, size_t err_len)
 {
     struct rowset rs = operand_rows(p, which);
     double *v = malloc((size_t)(rs.rowlen > 0 ? rs.rowlen : 1) * sizeof *v);
@@ -83,7 +93,7 @@ static enum gg_status each_row(const struct gg_case *c, const struct gg_problem 
         snprintf(err, err_len, "out of memory for a row of %lld values", (long long)rs.rowlen);
         return GG_E_NOMEM;
     }
-    for (int64_t i = 0; i < rs.mats; i++) {
+    for (int64_t i = m0; i < m1 && i < rs.mats; i++) {
         if (!mat_used(p, &rs, i))
             continue;
         for (int64_t row = 0; row < rs.rows; row++) {
@@ -96,60 +106,123 @@ static enum gg_status each_row(const struct gg_case *c, const struct gg_problem 
     return GG_OK;
 }
 
+/* Absolute maximum of n values; NaN when any is NaN. */
+static double amax_of(const double *v, int64_t n, double amax)
+{
+    for (int64_t j = 0; j < n && !isnan(amax); j++)
+        if (isnan(v[j]) || fabs(v[j]) > amax)
+            amax = fabs(v[j]);
+    return amax;
+}
+
 static void amax_row(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
                      int64_t row_index, int64_t addr, const double *v, void *state)
 {
     (void)c, (void)r, (void)row_index, (void)addr;
-    double *amax = state; /* NaN once any value is NaN */
-    for (int64_t j = 0; j < rs->rowlen && !isnan(*amax); j++)
-        if (isnan(v[j]) || fabs(v[j]) > *amax)
-            *amax = fabs(v[j]);
+    double *amax = state;
+    *amax = amax_of(v, rs->rowlen, *amax);
+}
+
+/* Encodes n values times s (a quantisation multiplier) at addr. */
+static void encode_run(const struct gg_case *c, const struct recipe *r, int64_t addr,
+                       const double *v, int64_t n, double s)
+{
+    for (int64_t j = 0; j < n; j++)
+        gg_store_code(r->dtype, r->data, addr + j, gg_encode(r->dtype, v[j] * s, c->quant_sat));
+}
+
+static void store_mx(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
+                     int64_t row_index, int64_t addr, const double *v)
+{
+    uint8_t *mx = r->scales;
+    int64_t blocks = rs->rowlen / GG_MX_BLOCK;
+    for (int64_t b = 0; b < blocks; b++) {
+        uint8_t scale, planted;
+        uint32_t codes[GG_MX_BLOCK];
+        gg_mx_quantise_block(v + b * GG_MX_BLOCK, GG_MX_BLOCK, r->dtype, c->mx_rule, &scale, codes);
+        int64_t si = row_index * blocks + b;
+        if (c->plant_e8m0 > 0 &&
+            gg_rng_plant_e8m0(c->seed, r->scale_stream, (uint64_t)si, c->plant_e8m0, &planted))
+            scale = planted;
+        mx[si] = scale;
+        for (int j = 0; j < GG_MX_BLOCK; j++)
+            gg_store_code(r->dtype, r->data, addr + b * GG_MX_BLOCK + j, codes[j]);
+    }
+}
+
+/* Per-token, per-128-K quantisation: each group of 128 gets s = max/amax, stored as 1/s. */
+static void store_block128(const struct gg_case *c, const struct recipe *r,
+                           const struct rowset *rs, int64_t row_index, int64_t addr,
+                           const double *v)
+{
+    float *scales = r->scales;
+    int64_t groups = (rs->rowlen + GG_BLOCK128 - 1) / GG_BLOCK128;
+    for (int64_t b = 0; b < groups; b++) {
+        int64_t n = rs->rowlen - b * GG_BLOCK128 < GG_BLOCK128 ? rs->rowlen - b * GG_BLOCK128 : GG_BLOCK128;
+        float s = gg_tensor_scale(amax_of(v + b * GG_BLOCK128, n, 0.0), r->dtype);
+        scales[row_index * groups + b] = (float)(1.0 / (double)s);
+        encode_run(c, r, addr + b * GG_BLOCK128, v + b * GG_BLOCK128, n, s);
+    }
 }
 
 static void store_row(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
                       int64_t row_index, int64_t addr, const double *v, void *state)
 {
-    const float *mult = state; /* tensor-wise quantisation multiplier, or NULL */
     if (r->src)
         for (int64_t j = 0; j < rs->rowlen; j++)
             r->src[row_index * rs->rowlen + j] = (float)v[j];
-    if (r->mx) {
-        int64_t blocks = rs->rowlen / GG_MX_BLOCK;
-        for (int64_t b = 0; b < blocks; b++) {
-            uint8_t scale;
-            uint32_t codes[GG_MX_BLOCK];
-            gg_mx_quantise_block(v + b * GG_MX_BLOCK, GG_MX_BLOCK, r->dtype, c->mx_rule, &scale,
-                                 codes);
-            int64_t si = row_index * blocks + b;
-            uint8_t planted;
-            if (c->plant_e8m0 > 0 &&
-                gg_rng_plant_e8m0(c->seed, r->scale_stream, (uint64_t)si, c->plant_e8m0, &planted))
-                scale = planted;
-            r->mx[si] = scale;
-            for (int j = 0; j < GG_MX_BLOCK; j++)
-                gg_store_code(r->dtype, r->data, addr + b * GG_MX_BLOCK + j, codes[j]);
-        }
-        return;
-    }
-    double s = mult ? (double)*mult : 1.0;
-    for (int64_t j = 0; j < rs->rowlen; j++)
-        gg_store_code(r->dtype, r->data, addr + j, gg_encode(r->dtype, v[j] * s, c->quant_sat));
+    if (r->q == Q_MX)
+        store_mx(c, r, rs, row_index, addr, v);
+    else if (r->q == Q_BLOCK128)
+        store_block128(c, r, rs, row_index, addr, v);
+    else /* state: the tensor's quantisation multiplier, NULL when plain */
+        encode_run(c, r, addr, v, rs->rowlen, state ? (double)*(const float *)state : 1.0);
+}
+
+/* Tensor scaling over matrices [m0, m1): amax pass, then the store pass; the dequantisation
+   factor 1/s goes to *scale_inv. */
+static enum gg_status fill_tensor(const struct gg_case *c, const struct gg_problem *p, int which,
+                                  int64_t m0, int64_t m1, const struct recipe *r,
+                                  float *scale_inv, char *err, size_t err_len)
+{
+    double amax = 0;
+    enum gg_status st = each_row(c, p, which, m0, m1, r, amax_row, &amax, err, err_len);
+    if (st != GG_OK)
+        return st;
+    float s = gg_tensor_scale(amax, r->dtype);
+    *scale_inv = (float)(1.0 / (double)s);
+    return each_row(c, p, which, m0, m1, r, store_row, &s, err, err_len);
 }
 
 static enum gg_status fill_operand(const struct gg_case *c, const struct gg_problem *p, int which,
-                                   struct recipe *r, char *err, size_t err_len)
+                                   const struct recipe *r, char *err, size_t err_len)
 {
-    enum gg_status st;
-    if (r->tensor_scale_inv) {
-        double amax = 0;
-        st = each_row(c, p, which, r, amax_row, &amax, err, err_len);
+    int64_t mats = operand_rows(p, which).mats;
+    if (r->q != Q_TENSOR)
+        return each_row(c, p, which, 0, mats, r, store_row, NULL, err, err_len);
+    float *scales = r->scales;
+    if (!r->per_mat)
+        return fill_tensor(c, p, which, 0, mats, r, &scales[0], err, err_len);
+    for (int64_t i = 0; i < mats; i++) {
+        scales[i] = 1.0f; /* matrices of empty groups keep a neutral scale */
+        enum gg_status st = fill_tensor(c, p, which, i, i + 1, r, &scales[i], err, err_len);
         if (st != GG_OK)
             return st;
-        float s = gg_tensor_scale(amax, r->dtype);
-        *r->tensor_scale_inv = (float)(1.0 / (double)s);
-        return each_row(c, p, which, r, store_row, &s, err, err_len);
     }
-    return each_row(c, p, which, r, store_row, NULL, err, err_len);
+    return GG_OK;
+}
+
+/* The quantisation of operand which under the problem's recipe. */
+static enum quant quant_of(const struct gg_problem *p, int which, int *per_mat)
+{
+    *per_mat = 0;
+    switch (p->scaling) {
+    case GG_SCALING_TENSOR: *per_mat = which == 1; return Q_TENSOR;
+    case GG_SCALING_MX: return Q_MX;
+    case GG_SCALING_MX_B: return which ? Q_MX : Q_PLAIN;
+    case GG_SCALING_BLOCK128: *per_mat = which == 1; return which ? Q_TENSOR : Q_BLOCK128;
+    default: return Q_PLAIN;
+    }
 }
 
 /* Allocates a guarded buffer for count elements of t after an offset of off elements. */
@@ -181,7 +254,7 @@ static enum gg_status make_source(struct gg_tensors *t, char *err, size_t err_le
         snprintf(err, err_len, "out of memory for the unquantised source operands");
         return GG_E_NOMEM;
     }
-    t->src_ops = (struct gg_operands){.a = t->src_a, .b = t->src_b};
+    t->src_ops = (struct gg_operands){.a = t->src_a, .b = t->src_b, .bias = t->ops.bias};
     return GG_OK;
 }
 
@@ -198,22 +271,33 @@ static enum gg_status protect_unused(struct gg_tensors *t, int which, const stru
     const uint8_t *base = which ? t->ops.b : t->ops.a;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), skip = (size_t)(base - buf->data);
     struct rowset rs = operand_rows(p, which);
-    struct gg_range *live = malloc((size_t)(rs.mats > 0 ? rs.mats : 1) * sizeof *live);
-    if (!live) {
-        snprintf(err, err_len, "out of memory for %lld ranges", (long long)rs.mats);
-        return GG_E_NOMEM;
-    }
-    size_t n = 0;
+    struct gg_range *live = NULL;
+    size_t n = 0, cap = 0;
+    /* One range per row when rows lie more than a page apart, else one per matrix. */
+    int per_row = gg_dtype_bytes(dt, rs.ld - rs.rowlen) > (int64_t)page;
     for (int64_t i = 0; i < rs.mats; i++) {
         if (!mat_used(p, &rs, i) || rs.rows == 0 || rs.rowlen == 0)
             continue;
-        int64_t first = i * rs.mstride, end = first + (rs.rows - 1) * rs.ld + rs.rowlen;
-        size_t lo = (skip + (size_t)gg_dtype_bytes(dt, first)) / page * page;
-        size_t hi = (skip + (size_t)gg_dtype_bytes(dt, end) + page - 1) / page * page;
-        if (n > 0 && lo <= live[n - 1].hi)
-            live[n - 1].hi = hi;
-        else
+        for (int64_t r = 0; r < (per_row ? rs.rows : 1); r++) {
+            int64_t first = i * rs.mstride + r * rs.ld;
+            int64_t end = per_row ? first + rs.rowlen : first + (rs.rows - 1) * rs.ld + rs.rowlen;
+            size_t lo = (skip + (size_t)gg_dtype_bytes(dt, first)) / page * page;
+            size_t hi = (skip + (size_t)gg_dtype_bytes(dt, end) + page - 1) / page * page;
+            if (n > 0 && lo <= live[n - 1].hi) {
+                live[n - 1].hi = hi > live[n - 1].hi ? hi : live[n - 1].hi;
+                continue;
+            }
+            if (n == cap) {
+                struct gg_range *grown = realloc(live, (cap = cap ? 2 * cap : 16) * sizeof *live);
+                if (!grown) {
+                    free(live);
+                    snprintf(err, err_len, "out of memory for the live ranges of an input");
+                    return GG_E_NOMEM;
+                }
+                live = grown;
+            }
             live[n++] = (struct gg_range){lo, hi};
+        }
     }
     t->live[which] = live;
     t->n_live[which] = n;
@@ -233,80 +317,9 @@ static enum gg_status protect_unused(struct gg_tensors *t, int which, const stru
     return GG_OK;
 }
 
-enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
-                               struct gg_tensors *t, char *err, size_t err_len)
-{
-    memset(t, 0, sizeof *t);
-    gg_case_problem(c, t->opts, &t->p);
-    enum gg_status st = gg_problem_check(&t->p, err, err_len);
-    if (st != GG_OK)
-        return st;
-    struct gg_problem *p = &t->p;
-    int64_t na = gg_problem_a_span(p), nb = gg_problem_b_span(p), nc = gg_problem_c_span(p);
-    if ((st = operand_buf(&t->a, p->a_dtype, c->off_a, na, err, err_len)) != GG_OK ||
-        (st = operand_buf(&t->b, p->b_dtype, c->off_b, nb, err, err_len)) != GG_OK ||
-        (st = operand_buf(&t->c, p->c_dtype, c->off_c, nc, err, err_len)) != GG_OK)
-        return st;
-    t->c_bytes = (size_t)gg_dtype_bytes(p->c_dtype, nc);
-    int64_t nsa = gg_problem_a_scale_count(p), nsb = gg_problem_b_scale_count(p);
-    size_t scale_size = p->scaling == GG_SCALING_TENSOR ? sizeof(float) : 1;
-    if ((st = gg_hostbuf_alloc(&t->a_scale, (size_t)nsa * scale_size, err, err_len)) != GG_OK ||
-        (st = gg_hostbuf_alloc(&t->b_scale, (size_t)nsb * scale_size, err, err_len)) != GG_OK ||
-        (st = gg_hostbuf_alloc(&t->ws, workspace_bytes, err, err_len)) != GG_OK)
-        return st;
-    if (p->group_lens) {
-        size_t g = (size_t)p->groups;
-        t->lens_dev = malloc(g * sizeof(int64_t));
-        t->offs_dev = malloc((g + 1) * sizeof(int64_t));
-        if (!t->lens_dev || !t->offs_dev) {
-            snprintf(err, err_len, "out of memory for %zu group entries", g);
-            return GG_E_NOMEM;
-        }
-        memcpy(t->lens_dev, p->group_lens, g * sizeof(int64_t));
-        memcpy(t->offs_dev, p->group_offs, (g + 1) * sizeof(int64_t));
-    }
-    t->ops = (struct gg_operands){
-        .a = at_offset(&t->a, p->a_dtype, c->off_a),
-        .b = at_offset(&t->b, p->b_dtype, c->off_b),
-        .c = at_offset(&t->c, p->c_dtype, c->off_c),
-        .a_scale = nsa ? t->a_scale.data : NULL,
-        .b_scale = nsb ? t->b_scale.data : NULL,
-        .workspace = workspace_bytes ? t->ws.data : NULL,
-        .workspace_bytes = workspace_bytes,
-        .group_lens_dev = t->lens_dev,
-        .group_offs_dev = t->offs_dev,
-    };
-    if (is_quantised(p->a_dtype) || is_quantised(p->b_dtype))
-        if ((st = make_source(t, err, err_len)) != GG_OK)
-            return st;
-    const enum gg_dtype types[2] = {p->a_dtype, p->b_dtype};
-    struct gg_dist dists[2] = {c->dist_a, c->dist_b}; /* generated for the operand's format */
-    dists[0].fmt = types[0];
-    dists[1].fmt = types[1];
-    struct gg_hostbuf *scales[2] = {&t->a_scale, &t->b_scale};
-    void *data[2] = {(void *)t->ops.a, (void *)t->ops.b};
-    float *src[2] = {t->src_a, t->src_b};
-    for (int w = 0; w < 2; w++) {
-        struct recipe r = {
-            .dist = &dists[w],
-            .dtype = types[w],
-            .stream = w == 0 ? GG_STREAM_A : GG_STREAM_B,
-            .scale_stream = w == 0 ? GG_STREAM_A_SCALE : GG_STREAM_B_SCALE,
-            .data = data[w],
-            .mx = p->scaling == GG_SCALING_MX ? scales[w]->data : NULL,
-            .tensor_scale_inv = p->scaling == GG_SCALING_TENSOR ? (float *)scales[w]->data : NULL,
-            .src = src[w],
-        };
-        if ((st = fill_operand(c, p, w, &r, err, err_len)) != GG_OK ||
-            (st = protect_unused(t, w, w == 0 ? &t->a : &t->b, err, err_len)) != GG_OK)
-            return st;
-    }
-    return GG_OK;
-}
-
 struct gg_hash gg_tensors_hash_inputs(const struct gg_tensors *t)
 {
-    struct gg_hash parts[64];
+    struct gg_hash parts[16];
     size_t n = 0;
     const struct gg_hostbuf *ops[2] = {&t->a, &t->b};
     for (int w = 0; w < 2; w++) {
@@ -324,12 +337,179 @@ struct gg_hash gg_tensors_hash_inputs(const struct gg_tensors *t)
     }
     parts[n++] = gg_oracle_hash(t->a_scale.data, t->a_scale.bytes);
     parts[n++] = gg_oracle_hash(t->b_scale.data, t->b_scale.bytes);
+    parts[n++] = gg_oracle_hash(t->bias.data, t->bias.bytes);
     if (t->lens_dev) {
         size_t g = (size_t)t->p.groups;
         parts[n++] = gg_oracle_hash(t->lens_dev, g * sizeof(int64_t));
         parts[n++] = gg_oracle_hash(t->offs_dev, (g + 1) * sizeof(int64_t));
     }
+    if (t->sorted_dev) {
+        size_t len = (size_t)t->p.sorted_len;
+        parts[n++] = gg_oracle_hash(t->sorted_dev, len * sizeof(int32_t));
+        parts[n++] = gg_oracle_hash(t->experts_dev, len / (size_t)t->p.block_m * sizeof(int32_t));
+    }
     return gg_oracle_hash(parts, n * sizeof parts[0]);
+}
+
+/*
+ * The fused-MoE routing of a moe_sorted case: the m·topk (token, slot) ids are shuffled
+ * (Fisher-Yates on the routing stream) and dealt to the experts in order, group_lens[e] each;
+ * every expert's ids are sorted and padded with the out-of-range id m·topk to a multiple of
+ * block_m, one expert id per block. Experts without tokens get no block.
+ */
+static enum gg_status make_routing(const struct gg_case *c, struct gg_tensors *t, char *err,
+                                   size_t err_len)
+{
+    struct gg_problem *p = &t->p;
+    int64_t pairs = p->m * p->topk, len = 0;
+    for (int64_t e = 0; e < p->groups; e++)
+        len += (p->group_lens[e] + p->block_m - 1) / p->block_m * p->block_m;
+    int32_t *perm = malloc((size_t)(pairs > 0 ? pairs : 1) * sizeof *perm);
+    t->sorted = malloc((size_t)(len > 0 ? len : 1) * sizeof *t->sorted);
+    t->experts = malloc((size_t)(len / p->block_m + 1) * sizeof *t->experts);
+    t->sorted_dev = malloc((size_t)(len > 0 ? len : 1) * sizeof *t->sorted_dev);
+    t->experts_dev = malloc((size_t)(len / p->block_m + 1) * sizeof *t->experts_dev);
+    if (!perm || !t->sorted || !t->experts || !t->sorted_dev || !t->experts_dev) {
+        free(perm);
+        snprintf(err, err_len, "out of memory for the routing of %lld entries", (long long)len);
+        return GG_E_NOMEM;
+    }
+    for (int64_t i = 0; i < pairs; i++)
+        perm[i] = (int32_t)i;
+    for (int64_t i = pairs - 1; i > 0; i--) {
+        int64_t j = (int64_t)(gg_rng_uniform(c->seed, GG_STREAM_ROUTING, (uint64_t)i, 0) * (double)(i + 1));
+        int32_t x = perm[i];
+        perm[i] = perm[j];
+        perm[j] = x;
+    }
+    int64_t at = 0, dealt = 0;
+    for (int64_t e = 0; e < p->groups; e++) {
+        int64_t n = p->group_lens[e], padded = (n + p->block_m - 1) / p->block_m * p->block_m;
+        if (dealt + n > pairs) /* loads that exceed m·topk: gg_problem_check reports it */
+            n = padded = 0;
+        for (int64_t i = 0; i < padded; i++)
+            t->sorted[at + i] = i < n ? perm[dealt + i] : (int32_t)pairs;
+        for (int64_t i = 1; i < n; i++) /* insertion sort: ids ascending within the expert */
+            for (int64_t j = at + i; j > at && t->sorted[j - 1] > t->sorted[j]; j--) {
+                int32_t x = t->sorted[j];
+                t->sorted[j] = t->sorted[j - 1];
+                t->sorted[j - 1] = x;
+            }
+        for (int64_t blk = at / p->block_m; blk < (at + padded) / p->block_m; blk++)
+            t->experts[blk] = (int32_t)e;
+        at += padded;
+        dealt += n;
+    }
+    free(perm);
+    memcpy(t->sorted_dev, t->sorted, (size_t)at * sizeof *t->sorted);
+    memcpy(t->experts_dev, t->experts, (size_t)(at / p->block_m) * sizeof *t->experts);
+    p->sorted_len = at;
+    p->sorted_ids = t->sorted;
+    p->expert_ids = t->experts;
+    return GG_OK;
+}
+
+/* bias[mats][N] from the bias distribution, encoded in the bias dtype. */
+static void fill_bias(const struct gg_case *c, const struct gg_problem *p, void *bias)
+{
+    struct gg_dist d = c->dist_bias;
+    d.fmt = p->bias_dtype;
+    int64_t n = gg_problem_bias_count(p);
+    for (int64_t i = 0; i < n; i++)
+        gg_store_code(p->bias_dtype, bias, i,
+                      gg_encode(p->bias_dtype, gg_dist_sample(&d, c->seed, GG_STREAM_BIAS, (uint64_t)i),
+                                GG_SAT_FINITE));
+}
+
+/* Copies n elements of size sz into a fresh allocation at *dst (the kernel's own copy). */
+static int dup_array(void *dst_ptr, const void *src, size_t n, size_t sz)
+{
+    void **dst = dst_ptr;
+    *dst = malloc(n ? n * sz : 1);
+    if (*dst && n)
+        memcpy(*dst, src, n * sz);
+    return *dst != NULL;
+}
+
+enum gg_status gg_tensors_plan(const struct gg_case *c, struct gg_tensors *t, char *err,
+                               size_t err_len)
+{
+    memset(t, 0, sizeof *t);
+    gg_case_problem(c, t->opts, &t->p);
+    enum gg_status st;
+    if (t->p.op == GG_OP_MOE_SORTED && t->p.topk > 0 && t->p.block_m > 0 && t->p.group_lens &&
+        (st = make_routing(c, t, err, err_len)) != GG_OK)
+        return st;
+    return gg_problem_check(&t->p, err, err_len);
+}
+
+enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
+                               struct gg_tensors *t, char *err, size_t err_len)
+{
+    struct gg_problem *p = &t->p;
+    enum gg_status st;
+    int64_t na = gg_problem_a_span(p), nb = gg_problem_b_span(p), nc = gg_problem_c_span(p);
+    if ((st = operand_buf(&t->a, p->a_dtype, c->off_a, na, err, err_len)) != GG_OK ||
+        (st = operand_buf(&t->b, p->b_dtype, c->off_b, nb, err, err_len)) != GG_OK ||
+        (st = operand_buf(&t->c, p->c_dtype, c->off_c, nc, err, err_len)) != GG_OK)
+        return st;
+    t->c_bytes = (size_t)gg_dtype_bytes(p->c_dtype, nc);
+    int64_t nsa = gg_problem_a_scale_count(p), nsb = gg_problem_b_scale_count(p);
+    int mx_a = p->scaling == GG_SCALING_MX, mx_b = mx_a || p->scaling == GG_SCALING_MX_B;
+    int64_t nbias = gg_problem_bias_count(p);
+    if ((st = gg_hostbuf_alloc(&t->a_scale, (size_t)nsa * (mx_a ? 1 : sizeof(float)), err, err_len)) != GG_OK ||
+        (st = gg_hostbuf_alloc(&t->b_scale, (size_t)nsb * (mx_b ? 1 : sizeof(float)), err, err_len)) != GG_OK ||
+        (st = gg_hostbuf_alloc(&t->bias, (size_t)gg_dtype_bytes(p->bias_dtype, nbias), err, err_len)) != GG_OK ||
+        (st = gg_hostbuf_alloc(&t->ws, workspace_bytes, err, err_len)) != GG_OK)
+        return st;
+    if (p->group_lens && (!dup_array(&t->lens_dev, p->group_lens, (size_t)p->groups, sizeof(int64_t)) ||
+                          !dup_array(&t->offs_dev, p->group_offs, (size_t)p->groups + 1, sizeof(int64_t)))) {
+        snprintf(err, err_len, "out of memory for %lld group entries", (long long)p->groups);
+        return GG_E_NOMEM;
+    }
+    t->ops = (struct gg_operands){
+        .a = at_offset(&t->a, p->a_dtype, c->off_a),
+        .b = at_offset(&t->b, p->b_dtype, c->off_b),
+        .c = at_offset(&t->c, p->c_dtype, c->off_c),
+        .a_scale = nsa ? t->a_scale.data : NULL,
+        .b_scale = nsb ? t->b_scale.data : NULL,
+        .bias = nbias ? t->bias.data : NULL,
+        .workspace = workspace_bytes ? t->ws.data : NULL,
+        .workspace_bytes = workspace_bytes,
+        .group_lens_dev = t->lens_dev,
+        .group_offs_dev = t->offs_dev,
+        .sorted_ids_dev = t->sorted_dev,
+        .expert_ids_dev = t->experts_dev,
+    };
+    if (nbias)
+        fill_bias(c, p, t->bias.data);
+    /* The unquantised source is what the quantised inputs approximate; planted scale codes
+       replace the quantiser's on purpose, so there is no source to compare with then. */
+    if ((is_quantised(p->a_dtype) || is_quantised(p->b_dtype)) && c->plant_e8m0 == 0)
+        if ((st = make_source(t, err, err_len)) != GG_OK)
+            return st;
+    const enum gg_dtype types[2] = {p->a_dtype, p->b_dtype};
+    struct gg_dist dists[2] = {c->dist_a, c->dist_b}; /* generated for the operand's format */
+    struct gg_hostbuf *scales[2] = {&t->a_scale, &t->b_scale};
+    void *data[2] = {(void *)t->ops.a, (void *)t->ops.b};
+    float *src[2] = {t->src_a, t->src_b};
+    for (int w = 0; w < 2; w++) {
+        dists[w].fmt = types[w];
+        struct recipe r = {
+            .dist = &dists[w],
+            .dtype = types[w],
+            .stream = w == 0 ? GG_STREAM_A : GG_STREAM_B,
+            .scale_stream = w == 0 ? GG_STREAM_A_SCALE : GG_STREAM_B_SCALE,
+            .data = data[w],
+            .scales = scales[w]->data,
+            .src = src[w],
+        };
+        r.q = quant_of(p, w, &r.per_mat);
+        if ((st = fill_operand(c, p, w, &r, err, err_len)) != GG_OK ||
+            (st = protect_unused(t, w, w == 0 ? &t->a : &t->b, err, err_len)) != GG_OK)
+            return st;
+    }
+    return GG_OK;
 }
 
 void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison)
@@ -345,7 +525,7 @@ void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison)
 
 void gg_tensors_free(struct gg_tensors *t)
 {
-    struct gg_hostbuf *bufs[] = {&t->a, &t->b, &t->c, &t->a_scale, &t->b_scale, &t->ws};
+    struct gg_hostbuf *bufs[] = {&t->a, &t->b, &t->c, &t->a_scale, &t->b_scale, &t->bias, &t->ws};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         gg_hostbuf_free(bufs[i]);
     free(t->lens_dev);
@@ -354,32 +534,45 @@ void gg_tensors_free(struct gg_tensors *t)
     free(t->src_b);
     free(t->live[0]);
     free(t->live[1]);
+    free(t->sorted);
+    free(t->experts);
+    free(t->sorted_dev);
+    free(t->experts_dev);
     memset(t, 0, sizeof *t);
 }
 
-/* Bytes of the used rows of one operand in dtype t. */
+/* Bytes of the used rows of one operand in dtype t: rows more than a page apart touch only
+   their own pages (see protect_unused), closer rows the whole leading dimension. */
 static int64_t used_bytes(const struct gg_problem *p, int which, enum gg_dtype t)
 {
     struct rowset rs = operand_rows(p, which);
-    int64_t used = 0;
+    int64_t used = 0, page = sysconf(_SC_PAGESIZE);
     for (int64_t i = 0; i < rs.mats; i++)
         used += mat_used(p, &rs, i) ? rs.rows : 0;
-    return gg_dtype_bytes(t, used * rs.ld);
+    int64_t gap = gg_dtype_bytes(t, rs.ld - rs.rowlen);
+    int64_t row = gap > page ? gg_dtype_bytes(t, rs.rowlen) + page : gg_dtype_bytes(t, rs.ld);
+    return used * row;
 }
 
-int64_t gg_tensors_estimate(const struct gg_case *c)
+int64_t gg_tensors_estimate(const struct gg_tensors *t)
 {
-    struct gg_tensors t;
-    memset(&t, 0, sizeof t);
-    char err[256];
-    gg_case_problem(c, t.opts, &t.p);
-    if (gg_problem_check(&t.p, err, sizeof err) != GG_OK)
-        return 0;
-    const struct gg_problem *p = &t.p;
+    const struct gg_problem *p = &t->p;
+    int quantised = is_quantised(p->a_dtype) || is_quantised(p->b_dtype);
     int64_t bytes = used_bytes(p, 0, p->a_dtype) + used_bytes(p, 1, p->b_dtype) +
                     gg_dtype_bytes(p->c_dtype, gg_problem_c_span(p)) * 2 /* C and its copy */ +
-                    gg_problem_a_scale_count(p) + gg_problem_b_scale_count(p);
-    if (is_quantised(p->a_dtype) || is_quantised(p->b_dtype))
+                    4 * (gg_problem_a_scale_count(p) + gg_problem_b_scale_count(p)) +
+                    gg_dtype_bytes(p->bias_dtype, gg_problem_bias_count(p)) +
+                    8 * 3 * GG_CANARY_BYTES;
+    if (quantised) /* the unquantised source operands in f32 */
         bytes += 4 * (gg_problem_a_span(p) + gg_problem_b_span(p));
-    return bytes + 6 * 3 * GG_CANARY_BYTES;
+    /* Reference: c and |a||b| in double, plus the source product for quantised inputs; one
+       group's operands gathered as doubles (values and magnitudes). */
+    int64_t gather = 0;
+    for (int64_t g = 0; g < p->groups; g++) {
+        struct gg_out_block b;
+        gg_problem_out_block(p, g, &b);
+        int64_t need = 16 * (b.rows + b.cols) * b.red;
+        gather = need > gather ? need : gather;
+    }
+    return bytes + 8 * gg_problem_out_elems(p) * (quantised ? 3 : 2) + gather;
 }

@@ -74,6 +74,12 @@ const struct gg_kernel *gg_registry_at(size_t i)
     return i < registry_len ? registry[i] : NULL;
 }
 
+void gg_registry_truncate(size_t count)
+{
+    while (registry_len > count)
+        registry[--registry_len] = NULL;
+}
+
 const struct gg_kernel *gg_registry_find(const char *name)
 {
     for (size_t i = 0; name && i < registry_len; i++)

@@ -31,24 +31,11 @@ static int64_t mem_available(void)
 
 int64_t gg_case_mem_estimate(const struct gg_case *c)
 {
-    struct gg_problem p;
-    struct gg_kopt opts[GG_CASE_MAX_OPTS];
+    struct gg_tensors t;
     char err[256];
-    gg_case_problem(c, opts, &p);
-    if (gg_problem_check(&p, err, sizeof err) != GG_OK)
-        return 0;
-    /* Reference: c and |a||b| in double, plus the source product for quantised inputs. */
-    int64_t out = gg_problem_out_elems(&p);
-    int64_t ref = 8 * out * (gg_dtype_bits(p.a_dtype) <= 8 || gg_dtype_bits(p.b_dtype) <= 8 ? 3 : 2);
-    /* One group's operands gathered as doubles, twice (values and magnitudes). */
-    int64_t gather = 0;
-    for (int64_t g = 0; g < p.groups; g++) {
-        struct gg_out_block b;
-        gg_problem_out_block(&p, g, &b);
-        int64_t need = 16 * (b.rows + b.cols) * b.red;
-        gather = need > gather ? need : gather;
-    }
-    return gg_tensors_estimate(c) + ref + gather;
+    int64_t bytes = gg_tensors_plan(c, &t, err, sizeof err) == GG_OK ? gg_tensors_estimate(&t) : 0;
+    gg_tensors_free(&t);
+    return bytes;
 }
 
 static void fmt_bytes(int64_t n, char *buf, size_t len)
@@ -194,20 +181,19 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     enum gg_status st = admit(c, o, &k, &eff, err, err_len);
     if (st != GG_OK)
         goto done;
-    struct gg_problem p;
-    struct gg_kopt opts[GG_CASE_MAX_OPTS];
-    gg_case_problem(&eff, opts, &p);
-    if ((st = gg_problem_check(&p, err, err_len)) != GG_OK)
+    snprintf(r->kernel, sizeof r->kernel, "%s", eff.kernel);
+    snprintf(r->mutant, sizeof r->mutant, "%s", eff.mutant);
+    if ((st = gg_tensors_plan(&eff, &t, err, err_len)) != GG_OK)
         goto done;
     char why[256] = "";
-    if (!k->supports(&p, why, sizeof why)) {
+    if (!k->supports(&t.p, why, sizeof why)) {
         snprintf(err, err_len, "kernel %s does not support this case: %s", k->name,
                  why[0] ? why : "no reason given");
         st = GG_E_UNSUPPORTED;
         goto done;
     }
-    size_t ws = k->workspace_bytes ? k->workspace_bytes(&p) : 0;
-    r->mem_bytes = gg_case_mem_estimate(&eff) + (int64_t)ws;
+    size_t ws = k->workspace_bytes ? k->workspace_bytes(&t.p) : 0;
+    r->mem_bytes = gg_tensors_estimate(&t) + (int64_t)ws;
     int64_t limit = o && o->max_mem_bytes > 0 ? o->max_mem_bytes : mem_available();
     if (r->mem_bytes > limit) {
         char need[32], have[32];

@@ -51,8 +51,9 @@ void gg_report_json_add(struct gg_report_json *j, const struct gg_report_case *r
         gg_case_id(rc->kase, id);
         gg_report_shape(rc->kase, shape, sizeof shape);
         json_object_set_new(o, "id", json_string(id));
-        json_object_set_new(o, "kernel", json_string(rc->kase->kernel));
-        json_object_set_new(o, "mutant", json_string(rc->kase->mutant));
+        const struct gg_run_result *res = rc->status == GG_OK ? rc->result : NULL;
+        json_object_set_new(o, "kernel", json_string(res ? res->kernel : rc->kase->kernel));
+        json_object_set_new(o, "mutant", json_string(res ? res->mutant : rc->kase->mutant));
         json_object_set_new(o, "shape", json_string(shape));
     }
     if (rc->status != GG_OK) {

@@ -53,8 +53,9 @@ void gg_report_text_case(FILE *f, const struct gg_report_case *rc, int replay, i
     char worst[32], thr[32];
     fmt_db(v->worst_snr_db, worst, sizeof worst);
     fmt_db(v->snr_fail_db, thr, sizeof thr);
-    fprintf(f, "%-6s %s  %s  %s%s%s  %s", tag, rc->path, gg_class_name(v->cls), rc->kase->kernel,
-            rc->kase->mutant[0] ? "+" : "", rc->kase->mutant, shape);
+    const struct gg_run_result *res = rc->result;
+    fprintf(f, "%-6s %s  %s  %s%s%s  %s", tag, rc->path, gg_class_name(v->cls), res->kernel,
+            res->mutant[0] ? "+" : "", res->mutant, shape);
     fprintf(f, "  worst group snr %s", worst);
     if (v->worst_group >= 0)
         fprintf(f, " (g%lld)", (long long)v->worst_group);
