@@ -6,6 +6,18 @@
 
 static const struct gg_kernel *const builtin_kernels[] = {
     &gg_kernel_grouped_bf16_cpu_tiled,
+    &gg_kernel_grouped_bf16_cpu_serial,
+    &gg_kernel_grouped_bf16_cpu_streams,
+    &gg_kernel_grouped_fp8_cpu_persistent,
+    &gg_kernel_grouped_fp8_cpu_tiled,
+    &gg_kernel_batched_bf16_cpu_tiled,
+    &gg_kernel_batched_a8w8_cpu_tiled,
+    &gg_kernel_batched_a16wfp4_cpu_tiled,
+    &gg_kernel_batched_afp4wfp4_cpu_tiled,
+    &gg_kernel_mx_e4m3_cpu_grouped,
+    &gg_kernel_mx_e4m3_cpu_gemv,
+    &gg_kernel_mx_e4m3_cpu_tiled,
+    &gg_kernel_moe_mx_e4m3_cpu_sorted,
 };
 
 const struct gg_kernel *const *gg_kernels_builtin(size_t *count)

@@ -1,0 +1,696 @@
+/*
+ * mx_cpu.c — the OCP MX-FP8 kernels on the CPU and the engine they share with moe_mx_cpu.c.
+ * Both operands carry E4M3 (or E5M2) payloads with one E8M0 scale per 1x32 block along K. Each
+ * block's fp32 sum of payload products is scaled by 2^(xa-127)·2^(xb-127) in one step (ldexp by
+ * the summed exponents; a 0xFF scale makes the block NaN) and added to an fp32 accumulator; bias
+ * is added in fp32 and the output rounded once. Kernels: grouped fwd and a dense tiled path over
+ * one tile list with optional split-K, and a dense small-M GEMV making one pass over B.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_int.h"
+
+/* Register block of the micro-kernel: MICRO_M x MICRO_N block sums plus as many accumulators,
+   eight 4-lane vectors in all, which leaves room for a row of B in the 16 SSE registers. */
+#define MICRO_M 2
+#define MICRO_N 8
+#define TILE_M CPU_MX_TILE_M
+#define TILE_N CPU_MX_TILE_N
+#define TILE_ELEMS ((int64_t)TILE_M * TILE_N)
+/* 32-blocks per packing step. */
+#define STEP_BLOCKS (CPU_MX_TILE_K / GG_MX_BLOCK)
+/* Accepted values of the option "split_k", and (tile, slice) items per split-K wave: the
+   workspace holds the partials of one wave, so its size is bounded whatever the problem. */
+#define SPLIT_K_MAX 64
+#define SPLIT_K_WAVE_ITEMS 1024
+/* The dense paths: GEMV rows and columns per pass over B, the tiled path's range of M. */
+#define GEMV_MAX_M 16
+#define GEMV_COLS 8
+#define TILED_MIN_M 8
+#define TILED_MAX_M 64
+
+_Static_assert(TILE_M % MICRO_M == 0 && TILE_N % MICRO_N == 0, "micro-tiles must cover a tile");
+_Static_assert(CPU_MX_TILE_K % GG_MX_BLOCK == 0, "the K step must hold whole MX blocks");
+
+/* Scale exponents: E8M0 code x stands for 2^(x-127), so a normal exponent lies in [-127, 127].
+   The markers lie outside: 0xFF (NaN), and under the e8m0_special mutant 0x00 read as zero and
+   0xFF read as +Inf. */
+#define EXP_NAN 4096
+#define EXP_ZERO (-4096)
+#define EXP_INF 8192
+
+static const char *const mx_mutants[] = {"mx_k_tail", "e8m0_special", NULL};
+
+static int64_t min64(int64_t x, int64_t y)
+{
+    return x < y ? x : y;
+}
+
+static int64_t ceil_div(int64_t x, int64_t y)
+{
+    return (x + y - 1) / y;
+}
+
+/* ---- block scaling ----------------------------------------------------------------------- */
+
+/* 0, +Inf or 2^e: what the e8m0_special decode (an fp32 exp2f with subnormals flushed) makes
+   of a scale. */
+static float special_factor(int32_t e)
+{
+    return e == EXP_ZERO ? 0.0f : e == EXP_INF ? INFINITY : ldexpf(1.0f, e);
+}
+
+/*
+ * The contribution of one block: s·2^ea·2^eb, rounded once. When ea + eb is a normal fp32
+ * exponent the factor is an exact fp32 power of two and the product is the correctly rounded
+ * s·2^(ea+eb), which is what ldexpf returns; outside that range ldexpf does the scaling. A NaN
+ * scale makes the block NaN whatever s is.
+ */
+static inline float block_scale(float s, int32_t ea, int32_t eb)
+{
+    if ((uint32_t)(ea + 127) <= 254u && (uint32_t)(eb + 127) <= 254u) {
+        int32_t e = ea + eb;
+        if (e < -126 || e > 127)
+            return ldexpf(s, e);
+        uint32_t bits = (uint32_t)(e + 127) << 23;
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        return s * f;
+    }
+    if (ea == EXP_NAN || eb == EXP_NAN)
+        return NAN;
+    return s * special_factor(ea) * special_factor(eb);
+}
+
+/* ---- the engine ---------------------------------------------------------------------------- */
+
+int cpu_mx_supports(const struct gg_problem *p, enum gg_op op, const char *const *mutants,
+                    char *why, size_t why_len)
+{
+    if (p->op != op)
+        return cpu_refuse(why, why_len, "op %d not supported: this kernel runs op %d only",
+                          (int)p->op, (int)op);
+    if (p->scaling != GG_SCALING_MX)
+        return cpu_refuse(why, why_len,
+                          "scaling %d not supported: MX scaling (E8M0 per 1x32 block along K) only",
+                          (int)p->scaling);
+    if ((p->a_dtype != GG_DTYPE_E4M3 && p->a_dtype != GG_DTYPE_E5M2) ||
+        (p->b_dtype != GG_DTYPE_E4M3 && p->b_dtype != GG_DTYPE_E5M2))
+        return cpu_refuse(why, why_len,
+                          "input dtypes %d/%d not supported: e4m3 or e5m2 MX payloads only",
+                          (int)p->a_dtype, (int)p->b_dtype);
+    if (p->c_dtype != GG_DTYPE_BF16 && p->c_dtype != GG_DTYPE_F32)
+        return cpu_refuse(why, why_len, "output dtype %d not supported: bf16 or f32 only",
+                          (int)p->c_dtype);
+    if (p->acc_dtype != GG_DTYPE_F32)
+        return cpu_refuse(why, why_len, "accumulator dtype %d not supported: f32 only",
+                          (int)p->acc_dtype);
+    if (p->bias_dtype != GG_DTYPE_NONE && p->bias_dtype != GG_DTYPE_BF16 &&
+        p->bias_dtype != GG_DTYPE_F32)
+        return cpu_refuse(why, why_len, "bias dtype %d not supported: bf16 or f32 only",
+                          (int)p->bias_dtype);
+    if (p->k % GG_MX_BLOCK != 0)
+        return cpu_refuse(why, why_len, "K = %lld is not a multiple of the MX block %d",
+                          (long long)p->k, GG_MX_BLOCK);
+    if (p->mutant != NULL) {
+        for (int i = 0; mutants != NULL && mutants[i] != NULL; i++)
+            if (strcmp(mutants[i], p->mutant) == 0)
+                return 1;
+        return cpu_refuse(why, why_len, "mutant %s not provided by this kernel", p->mutant);
+    }
+    return 1;
+}
+
+/* A pointer must be non-NULL when its operand has elements, and aligned to its element size. */
+static enum gg_status check_ptr(const void *ptr, int needed, size_t align, const char *name,
+                                char *err, size_t err_len)
+{
+    if (needed && ptr == NULL)
+        return cpu_fail(err, err_len, GG_E_INVAL, "operand %s is NULL", name);
+    if ((uintptr_t)ptr % align != 0)
+        return cpu_fail(err, err_len, GG_E_INVAL, "operand %s is not aligned to %zu bytes", name,
+                        align);
+    return GG_OK;
+}
+
+/* Resolves packed defaults, checks sizes, leading dimensions and pointers. */
+static enum gg_status engine_geometry(struct cpu_mx_engine *e, int64_t a_rows, int64_t c_rows,
+                                      char *err, size_t err_len)
+{
+    const struct gg_problem *p = e->p;
+    const struct gg_operands *o = e->o;
+    if (a_rows < 0 || c_rows < 0 || p->n < 0 || p->k < 0 || e->mats < 0)
+        return cpu_fail(err, err_len, GG_E_INVAL,
+                        "negative size (rows %lld, n %lld, k %lld, matrices %lld)",
+                        (long long)a_rows, (long long)p->n, (long long)p->k, (long long)e->mats);
+    e->lda = p->lda != 0 ? p->lda : p->k;
+    e->ldb = p->ldb != 0 ? p->ldb : p->k;
+    e->ldc = p->ldc != 0 ? p->ldc : p->n;
+    e->stride_b = p->stride_b != 0 ? p->stride_b : p->n * e->ldb;
+    if (e->lda < p->k || e->ldb < p->k || e->ldc < p->n || e->stride_b < 0)
+        return cpu_fail(err, err_len, GG_E_INVAL,
+                        "leading dimension or stride too small (lda %lld, ldb %lld, ldc %lld, "
+                        "stride_b %lld)",
+                        (long long)e->lda, (long long)e->ldb, (long long)e->ldc,
+                        (long long)e->stride_b);
+    int work = a_rows > 0 && c_rows > 0 && p->n > 0;
+    int reads = work && p->k > 0 && e->mats > 0;
+    size_t c_size = p->c_dtype == GG_DTYPE_BF16 ? sizeof(uint16_t) : sizeof(float);
+    size_t bias_size = p->bias_dtype == GG_DTYPE_BF16 ? sizeof(uint16_t) : sizeof(float);
+    enum gg_status st;
+    if ((st = check_ptr(o->a, reads, 1, "a", err, err_len)) != GG_OK ||
+        (st = check_ptr(o->b, reads, 1, "b", err, err_len)) != GG_OK ||
+        (st = check_ptr(o->a_scale, reads, 1, "a_scale", err, err_len)) != GG_OK ||
+        (st = check_ptr(o->b_scale, reads, 1, "b_scale", err, err_len)) != GG_OK ||
+        (st = check_ptr(o->c, work, c_size, "c", err, err_len)) != GG_OK ||
+        (st = check_ptr(o->bias, work && p->bias_dtype != GG_DTYPE_NONE, bias_size, "bias", err,
+                        err_len)) != GG_OK)
+        return st;
+    return GG_OK;
+}
+
+enum gg_status cpu_mx_engine_init(struct cpu_mx_engine *e, const struct gg_problem *p,
+                                  const struct gg_operands *o, int64_t a_rows, int64_t c_rows,
+                                  char *err, size_t err_len)
+{
+    memset(e, 0, sizeof *e);
+    e->p = p;
+    e->o = o;
+    e->mats = p->op == GG_OP_DENSE ? 1 : p->groups;
+    enum gg_status st = engine_geometry(e, a_rows, c_rows, err, err_len);
+    if (st != GG_OK)
+        return st;
+    e->blocks = p->k / GG_MX_BLOCK;
+    /* mx_k_tail: the block count written as (K - 1) / 32, which drops the last block. */
+    e->blocks_run = gg_mutant_is(p, "mx_k_tail") ? (p->k - 1) / GG_MX_BLOCK : e->blocks;
+    cpu_decode_table(p->a_dtype, e->dec_a);
+    cpu_decode_table(p->b_dtype, e->dec_b);
+    for (int c = 0; c < 255; c++)
+        e->exp_of[c] = c - 127;
+    e->exp_of[255] = EXP_NAN;
+    if (gg_mutant_is(p, "e8m0_special")) {
+        /* Scales decoded as fp32 exp2f(x - 127) with subnormals flushed: 2^-127 becomes 0 and
+           0xFF becomes 2^128 = +Inf instead of NaN. */
+        e->exp_of[0] = EXP_ZERO;
+        e->exp_of[255] = EXP_INF;
+    }
+    size_t floats = (size_t)(TILE_M + TILE_N) * CPU_MX_TILE_K + (size_t)TILE_ELEMS;
+    size_t exps = (size_t)(TILE_M + TILE_N) * STEP_BLOCKS;
+    e->ap = malloc(floats * sizeof(float));
+    e->ea = malloc(exps * sizeof(int32_t));
+    if (e->ap == NULL || e->ea == NULL) {
+        cpu_mx_engine_free(e);
+        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for MX packing buffers");
+    }
+    e->bp = e->ap + (size_t)TILE_M * CPU_MX_TILE_K;
+    e->acc = e->bp + (size_t)TILE_N * CPU_MX_TILE_K;
+    e->eb = e->ea + (size_t)TILE_M * STEP_BLOCKS;
+    return GG_OK;
+}
+
+void cpu_mx_engine_free(struct cpu_mx_engine *e)
+{
+    free(e->ap);
+    free(e->ea);
+    e->ap = e->bp = e->acc = NULL;
+    e->ea = e->eb = NULL;
+}
+
+/*
+ * Decodes nb blocks (from block kb0) of count rows of an MX operand into fp32 panels of `width`
+ * rows: panel q0/width holds rows q0 .. q0+width-1, value (q, r) at d[q0·kc + r·width + q mod
+ * width] with kc = 32·nb, and the scale exponent of (q, block) at x[q0·nb + block·width + q mod
+ * width]. Row q is rows[q] when rows is given, else row0 + q. Lanes past count are zero.
+ */
+static void pack_panels(float *restrict d, int32_t *restrict x, const uint8_t *codes,
+                        const uint8_t *scales, int64_t ld, int64_t blocks, const int64_t *rows,
+                        int64_t row0, int64_t count, int64_t kb0, int64_t nb, int64_t width,
+                        const float *dec, const int32_t *exp_of)
+{
+    int64_t kc = nb * GG_MX_BLOCK;
+    for (int64_t q0 = 0; q0 < count; q0 += width) {
+        int64_t w = min64(width, count - q0);
+        float *restrict dp = d + q0 * kc;
+        int32_t *restrict xp = x + q0 * nb;
+        if (w < width) {
+            memset(dp, 0, (size_t)(kc * width) * sizeof(float));
+            memset(xp, 0, (size_t)(nb * width) * sizeof(int32_t));
+        }
+        for (int64_t q = 0; q < w; q++) {
+            int64_t row = rows != NULL ? rows[q0 + q] : row0 + q0 + q;
+            const uint8_t *src = codes + row * ld + kb0 * GG_MX_BLOCK;
+            const uint8_t *sc = scales + row * blocks + kb0;
+            for (int64_t r = 0; r < kc; r++)
+                dp[r * width + q] = dec[src[r]];
+            for (int64_t b = 0; b < nb; b++)
+                xp[b * width + q] = exp_of[sc[b]];
+        }
+    }
+}
+
+/*
+ * acc[i][j] += Σ_blocks block_scale(Σ_{t<32} ap[t][i]·bp[t][j], ea[i], eb[j]) over nb blocks
+ * for one MICRO_M x MICRO_N block (acc row stride TILE_N). Within a block the products are
+ * added in order of t, starting from zero; blocks are added in order. Products of E4M3 or E5M2
+ * values are exact in fp32, so fused or unfused evaluation gives the same sums.
+ */
+__attribute__((noinline)) static void micro_kernel(int64_t nb, const float *restrict ap,
+                                                   const int32_t *restrict ea,
+                                                   const float *restrict bp,
+                                                   const int32_t *restrict eb,
+                                                   float *restrict acc)
+{
+    float c[MICRO_M][MICRO_N];
+    for (int64_t i = 0; i < MICRO_M; i++)
+        for (int64_t j = 0; j < MICRO_N; j++)
+            c[i][j] = acc[i * TILE_N + j];
+    for (int64_t blk = 0; blk < nb; blk++) {
+        float s[MICRO_M][MICRO_N] = {{0}};
+        for (int64_t t = 0; t < GG_MX_BLOCK; t++) {
+            const float *a = ap + (blk * GG_MX_BLOCK + t) * MICRO_M;
+            const float *b = bp + (blk * GG_MX_BLOCK + t) * MICRO_N;
+            for (int64_t i = 0; i < MICRO_M; i++)
+                for (int64_t j = 0; j < MICRO_N; j++)
+                    s[i][j] += a[i] * b[j];
+        }
+        for (int64_t i = 0; i < MICRO_M; i++)
+            for (int64_t j = 0; j < MICRO_N; j++)
+                c[i][j] += block_scale(s[i][j], ea[blk * MICRO_M + i], eb[blk * MICRO_N + j]);
+    }
+    for (int64_t i = 0; i < MICRO_M; i++)
+        for (int64_t j = 0; j < MICRO_N; j++)
+            acc[i * TILE_N + j] = c[i][j];
+}
+
+void cpu_mx_tile(struct cpu_mx_engine *e, int64_t mat, const int64_t *a_rows, int64_t rows,
+                 int64_t j0, int64_t cols, int64_t kb0, int64_t kb1)
+{
+    const uint8_t *a = e->o->a, *as = e->o->a_scale;
+    const uint8_t *b = (const uint8_t *)e->o->b + mat * e->stride_b;
+    const uint8_t *bs = (const uint8_t *)e->o->b_scale + mat * e->p->n * e->blocks;
+    memset(e->acc, 0, (size_t)TILE_ELEMS * sizeof(float));
+    for (int64_t kb = kb0; kb < kb1; kb += STEP_BLOCKS) {
+        int64_t nb = min64(STEP_BLOCKS, kb1 - kb), kc = nb * GG_MX_BLOCK;
+        pack_panels(e->ap, e->ea, a, as, e->lda, e->blocks, a_rows, 0, rows, kb, nb, MICRO_M,
+                    e->dec_a, e->exp_of);
+        pack_panels(e->bp, e->eb, b, bs, e->ldb, e->blocks, NULL, j0, cols, kb, nb, MICRO_N,
+                    e->dec_b, e->exp_of);
+        for (int64_t i = 0; i < rows; i += MICRO_M)
+            for (int64_t j = 0; j < cols; j += MICRO_N)
+                micro_kernel(nb, e->ap + i * kc, e->ea + i * nb, e->bp + j * kc, e->eb + j * nb,
+                             e->acc + i * TILE_N + j);
+    }
+}
+
+void cpu_mx_store(const struct cpu_mx_engine *e, const float *acc, int64_t acc_ld,
+                  const int64_t *c_rows, int64_t rows, int64_t j0, int64_t cols, int64_t mat)
+{
+    const struct gg_problem *p = e->p;
+    const void *bias = e->o->bias;
+    int64_t bias0 = mat * p->n + j0;
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t at = c_rows[i] * e->ldc + j0;
+        for (int64_t j = 0; j < cols; j++) {
+            float v = acc[i * acc_ld + j];
+            if (p->bias_dtype == GG_DTYPE_F32)
+                v += ((const float *)bias)[bias0 + j];
+            else if (p->bias_dtype == GG_DTYPE_BF16)
+                v += cpu_bf16_to_f32(((const uint16_t *)bias)[bias0 + j]);
+            if (p->c_dtype == GG_DTYPE_BF16)
+                ((uint16_t *)e->o->c)[at + j] = cpu_f32_to_bf16(v);
+            else
+                ((float *)e->o->c)[at + j] = v;
+        }
+    }
+}
+
+/* ---- grouped fwd and dense tiled: one tile list with optional split-K ---------------------- */
+
+/*
+ * Tiles run in list order: groups, then row tiles, then column tiles. Group g owns rows
+ * offs[g] .. offs[g+1]-1 of X and Y and matrix g of W (dense: one group of M rows). With split
+ * S, the blocks_run blocks of K are cut into S slices of ceil(blocks_run / S) blocks on 32-block
+ * boundaries (trailing slices may be empty and give zeros); the partials of a wave of tiles go
+ * to the workspace and are summed in slice order.
+ */
+struct tile_list {
+    int64_t groups, n, split, wave;
+    const int64_t *offs;
+};
+
+struct tile_at {
+    int64_t g, i0, j0;
+};
+
+/* Moves t to the first tile at or after it in list order; 0 when there is none. */
+static int tile_settle(const struct tile_list *l, struct tile_at *t)
+{
+    while (t->g < l->groups) {
+        if (t->j0 >= l->n) {
+            t->j0 = 0;
+            t->i0 += TILE_M;
+        }
+        if (l->n > 0 && t->i0 < l->offs[t->g + 1] - l->offs[t->g])
+            return 1;
+        t->g++;
+        t->i0 = 0;
+        t->j0 = 0;
+    }
+    return 0;
+}
+
+static int tile_next(const struct tile_list *l, struct tile_at *t)
+{
+    t->j0 += TILE_N;
+    return tile_settle(l, t);
+}
+
+static int64_t count_tiles(const struct tile_list *l)
+{
+    int64_t total = 0;
+    for (int64_t g = 0; g < l->groups; g++)
+        total += ceil_div(l->offs[g + 1] - l->offs[g], TILE_M) * ceil_div(l->n, TILE_N);
+    return total;
+}
+
+/* Tiles per wave: the whole list without split-K, else what fits SPLIT_K_WAVE_ITEMS items. */
+static int64_t wave_tiles(int64_t tiles, int64_t split)
+{
+    if (split <= 1)
+        return tiles;
+    int64_t w = SPLIT_K_WAVE_ITEMS / split;
+    return min64(tiles, w > 0 ? w : 1);
+}
+
+static size_t list_workspace(const struct tile_list *l)
+{
+    if (l->split <= 1)
+        return 0;
+    return (size_t)(l->split * wave_tiles(count_tiles(l), l->split) * TILE_ELEMS) * sizeof(float);
+}
+
+/* The row indices of tile t (A rows and C rows coincide for these ops) and its extent. */
+static void tile_rows(const struct tile_list *l, const struct tile_at *t, int64_t idx[TILE_M],
+                      int64_t *rows, int64_t *cols)
+{
+    int64_t row0 = l->offs[t->g] + t->i0;
+    *rows = min64(TILE_M, l->offs[t->g + 1] - row0);
+    *cols = min64(TILE_N, l->n - t->j0);
+    for (int64_t i = 0; i < *rows; i++)
+        idx[i] = row0 + i;
+}
+
+static void run_list(struct cpu_mx_engine *e, const struct tile_list *l)
+{
+    float *ws = e->o->workspace;
+    int64_t idx[TILE_M], rows, cols;
+    int64_t chunk = ceil_div(e->blocks_run, l->split);
+    struct tile_at t = {0, 0, 0};
+    int more = tile_settle(l, &t);
+    while (more) {
+        struct tile_at first = t;
+        int64_t count = 0;
+        for (; more && count < l->wave; count++, more = tile_next(l, &t)) {
+            tile_rows(l, &t, idx, &rows, &cols);
+            for (int64_t sl = 0; sl < l->split; sl++) {
+                int64_t kb0 = min64(sl * chunk, e->blocks_run);
+                cpu_mx_tile(e, t.g, idx, rows, t.j0, cols, kb0, min64(kb0 + chunk, e->blocks_run));
+                if (l->split == 1) {
+                    cpu_mx_store(e, e->acc, TILE_N, idx, rows, t.j0, cols, t.g);
+                    continue;
+                }
+                float *slot = ws + (count * l->split + sl) * TILE_ELEMS;
+                for (int64_t i = 0; i < rows; i++)
+                    memcpy(slot + i * TILE_N, e->acc + i * TILE_N, (size_t)cols * sizeof(float));
+            }
+        }
+        if (l->split == 1)
+            continue;
+        /* Reduction pass: acc = ((p_0 + p_1) + p_2) + ... over the elements each slice wrote. */
+        struct tile_at r = first;
+        for (int64_t w = 0; w < count; w++, tile_next(l, &r)) {
+            tile_rows(l, &r, idx, &rows, &cols);
+            const float *part = ws + w * l->split * TILE_ELEMS;
+            for (int64_t i = 0; i < rows; i++)
+                memcpy(e->acc + i * TILE_N, part + i * TILE_N, (size_t)cols * sizeof(float));
+            for (int64_t sl = 1; sl < l->split; sl++)
+                for (int64_t i = 0; i < rows; i++)
+                    for (int64_t j = 0; j < cols; j++)
+                        e->acc[i * TILE_N + j] += part[sl * TILE_ELEMS + i * TILE_N + j];
+            cpu_mx_store(e, e->acc, TILE_N, idx, rows, r.j0, cols, r.g);
+        }
+    }
+}
+
+/* The tile list of p over the row offsets offs (grouped: the group offsets; dense: {0, M}). */
+static struct tile_list make_list(const struct gg_problem *p, const int64_t *offs)
+{
+    struct tile_list l = {p->op == GG_OP_DENSE ? 1 : p->groups, p->n,
+                          gg_kopt_get(p, "split_k", 1), 0, offs};
+    l.wave = l.split <= 1 ? INT64_MAX : wave_tiles(count_tiles(&l), l.split);
+    return l;
+}
+
+static int split_supported(const struct gg_problem *p, char *why, size_t why_len)
+{
+    int64_t split = gg_kopt_get(p, "split_k", 1);
+    if (split < 1 || split > SPLIT_K_MAX)
+        return cpu_refuse(why, why_len, "split_k %lld out of range 1..%d", (long long)split,
+                          SPLIT_K_MAX);
+    return 1;
+}
+
+/* Runs the tile list of p over the row offsets offs (m rows of X and Y in all) after checking
+   the workspace against what the list needs. */
+static enum gg_status run_offsets(const struct gg_problem *p, const struct gg_operands *o,
+                                  const int64_t *offs, char *err, size_t err_len)
+{
+    struct tile_list l = make_list(p, offs);
+    size_t need = list_workspace(&l);
+    if (need > 0 && (o->workspace == NULL || o->workspace_bytes < need ||
+                     (uintptr_t)o->workspace % sizeof(float) != 0))
+        return cpu_fail(err, err_len, GG_E_INVAL,
+                        "split_k %lld needs an aligned workspace of %zu bytes (got %zu at %p)",
+                        (long long)l.split, need, o->workspace_bytes, o->workspace);
+    struct cpu_mx_engine e;
+    enum gg_status st = cpu_mx_engine_init(&e, p, o, p->m, p->m, err, err_len);
+    if (st != GG_OK)
+        return st;
+    run_list(&e, &l);
+    cpu_mx_engine_free(&e);
+    return GG_OK;
+}
+
+static int grouped_supports(const struct gg_problem *p, char *why, size_t why_len)
+{
+    return cpu_mx_supports(p, GG_OP_GROUPED_FWD, mx_mutants, why, why_len) &&
+           split_supported(p, why, why_len);
+}
+
+static size_t grouped_workspace_bytes(const struct gg_problem *p)
+{
+    if (!grouped_supports(p, NULL, 0) || p->groups < 0 || p->group_offs == NULL)
+        return 0;
+    struct tile_list l = make_list(p, p->group_offs);
+    return list_workspace(&l);
+}
+
+/* The device group offsets must be the prefix sums of the group lengths, ending at m. */
+static enum gg_status check_offsets(const struct gg_problem *p, const int64_t *offs, char *err,
+                                    size_t err_len)
+{
+    if (p->groups < 0)
+        return cpu_fail(err, err_len, GG_E_INVAL, "negative group count %lld",
+                        (long long)p->groups);
+    if (offs == NULL)
+        return cpu_fail(err, err_len, GG_E_INVAL, "group_offs_dev is NULL");
+    if (offs[0] != 0)
+        return cpu_fail(err, err_len, GG_E_INVAL, "group_offs_dev[0] = %lld, expected 0",
+                        (long long)offs[0]);
+    for (int64_t g = 0; g < p->groups; g++)
+        if (offs[g + 1] < offs[g])
+            return cpu_fail(err, err_len, GG_E_INVAL, "group_offs_dev decreases at group %lld",
+                            (long long)g);
+    if (offs[p->groups] != p->m)
+        return cpu_fail(err, err_len, GG_E_INVAL,
+                        "group_offs_dev[%lld] = %lld differs from m = %lld", (long long)p->groups,
+                        (long long)offs[p->groups], (long long)p->m);
+    return GG_OK;
+}
+
+static enum gg_status grouped_run(const struct gg_problem *p, const struct gg_operands *o,
+                                  char *err, size_t err_len)
+{
+    if (!grouped_supports(p, err, err_len))
+        return GG_E_UNSUPPORTED;
+    enum gg_status st = check_offsets(p, o->group_offs_dev, err, err_len);
+    return st != GG_OK ? st : run_offsets(p, o, o->group_offs_dev, err, err_len);
+}
+
+/* M must lie in lo..hi for the dense path called path. */
+static int dense_m_supported(const struct gg_problem *p, const char *path, int64_t lo,
+                             int64_t hi, char *why, size_t why_len)
+{
+    if (p->m < lo || p->m > hi)
+        return cpu_refuse(why, why_len, "M = %lld not supported: the %s path takes M in %lld..%lld",
+                          (long long)p->m, path, (long long)lo, (long long)hi);
+    return 1;
+}
+
+static int tiled_supports(const struct gg_problem *p, char *why, size_t why_len)
+{
+    return cpu_mx_supports(p, GG_OP_DENSE, mx_mutants, why, why_len) &&
+           dense_m_supported(p, "tiled", TILED_MIN_M, TILED_MAX_M, why, why_len) &&
+           split_supported(p, why, why_len);
+}
+
+static size_t tiled_workspace_bytes(const struct gg_problem *p)
+{
+    if (!tiled_supports(p, NULL, 0))
+        return 0;
+    const int64_t offs[2] = {0, p->m};
+    struct tile_list l = make_list(p, offs);
+    return list_workspace(&l);
+}
+
+static enum gg_status tiled_run(const struct gg_problem *p, const struct gg_operands *o,
+                                char *err, size_t err_len)
+{
+    if (!tiled_supports(p, err, err_len))
+        return GG_E_UNSUPPORTED;
+    const int64_t offs[2] = {0, p->m};
+    return run_offsets(p, o, offs, err, err_len);
+}
+
+/* ---- dense GEMV ------------------------------------------------------------------------------ */
+
+static int gemv_supports(const struct gg_problem *p, char *why, size_t why_len)
+{
+    if (!cpu_mx_supports(p, GG_OP_DENSE, mx_mutants, why, why_len) ||
+        !dense_m_supported(p, "GEMV", 0, GEMV_MAX_M, why, why_len))
+        return 0;
+    if (gg_kopt_get(p, "split_k", 1) != 1)
+        return cpu_refuse(why, why_len, "split_k %lld not supported: the GEMV path has no split-K",
+                          (long long)gg_kopt_get(p, "split_k", 1));
+    return 1;
+}
+
+/*
+ * All M (≤ 16) rows of A are decoded once; then each column block of GEMV_COLS columns of C is
+ * produced by one pass over its rows of B: every 32-block of a row of B is decoded once and
+ * dotted with the M rows, the block sums scaled and accumulated exactly as in the tile engine.
+ */
+static void gemv_columns(struct cpu_mx_engine *e, const float *af, const int32_t *xa, int64_t j0,
+                         int64_t cols, float acc[GEMV_MAX_M * GEMV_COLS])
+{
+    const struct gg_problem *p = e->p;
+    const uint8_t *b = e->o->b, *bs = e->o->b_scale;
+    float bf[GG_MX_BLOCK];
+    memset(acc, 0, sizeof(float) * GEMV_MAX_M * GEMV_COLS);
+    for (int64_t jj = 0; jj < cols; jj++) {
+        const uint8_t *brow = b + (j0 + jj) * e->ldb, *srow = bs + (j0 + jj) * e->blocks;
+        for (int64_t kb = 0; kb < e->blocks_run; kb++) {
+            for (int64_t t = 0; t < GG_MX_BLOCK; t++)
+                bf[t] = e->dec_b[brow[kb * GG_MX_BLOCK + t]];
+            int32_t eb = e->exp_of[srow[kb]];
+            for (int64_t i = 0; i < p->m; i++) {
+                const float *ar = af + i * p->k + kb * GG_MX_BLOCK;
+                float s = 0.0f;
+                for (int64_t t = 0; t < GG_MX_BLOCK; t++)
+                    s += ar[t] * bf[t];
+                acc[i * GEMV_COLS + jj] += block_scale(s, xa[i * e->blocks + kb], eb);
+            }
+        }
+    }
+}
+
+static enum gg_status gemv_run(const struct gg_problem *p, const struct gg_operands *o,
+                               char *err, size_t err_len)
+{
+    if (!gemv_supports(p, err, err_len))
+        return GG_E_UNSUPPORTED;
+    struct cpu_mx_engine e;
+    enum gg_status st = cpu_mx_engine_init(&e, p, o, p->m, p->m, err, err_len);
+    if (st != GG_OK)
+        return st;
+    float *af = malloc((size_t)(p->m * p->k + 1) * sizeof(float));
+    int32_t *xa = malloc((size_t)(p->m * e.blocks + 1) * sizeof(int32_t));
+    if (af == NULL || xa == NULL) {
+        free(af);
+        free(xa);
+        cpu_mx_engine_free(&e);
+        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for the decoded rows of A");
+    }
+    const uint8_t *a = o->a, *as = o->a_scale;
+    int64_t rows[GEMV_MAX_M];
+    for (int64_t i = 0; i < p->m; i++) {
+        rows[i] = i;
+        for (int64_t kk = 0; kk < p->k; kk++)
+            af[i * p->k + kk] = e.dec_a[a[i * e.lda + kk]];
+        for (int64_t kb = 0; kb < e.blocks; kb++)
+            xa[i * e.blocks + kb] = e.exp_of[as[i * e.blocks + kb]];
+    }
+    float acc[GEMV_MAX_M * GEMV_COLS];
+    for (int64_t j0 = 0; j0 < p->n && p->m > 0; j0 += GEMV_COLS) {
+        int64_t cols = min64(GEMV_COLS, p->n - j0);
+        gemv_columns(&e, af, xa, j0, cols, acc);
+        cpu_mx_store(&e, acc, GEMV_COLS, rows, p->m, j0, cols, 0);
+    }
+    free(af);
+    free(xa);
+    cpu_mx_engine_free(&e);
+    return GG_OK;
+}
+
+/* ---- descriptors ----------------------------------------------------------------------------- */
+
+const struct gg_kernel gg_kernel_mx_e4m3_cpu_grouped = {
+    .abi_version = GG_KERNEL_ABI_VERSION,
+    .name = "mx_e4m3_cpu_grouped",
+    .summary = "grouped fwd, MX-FP8 (e4m3/e5m2, E8M0 1x32), fp32 acc, bf16/f32 out, bias; "
+               "tiled, split-K",
+    .backend = GG_BACKEND_CPU,
+    .ops = GG_OP_BIT(GG_OP_GROUPED_FWD),
+    .tile_m = TILE_M,
+    .tile_n = TILE_N,
+    .tile_k = CPU_MX_TILE_K,
+    .mutants = mx_mutants,
+    .supports = grouped_supports,
+    .workspace_bytes = grouped_workspace_bytes,
+    .run = grouped_run,
+};
+
+const struct gg_kernel gg_kernel_mx_e4m3_cpu_gemv = {
+    .abi_version = GG_KERNEL_ABI_VERSION,
+    .name = "mx_e4m3_cpu_gemv",
+    .summary = "dense M <= 16, MX-FP8 (e4m3/e5m2, E8M0 1x32), fp32 acc, bf16/f32 out, bias; "
+               "GEMV, one pass over B",
+    .backend = GG_BACKEND_CPU,
+    .ops = GG_OP_BIT(GG_OP_DENSE),
+    .tile_m = GEMV_MAX_M,
+    .tile_n = GEMV_COLS,
+    .tile_k = GG_MX_BLOCK,
+    .mutants = mx_mutants,
+    .supports = gemv_supports,
+    .workspace_bytes = NULL,
+    .run = gemv_run,
+};
+
+const struct gg_kernel gg_kernel_mx_e4m3_cpu_tiled = {
+    .abi_version = GG_KERNEL_ABI_VERSION,
+    .name = "mx_e4m3_cpu_tiled",
+    .summary = "dense M in 8..64, MX-FP8 (e4m3/e5m2, E8M0 1x32), fp32 acc, bf16/f32 out, bias; "
+               "tiled, split-K",
+    .backend = GG_BACKEND_CPU,
+    .ops = GG_OP_BIT(GG_OP_DENSE),
+    .tile_m = TILE_M,
+    .tile_n = TILE_N,
+    .tile_k = CPU_MX_TILE_K,
+    .mutants = mx_mutants,
+    .supports = tiled_supports,
+    .workspace_bytes = tiled_workspace_bytes,
+    .run = tiled_run,
+};
