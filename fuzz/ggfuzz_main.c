@@ -1,7 +1,8 @@
 /*
  * ggfuzz_main.c — the ggfuzz command line: `run`, `replay` (also `--replay`), `list`, `--help`,
- * `--version`. It parses arguments, walks case files and directories, runs each case, prints the
- * report and turns the worst outcome into the documented exit code. Only main() exits.
+ * `--version`. It parses arguments, loads the plugins of GGFUZZ_PLUGINS and `--plugin`, walks case
+ * files and directories, runs each case, prints the report and turns the worst outcome into the
+ * documented exit code. Only main() exits.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,13 +16,13 @@
 /* Exit codes besides the per-class codes of gg_class_exit_code() (10 + class). */
 enum {
     EXIT_USAGE = 2,      /* bad command line */
-    EXIT_HARNESS = 3,    /* a case file is malformed or a case could not be run */
+    EXIT_HARNESS = 3,    /* a case file is malformed, a plugin refused, or a case not run */
     EXIT_REFUSED = 4,    /* a case was refused: unsupported by the kernel or too large */
     EXIT_NO_REPRO = 20   /* replay: an expected verdict did not reproduce */
 };
 
 static const char usage_text[] =
-    "usage: ggfuzz <command> [options] [args]\n"
+    "usage: ggfuzz [--plugin PATH]... <command> [options] [args]\n"
     "\n"
     "commands:\n"
     "  run CASE|DIR...       run cases and print their verdicts\n"
@@ -29,6 +30,10 @@ static const char usage_text[] =
     "  --replay CASE|DIR...  same as replay\n"
     "  list                  list the kernels with their ops, tiles and mutants\n"
     "  --help, --version\n"
+    "\n"
+    "options of run, replay and list (also before the command):\n"
+    "  --plugin PATH         load the kernels of a plugin .so (repeatable); the paths of\n"
+    "                        GGFUZZ_PLUGINS (PATH:PATH...) are loaded before them\n"
     "\n"
     "options of run and replay:\n"
     "  --kernel NAME         run every case on this kernel instead of the case's own\n"
@@ -39,10 +44,10 @@ static const char usage_text[] =
     "  --json FILE           also write the results as JSON\n"
     "  -v, --verbose         print per-group metrics\n"
     "\n"
-    "exit codes: 0 all pass (replay: all expectations reproduced); 2 usage; 3 malformed case or\n"
-    "harness error; 4 case refused (unsupported, too large); 20 replay did not reproduce;\n"
-    "11 crash, 12 timeout, 13 oob_write, 14 input_modified, 15 unwritten, 16 nan, 17 workspace,\n"
-    "18 nondeterminism, 19 snr (the most severe fault found, in this order).\n";
+    "exit codes: 0 all pass (replay: all expectations reproduced); 2 usage; 3 malformed case,\n"
+    "refused plugin or harness error; 4 case refused (unsupported, too large); 20 replay did\n"
+    "not reproduce; 11 crash, 12 timeout, 13 oob_write, 14 input_modified, 15 unwritten, 16 nan,\n"
+    "17 workspace, 18 nondeterminism, 19 snr (the most severe fault found, in this order).\n";
 
 struct cli {
     struct gg_run_opts run;
@@ -142,8 +147,48 @@ static int exit_code(const struct cli *cli)
     return cli->n_error ? EXIT_HARNESS : cli->n_refused ? EXIT_REFUSED : 0;
 }
 
-static int cmd_list(void)
+/* Loads one plugin; a refusal is reported on stderr and becomes EXIT_HARNESS. */
+static int load_plugin(const char *path)
 {
+    char err[1024];
+    if (gg_plugin_load(path, err, sizeof err) == GG_OK)
+        return 0;
+    fprintf(stderr, "ggfuzz: %s\n", err);
+    return EXIT_HARNESS;
+}
+
+/* The plugins of GGFUZZ_PLUGINS, then those of the leading `--plugin PATH` pairs of lead[0..n). */
+static int load_plugins(char **lead, int n)
+{
+    const char *env = getenv("GGFUZZ_PLUGINS");
+    char err[1024];
+    if (env && gg_plugin_load_list(env, err, sizeof err) != GG_OK) {
+        fprintf(stderr, "ggfuzz: GGFUZZ_PLUGINS: %s\n", err);
+        return EXIT_HARNESS;
+    }
+    for (int i = 0; i + 1 < n; i += 2)
+        if (load_plugin(lead[i + 1]) != 0)
+            return EXIT_HARNESS;
+    return 0;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"plugin", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'p':
+            if (load_plugin(optarg) != 0)
+                return EXIT_HARNESS;
+            break;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: fputs(usage_text, stderr); return EXIT_USAGE;
+        }
+    }
     gg_registry_init();
     printf("%-28s %-8s %-42s %-12s %s\n", "kernel", "backend", "ops", "tile MxNxK", "mutants");
     static const char *backends[] = {"cpu", "cuda", "hip"};
@@ -172,7 +217,8 @@ static int cmd_run(struct cli *cli, int argc, char **argv)
         {"kernel", required_argument, NULL, 'k'}, {"mutant", required_argument, NULL, 'm'},
         {"max-mem", required_argument, NULL, 'M'}, {"certify", required_argument, NULL, 'c'},
         {"json", required_argument, NULL, 'j'},   {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+        {"plugin", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     int ch;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
@@ -181,6 +227,10 @@ static int cmd_run(struct cli *cli, int argc, char **argv)
         case 'm': cli->run.mutant = optarg; break;
         case 'j': cli->json_path = optarg; break;
         case 'v': cli->verbose = 1; break;
+        case 'p':
+            if (load_plugin(optarg) != 0)
+                return EXIT_HARNESS;
+            break;
         case 'M':
             if (parse_size(optarg, &cli->run.max_mem_bytes) != 0) {
                 fprintf(stderr, "ggfuzz: --max-mem: cannot read size '%s'\n", optarg);
@@ -210,11 +260,14 @@ static int cmd_run(struct cli *cli, int argc, char **argv)
     }
     for (int i = optind; i < argc; i++)
         run_path(cli, argv[i]);
-    printf("%d cases: %d passed, %d failed, %d refused, %d errors", cli->n_pass + cli->n_fail +
-           cli->n_refused + cli->n_error, cli->n_pass, cli->n_fail, cli->n_refused, cli->n_error);
-    if (cli->replay)
-        printf(", %d did not reproduce", cli->n_noreproduce);
-    printf("\n");
+    int total = cli->n_pass + cli->n_fail + cli->n_refused + cli->n_error;
+    if (cli->replay) /* faults are expected in a regression corpus: what counts is reproduction */
+        printf("%d cases: %d reproduced (%d pass, %d faults), %d did not reproduce, %d refused, "
+               "%d errors\n", total, cli->n_pass + cli->n_fail - cli->n_noreproduce, cli->n_pass,
+               cli->n_fail, cli->n_noreproduce, cli->n_refused, cli->n_error);
+    else
+        printf("%d cases: %d passed, %d failed, %d refused, %d errors\n", total, cli->n_pass,
+               cli->n_fail, cli->n_refused, cli->n_error);
     int code = exit_code(cli);
     if (cli->json) {
         char err[512];
@@ -229,6 +282,18 @@ static int cmd_run(struct cli *cli, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* Leading `--plugin PATH` pairs belong to the command after them. */
+    char **lead = argv + 1;
+    int n_lead = 0;
+    while (1 + n_lead < argc && strcmp(argv[1 + n_lead], "--plugin") == 0) {
+        if (2 + n_lead >= argc) {
+            fprintf(stderr, "ggfuzz: --plugin needs a path\n");
+            return EXIT_USAGE;
+        }
+        n_lead += 2;
+    }
+    argc -= n_lead;
+    argv += n_lead;
     if (argc < 2) {
         fputs(usage_text, stderr);
         return EXIT_USAGE;
@@ -243,11 +308,14 @@ int main(int argc, char **argv)
                GG_KERNEL_ABI_VERSION, GG_CASE_VERSION, GG_THRESHOLDS_VERSION);
         return 0;
     }
+    int is_run = !strcmp(cmd, "run") || !strcmp(cmd, "replay") || !strcmp(cmd, "--replay");
+    if ((is_run || !strcmp(cmd, "list")) && load_plugins(lead, n_lead) != 0)
+        return EXIT_HARNESS;
     if (!strcmp(cmd, "list"))
-        return cmd_list();
+        return cmd_list(argc - 1, argv + 1);
     struct cli cli;
     memset(&cli, 0, sizeof cli);
-    if (!strcmp(cmd, "run") || !strcmp(cmd, "replay") || !strcmp(cmd, "--replay")) {
+    if (is_run) {
         cli.replay = strcmp(cmd, "run") != 0;
         return cmd_run(&cli, argc - 1, argv + 1);
     }

@@ -1,0 +1,84 @@
+/*
+ * bad_plugin.c — test-only plugins, each breaking the plugin contract of gg_kernel.h in one way.
+ * tests/CMakeLists.txt builds it once per variant with BAD_<VARIANT> defined; ggfuzz must refuse
+ * every variant with a message naming the problem and leave its registry as it was.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gg_kernel.h"
+
+/* Variants that never reach add_kernel leave the helpers below unused. */
+#define MAYBE_UNUSED __attribute__((unused))
+
+MAYBE_UNUSED static int any_supports(const struct gg_problem *p, char *why, size_t why_len)
+{
+    (void)p, (void)why, (void)why_len;
+    return 1;
+}
+
+MAYBE_UNUSED static enum gg_status never_run(const struct gg_problem *p,
+                                             const struct gg_operands *o, char *err,
+                                             size_t err_len)
+{
+    (void)p, (void)o;
+    snprintf(err, err_len, "kernels of a refused plugin never run");
+    return GG_E_INTERNAL;
+}
+
+#define ABI GG_KERNEL_ABI_VERSION
+#define KERNEL(name_, abi_, supports_, run_)                                                      \
+    {.abi_version = (abi_), .name = (name_), .backend = GG_BACKEND_CPU,                           \
+     .ops = GG_OP_BIT(GG_OP_GROUPED_FWD), .supports = (supports_), .run = (run_)}
+
+/* The descriptors each variant hands to add_kernel, in order. */
+MAYBE_UNUSED static const struct gg_kernel kernels[] = {
+#if defined(BAD_NULL_RUN)
+    KERNEL("bad_null_run", ABI, any_supports, NULL),
+#elif defined(BAD_KERNEL_ABI)
+    KERNEL("bad_kernel_abi", ABI - 1, any_supports, never_run),
+#elif defined(BAD_IGNORES_REFUSAL)
+    KERNEL("bad_no_supports", ABI, NULL, never_run),
+#elif defined(BAD_PARTIAL)
+    /* A valid kernel, then one that takes the name of the in-tree kernel. */
+    KERNEL("bad_partial_first", ABI, any_supports, never_run),
+    KERNEL("grouped_bf16_cpu_tiled", ABI, any_supports, never_run),
+#else
+    KERNEL("bad_plugin_kernel", ABI, any_supports, never_run),
+#endif
+};
+
+#if defined(BAD_ABI_VERSION)
+const uint32_t gg_plugin_abi_version = GG_KERNEL_ABI_VERSION - 1;
+#elif !defined(BAD_NO_ABI_SYMBOL)
+const uint32_t gg_plugin_abi_version = GG_KERNEL_ABI_VERSION;
+#endif
+
+#if !defined(BAD_NO_REGISTER)
+enum gg_status gg_plugin_register(const struct gg_plugin_host *host, char *err, size_t err_len)
+{
+#if defined(BAD_ABI_VERSION)
+    /* The host must refuse this plugin before calling it: if it does not, the test dies here. */
+    (void)host, (void)err, (void)err_len;
+    abort();
+#elif defined(BAD_REGISTER_ERROR)
+    (void)host;
+    snprintf(err, err_len, "no licence for this kernel");
+    return GG_E_UNSUPPORTED;
+#elif defined(BAD_NO_KERNEL)
+    (void)host, (void)err, (void)err_len;
+    return GG_OK;
+#else
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+        enum gg_status st = host->add_kernel(host->ctx, &kernels[i], err, err_len);
+#if !defined(BAD_IGNORES_REFUSAL)
+        if (st != GG_OK)
+            return st;
+#endif
+        (void)st;
+    }
+    return GG_OK;
+#endif
+}
+#endif

@@ -1,0 +1,142 @@
+/*
+ * test_cli_plugin.c — plugins on the ggfuzz command line: `--plugin PATH` before or after the
+ * command and GGFUZZ_PLUGINS load the example plugin, whose kernel then shows in `list` and runs
+ * and replays cases; a bad plugin stops ggfuzz with exit code 3 and a message on stderr naming
+ * the plugin and the problem, never a crash.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#define SEEDS GG_SOURCE_DIR "/corpus/seeds"
+#define EXAMPLE_KERNEL "grouped_bf16_plugin_naive"
+#define BAD(variant) GG_TEST_PLUGINS "/" variant ".so"
+
+static char out[1 << 16];
+
+/* Runs `env ggfuzz args` through the shell; out gets stdout and stderr (stderr only when
+   stderr_only is set). Returns the exit code; a death by signal fails the test. */
+static int ggfuzz_env(const char *env, const char *args, int stderr_only)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s '%s' %s %s", env, GGFUZZ_BIN, args,
+             stderr_only ? "2>&1 >/dev/null" : "2>&1");
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    cr_assert(WIFEXITED(st), "ggfuzz did not exit normally: %s", cmd);
+    return WEXITSTATUS(st);
+}
+
+static int ggfuzz(const char *args)
+{
+    return ggfuzz_env("GGFUZZ_PLUGINS=", args, 0);
+}
+
+Test(cli_plugin, list_shows_the_plugin_kernel)
+{
+    cr_assert_eq(ggfuzz("--plugin " GG_EXAMPLE_PLUGIN " list"), 0, "%s", out);
+    cr_expect(strstr(out, EXAMPLE_KERNEL) && strstr(out, "skip_last_k"), "%s", out);
+    cr_expect(strstr(out, "grouped_bf16_cpu_tiled"), "%s", out);
+    cr_assert_eq(ggfuzz("list --plugin " GG_EXAMPLE_PLUGIN), 0, "%s", out);
+    cr_expect(strstr(out, EXAMPLE_KERNEL), "%s", out);
+    cr_assert_eq(ggfuzz("list"), 0, "%s", out);
+    cr_expect_null(strstr(out, EXAMPLE_KERNEL), "%s", out);
+}
+
+Test(cli_plugin, plugin_kernel_runs_and_replays)
+{
+    cr_expect_eq(ggfuzz("run --plugin " GG_EXAMPLE_PLUGIN " --kernel " EXAMPLE_KERNEL " " SEEDS
+                        "/fwd_basic.case " SEEDS "/wgrad_basic.case"),
+                 0, "%s", out);
+    cr_expect(strstr(out, "2 cases: 2 passed, 0 failed"), "%s", out);
+    cr_expect_eq(ggfuzz("--plugin " GG_EXAMPLE_PLUGIN " replay --kernel " EXAMPLE_KERNEL " " SEEDS
+                        "/dgrad_basic.case"),
+                 0, "%s", out);
+    cr_expect(strstr(out, ", 0 did not reproduce"), "%s", out);
+}
+
+Test(cli_plugin, case_file_names_the_plugin_kernel)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/ggfuzz-cli-plugin-XXXXXX.case");
+    int fd = mkstemps(path, 5);
+    cr_assert(fd >= 0);
+    static const char text[] = "ggfuzz-case 1\nop grouped_wgrad\nkernel " EXAMPLE_KERNEL "\n"
+                               "dtypes a=bf16 b=bf16 c=f32\nscaling none\ngroups 3\n"
+                               "group_lens 9 0 30\nn 24\nk 40\nseed 3\n";
+    cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    char args[256];
+    snprintf(args, sizeof args, "run %s", path);
+    cr_expect_eq(ggfuzz(args), 3, "%s", out); /* without the plugin: unknown kernel */
+    cr_expect(strstr(out, "unknown kernel '" EXAMPLE_KERNEL "'"), "%s", out);
+    snprintf(args, sizeof args, "--plugin %s run %s", GG_EXAMPLE_PLUGIN, path);
+    cr_expect_eq(ggfuzz(args), 0, "%s", out);
+    cr_expect(strstr(out, "PASS") && strstr(out, EXAMPLE_KERNEL), "%s", out);
+    unlink(path);
+}
+
+Test(cli_plugin, plugin_mutant_is_caught)
+{
+    cr_expect_eq(ggfuzz("run --plugin " GG_EXAMPLE_PLUGIN " --kernel " EXAMPLE_KERNEL
+                        " --mutant skip_last_k " SEEDS "/fwd_basic.case"),
+                 19, "%s", out);
+    cr_expect(strstr(out, "snr"), "%s", out);
+}
+
+Test(cli_plugin, environment_variable_loads_plugins)
+{
+    cr_assert_eq(ggfuzz_env("GGFUZZ_PLUGINS=:" GG_EXAMPLE_PLUGIN ":", "list", 0), 0, "%s", out);
+    cr_expect(strstr(out, EXAMPLE_KERNEL), "%s", out);
+    /* Named twice, by the variable and the option: loaded once. */
+    cr_expect_eq(ggfuzz_env("GGFUZZ_PLUGINS=" GG_EXAMPLE_PLUGIN,
+                            "run --plugin " GG_EXAMPLE_PLUGIN " --kernel " EXAMPLE_KERNEL " " SEEDS
+                            "/fwd_basic.case",
+                            0),
+                 0, "%s", out);
+    cr_expect_eq(ggfuzz_env("GGFUZZ_PLUGINS=" BAD("no_kernel"), "list", 1), 3, "%s", out);
+    cr_expect(strstr(out, "GGFUZZ_PLUGINS: " BAD("no_kernel") ": registers no kernel"), "%s", out);
+    /* Commands that run no kernel do not load plugins. */
+    cr_expect_eq(ggfuzz_env("GGFUZZ_PLUGINS=" BAD("no_kernel"), "--version", 0), 0, "%s", out);
+}
+
+Test(cli_plugin, bad_plugins_exit_3_with_a_message)
+{
+    static const struct {
+        const char *path, *want;
+    } bad[] = {
+        {BAD("abi_version"), "plugin ABI version"},
+        {BAD("no_abi_symbol"), "symbol gg_plugin_abi_version missing"},
+        {BAD("no_register"), "symbol gg_plugin_register missing"},
+        {BAD("null_run"), "required slot 'run' is NULL"},
+        {BAD("register_error"), "registration failed: no licence for this kernel"},
+        {BAD("partial"), "kernel grouped_bf16_cpu_tiled is already registered"},
+        {GG_TEST_PLUGINS "/no_such_plugin.so", "cannot load: "},
+        {GG_SOURCE_DIR "/README.md", "cannot load: "},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[1024], want[1024];
+        snprintf(args, sizeof args, "--plugin %s list", bad[i].path);
+        cr_expect_eq(ggfuzz_env("GGFUZZ_PLUGINS=", args, 1), 3, "%s: %s", bad[i].path, out);
+        snprintf(want, sizeof want, "ggfuzz: %s: ", bad[i].path);
+        cr_expect(strncmp(out, want, strlen(want)) == 0 && strstr(out, bad[i].want),
+                  "expected '%s...%s' on stderr, got: %s", want, bad[i].want, out);
+        snprintf(args, sizeof args, "run --plugin %s %s/fwd_basic.case", bad[i].path, SEEDS);
+        cr_expect_eq(ggfuzz_env("GGFUZZ_PLUGINS=", args, 0), 3, "%s: %s", bad[i].path, out);
+        cr_expect_null(strstr(out, "PASS"), "ran cases despite a bad plugin: %s", out);
+    }
+}
+
+Test(cli_plugin, plugin_option_needs_a_path)
+{
+    cr_expect_eq(ggfuzz("--plugin"), 2, "%s", out);
+    cr_expect(strstr(out, "--plugin needs a path"), "%s", out);
+    cr_expect_eq(ggfuzz("list --plugin"), 2, "%s", out);
+}
