@@ -208,6 +208,15 @@ void gg_run_result_free(struct gg_run_result *r);
 enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
                            struct gg_run_result *r, char *err, size_t err_len);
 
+/*
+ * gg_run_case() in a child process (gg_isolate.c): a kernel that kills its process gives a
+ * `crash` verdict, one that runs past timeout_s (0: no limit) is killed and gives `timeout`;
+ * the caller goes on either way. Forks without exec: for CPU kernels.
+ */
+enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run_opts *o,
+                                    double timeout_s, struct gg_run_result *r, char *err,
+                                    size_t err_len);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Corpus (gg_corpus.c)                                                                         */
 /* ------------------------------------------------------------------------------------------ */

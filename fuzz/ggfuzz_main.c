@@ -41,6 +41,10 @@ static const char usage_text[] =
     "  --max-mem SIZE        refuse cases needing more host memory (e.g. 512M, 8G; default:\n"
     "                        the memory available now)\n"
     "  --certify N           certify the reference on N outputs with MPFR (default 0)\n"
+    "  --timeout S           kill a case's process after S seconds: a timeout finding\n"
+    "                        (default 300; 0: no limit)\n"
+    "  --no-fork             run cases in this process (for a debugger; a crashing kernel\n"
+    "                        then ends ggfuzz)\n"
     "  --json FILE           also write the results as JSON\n"
     "  -v, --verbose         print per-group metrics\n"
     "\n"
@@ -52,6 +56,8 @@ static const char usage_text[] =
 struct cli {
     struct gg_run_opts run;
     const char *json_path;
+    double timeout_s; /* per case, in the child process */
+    int no_fork;
     int verbose;
     int replay;
     /* Outcome across cases. */
@@ -93,7 +99,8 @@ static void run_file(struct cli *cli, const char *path)
     enum gg_status st = gg_case_load(path, &c, err, sizeof err);
     if (st == GG_OK) {
         rc.kase = &c;
-        st = gg_run_case(&c, &cli->run, &res, err, sizeof err);
+        st = cli->no_fork ? gg_run_case(&c, &cli->run, &res, err, sizeof err)
+                          : gg_run_case_isolated(&c, &cli->run, cli->timeout_s, &res, err, sizeof err);
     }
     rc.status = st;
     rc.error = err;
@@ -218,15 +225,27 @@ static int cmd_run(struct cli *cli, int argc, char **argv)
         {"max-mem", required_argument, NULL, 'M'}, {"certify", required_argument, NULL, 'c'},
         {"json", required_argument, NULL, 'j'},   {"verbose", no_argument, NULL, 'v'},
         {"plugin", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {"timeout", required_argument, NULL, 't'}, {"no-fork", no_argument, NULL, 'F'},
         {NULL, 0, NULL, 0}};
     int ch;
     optind = 1;
+    cli->timeout_s = 300;
     while ((ch = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
         switch (ch) {
         case 'k': cli->run.kernel = optarg; break;
         case 'm': cli->run.mutant = optarg; break;
         case 'j': cli->json_path = optarg; break;
         case 'v': cli->verbose = 1; break;
+        case 'F': cli->no_fork = 1; break;
+        case 't': {
+            char *end;
+            cli->timeout_s = strtod(optarg, &end);
+            if (*end || end == optarg || !(cli->timeout_s >= 0)) {
+                fprintf(stderr, "ggfuzz: --timeout: not a number of seconds: '%s'\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        }
         case 'p':
             if (load_plugin(optarg) != 0)
                 return EXIT_HARNESS;

@@ -158,6 +158,9 @@ struct gg_observations {
     int input_modified;     /* a hash of A, B, scales or group arrays changed */
     int workspace_dep;      /* output differs under a second workspace poison */
     int nondeterministic;   /* output differs between two runs with the same poison */
+    int crash_signal;       /* the kernel's process died on this signal (-1: exited without a
+                               result; 0: no crash) */
+    double timeout_s;       /* the kernel ran past this limit and was killed (0: none) */
 };
 
 #define GG_SIGNATURE_MAX 256

@@ -120,6 +120,8 @@ static enum gg_class pick_class(const struct gg_compare *cmp, const struct gg_ob
 {
     int fired[GG_CLASS_COUNT] = {0};
     if (obs) {
+        fired[GG_CLASS_CRASH] = obs->crash_signal != 0;
+        fired[GG_CLASS_TIMEOUT] = obs->timeout_s > 0;
         fired[GG_CLASS_OOB_WRITE] = obs->guard_hit || obs->padding_hit;
         fired[GG_CLASS_INPUT_MODIFIED] = obs->input_modified;
         fired[GG_CLASS_WORKSPACE] = obs->workspace_dep;
@@ -155,6 +157,16 @@ static void make_detail(const struct gg_compare *cmp, const struct gg_observatio
     const char *more = f->n > 1 ? " (and other groups)" : "";
     int64_t g;
     switch (v->cls) {
+    case GG_CLASS_CRASH:
+        if (obs->crash_signal < 0)
+            snprintf(d, len, "the process running the kernel exited without a result");
+        else
+            snprintf(d, len, "the process running the kernel died on signal %d (%s)",
+                     obs->crash_signal, strsignal(obs->crash_signal));
+        break;
+    case GG_CLASS_TIMEOUT:
+        snprintf(d, len, "the kernel ran past its %g s limit and was killed", obs->timeout_s);
+        break;
     case GG_CLASS_OOB_WRITE:
         if (obs->guard_hit)
             snprintf(d, len, "guard band %s the output or workspace hit",
