@@ -19,14 +19,6 @@
 /* Most groups of a grouped case: sizes and offsets are expanded into host arrays (16 MiB). */
 #define MAX_GROUPS ((int64_t)1 << 20)
 
-static const char *const OP_NAMES[GG_OP_COUNT] = {
-    [GG_OP_GROUPED_FWD] = "grouped_fwd",
-    [GG_OP_GROUPED_DGRAD] = "grouped_dgrad",
-    [GG_OP_GROUPED_WGRAD] = "grouped_wgrad",
-    [GG_OP_BATCHED] = "batched",
-    [GG_OP_DENSE] = "dense",
-    [GG_OP_MOE_SORTED] = "moe_sorted",
-};
 
 static enum gg_status fail(char *err, size_t err_len, enum gg_status st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -56,18 +48,6 @@ static int has_items(enum gg_op op)
 /* The default data recipe of every tensor: normal(0,1). */
 static const struct gg_dist DEFAULT_DIST = {.kind = GG_DIST_NORMAL, .p = {0.0, 1.0, 0.0}};
 
-const char *gg_op_name(enum gg_op op)
-{
-    return (unsigned)op < GG_OP_COUNT ? OP_NAMES[op] : "unknown";
-}
-
-enum gg_op gg_op_from_name(const char *name)
-{
-    for (int op = 0; name != NULL && op < GG_OP_COUNT; op++)
-        if (strcmp(name, OP_NAMES[op]) == 0)
-            return (enum gg_op)op;
-    return GG_OP_COUNT;
-}
 
 void gg_case_init(struct gg_case *c)
 {

@@ -92,9 +92,6 @@ const char *gg_case_meta(const struct gg_case *c, const char *key);
 /* Sets (replaces or appends) metadata key. */
 enum gg_status gg_case_set_meta(struct gg_case *c, const char *key, const char *text);
 
-/* Names of ops as written in case files ("grouped_fwd", ...), and back (GG_OP_COUNT: unknown). */
-const char *gg_op_name(enum gg_op op);
-enum gg_op gg_op_from_name(const char *name);
 
 /*
  * Parses case text. name is used in messages ("name:line: message"). On error, returns

@@ -34,14 +34,6 @@ static const char *const region_names[GG_REGION_COUNT] = {
     [GG_REGION_GUARD_POST] = "guard_post",
 };
 
-static const char *const op_names[GG_OP_COUNT] = {
-    [GG_OP_GROUPED_FWD] = "grouped_fwd",
-    [GG_OP_GROUPED_DGRAD] = "grouped_dgrad",
-    [GG_OP_GROUPED_WGRAD] = "grouped_wgrad",
-    [GG_OP_BATCHED] = "batched",
-    [GG_OP_DENSE] = "dense",
-    [GG_OP_MOE_SORTED] = "moe_sorted",
-};
 
 const char *gg_class_name(enum gg_class c)
 {
@@ -362,7 +354,7 @@ static void make_signature(const struct gg_problem *p, const char *kernel_name, 
     snprintf(v->signature, sizeof v->signature, "%s/%s/%s-%s-%s/%s/%s/g:%s/%s/%s",
              gg_class_name(v->cls), kernel, gg_dtype_name(p->a_dtype), gg_dtype_name(p->b_dtype),
              gg_dtype_name(p->c_dtype),
-             (unsigned)p->op < GG_OP_COUNT ? op_names[p->op] : "unknown", shape,
+             gg_op_name(p->op), shape,
              cmp ? group_pattern(p, cmp, t, f) : "none", gg_region_name(verdict_region(v, cmp, obs)),
              magnitude);
 }

@@ -15,6 +15,28 @@ static int is_grouped(enum gg_op op)
     return op == GG_OP_GROUPED_FWD || op == GG_OP_GROUPED_DGRAD || op == GG_OP_GROUPED_WGRAD;
 }
 
+static const char *const OP_NAMES[GG_OP_COUNT] = {
+    [GG_OP_GROUPED_FWD] = "grouped_fwd",
+    [GG_OP_GROUPED_DGRAD] = "grouped_dgrad",
+    [GG_OP_GROUPED_WGRAD] = "grouped_wgrad",
+    [GG_OP_BATCHED] = "batched",
+    [GG_OP_DENSE] = "dense",
+    [GG_OP_MOE_SORTED] = "moe_sorted",
+};
+
+const char *gg_op_name(enum gg_op op)
+{
+    return (unsigned)op < GG_OP_COUNT ? OP_NAMES[op] : "unknown";
+}
+
+enum gg_op gg_op_from_name(const char *name)
+{
+    for (int op = 0; name != NULL && op < GG_OP_COUNT; op++)
+        if (strcmp(name, OP_NAMES[op]) == 0)
+            return (enum gg_op)op;
+    return GG_OP_COUNT;
+}
+
 static int along_k(const struct gg_problem *p)
 {
     return p->op == GG_OP_GROUPED_FWD || p->op == GG_OP_DENSE || p->op == GG_OP_MOE_SORTED ||

@@ -140,6 +140,11 @@ int gg_rng_plant_e8m0(uint64_t seed, uint64_t stream, uint64_t i, double frac, u
 /* Problem geometry (gg_geom.c)                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Names of ops as written in case files and signatures ("grouped_fwd", ..., "moe_sorted"), and
+   back (GG_OP_COUNT when unknown). */
+const char *gg_op_name(enum gg_op op);
+enum gg_op gg_op_from_name(const char *name);
+
 /* The part of C that group (or batch, or expert) g owns: rows × cols elements, each the dot
    product of length red (the reduction length: K, N or M_g). Row r of the block is at
    c[base + r*ld + col], or, when row_map is set (moe sorted), at c[row_map[r]*ld + col]. */
