@@ -2,7 +2,9 @@
  * ref_fixture.h — one reference-GEMM case for the reference tests: a checked problem over the
  * case's own group arrays, its operands and scales wired into gg_operands, room for the
  * reference's packed outputs and Σ|ab|, and its release. Each test fills the operands its own
- * way (the data decide whether sums are exact); the fixture only builds and owns the buffers.
+ * way (the data decide whether sums are exact); the fixture builds and owns the buffers, and
+ * gives the tests' own reading of the storage formats (codes in memory, NaN codes, E8M0) and the
+ * comparison of one reference output with a naive sum.
  */
 #ifndef REF_FIXTURE_H
 #define REF_FIXTURE_H
@@ -94,10 +96,12 @@ static inline void ref_case_outputs(struct ref_case *t)
     cr_assert(t->c && t->abs);
 }
 
-/* The reference GEMM into c and abs. */
+/* The reference GEMM into c and abs, over a sentinel in every output: each must be written. */
 static inline void ref_case_run(struct ref_case *t)
 {
     char err[256] = "";
+    for (int64_t i = 0; i < t->out; i++)
+        t->c[i] = t->abs[i] = 1e300;
     cr_assert_eq(gg_ref_gemm(&t->p, &t->o, t->c, t->abs, err, sizeof err), GG_OK, "%s", err);
 }
 
@@ -114,14 +118,123 @@ static inline void ref_case_free(struct ref_case *t)
     free(t->abs);
 }
 
-/* A random finite code of an 8-bit format. */
-static inline uint32_t ref_random_code8(uint64_t *rng, enum gg_dtype dt)
+/* ---- storage formats, read the tests' own way --------------------------------------------- */
+
+/* Code i of an array of dt: 32-, 16- and 8-bit codes whole, 4-bit codes two to a byte, the
+   even element in the low nibble. */
+static inline uint32_t ref_code_at(enum gg_dtype dt, const void *base, int64_t i)
 {
+    switch (gg_dtype_bits(dt)) {
+    case 32: return ((const uint32_t *)base)[i];
+    case 16: return ((const uint16_t *)base)[i];
+    case 8: return ((const uint8_t *)base)[i];
+    default: return (((const uint8_t *)base)[i / 2] >> (4 * (i % 2))) & 0xF;
+    }
+}
+
+static inline void ref_put_code(enum gg_dtype dt, void *base, int64_t i, uint32_t code)
+{
+    switch (gg_dtype_bits(dt)) {
+    case 32: ((uint32_t *)base)[i] = code; break;
+    case 16: ((uint16_t *)base)[i] = (uint16_t)code; break;
+    case 8: ((uint8_t *)base)[i] = (uint8_t)code; break;
+    default: {
+        uint8_t *q = (uint8_t *)base + i / 2;
+        int sh = 4 * (int)(i % 2);
+        *q = (uint8_t)((*q & ~(0xF << sh)) | ((code & 0xF) << sh));
+    }
+    }
+}
+
+/* The bf16 code of f cut to its top 16 bits (exact for values with 8 significant bits). */
+static inline uint32_t ref_bf16_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u >> 16;
+}
+
+/* A NaN code of dt (bf16 or an 8-bit format). */
+static inline uint32_t ref_nan_code(enum gg_dtype dt)
+{
+    if (dt == GG_DTYPE_BF16)
+        return 0x7FC0;
+    for (uint32_t c = 0; c < 256; c++)
+        if (isnan(gg_decode(dt, c)))
+            return c;
+    cr_assert_fail("%s has no NaN code", gg_dtype_name(dt));
+    return 0;
+}
+
+/* A random finite code of an 8- or 4-bit format. */
+static inline uint32_t ref_random_finite_code(uint64_t *rng, enum gg_dtype dt)
+{
+    uint32_t mask = (1u << gg_dtype_bits(dt)) - 1;
     for (;;) {
-        uint32_t c = (uint32_t)(splitmix64(rng) & 0xFF);
+        uint32_t c = (uint32_t)(splitmix64(rng) & mask);
         if (isfinite(gg_decode(dt, c)))
             return c;
     }
+}
+
+/* n codes of dt drawn by draw from *rng, in an array with two spare bytes. */
+static inline void *ref_random_codes(uint64_t *rng, enum gg_dtype dt, int64_t n,
+                                     uint32_t (*draw)(uint64_t *, enum gg_dtype))
+{
+    void *buf = calloc((size_t)gg_dtype_bytes(dt, n > 0 ? n : 1) + 2, 1);
+    cr_assert_not_null(buf);
+    for (int64_t i = 0; i < n; i++)
+        ref_put_code(dt, buf, i, draw(rng, dt));
+    return buf;
+}
+
+/* The value of an E8M0 scale: 2^(code - 127), NaN for 0xFF. */
+static inline long double ref_e8m0(uint8_t code)
+{
+    return code == 0xFF ? (long double)NAN : ldexpl(1.0L, (int)code - 127);
+}
+
+/* ---- comparing with a naive sum ------------------------------------------------------------ */
+
+/* γ_n(2^-53) = n·2^-53 / (1 - n·2^-53). */
+static inline double ref_gamma53(int64_t n)
+{
+    double nu = (double)n * 0x1p-53;
+    return nu / (1 - nu);
+}
+
+/* A naive sum in long double of the products of one output: s = Σ ab (+ bias), sa = Σ|ab|
+   (+ |bias|), over terms additions. */
+struct ref_naive {
+    long double s, sa;
+    int64_t terms;
+};
+
+/* Asserts that output pos of t (c and abs), element (r, col) of group g, is the naive sum nv: a
+   NaN on both sides or on neither; bitwise when exact (the data make every sum exact in
+   double), else within the dgemm bound 2·γ_terms·Σ|ab|. Returns 1 for a NaN output, else 0. */
+static inline int ref_expect_naive(const struct gg_problem *p, const double *c,
+                                   const double *abs, int64_t pos, int64_t g, int64_t r,
+                                   int64_t col, struct ref_naive nv, int exact)
+{
+    double got = c[pos], want = (double)nv.s;
+    if (isnan(want) || isnan(got)) {
+        cr_assert(isnan(want) && isnan(got), "op %d g %lld (%lld,%lld): %g vs %g", (int)p->op,
+                  (long long)g, (long long)r, (long long)col, got, want);
+        return 1;
+    }
+    if (exact) {
+        cr_assert_eq(got, want, "op %d g %lld (%lld,%lld): %.17g vs %.17g", (int)p->op,
+                     (long long)g, (long long)r, (long long)col, got, want);
+        cr_assert_eq(abs[pos], (double)nv.sa, "abs at %lld", (long long)pos);
+        return 0;
+    }
+    double tol = 2 * ref_gamma53(nv.terms) * (double)nv.sa + 0x1p-1074;
+    cr_assert_leq(fabs(got - want), tol, "op %d g %lld (%lld,%lld): %.17g vs %.17g", (int)p->op,
+                  (long long)g, (long long)r, (long long)col, got, want);
+    cr_assert_leq(fabs(abs[pos] - (double)nv.sa), tol, "abs at %lld: %.17g vs %.17g",
+                  (long long)pos, abs[pos], (double)nv.sa);
+    return 0;
 }
 
 #endif /* REF_FIXTURE_H */

@@ -24,24 +24,8 @@ static double normal(uint64_t *s)
 static uint32_t random_code(uint64_t *s, enum gg_dtype dt)
 {
     if (dt != GG_DTYPE_BF16)
-        return ref_random_code8(s, dt);
-    float f = (float)normal(s);
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    return bits >> 16;
-}
-
-static void *random_tensor(uint64_t *s, enum gg_dtype dt, int64_t n)
-{
-    void *buf = malloc((size_t)gg_dtype_bytes(dt, n) + 2);
-    cr_assert_not_null(buf);
-    for (int64_t i = 0; i < n; i++) {
-        if (dt == GG_DTYPE_BF16)
-            ((uint16_t *)buf)[i] = (uint16_t)random_code(s, dt);
-        else
-            ((uint8_t *)buf)[i] = (uint8_t)random_code(s, dt);
-    }
-    return buf;
+        return ref_random_finite_code(s, dt);
+    return ref_bf16_bits((float)normal(s));
 }
 
 /* Builds one case with every operand element random (whole spans) and room for the
@@ -52,8 +36,8 @@ static void setup(struct ref_case *t, enum gg_op op, enum gg_layout layout, int6
 {
     ref_case_init(t, 777u + (uint64_t)k * 3u + (uint64_t)op, op, layout, groups, lens, m, n, k, dt,
                   scaling);
-    t->a = random_tensor(&t->rng, dt, gg_problem_a_span(&t->p));
-    t->b = random_tensor(&t->rng, dt, gg_problem_b_span(&t->p));
+    t->a = ref_random_codes(&t->rng, dt, gg_problem_a_span(&t->p), random_code);
+    t->b = ref_random_codes(&t->rng, dt, gg_problem_b_span(&t->p), random_code);
     t->o = (struct gg_operands){.a = t->a, .b = t->b};
     t->sa = 0.375f;
     t->sb = 1.0f / 3.0f; /* a 24-bit significand: products are still exact in double */
@@ -85,9 +69,7 @@ Test(reference_mpfr, exact_sum_of_integers)
         int64_t na = gg_problem_a_span(&t.p), nb = gg_problem_b_span(&t.p);
         for (int64_t i = 0; i < na + nb; i++) {
             float f = (float)((int)(splitmix64(&t.rng) % 201) - 100);
-            uint32_t bits;
-            memcpy(&bits, &f, sizeof bits);
-            (i < na ? a : b)[i < na ? i : i - na] = (uint16_t)(bits >> 16);
+            (i < na ? a : b)[i < na ? i : i - na] = (uint16_t)ref_bf16_bits(f);
         }
         for (int64_t g = 0; g < 3; g++) {
             struct gg_out_block bl;

@@ -13,10 +13,9 @@
 #include <string.h>
 
 #include "moe_routing.h"
-#include "reference/gg_ref.h"
-#include "splitmix.h"
+#include "ref_fixture.h"
 
-#define MAXG 8
+#define MAXG REF_MAX_G
 
 struct spec {
     enum gg_op op;
@@ -31,46 +30,18 @@ struct spec {
     uint64_t seed;
 };
 
+/* A case: the problem, operands, E8M0 scales (mxa, mxb) and outputs in base; the recipe's own
+   fp32 scales, bias and routing here. */
 struct rc {
+    struct ref_case base;
     struct spec s;
-    struct gg_problem p;
-    int64_t offs[MAXG + 1];
     struct moe_routing rt;
-    void *a, *b, *bias;
-    float *fa, *fb;     /* fp32 scales (TENSOR, BLOCK128) */
-    uint8_t *ea, *eb;   /* E8M0 scales (MX, MX_B) */
-    int64_t na, nb;     /* scale counts, derived here from the recipe table */
-    struct gg_operands o;
-    double *c, *abs;
-    int64_t out;
-    uint64_t rng;
+    void *bias;
+    float *fa, *fb; /* fp32 scales (TENSOR, BLOCK128) */
+    int64_t na, nb; /* scale counts, derived here from the recipe table */
 };
 
 /* ---- storage and values, written from the format definitions ---------------------------- */
-
-static uint32_t code_at(enum gg_dtype dt, const void *base, int64_t i)
-{
-    switch (gg_dtype_bits(dt)) {
-    case 32: return ((const uint32_t *)base)[i];
-    case 16: return ((const uint16_t *)base)[i];
-    case 8: return ((const uint8_t *)base)[i];
-    default: return (((const uint8_t *)base)[i / 2] >> (4 * (i % 2))) & 0xF;
-    }
-}
-
-static void put_code(enum gg_dtype dt, void *base, int64_t i, uint32_t code)
-{
-    switch (gg_dtype_bits(dt)) {
-    case 32: ((uint32_t *)base)[i] = code; break;
-    case 16: ((uint16_t *)base)[i] = (uint16_t)code; break;
-    case 8: ((uint8_t *)base)[i] = (uint8_t)code; break;
-    default: {
-        uint8_t *q = (uint8_t *)base + i / 2;
-        int sh = 4 * (int)(i % 2);
-        *q = (uint8_t)((*q & ~(0xF << sh)) | ((code & 0xF) << sh));
-    }
-    }
-}
 
 static uint32_t float_bits(float f)
 {
@@ -88,27 +59,7 @@ static uint32_t random_code(uint64_t *rng, enum gg_dtype dt)
         uint32_t u = float_bits((float)(8.0 * (double)(splitmix64(rng) >> 11) * 0x1p-53 - 4.0));
         return bits == 16 ? u >> 16 : u;
     }
-    for (;;) {
-        uint32_t c = (uint32_t)(splitmix64(rng) & ((1u << bits) - 1));
-        if (isfinite(gg_decode(dt, c)))
-            return c;
-    }
-}
-
-static uint32_t nan_code(enum gg_dtype dt)
-{
-    if (dt == GG_DTYPE_BF16)
-        return 0x7FC0;
-    for (uint32_t c = 0; c < 256; c++)
-        if (isnan(gg_decode(dt, c)))
-            return c;
-    cr_assert_fail("%s has no NaN code", gg_dtype_name(dt));
-    return 0;
-}
-
-static long double e8m0(uint8_t code)
-{
-    return code == 0xFF ? (long double)NAN : ldexpl(1.0L, (int)code - 127);
+    return ref_random_finite_code(rng, dt);
 }
 
 /* ---- geometry, from the tables of gg_kernel.h --------------------------------------------- */
@@ -121,7 +72,8 @@ static int grouped(enum gg_op op)
 /* Matrices of B (and of B's tensor scales, MX scale planes and bias rows). */
 static int64_t mats(const struct rc *t)
 {
-    return t->p.op == GG_OP_GROUPED_WGRAD || t->p.op == GG_OP_DENSE ? 1 : t->p.groups;
+    const struct gg_problem *p = &t->base.p;
+    return p->op == GG_OP_GROUPED_WGRAD || p->op == GG_OP_DENSE ? 1 : p->groups;
 }
 
 static int64_t mat_of(const struct rc *t, int64_t g)
@@ -132,7 +84,7 @@ static int64_t mat_of(const struct rc *t, int64_t g)
 /* Output block of group g: rows x cols, reduction length red. */
 static void dims(const struct rc *t, int64_t g, int64_t *rows, int64_t *cols, int64_t *red)
 {
-    const struct gg_problem *p = &t->p;
+    const struct gg_problem *p = &t->base.p;
     switch (p->op) {
     case GG_OP_GROUPED_FWD: *rows = t->s.lens[g], *cols = p->n, *red = p->k; break;
     case GG_OP_GROUPED_DGRAD: *rows = t->s.lens[g], *cols = p->k, *red = p->n; break;
@@ -145,11 +97,11 @@ static void dims(const struct rc *t, int64_t g, int64_t *rows, int64_t *cols, in
 /* The row of A (counted across batches; moe: the token) read by row vector v of group g. */
 static int64_t a_row(const struct rc *t, int64_t g, int64_t v)
 {
-    switch (t->p.op) {
+    switch (t->base.p.op) {
     case GG_OP_GROUPED_FWD:
-    case GG_OP_GROUPED_DGRAD: return t->offs[g] + v;
-    case GG_OP_BATCHED: return g * t->p.m + v;
-    case GG_OP_MOE_SORTED: return t->rt.valid[t->rt.first[g] + v] / t->p.topk;
+    case GG_OP_GROUPED_DGRAD: return t->base.offs[g] + v;
+    case GG_OP_BATCHED: return g * t->base.p.m + v;
+    case GG_OP_MOE_SORTED: return t->rt.valid[t->rt.first[g] + v] / t->base.p.topk;
     default: return v;
     }
 }
@@ -157,12 +109,12 @@ static int64_t a_row(const struct rc *t, int64_t g, int64_t v)
 /* Element index of entry j of reduction vector v of side which in group g. */
 static int64_t elem_index(const struct rc *t, int which, int64_t g, int64_t v, int64_t j)
 {
-    const struct gg_problem *p = &t->p;
+    const struct gg_problem *p = &t->base.p;
     switch (p->op) {
     case GG_OP_GROUPED_DGRAD:
         return which ? g * p->stride_b + j * p->ldb + v : a_row(t, g, v) * p->lda + j;
     case GG_OP_GROUPED_WGRAD:
-        return which ? (t->offs[g] + j) * p->ldb + v : (t->offs[g] + j) * p->lda + v;
+        return which ? (t->base.offs[g] + j) * p->ldb + v : (t->base.offs[g] + j) * p->lda + v;
     case GG_OP_BATCHED:
         if (!which)
             return g * p->stride_a + v * p->lda + j;
@@ -177,9 +129,10 @@ static int64_t elem_index(const struct rc *t, int which, int64_t g, int64_t v, i
 /* Dequantised entry j of vector v of side which in group g, by the scale table of gg_kernel.h. */
 static long double value(const struct rc *t, int which, int64_t g, int64_t v, int64_t j)
 {
-    const struct gg_problem *p = &t->p;
+    const struct gg_problem *p = &t->base.p;
     enum gg_dtype dt = which ? p->b_dtype : p->a_dtype;
-    long double x = gg_decode(dt, code_at(dt, which ? t->b : t->a, elem_index(t, which, g, v, j)));
+    const void *x_codes = which ? t->base.b : t->base.a;
+    long double x = gg_decode(dt, ref_code_at(dt, x_codes, elem_index(t, which, g, v, j)));
     int64_t kb32 = p->k / GG_MX_BLOCK, kb128 = (p->k + GG_BLOCK128 - 1) / GG_BLOCK128;
     int64_t mat = mat_of(t, g);
     switch (p->scaling) {
@@ -189,30 +142,27 @@ static long double value(const struct rc *t, int which, int64_t g, int64_t v, in
     case GG_SCALING_MX:
     case GG_SCALING_MX_B:
         if (which)
-            return x * e8m0(t->eb[(mat * p->n + v) * kb32 + j / GG_MX_BLOCK]);
+            return x * ref_e8m0(t->base.mxb[(mat * p->n + v) * kb32 + j / GG_MX_BLOCK]);
         if (p->scaling == GG_SCALING_MX_B)
             return x; /* weight-only: A unscaled */
-        return x * e8m0(t->ea[a_row(t, g, v) * kb32 + j / GG_MX_BLOCK]);
+        return x * ref_e8m0(t->base.mxa[a_row(t, g, v) * kb32 + j / GG_MX_BLOCK]);
     default: return x;
     }
 }
 
 static long double bias_of(const struct rc *t, int64_t g, int64_t col)
 {
-    if (t->p.bias_dtype == GG_DTYPE_NONE)
+    if (t->base.p.bias_dtype == GG_DTYPE_NONE)
         return 0;
-    return gg_decode(t->p.bias_dtype, code_at(t->p.bias_dtype, t->bias, mat_of(t, g) * t->p.n + col));
+    enum gg_dtype dt = t->base.p.bias_dtype;
+    return gg_decode(dt, ref_code_at(dt, t->bias, mat_of(t, g) * t->base.p.n + col));
 }
 
 /* ---- building a case ---------------------------------------------------------------------- */
 
 static void *random_array(struct rc *t, enum gg_dtype dt, int64_t n)
 {
-    void *q = calloc((size_t)gg_dtype_bytes(dt, n > 0 ? n : 1) + 1, 1);
-    cr_assert_not_null(q);
-    for (int64_t i = 0; i < n; i++)
-        put_code(dt, q, i, random_code(&t->rng, dt));
-    return q;
+    return ref_random_codes(&t->base.rng, dt, n, random_code);
 }
 
 /* Scales by recipe, counted from the table: fp32 values are random positive floats with full
@@ -220,7 +170,7 @@ static void *random_array(struct rc *t, enum gg_dtype dt, int64_t n)
    a distinct non-dyadic value. */
 static void make_scales(struct rc *t)
 {
-    const struct gg_problem *p = &t->p;
+    const struct gg_problem *p = &t->base.p;
     int64_t a_rows = p->op == GG_OP_BATCHED ? p->groups * p->m : p->m;
     int64_t kb32 = p->k / GG_MX_BLOCK, kb128 = (p->k + GG_BLOCK128 - 1) / GG_BLOCK128;
     switch (p->scaling) {
@@ -232,25 +182,26 @@ static void make_scales(struct rc *t)
         t->fb = malloc((size_t)(t->nb + 1) * sizeof(float));
         cr_assert(t->fa && t->fb);
         for (int64_t i = 0; i < t->na; i++)
-            t->fa[i] = i == 0 ? 0.75f : (float)(0.1 + (double)(splitmix64(&t->rng) >> 11) * 0x1p-53);
+            t->fa[i] = i == 0 ? 0.75f
+                              : (float)(0.1 + (double)(splitmix64(&t->base.rng) >> 11) * 0x1p-53);
         for (int64_t i = 0; i < t->nb; i++)
             t->fb[i] = (float)(i + 1) / 3.0f;
-        t->o.a_scale = t->fa;
-        t->o.b_scale = t->fb;
+        t->base.o.a_scale = t->fa;
+        t->base.o.b_scale = t->fb;
         break;
     case GG_SCALING_MX:
     case GG_SCALING_MX_B:
         t->na = p->scaling == GG_SCALING_MX ? a_rows * kb32 : 0;
         t->nb = mats(t) * p->n * kb32;
-        t->ea = malloc((size_t)t->na + 1);
-        t->eb = malloc((size_t)t->nb + 1);
-        cr_assert(t->ea && t->eb);
+        t->base.mxa = malloc((size_t)t->na + 1);
+        t->base.mxb = malloc((size_t)t->nb + 1);
+        cr_assert(t->base.mxa && t->base.mxb);
         for (int64_t i = 0; i < t->na; i++)
-            t->ea[i] = (uint8_t)(120 + splitmix_below(&t->rng, 15));
+            t->base.mxa[i] = (uint8_t)(120 + splitmix_below(&t->base.rng, 15));
         for (int64_t i = 0; i < t->nb; i++)
-            t->eb[i] = (uint8_t)(120 + splitmix_below(&t->rng, 15));
-        t->o.a_scale = p->scaling == GG_SCALING_MX ? t->ea : NULL;
-        t->o.b_scale = t->eb;
+            t->base.mxb[i] = (uint8_t)(120 + splitmix_below(&t->base.rng, 15));
+        t->base.o.a_scale = p->scaling == GG_SCALING_MX ? t->base.mxa : NULL;
+        t->base.o.b_scale = t->base.mxb;
         break;
     default: break;
     }
@@ -262,17 +213,17 @@ static void make(struct rc *t, const struct spec *s)
 {
     memset(t, 0, sizeof *t);
     t->s = *s;
-    t->rng = s->seed;
-    struct gg_problem *p = &t->p;
+    t->base.rng = s->seed;
+    struct gg_problem *p = &t->base.p;
     *p = (struct gg_problem){.op = s->op, .a_dtype = s->a_dt, .b_dtype = s->b_dt,
                              .c_dtype = GG_DTYPE_F32, .acc_dtype = GG_DTYPE_F32,
                              .scaling = s->scaling, .b_layout = s->layout, .groups = s->groups,
                              .m = s->m, .n = s->n, .k = s->k, .bias_dtype = s->bias_dt};
     if (grouped(s->op)) {
         for (int64_t g = 0; g < s->groups; g++)
-            t->offs[g + 1] = t->offs[g] + s->lens[g];
+            t->base.offs[g + 1] = t->base.offs[g] + s->lens[g];
         p->group_lens = t->s.lens;
-        p->group_offs = t->offs;
+        p->group_offs = t->base.offs;
     } else if (s->op == GG_OP_MOE_SORTED) {
         moe_routing_make(&t->rt, &s->moe);
         moe_routing_problem(&t->rt, &s->moe, p);
@@ -286,91 +237,59 @@ static void make(struct rc *t, const struct spec *s)
     }
     /* moe: two rows of X past the last token hold NaN codes; the padding ids point there. */
     int64_t extra = s->op == GG_OP_MOE_SORTED ? 2 * p->lda : 0, na = gg_problem_a_span(p);
-    t->a = random_array(t, p->a_dtype, na + extra);
+    t->base.a = random_array(t, p->a_dtype, na + extra);
     for (int64_t i = na; i < na + extra; i++)
-        put_code(p->a_dtype, t->a, i, nan_code(p->a_dtype));
-    t->b = random_array(t, p->b_dtype, gg_problem_b_span(p));
-    t->o = (struct gg_operands){.a = t->a, .b = t->b};
+        ref_put_code(p->a_dtype, t->base.a, i, ref_nan_code(p->a_dtype));
+    t->base.b = random_array(t, p->b_dtype, gg_problem_b_span(p));
+    t->base.o = (struct gg_operands){.a = t->base.a, .b = t->base.b};
     if (s->bias_dt != GG_DTYPE_NONE) {
         cr_assert_eq(gg_problem_bias_count(p), mats(t) * p->n);
         t->bias = random_array(t, s->bias_dt, mats(t) * p->n);
-        t->o.bias = t->bias;
+        t->base.o.bias = t->bias;
     }
     make_scales(t);
-    t->out = gg_problem_out_elems(p);
-    t->c = malloc((size_t)(t->out + 1) * sizeof(double));
-    t->abs = malloc((size_t)(t->out + 1) * sizeof(double));
-    cr_assert(t->c && t->abs);
-}
-
-static void run(struct rc *t)
-{
-    char err[256] = "";
-    for (int64_t i = 0; i < t->out; i++)
-        t->c[i] = t->abs[i] = 1e300; /* every output must be written */
-    cr_assert_eq(gg_ref_gemm(&t->p, &t->o, t->c, t->abs, err, sizeof err), GG_OK, "%s", err);
+    ref_case_outputs(&t->base);
 }
 
 static void rc_free(struct rc *t)
 {
-    free(t->a);
-    free(t->b);
+    ref_case_free(&t->base);
     free(t->bias);
     free(t->fa);
     free(t->fb);
-    free(t->ea);
-    free(t->eb);
-    free(t->c);
-    free(t->abs);
     moe_routing_free(&t->rt);
-}
-
-static double gamma53(int64_t n)
-{
-    double nu = (double)n * 0x1p-53;
-    return nu / (1 - nu);
 }
 
 /* ---- checks ------------------------------------------------------------------------------- */
 
 /* Runs the reference and compares every output and Σ|ab| (+|bias|) with the naive loop in
-   long double, within the dgemm bound over red + 1 terms; NaN outputs must match. Then certifies
+   long double, within the dgemm bound over red + 2 terms; NaN outputs must match. Then certifies
    the result against MPFR (with and without abs). Returns the number of NaN outputs. */
 static int64_t check(struct rc *t)
 {
-    run(t);
-    const struct gg_problem *p = &t->p;
+    ref_case_run(&t->base);
+    const struct gg_problem *p = &t->base.p;
     int64_t pos = 0, nans = 0;
     for (int64_t g = 0; g < p->groups; g++) {
         int64_t rows, cols, red;
         dims(t, g, &rows, &cols, &red);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t col = 0; col < cols; col++, pos++) {
-                long double s = bias_of(t, g, col), sa = fabsl(s);
+                struct ref_naive nv = {bias_of(t, g, col), 0, red + 2};
+                nv.sa = fabsl(nv.s);
                 for (int64_t j = 0; j < red; j++) {
                     long double ab = value(t, 0, g, r, j) * value(t, 1, g, col, j);
-                    s += ab;
-                    sa += fabsl(ab);
+                    nv.s += ab;
+                    nv.sa += fabsl(ab);
                 }
-                double c = t->c[pos], want = (double)s;
-                if (isnan(want) || isnan(c)) {
-                    cr_assert(isnan(want) && isnan(c), "op %d g %lld (%lld,%lld): %g vs %g",
-                              (int)p->op, (long long)g, (long long)r, (long long)col, c, want);
-                    nans++;
-                    continue;
-                }
-                double tol = 2 * gamma53(red + 2) * (double)sa + 0x1p-1074;
-                cr_assert_leq(fabs(c - want), tol, "op %d g %lld (%lld,%lld): %.17g vs %.17g",
-                              (int)p->op, (long long)g, (long long)r, (long long)col, c, want);
-                cr_assert_leq(fabs(t->abs[pos] - (double)sa), tol, "abs at %lld: %.17g vs %.17g",
-                              (long long)pos, t->abs[pos], (double)sa);
+                nans += ref_expect_naive(p, t->base.c, t->base.abs, pos, g, r, col, nv, 0);
             }
     }
-    cr_assert_eq(pos, t->out);
+    cr_assert_eq(pos, t->base.out);
     int64_t first = 0;
-    cr_assert_eq(gg_ref_certify(p, &t->o, t->c, t->abs, 48, t->s.seed, &first), 0,
+    cr_assert_eq(gg_ref_certify(p, &t->base.o, t->base.c, t->base.abs, 48, t->s.seed, &first), 0,
                  "certify: first bad at %lld", (long long)first);
-    cr_assert_eq(gg_ref_certify(p, &t->o, t->c, NULL, 16, t->s.seed + 1, &first), 0);
+    cr_assert_eq(gg_ref_certify(p, &t->base.o, t->base.c, NULL, 16, t->s.seed + 1, &first), 0);
     return nans;
 }
 
@@ -393,6 +312,14 @@ static struct moe_spec moe_default(int64_t tokens, int64_t topk, int64_t block_m
                              .descending = 1, .seed = 4242};
 }
 
+/* Routes a moe spec by moe: its experts are the groups, its tokens the rows of X. */
+static void set_moe(struct spec *s, struct moe_spec moe)
+{
+    s->moe = moe;
+    s->groups = moe.experts;
+    s->m = moe.tokens;
+}
+
 static struct spec spec_of(enum gg_op op, int64_t n, int64_t k, enum gg_dtype a_dt,
                            enum gg_dtype b_dt, enum gg_scaling scaling)
 {
@@ -402,7 +329,16 @@ static struct spec spec_of(enum gg_op op, int64_t n, int64_t k, enum gg_dtype a_
     if (op == GG_OP_DENSE)
         s.groups = 1;
     if (op == GG_OP_MOE_SORTED)
-        s.groups = s.moe.experts, s.m = s.moe.tokens;
+        set_moe(&s, s.moe);
+    return s;
+}
+
+/* spec_of() the moe op under the routing moe. */
+static struct spec moe_spec_of(int64_t n, int64_t k, enum gg_dtype a_dt, enum gg_dtype b_dt,
+                               enum gg_scaling scaling, struct moe_spec moe)
+{
+    struct spec s = spec_of(GG_OP_MOE_SORTED, n, k, a_dt, b_dt, scaling);
+    set_moe(&s, moe);
     return s;
 }
 
@@ -432,20 +368,20 @@ Test(reference_recipes, tensor_scale_belongs_to_one_matrix)
         struct rc t;
         struct spec s = spec_of(ops[i], 4, 40, GG_DTYPE_E4M3, GG_DTYPE_E4M3, GG_SCALING_TENSOR);
         make(&t, &s);
-        run(&t);
-        double *before = malloc((size_t)t.out * sizeof(double) + 1);
+        ref_case_run(&t.base);
+        double *before = malloc((size_t)t.base.out * sizeof(double) + 1);
         cr_assert_not_null(before);
-        memcpy(before, t.c, (size_t)t.out * sizeof(double));
+        memcpy(before, t.base.c, (size_t)t.base.out * sizeof(double));
         int64_t hit = 2; /* group / expert 2 has outputs in every op here */
         t.fb[hit] *= 2;
-        run(&t);
+        ref_case_run(&t.base);
         int64_t pos = 0;
-        for (int64_t g = 0; g < t.p.groups; g++) {
+        for (int64_t g = 0; g < t.base.p.groups; g++) {
             int64_t rows, cols, red;
             dims(&t, g, &rows, &cols, &red);
             cr_assert(g != hit || rows * cols > 0);
             for (int64_t i2 = 0; i2 < rows * cols; i2++, pos++)
-                cr_assert_eq(t.c[pos], g == hit ? 2 * before[pos] : before[pos],
+                cr_assert_eq(t.base.c[pos], g == hit ? 2 * before[pos] : before[pos],
                              "op %d g %lld at %lld", (int)ops[i], (long long)g, (long long)pos);
         }
         free(before);
@@ -481,18 +417,18 @@ Test(reference_recipes, block128_scale_covers_its_group_only)
     make(&t, &s);
     /* Row 1 of A: codes only in K group 2 (t = 256 .. 299), all other codes +0. */
     for (int64_t j = 0; j < 256; j++)
-        put_code(GG_DTYPE_E4M3, t.a, 1 * t.p.lda + j, 0);
-    run(&t);
-    double c0 = t.c[1 * 2 + 0], c1 = t.c[1 * 2 + 1], r0 = t.c[0];
+        ref_put_code(GG_DTYPE_E4M3, t.base.a, 1 * t.base.p.lda + j, 0);
+    ref_case_run(&t.base);
+    double c0 = t.base.c[1 * 2 + 0], c1 = t.base.c[1 * 2 + 1], r0 = t.base.c[0];
     t.fa[1 * 3 + 2] *= 2;  /* row 1, K group 2 */
     t.fa[1 * 3 + 0] = NAN; /* row 1, K group 0 scales only +0 codes, but 0 x NaN is NaN */
-    run(&t);
-    cr_expect(isnan(t.c[2]) && isnan(t.c[3]), "a NaN scale poisons its row");
+    ref_case_run(&t.base);
+    cr_expect(isnan(t.base.c[2]) && isnan(t.base.c[3]), "a NaN scale poisons its row");
     t.fa[1 * 3 + 0] = 1.0f;
-    run(&t);
-    cr_expect_eq(t.c[1 * 2 + 0], 2 * c0);
-    cr_expect_eq(t.c[1 * 2 + 1], 2 * c1);
-    cr_expect_eq(t.c[0], r0, "row 0 has its own scales");
+    ref_case_run(&t.base);
+    cr_expect_eq(t.base.c[1 * 2 + 0], 2 * c0);
+    cr_expect_eq(t.base.c[1 * 2 + 1], 2 * c1);
+    cr_expect_eq(t.base.c[0], r0, "row 0 has its own scales");
     rc_free(&t);
 }
 
@@ -508,19 +444,19 @@ Test(reference_recipes, mx_b_bf16_e2m1)
             struct spec s = spec_of(ops[i], 4, ks[j], GG_DTYPE_BF16, GG_DTYPE_E2M1,
                                     GG_SCALING_MX_B);
             make(&t, &s);
-            cr_assert_null(t.o.a_scale);
-            int64_t kb = ks[j] / GG_MX_BLOCK, last = t.nb / (t.p.n * kb) - 1;
-            t.eb[2 * kb + kb - 1] = 0xFF;      /* column 2 of matrix 0: NaN */
-            t.eb[1 * kb + 0] = 0x00;           /* 2^-127 */
-            t.eb[1 * kb + 1] = 0xFE;           /* 2^127 */
-            t.eb[(last * t.p.n + 3) * kb] = 0xFF; /* column 3 of the last matrix */
+            cr_assert_null(t.base.o.a_scale);
+            int64_t kb = ks[j] / GG_MX_BLOCK, last = t.nb / (t.base.p.n * kb) - 1;
+            t.base.mxb[2 * kb + kb - 1] = 0xFF;      /* column 2 of matrix 0: NaN */
+            t.base.mxb[1 * kb + 0] = 0x00;           /* 2^-127 */
+            t.base.mxb[1 * kb + 1] = 0xFE;           /* 2^127 */
+            t.base.mxb[(last * t.base.p.n + 3) * kb] = 0xFF; /* column 3 of the last matrix */
             int64_t nans = check(&t);
             /* Column 2 of matrix 0 and column 3 of the last one are NaN in every row that
                reads them. */
             int64_t rows0, rows_last, cols, red;
             dims(&t, 0, &rows0, &cols, &red);
-            dims(&t, t.p.groups - 1, &rows_last, &cols, &red);
-            int64_t want = t.p.op == GG_OP_DENSE ? 2 * rows0 : rows0 + rows_last;
+            dims(&t, t.base.p.groups - 1, &rows_last, &cols, &red);
+            int64_t want = t.base.p.op == GG_OP_DENSE ? 2 * rows0 : rows0 + rows_last;
             cr_expect_eq(nans, want, "op %d: %lld NaN outputs, expected %lld", (int)ops[i],
                          (long long)nans, (long long)want);
             rc_free(&t);
@@ -532,16 +468,13 @@ Test(reference_recipes, mx_b_bf16_e2m1)
 Test(reference_recipes, mx_moe_token_scales)
 {
     struct rc t;
-    struct spec s = spec_of(GG_OP_MOE_SORTED, 4, 96, GG_DTYPE_E4M3, GG_DTYPE_E4M3,
-                            GG_SCALING_MX);
-    s.moe = moe_default(7, 3, 2);
-    s.groups = s.moe.experts;
-    s.m = s.moe.tokens;
+    struct spec s = moe_spec_of(4, 96, GG_DTYPE_E4M3, GG_DTYPE_E4M3, GG_SCALING_MX,
+                                moe_default(7, 3, 2));
     make(&t, &s);
-    t.ea[0 * 3 + 1] = 0xFF;  /* token 0, K block 1 */
-    t.ea[1 * 3 + 0] = 0x00;
-    t.ea[1 * 3 + 2] = 0xFE;
-    cr_expect_eq(check(&t), s.moe.topk * t.p.n);
+    t.base.mxa[0 * 3 + 1] = 0xFF;  /* token 0, K block 1 */
+    t.base.mxa[1 * 3 + 0] = 0x00;
+    t.base.mxa[1 * 3 + 2] = 0xFE;
+    cr_expect_eq(check(&t), s.moe.topk * t.base.p.n);
     rc_free(&t);
 }
 
@@ -572,15 +505,15 @@ Test(reference_recipes, bias_with_k_zero_is_the_bias)
         make(&t, &s);
         cr_expect_eq(check(&t), 0);
         int64_t pos = 0;
-        for (int64_t g = 0; g < t.p.groups; g++) {
+        for (int64_t g = 0; g < t.base.p.groups; g++) {
             int64_t rows, cols, red;
             dims(&t, g, &rows, &cols, &red);
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t col = 0; col < cols; col++, pos++) {
                     double b = (double)bias_of(&t, g, col);
-                    cr_assert_eq(t.c[pos], b);
-                    cr_assert_eq(t.abs[pos], fabs(b));
-                    cr_assert_eq(gg_ref_exact(&t.p, &t.o, g, r, col), b);
+                    cr_assert_eq(t.base.c[pos], b);
+                    cr_assert_eq(t.base.abs[pos], fabs(b));
+                    cr_assert_eq(gg_ref_exact(&t.base.p, &t.base.o, g, r, col), b);
                 }
         }
         rc_free(&t);
@@ -596,13 +529,12 @@ Test(reference_recipes, moe_sorted_layouts)
     for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < 3; j++)
             for (int desc = 0; desc <= 1; desc++) {
-                struct spec s = spec_of(GG_OP_MOE_SORTED, 6, 40, GG_DTYPE_BF16, GG_DTYPE_BF16,
-                                        GG_SCALING_NONE);
-                s.moe = moe_default(9, topks[i], block_ms[j]);
-                s.moe.descending = desc;
-                s.moe.padding_only = desc ? 1u << 1 : 0;
-                s.moe.seed += i * 10 + j;
-                s.m = s.moe.tokens;
+                struct moe_spec moe = moe_default(9, topks[i], block_ms[j]);
+                moe.descending = desc;
+                moe.padding_only = desc ? 1u << 1 : 0;
+                moe.seed += i * 10 + j;
+                struct spec s = moe_spec_of(6, 40, GG_DTYPE_BF16, GG_DTYPE_BF16, GG_SCALING_NONE,
+                                            moe);
                 cr_expect_eq(check_spec(&s), 0, "topk %lld block_m %lld", (long long)topks[i],
                              (long long)block_ms[j]);
             }
@@ -613,35 +545,33 @@ Test(reference_recipes, moe_sorted_layouts)
 Test(reference_recipes, moe_gather_and_exact)
 {
     struct rc t;
-    struct spec s = spec_of(GG_OP_MOE_SORTED, 3, 50, GG_DTYPE_E4M3, GG_DTYPE_E4M3,
-                            GG_SCALING_TENSOR);
-    s.moe = moe_default(6, 2, 3);
-    s.m = s.moe.tokens;
+    struct spec s = moe_spec_of(3, 50, GG_DTYPE_E4M3, GG_DTYPE_E4M3, GG_SCALING_TENSOR,
+                                moe_default(6, 2, 3));
     make(&t, &s);
     cr_assert_eq(check(&t), 0);
     double v[64];
     int64_t pos = 0;
-    for (int64_t e = 0; e < t.p.groups; e++) {
+    for (int64_t e = 0; e < t.base.p.groups; e++) {
         struct gg_out_block b;
-        gg_problem_out_block(&t.p, e, &b);
+        gg_problem_out_block(&t.base.p, e, &b);
         cr_assert_eq(b.rows, t.rt.loads[e]);
         for (int64_t r = 0; r < b.rows; r++) {
             cr_assert_eq(b.row_map[r], t.rt.valid[t.rt.first[e] + r]);
-            gg_ref_gather(&t.p, &t.o, 0, e, r, v);
-            for (int64_t j = 0; j < t.p.k; j++)
+            gg_ref_gather(&t.base.p, &t.base.o, 0, e, r, v);
+            for (int64_t j = 0; j < t.base.p.k; j++)
                 cr_assert_eq(v[j], (double)value(&t, 0, e, r, j));
             for (int64_t col = 0; col < b.cols; col++, pos++)
-                cr_assert_leq(fabs(gg_ref_exact(&t.p, &t.o, e, r, col) - t.c[pos]),
-                              gamma53(b.red) * t.abs[pos], "e %lld (%lld, %lld)", (long long)e,
-                              (long long)r, (long long)col);
+                cr_assert_leq(fabs(gg_ref_exact(&t.base.p, &t.base.o, e, r, col) - t.base.c[pos]),
+                              ref_gamma53(b.red) * t.base.abs[pos], "e %lld (%lld, %lld)",
+                              (long long)e, (long long)r, (long long)col);
         }
         for (int64_t col = 0; col < b.cols; col++) {
-            gg_ref_gather(&t.p, &t.o, 1, e, col, v);
-            for (int64_t j = 0; j < t.p.k; j++)
+            gg_ref_gather(&t.base.p, &t.base.o, 1, e, col, v);
+            for (int64_t j = 0; j < t.base.p.k; j++)
                 cr_assert_eq(v[j], (double)value(&t, 1, e, col, j));
         }
     }
-    cr_assert_eq(pos, t.out);
+    cr_assert_eq(pos, t.base.out);
     rc_free(&t);
 }
 
@@ -653,12 +583,18 @@ Test(reference_recipes, certify_catches_a_moe_error)
                             GG_SCALING_NONE);
     s.bias_dt = GG_DTYPE_BF16;
     make(&t, &s);
-    run(&t);
-    int64_t last = t.out - 1, first = 0;
-    t.c[last] += 1e-6 * (1 + fabs(t.c[last]));
-    cr_expect_geq(gg_ref_certify(&t.p, &t.o, t.c, t.abs, 4, 7, &first), 1);
+    ref_case_run(&t.base);
+    int64_t last = t.base.out - 1, first = 0;
+    t.base.c[last] += 1e-6 * (1 + fabs(t.base.c[last]));
+    cr_expect_geq(gg_ref_certify(&t.base.p, &t.base.o, t.base.c, t.base.abs, 4, 7, &first), 1);
     cr_expect_eq(first, last, "the last corner of the last expert");
     rc_free(&t);
+}
+
+/* The reference on t as it stands, for the refusals of incomplete operands. */
+static enum gg_status gemm_status(struct rc *t, char *err, size_t err_len)
+{
+    return gg_ref_gemm(&t->base.p, &t->base.o, t->base.c, t->base.abs, err, err_len);
 }
 
 Test(reference_recipes, rejects_missing_recipe_pointers)
@@ -668,22 +604,22 @@ Test(reference_recipes, rejects_missing_recipe_pointers)
     struct spec s = spec_of(GG_OP_DENSE, 2, 32, GG_DTYPE_BF16, GG_DTYPE_E2M1, GG_SCALING_MX_B);
     s.bias_dt = GG_DTYPE_BF16;
     make(&t, &s);
-    cr_expect_eq(gg_ref_gemm(&t.p, &t.o, t.c, t.abs, err, sizeof err), GG_OK, "%s", err);
-    t.o.bias = NULL;
-    cr_expect_eq(gg_ref_gemm(&t.p, &t.o, t.c, t.abs, err, sizeof err), GG_E_INVAL);
+    cr_expect_eq(gemm_status(&t, err, sizeof err), GG_OK, "%s", err);
+    t.base.o.bias = NULL;
+    cr_expect_eq(gemm_status(&t, err, sizeof err), GG_E_INVAL);
     cr_expect_neq(err[0], '\0');
-    t.o.bias = t.bias;
-    t.o.b_scale = NULL;
+    t.base.o.bias = t.bias;
+    t.base.o.b_scale = NULL;
     err[0] = '\0';
-    cr_expect_eq(gg_ref_gemm(&t.p, &t.o, t.c, t.abs, err, sizeof err), GG_E_INVAL);
+    cr_expect_eq(gemm_status(&t, err, sizeof err), GG_E_INVAL);
     cr_expect_neq(err[0], '\0');
     rc_free(&t);
 
     s = spec_of(GG_OP_BATCHED, 2, 40, GG_DTYPE_E4M3, GG_DTYPE_E4M3, GG_SCALING_BLOCK128);
     make(&t, &s);
-    t.p.b_layout = GG_LAYOUT_KN; /* block scales need the reduction along K */
+    t.base.p.b_layout = GG_LAYOUT_KN; /* block scales need the reduction along K */
     err[0] = '\0';
-    cr_expect_eq(gg_ref_gemm(&t.p, &t.o, t.c, t.abs, err, sizeof err), GG_E_INVAL);
+    cr_expect_eq(gemm_status(&t, err, sizeof err), GG_E_INVAL);
     cr_expect_neq(err[0], '\0');
     rc_free(&t);
 }

@@ -117,8 +117,9 @@ void cpu_mx_engine_free(struct cpu_mx_engine *e);
    i < rows ≤ CPU_MX_TILE_M and j < cols ≤ CPU_MX_TILE_N. */
 void cpu_mx_tile(struct cpu_mx_engine *e, int64_t mat, const int64_t *a_rows, int64_t rows,
                  int64_t j0, int64_t cols, int64_t kb0, int64_t kb1);
-/* Epilogue: Y[c_rows[i]][j0 + j] = round(acc[i·acc_ld + j] + bias[mat][j0 + j]). */
-void cpu_mx_store(const struct cpu_mx_engine *e, const float *acc, int64_t acc_ld,
+/* Epilogue: Y[c_rows[i]][j0 + j] = round(acc[i·acc_ld + j] + bias[mat][j0 + j]); acc may be
+   overwritten. */
+void cpu_mx_store(const struct cpu_mx_engine *e, float *acc, int64_t acc_ld,
                   const int64_t *c_rows, int64_t rows, int64_t j0, int64_t cols, int64_t mat);
 
 /* In-tree CPU kernel descriptors (listed by gg_kernels_builtin()). */

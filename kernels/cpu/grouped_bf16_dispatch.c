@@ -18,70 +18,70 @@
 #define THRESHOLD_DEFAULT 128
 
 /* Workspace bytes of group g's own launch. */
-static size_t group_ws(const struct cpu_grouped_map *m, int64_t g)
+static size_t group_ws(const struct cpu_bf16_map *m, int64_t g)
 {
-    return cpu_grouped_launch_ws(cpu_grouped_group_tiles(m, g), m->split);
+    return cpu_bf16_launch_ws(cpu_bf16_group_tiles(m, g), m->geo.split);
 }
 
 /* The launch of group g alone, its weights at element w_off, its partials in ws. */
-static struct cpu_grouped_launch group_launch(const struct cpu_grouped_map *m,
-                                              const struct gg_problem *p,
-                                              const struct gg_operands *o, int64_t g,
-                                              int64_t w_off, float *ws)
+static struct cpu_bf16_launch group_launch(const struct cpu_bf16_map *m,
+                                           const struct gg_problem *p,
+                                           const struct gg_operands *o, int64_t g,
+                                           int64_t w_off, float *ws)
 {
-    struct cpu_grouped_launch l = {.m = m, .a = o->a, .b = o->b, .c = o->c,
-                                   .c_dtype = p->c_dtype, .g0 = g, .ng = 1, .tile_start = NULL,
-                                   .blk = cpu_grouped_block_of(m, g),
-                                   .tiles = cpu_grouped_group_tiles(m, g), .ws = ws};
-    if (m->op != GG_OP_GROUPED_WGRAD)
+    struct cpu_bf16_launch l = {.m = m, .a = o->a, .b = o->b, .c = o->c,
+                                .c_dtype = p->c_dtype, .g0 = g, .ng = 1, .tile_start = NULL,
+                                .blk = cpu_grouped_block_of(&m->geo, g),
+                                .tiles = cpu_bf16_group_tiles(m, g), .ws = ws};
+    if (m->geo.op != GG_OP_GROUPED_WGRAD)
         l.blk.b_off = w_off;
     return l;
 }
 
 /* ---- grouped_bf16_cpu_serial ------------------------------------------------------------ */
 
-static const char *const serial_mutants[] = {"zero_len_ptr_skip", CPU_GROUPED_MUTANTS_SHARED,
+static const char *const serial_mutants[] = {"zero_len_ptr_skip", CPU_BF16_MUTANTS_SHARED,
                                              NULL};
 
 static int serial_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return cpu_grouped_supports(p, serial_mutants, why, why_len);
+    return cpu_bf16_supports(p, serial_mutants, why, why_len);
 }
 
 /* Every group owns the workspace of its launch: the sum of the per-group needs. */
-static size_t serial_used(const struct cpu_grouped_map *m)
+static size_t serial_used(const struct cpu_bf16_map *m)
 {
     size_t total = 0;
-    for (int64_t g = 0; g < m->groups; g++)
+    for (int64_t g = 0; g < m->geo.groups; g++)
         total += group_ws(m, g);
     return total;
 }
 
 static size_t serial_workspace_bytes(const struct gg_problem *p)
 {
-    struct cpu_grouped_map m;
-    return cpu_grouped_ws_map(p, &m) ? cpu_grouped_reported_ws(p, serial_used(&m)) : 0;
+    struct cpu_bf16_map m;
+    return cpu_bf16_ws_map(p, &m) ? cpu_bf16_reported_ws(p, serial_used(&m)) : 0;
 }
 
 static enum gg_status serial_groups(const struct gg_problem *p, const struct gg_operands *o,
-                                    const struct cpu_grouped_map *m, struct cpu_grouped_worker *w,
+                                    const struct cpu_bf16_map *m, struct cpu_bf16_worker *w,
                                     char *err, size_t err_len)
 {
-    int ptr_skip = gg_mutant_is(p, "zero_len_ptr_skip") && m->op != GG_OP_GROUPED_WGRAD;
+    int ptr_skip = gg_mutant_is(p, "zero_len_ptr_skip") && m->geo.op != GG_OP_GROUPED_WGRAD;
     float *ws = o->workspace;
     int64_t w_off = 0; /* the weight pointer of the group being launched, W_g at g·stride_b */
-    for (int64_t g = 0; g < m->groups; g++) {
+    for (int64_t g = 0; g < m->geo.groups; g++) {
         /* zero_len_ptr_skip: an empty group is skipped before the weight pointer moves on, so
            every later group reads the weights of the expert before it. */
-        if (ptr_skip && m->offs[g + 1] == m->offs[g])
+        if (ptr_skip && m->geo.offs[g + 1] == m->geo.offs[g])
             continue;
         size_t bytes = group_ws(m, g);
-        struct cpu_grouped_launch l = group_launch(m, p, o, g, w_off, bytes ? ws : NULL);
-        enum gg_status st = cpu_grouped_run_launch(&l, w, err, err_len);
+        struct cpu_bf16_launch l = group_launch(m, p, o, g, w_off, bytes ? ws : NULL);
+        enum gg_status st = cpu_bf16_run_launch(&l, w, err, err_len);
         if (st != GG_OK)
             return st;
         ws += bytes / sizeof(float);
-        w_off += m->stride_b;
+        w_off += m->geo.stride_b;
     }
     return GG_OK;
 }
@@ -89,14 +89,14 @@ static enum gg_status serial_groups(const struct gg_problem *p, const struct gg_
 static enum gg_status serial_run(const struct gg_problem *p, const struct gg_operands *o,
                                  char *err, size_t err_len)
 {
-    struct cpu_grouped_map m;
-    struct cpu_grouped_worker w = {NULL};
+    struct cpu_bf16_map m;
+    struct cpu_bf16_worker w = {NULL};
     enum gg_status st;
-    if ((st = cpu_grouped_prepare(p, serial_mutants, o, &m, err, err_len)) == GG_OK &&
-        (st = cpu_grouped_check_ws(p, o, serial_used(&m), err, err_len)) == GG_OK &&
-        (st = cpu_grouped_worker_init(&w, err, err_len)) == GG_OK)
+    if ((st = cpu_bf16_prepare(p, serial_mutants, o, &m, err, err_len)) == GG_OK &&
+        (st = cpu_bf16_check_ws(p, o, serial_used(&m), err, err_len)) == GG_OK &&
+        (st = cpu_bf16_worker_init(&w, err, err_len)) == GG_OK)
         st = serial_groups(p, o, &m, &w, err, err_len);
-    cpu_grouped_worker_free(&w);
+    cpu_bf16_worker_free(&w);
     return st;
 }
 
@@ -108,9 +108,9 @@ const struct gg_kernel gg_kernel_grouped_bf16_cpu_serial = {
     .backend = GG_BACKEND_CPU,
     .ops = GG_OP_BIT(GG_OP_GROUPED_FWD) | GG_OP_BIT(GG_OP_GROUPED_DGRAD) |
            GG_OP_BIT(GG_OP_GROUPED_WGRAD),
-    .tile_m = CPU_GROUPED_TILE_M,
-    .tile_n = CPU_GROUPED_TILE_N,
-    .tile_k = CPU_GROUPED_TILE_K,
+    .tile_m = CPU_BF16_TILE_M,
+    .tile_n = CPU_BF16_TILE_N,
+    .tile_k = CPU_BF16_TILE_K,
     .mutants = serial_mutants,
     .supports = serial_supports,
     .workspace_bytes = serial_workspace_bytes,
@@ -120,16 +120,13 @@ const struct gg_kernel gg_kernel_grouped_bf16_cpu_serial = {
 /* ---- grouped_bf16_cpu_streams ----------------------------------------------------------- */
 
 static const char *const streams_mutants[] = {"shared_workspace_parallel",
-                                              CPU_GROUPED_MUTANTS_SHARED, NULL};
+                                              CPU_BF16_MUTANTS_SHARED, NULL};
 
 static int streams_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    if (!cpu_grouped_supports(p, streams_mutants, why, why_len))
+    if (!cpu_bf16_supports(p, streams_mutants, why, why_len) ||
+        !cpu_supports_option(p, "streams", STREAMS_DEFAULT, 1, STREAMS_MAX, why, why_len))
         return 0;
-    int64_t streams = gg_kopt_get(p, "streams", STREAMS_DEFAULT);
-    if (streams < 1 || streams > STREAMS_MAX)
-        return cpu_refuse(why, why_len, "streams %lld out of range 1..%d", (long long)streams,
-                          STREAMS_MAX);
     int64_t threshold = gg_kopt_get(p, "threshold", THRESHOLD_DEFAULT);
     if (threshold < 0)
         return cpu_refuse(why, why_len, "threshold %lld negative", (long long)threshold);
@@ -138,10 +135,10 @@ static int streams_supports(const struct gg_problem *p, char *why, size_t why_le
 
 /* One stream's slice holds the largest launch of any group (a stream runs its groups one after
    another, and stream 0 also runs the large groups). */
-static size_t stream_slice(const struct cpu_grouped_map *m)
+static size_t stream_slice(const struct cpu_bf16_map *m)
 {
     size_t most = 0;
-    for (int64_t g = 0; g < m->groups; g++) {
+    for (int64_t g = 0; g < m->geo.groups; g++) {
         size_t b = group_ws(m, g);
         most = b > most ? b : most;
     }
@@ -150,22 +147,22 @@ static size_t stream_slice(const struct cpu_grouped_map *m)
 
 static size_t streams_workspace_bytes(const struct gg_problem *p)
 {
-    struct cpu_grouped_map m;
+    struct cpu_bf16_map m;
     int64_t streams = gg_kopt_get(p, "streams", STREAMS_DEFAULT);
-    if (streams < 1 || streams > STREAMS_MAX || !cpu_grouped_ws_map(p, &m))
+    if (streams < 1 || streams > STREAMS_MAX || !cpu_bf16_ws_map(p, &m))
         return 0;
-    return cpu_grouped_reported_ws(p, (size_t)streams * stream_slice(&m));
+    return cpu_bf16_reported_ws(p, (size_t)streams * stream_slice(&m));
 }
 
 /* One stream: its groups, run in order on its own thread with its own worker and slice. */
 struct stream {
     const struct gg_problem *p;
     const struct gg_operands *o;
-    const struct cpu_grouped_map *m;
+    const struct cpu_bf16_map *m;
     const int64_t *groups;
     int64_t count;
     float *ws;
-    struct cpu_grouped_worker w;
+    struct cpu_bf16_worker w;
     enum gg_status st;
     char err[256];
 };
@@ -174,9 +171,9 @@ static enum gg_status stream_groups(struct stream *s)
 {
     for (int64_t i = 0; i < s->count; i++) {
         int64_t g = s->groups[i];
-        struct cpu_grouped_launch l =
-            group_launch(s->m, s->p, s->o, g, g * s->m->stride_b, group_ws(s->m, g) ? s->ws : NULL);
-        enum gg_status st = cpu_grouped_run_launch(&l, &s->w, s->err, sizeof s->err);
+        struct cpu_bf16_launch l = group_launch(s->m, s->p, s->o, g, g * s->m->geo.stride_b,
+                                                group_ws(s->m, g) ? s->ws : NULL);
+        enum gg_status st = cpu_bf16_run_launch(&l, &s->w, s->err, sizeof s->err);
         if (st != GG_OK)
             return st;
     }
@@ -195,14 +192,14 @@ static void *stream_main(void *arg)
  * round-robin to the streams, stream i's at order[first[i] .. first[i+1]), then the large ones
  * at order[first[streams] .. first[streams+1]).
  */
-static void deal_groups(const struct cpu_grouped_map *m, int64_t streams, int64_t threshold,
+static void deal_groups(const struct cpu_bf16_map *m, int64_t streams, int64_t threshold,
                         int64_t *order, int64_t *first)
 {
     int64_t count[STREAMS_MAX + 1] = {0}, small = 0;
-    for (int64_t g = 0; g < m->groups; g++) {
-        if (cpu_grouped_group_tiles(m, g) == 0)
+    for (int64_t g = 0; g < m->geo.groups; g++) {
+        if (cpu_bf16_group_tiles(m, g) == 0)
             continue;
-        if (m->offs[g + 1] - m->offs[g] <= threshold)
+        if (m->geo.offs[g + 1] - m->geo.offs[g] <= threshold)
             count[small++ % streams]++;
         else
             count[streams]++;
@@ -213,10 +210,11 @@ static void deal_groups(const struct cpu_grouped_map *m, int64_t streams, int64_
     int64_t fill[STREAMS_MAX + 1];
     memcpy(fill, first, sizeof fill);
     small = 0;
-    for (int64_t g = 0; g < m->groups; g++) {
-        if (cpu_grouped_group_tiles(m, g) == 0)
+    for (int64_t g = 0; g < m->geo.groups; g++) {
+        if (cpu_bf16_group_tiles(m, g) == 0)
             continue;
-        int64_t to = m->offs[g + 1] - m->offs[g] <= threshold ? small++ % streams : streams;
+        int64_t len = m->geo.offs[g + 1] - m->geo.offs[g];
+        int64_t to = len <= threshold ? small++ % streams : streams;
         order[fill[to]++] = g;
     }
 }
@@ -258,18 +256,18 @@ static enum gg_status streams_dispatch(struct stream *s, int64_t streams, const 
 static enum gg_status streams_run(const struct gg_problem *p, const struct gg_operands *o,
                                   char *err, size_t err_len)
 {
-    struct cpu_grouped_map m;
+    struct cpu_bf16_map m;
     if (!streams_supports(p, err, err_len))
         return GG_E_UNSUPPORTED;
-    enum gg_status st = cpu_grouped_prepare(p, streams_mutants, o, &m, err, err_len);
+    enum gg_status st = cpu_bf16_prepare(p, streams_mutants, o, &m, err, err_len);
     if (st != GG_OK)
         return st;
     int64_t streams = gg_kopt_get(p, "streams", STREAMS_DEFAULT);
     int64_t threshold = gg_kopt_get(p, "threshold", THRESHOLD_DEFAULT);
     size_t slice = stream_slice(&m);
-    if ((st = cpu_grouped_check_ws(p, o, (size_t)streams * slice, err, err_len)) != GG_OK)
+    if ((st = cpu_bf16_check_ws(p, o, (size_t)streams * slice, err, err_len)) != GG_OK)
         return st;
-    int64_t *order = malloc((size_t)(m.groups > 0 ? m.groups : 1) * sizeof(int64_t));
+    int64_t *order = malloc((size_t)(m.geo.groups > 0 ? m.geo.groups : 1) * sizeof(int64_t));
     struct stream s[STREAMS_MAX];
     memset(s, 0, sizeof s);
     if (order == NULL)
@@ -282,12 +280,12 @@ static enum gg_status streams_run(const struct gg_problem *p, const struct gg_op
         s[i] = (struct stream){.p = p, .o = o, .m = &m, .st = GG_OK};
         int64_t at = (shared ? 0 : i) * (int64_t)(slice / sizeof(float));
         s[i].ws = slice == 0 ? NULL : (float *)o->workspace + at;
-        st = cpu_grouped_worker_init(&s[i].w, err, err_len);
+        st = cpu_bf16_worker_init(&s[i].w, err, err_len);
     }
     if (st == GG_OK)
         st = streams_dispatch(s, streams, order, first, err, err_len);
     for (int64_t i = 0; i < streams; i++)
-        cpu_grouped_worker_free(&s[i].w);
+        cpu_bf16_worker_free(&s[i].w);
     free(order);
     return st;
 }
@@ -300,9 +298,9 @@ const struct gg_kernel gg_kernel_grouped_bf16_cpu_streams = {
     .backend = GG_BACKEND_CPU,
     .ops = GG_OP_BIT(GG_OP_GROUPED_FWD) | GG_OP_BIT(GG_OP_GROUPED_DGRAD) |
            GG_OP_BIT(GG_OP_GROUPED_WGRAD),
-    .tile_m = CPU_GROUPED_TILE_M,
-    .tile_n = CPU_GROUPED_TILE_N,
-    .tile_k = CPU_GROUPED_TILE_K,
+    .tile_m = CPU_BF16_TILE_M,
+    .tile_n = CPU_BF16_TILE_N,
+    .tile_k = CPU_BF16_TILE_K,
     .mutants = streams_mutants,
     .supports = streams_supports,
     .workspace_bytes = streams_workspace_bytes,

@@ -7,7 +7,7 @@
  */
 #include <stdint.h>
 
-#include "kernels/cpu/cpu_int.h"
+#include "kernels/cpu/cpu_gemm_int.h"
 
 #define TILE_M CPU_MX_TILE_M
 #define TILE_N CPU_MX_TILE_N
@@ -17,12 +17,8 @@ static const char *const moe_mutants[] = {"mx_k_tail", "e8m0_special", "sorted_i
 
 static int moe_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    if (!cpu_mx_supports(p, GG_OP_MOE_SORTED, moe_mutants, why, why_len))
-        return 0;
-    if (gg_kopt_get(p, "split_k", 1) != 1)
-        return cpu_refuse(why, why_len, "split_k %lld not supported: the MoE kernel has no split-K",
-                          (long long)gg_kopt_get(p, "split_k", 1));
-    return 1;
+    return cpu_mx_supports(p, GG_OP_MOE_SORTED, moe_mutants, why, why_len) &&
+           cpu_supports_no_split(p, "the MoE kernel", why, why_len);
 }
 
 /* The routing arrays the kernel reads: positive topk and block_m, whole blocks, and an expert
@@ -53,7 +49,7 @@ static void run_rows(struct cpu_mx_engine *e, int64_t expert, const int64_t *a_r
                      const int64_t *c_rows, int64_t rows)
 {
     for (int64_t j0 = 0; j0 < e->p->n; j0 += TILE_N) {
-        int64_t cols = e->p->n - j0 < TILE_N ? e->p->n - j0 : TILE_N;
+        int64_t cols = cpu_min64(e->p->n - j0, TILE_N);
         cpu_mx_tile(e, expert, a_rows, rows, j0, cols, 0, e->blocks_run);
         cpu_mx_store(e, e->acc, TILE_N, c_rows, rows, j0, cols, expert);
     }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cpu/cpu_int.h"
+#include "kernels/cpu/cpu_gemm_int.h"
 
 /* Register block of the micro-kernel: MICRO_M x MICRO_N block sums plus as many accumulators,
    eight 4-lane vectors in all, which leaves room for a row of B in the 16 SSE registers. */
@@ -22,10 +22,6 @@
 #define TILE_ELEMS ((int64_t)TILE_M * TILE_N)
 /* 32-blocks per packing step. */
 #define STEP_BLOCKS (CPU_MX_TILE_K / GG_MX_BLOCK)
-/* Accepted values of the option "split_k", and (tile, slice) items per split-K wave: the
-   workspace holds the partials of one wave, so its size is bounded whatever the problem. */
-#define SPLIT_K_MAX 64
-#define SPLIT_K_WAVE_ITEMS 1024
 /* The dense paths: GEMV rows and columns per pass over B, the tiled path's range of M. */
 #define GEMV_MAX_M 16
 #define GEMV_COLS 8
@@ -43,16 +39,6 @@ _Static_assert(CPU_MX_TILE_K % GG_MX_BLOCK == 0, "the K step must hold whole MX 
 #define EXP_INF 8192
 
 static const char *const mx_mutants[] = {"mx_k_tail", "e8m0_special", NULL};
-
-static int64_t min64(int64_t x, int64_t y)
-{
-    return x < y ? x : y;
-}
-
-static int64_t ceil_div(int64_t x, int64_t y)
-{
-    return (x + y - 1) / y;
-}
 
 /* ---- block scaling ----------------------------------------------------------------------- */
 
@@ -102,12 +88,8 @@ int cpu_mx_supports(const struct gg_problem *p, enum gg_op op, const char *const
         return cpu_refuse(why, why_len,
                           "input dtypes %d/%d not supported: e4m3 or e5m2 MX payloads only",
                           (int)p->a_dtype, (int)p->b_dtype);
-    if (p->c_dtype != GG_DTYPE_BF16 && p->c_dtype != GG_DTYPE_F32)
-        return cpu_refuse(why, why_len, "output dtype %d not supported: bf16 or f32 only",
-                          (int)p->c_dtype);
-    if (p->acc_dtype != GG_DTYPE_F32)
-        return cpu_refuse(why, why_len, "accumulator dtype %d not supported: f32 only",
-                          (int)p->acc_dtype);
+    if (!cpu_supports_output(p, why, why_len))
+        return 0;
     if (p->bias_dtype != GG_DTYPE_NONE && p->bias_dtype != GG_DTYPE_BF16 &&
         p->bias_dtype != GG_DTYPE_F32)
         return cpu_refuse(why, why_len, "bias dtype %d not supported: bf16 or f32 only",
@@ -115,25 +97,7 @@ int cpu_mx_supports(const struct gg_problem *p, enum gg_op op, const char *const
     if (p->k % GG_MX_BLOCK != 0)
         return cpu_refuse(why, why_len, "K = %lld is not a multiple of the MX block %d",
                           (long long)p->k, GG_MX_BLOCK);
-    if (p->mutant != NULL) {
-        for (int i = 0; mutants != NULL && mutants[i] != NULL; i++)
-            if (strcmp(mutants[i], p->mutant) == 0)
-                return 1;
-        return cpu_refuse(why, why_len, "mutant %s not provided by this kernel", p->mutant);
-    }
-    return 1;
-}
-
-/* A pointer must be non-NULL when its operand has elements, and aligned to its element size. */
-static enum gg_status check_ptr(const void *ptr, int needed, size_t align, const char *name,
-                                char *err, size_t err_len)
-{
-    if (needed && ptr == NULL)
-        return cpu_fail(err, err_len, GG_E_INVAL, "operand %s is NULL", name);
-    if ((uintptr_t)ptr % align != 0)
-        return cpu_fail(err, err_len, GG_E_INVAL, "operand %s is not aligned to %zu bytes", name,
-                        align);
-    return GG_OK;
+    return cpu_supports_mutant(p, mutants, why, why_len);
 }
 
 /* Resolves packed defaults, checks sizes, leading dimensions and pointers. */
@@ -161,13 +125,13 @@ static enum gg_status engine_geometry(struct cpu_mx_engine *e, int64_t a_rows, i
     size_t c_size = p->c_dtype == GG_DTYPE_BF16 ? sizeof(uint16_t) : sizeof(float);
     size_t bias_size = p->bias_dtype == GG_DTYPE_BF16 ? sizeof(uint16_t) : sizeof(float);
     enum gg_status st;
-    if ((st = check_ptr(o->a, reads, 1, "a", err, err_len)) != GG_OK ||
-        (st = check_ptr(o->b, reads, 1, "b", err, err_len)) != GG_OK ||
-        (st = check_ptr(o->a_scale, reads, 1, "a_scale", err, err_len)) != GG_OK ||
-        (st = check_ptr(o->b_scale, reads, 1, "b_scale", err, err_len)) != GG_OK ||
-        (st = check_ptr(o->c, work, c_size, "c", err, err_len)) != GG_OK ||
-        (st = check_ptr(o->bias, work && p->bias_dtype != GG_DTYPE_NONE, bias_size, "bias", err,
-                        err_len)) != GG_OK)
+    if ((st = cpu_check_ptr(o->a, reads, 1, "a", err, err_len)) != GG_OK ||
+        (st = cpu_check_ptr(o->b, reads, 1, "b", err, err_len)) != GG_OK ||
+        (st = cpu_check_ptr(o->a_scale, reads, 1, "a_scale", err, err_len)) != GG_OK ||
+        (st = cpu_check_ptr(o->b_scale, reads, 1, "b_scale", err, err_len)) != GG_OK ||
+        (st = cpu_check_ptr(o->c, work, c_size, "c", err, err_len)) != GG_OK ||
+        (st = cpu_check_ptr(o->bias, work && p->bias_dtype != GG_DTYPE_NONE, bias_size, "bias",
+                            err, err_len)) != GG_OK)
         return st;
     return GG_OK;
 }
@@ -232,7 +196,7 @@ static void pack_panels(float *restrict d, int32_t *restrict x, const uint8_t *c
 {
     int64_t kc = nb * GG_MX_BLOCK;
     for (int64_t q0 = 0; q0 < count; q0 += width) {
-        int64_t w = min64(width, count - q0);
+        int64_t w = cpu_min64(width, count - q0);
         float *restrict dp = d + q0 * kc;
         int32_t *restrict xp = x + q0 * nb;
         if (w < width) {
@@ -293,7 +257,7 @@ void cpu_mx_tile(struct cpu_mx_engine *e, int64_t mat, const int64_t *a_rows, in
     const uint8_t *bs = (const uint8_t *)e->o->b_scale + mat * e->p->n * e->blocks;
     memset(e->acc, 0, (size_t)TILE_ELEMS * sizeof(float));
     for (int64_t kb = kb0; kb < kb1; kb += STEP_BLOCKS) {
-        int64_t nb = min64(STEP_BLOCKS, kb1 - kb), kc = nb * GG_MX_BLOCK;
+        int64_t nb = cpu_min64(STEP_BLOCKS, kb1 - kb), kc = nb * GG_MX_BLOCK;
         pack_panels(e->ap, e->ea, a, as, e->lda, e->blocks, a_rows, 0, rows, kb, nb, MICRO_M,
                     e->dec_a, e->exp_of);
         pack_panels(e->bp, e->eb, b, bs, e->ldb, e->blocks, NULL, j0, cols, kb, nb, MICRO_N,
@@ -305,26 +269,12 @@ void cpu_mx_tile(struct cpu_mx_engine *e, int64_t mat, const int64_t *a_rows, in
     }
 }
 
-void cpu_mx_store(const struct cpu_mx_engine *e, const float *acc, int64_t acc_ld,
+void cpu_mx_store(const struct cpu_mx_engine *e, float *acc, int64_t acc_ld,
                   const int64_t *c_rows, int64_t rows, int64_t j0, int64_t cols, int64_t mat)
 {
-    const struct gg_problem *p = e->p;
-    const void *bias = e->o->bias;
-    int64_t bias0 = mat * p->n + j0;
-    for (int64_t i = 0; i < rows; i++) {
-        int64_t at = c_rows[i] * e->ldc + j0;
-        for (int64_t j = 0; j < cols; j++) {
-            float v = acc[i * acc_ld + j];
-            if (p->bias_dtype == GG_DTYPE_F32)
-                v += ((const float *)bias)[bias0 + j];
-            else if (p->bias_dtype == GG_DTYPE_BF16)
-                v += cpu_bf16_to_f32(((const uint16_t *)bias)[bias0 + j]);
-            if (p->c_dtype == GG_DTYPE_BF16)
-                ((uint16_t *)e->o->c)[at + j] = cpu_f32_to_bf16(v);
-            else
-                ((float *)e->o->c)[at + j] = v;
-        }
-    }
+    struct cpu_gemm_out out = {e->o->c, e->p->c_dtype, e->ldc, e->o->bias, e->p->bias_dtype};
+    struct cpu_gemm_dst d = {rows, cols, j0, c_rows, NULL, mat * e->p->n + j0};
+    cpu_gemm_store(&out, &d, acc, acc_ld);
 }
 
 /* ---- grouped fwd and dense tiled: one tile list with optional split-K ---------------------- */
@@ -337,130 +287,71 @@ void cpu_mx_store(const struct cpu_mx_engine *e, const float *acc, int64_t acc_l
  * to the workspace and are summed in slice order.
  */
 struct tile_list {
-    int64_t groups, n, split, wave;
+    int64_t groups, n, split;
     const int64_t *offs;
+    int64_t *start; /* groups + 1 prefix sums of the tile counts (NULL when only counting) */
 };
 
-struct tile_at {
-    int64_t g, i0, j0;
-};
-
-/* Moves t to the first tile at or after it in list order; 0 when there is none. */
-static int tile_settle(const struct tile_list *l, struct tile_at *t)
+static int64_t group_tiles(const void *ctx, int64_t g)
 {
-    while (t->g < l->groups) {
-        if (t->j0 >= l->n) {
-            t->j0 = 0;
-            t->i0 += TILE_M;
-        }
-        if (l->n > 0 && t->i0 < l->offs[t->g + 1] - l->offs[t->g])
-            return 1;
-        t->g++;
-        t->i0 = 0;
-        t->j0 = 0;
-    }
-    return 0;
+    const struct tile_list *l = ctx;
+    return cpu_block_tiles(l->offs[g + 1] - l->offs[g], l->n, TILE_M, TILE_N);
 }
 
-static int tile_next(const struct tile_list *l, struct tile_at *t)
+static int64_t count_tiles(const struct tile_list *l, int64_t *start)
 {
-    t->j0 += TILE_N;
-    return tile_settle(l, t);
+    return cpu_tile_prefix(l->groups, group_tiles, l, start);
 }
 
-static int64_t count_tiles(const struct tile_list *l)
+static struct cpu_tile locate_tile(const void *ctx, int64_t t)
 {
-    int64_t total = 0;
-    for (int64_t g = 0; g < l->groups; g++)
-        total += ceil_div(l->offs[g + 1] - l->offs[g], TILE_M) * ceil_div(l->n, TILE_N);
-    return total;
+    const struct tile_list *l = ctx;
+    int64_t g = cpu_tile_owner(l->start, l->groups, t);
+    return cpu_tile_in_block(g, t - l->start[g], l->offs[g + 1] - l->offs[g], l->n, TILE_M,
+                             TILE_N);
 }
 
-/* Tiles per wave: the whole list without split-K, else what fits SPLIT_K_WAVE_ITEMS items. */
-static int64_t wave_tiles(int64_t tiles, int64_t split)
+/* The row indices of a tile (A rows and C rows coincide for these ops). */
+static void tile_rows(const struct tile_list *l, const struct cpu_tile *t, int64_t idx[TILE_M])
 {
-    if (split <= 1)
-        return tiles;
-    int64_t w = SPLIT_K_WAVE_ITEMS / split;
-    return min64(tiles, w > 0 ? w : 1);
+    for (int64_t i = 0; i < t->rows; i++)
+        idx[i] = l->offs[t->g] + t->i0 + i;
 }
 
-static size_t list_workspace(const struct tile_list *l)
+/* scratch is the engine, and acc its accumulator, which cpu_mx_tile fills. */
+static void compute_tile(const void *ctx, const struct cpu_tile *tile, int64_t sl, int64_t split,
+                         void *scratch, float *acc)
 {
-    if (l->split <= 1)
-        return 0;
-    return (size_t)(l->split * wave_tiles(count_tiles(l), l->split) * TILE_ELEMS) * sizeof(float);
+    struct cpu_mx_engine *e = scratch;
+    int64_t idx[TILE_M], kb0, kb1;
+    (void)acc;
+    tile_rows(ctx, tile, idx);
+    cpu_splitk_slice(e->blocks_run, cpu_ceil_div(e->blocks_run, split), sl, &kb0, &kb1);
+    cpu_mx_tile(e, tile->g, idx, tile->rows, tile->j0, tile->cols, kb0, kb1);
 }
 
-/* The row indices of tile t (A rows and C rows coincide for these ops) and its extent. */
-static void tile_rows(const struct tile_list *l, const struct tile_at *t, int64_t idx[TILE_M],
-                      int64_t *rows, int64_t *cols)
+static void store_tile(const void *ctx, const struct cpu_tile *tile, void *scratch, float *acc)
 {
-    int64_t row0 = l->offs[t->g] + t->i0;
-    *rows = min64(TILE_M, l->offs[t->g + 1] - row0);
-    *cols = min64(TILE_N, l->n - t->j0);
-    for (int64_t i = 0; i < *rows; i++)
-        idx[i] = row0 + i;
-}
-
-static void run_list(struct cpu_mx_engine *e, const struct tile_list *l)
-{
-    float *ws = e->o->workspace;
-    int64_t idx[TILE_M], rows, cols;
-    int64_t chunk = ceil_div(e->blocks_run, l->split);
-    struct tile_at t = {0, 0, 0};
-    int more = tile_settle(l, &t);
-    while (more) {
-        struct tile_at first = t;
-        int64_t count = 0;
-        for (; more && count < l->wave; count++, more = tile_next(l, &t)) {
-            tile_rows(l, &t, idx, &rows, &cols);
-            for (int64_t sl = 0; sl < l->split; sl++) {
-                int64_t kb0 = min64(sl * chunk, e->blocks_run);
-                cpu_mx_tile(e, t.g, idx, rows, t.j0, cols, kb0, min64(kb0 + chunk, e->blocks_run));
-                if (l->split == 1) {
-                    cpu_mx_store(e, e->acc, TILE_N, idx, rows, t.j0, cols, t.g);
-                    continue;
-                }
-                float *slot = ws + (count * l->split + sl) * TILE_ELEMS;
-                for (int64_t i = 0; i < rows; i++)
-                    memcpy(slot + i * TILE_N, e->acc + i * TILE_N, (size_t)cols * sizeof(float));
-            }
-        }
-        if (l->split == 1)
-            continue;
-        /* Reduction pass: acc = ((p_0 + p_1) + p_2) + ... over the elements each slice wrote. */
-        struct tile_at r = first;
-        for (int64_t w = 0; w < count; w++, tile_next(l, &r)) {
-            tile_rows(l, &r, idx, &rows, &cols);
-            const float *part = ws + w * l->split * TILE_ELEMS;
-            for (int64_t i = 0; i < rows; i++)
-                memcpy(e->acc + i * TILE_N, part + i * TILE_N, (size_t)cols * sizeof(float));
-            for (int64_t sl = 1; sl < l->split; sl++)
-                for (int64_t i = 0; i < rows; i++)
-                    for (int64_t j = 0; j < cols; j++)
-                        e->acc[i * TILE_N + j] += part[sl * TILE_ELEMS + i * TILE_N + j];
-            cpu_mx_store(e, e->acc, TILE_N, idx, rows, r.j0, cols, r.g);
-        }
-    }
+    int64_t idx[TILE_M];
+    tile_rows(ctx, tile, idx);
+    cpu_mx_store(scratch, acc, TILE_N, idx, tile->rows, tile->j0, tile->cols, tile->g);
 }
 
 /* The tile list of p over the row offsets offs (grouped: the group offsets; dense: {0, M}). */
 static struct tile_list make_list(const struct gg_problem *p, const int64_t *offs)
 {
-    struct tile_list l = {p->op == GG_OP_DENSE ? 1 : p->groups, p->n,
-                          gg_kopt_get(p, "split_k", 1), 0, offs};
-    l.wave = l.split <= 1 ? INT64_MAX : wave_tiles(count_tiles(&l), l.split);
-    return l;
+    return (struct tile_list){p->op == GG_OP_DENSE ? 1 : p->groups, p->n,
+                              gg_kopt_get(p, "split_k", 1), offs, NULL};
+}
+
+static size_t list_workspace(const struct tile_list *l)
+{
+    return cpu_splitk_ws(count_tiles(l, NULL), l->split, TILE_ELEMS);
 }
 
 static int split_supported(const struct gg_problem *p, char *why, size_t why_len)
 {
-    int64_t split = gg_kopt_get(p, "split_k", 1);
-    if (split < 1 || split > SPLIT_K_MAX)
-        return cpu_refuse(why, why_len, "split_k %lld out of range 1..%d", (long long)split,
-                          SPLIT_K_MAX);
-    return 1;
+    return cpu_supports_option(p, "split_k", 1, 1, CPU_SPLIT_K_MAX, why, why_len);
 }
 
 /* Runs the tile list of p over the row offsets offs (m rows of X and Y in all) after checking
@@ -470,18 +361,24 @@ static enum gg_status run_offsets(const struct gg_problem *p, const struct gg_op
 {
     struct tile_list l = make_list(p, offs);
     size_t need = list_workspace(&l);
-    if (need > 0 && (o->workspace == NULL || o->workspace_bytes < need ||
-                     (uintptr_t)o->workspace % sizeof(float) != 0))
-        return cpu_fail(err, err_len, GG_E_INVAL,
-                        "split_k %lld needs an aligned workspace of %zu bytes (got %zu at %p)",
-                        (long long)l.split, need, o->workspace_bytes, o->workspace);
-    struct cpu_mx_engine e;
-    enum gg_status st = cpu_mx_engine_init(&e, p, o, p->m, p->m, err, err_len);
+    enum gg_status st = cpu_check_workspace(o, need > 0, need, l.split, err, err_len);
     if (st != GG_OK)
         return st;
-    run_list(&e, &l);
-    cpu_mx_engine_free(&e);
-    return GG_OK;
+    l.start = malloc((size_t)(l.groups + 1) * sizeof(int64_t));
+    if (l.start == NULL)
+        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for %lld tile offsets",
+                        (long long)l.groups + 1);
+    struct cpu_mx_engine e;
+    if ((st = cpu_mx_engine_init(&e, p, o, p->m, p->m, err, err_len)) == GG_OK) {
+        const struct cpu_sched_kernel kernel = {&l, locate_tile, compute_tile, store_tile};
+        struct cpu_sched sched;
+        cpu_sched_init(&sched, count_tiles(&l, l.start), l.split, TILE_ELEMS, TILE_N,
+                       o->workspace);
+        cpu_sched_run(&sched, &kernel, &e, e.acc);
+        cpu_mx_engine_free(&e);
+    }
+    free(l.start);
+    return st;
 }
 
 static int grouped_supports(const struct gg_problem *p, char *why, size_t why_len)
@@ -498,35 +395,16 @@ static size_t grouped_workspace_bytes(const struct gg_problem *p)
     return list_workspace(&l);
 }
 
-/* The device group offsets must be the prefix sums of the group lengths, ending at m. */
-static enum gg_status check_offsets(const struct gg_problem *p, const int64_t *offs, char *err,
-                                    size_t err_len)
-{
-    if (p->groups < 0)
-        return cpu_fail(err, err_len, GG_E_INVAL, "negative group count %lld",
-                        (long long)p->groups);
-    if (offs == NULL)
-        return cpu_fail(err, err_len, GG_E_INVAL, "group_offs_dev is NULL");
-    if (offs[0] != 0)
-        return cpu_fail(err, err_len, GG_E_INVAL, "group_offs_dev[0] = %lld, expected 0",
-                        (long long)offs[0]);
-    for (int64_t g = 0; g < p->groups; g++)
-        if (offs[g + 1] < offs[g])
-            return cpu_fail(err, err_len, GG_E_INVAL, "group_offs_dev decreases at group %lld",
-                            (long long)g);
-    if (offs[p->groups] != p->m)
-        return cpu_fail(err, err_len, GG_E_INVAL,
-                        "group_offs_dev[%lld] = %lld differs from m = %lld", (long long)p->groups,
-                        (long long)offs[p->groups], (long long)p->m);
-    return GG_OK;
-}
-
+/* Grouped fwd: the device group offsets checked, then one tile list over the groups. */
 static enum gg_status grouped_run(const struct gg_problem *p, const struct gg_operands *o,
                                   char *err, size_t err_len)
 {
     if (!grouped_supports(p, err, err_len))
         return GG_E_UNSUPPORTED;
-    enum gg_status st = check_offsets(p, o->group_offs_dev, err, err_len);
+    if (p->groups < 0)
+        return cpu_fail(err, err_len, GG_E_INVAL, "negative group count %lld",
+                        (long long)p->groups);
+    enum gg_status st = cpu_check_offsets(o->group_offs_dev, p->groups, p->m, err, err_len);
     return st != GG_OK ? st : run_offsets(p, o, o->group_offs_dev, err, err_len);
 }
 
@@ -569,13 +447,9 @@ static enum gg_status tiled_run(const struct gg_problem *p, const struct gg_oper
 
 static int gemv_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    if (!cpu_mx_supports(p, GG_OP_DENSE, mx_mutants, why, why_len) ||
-        !dense_m_supported(p, "GEMV", 0, GEMV_MAX_M, why, why_len))
-        return 0;
-    if (gg_kopt_get(p, "split_k", 1) != 1)
-        return cpu_refuse(why, why_len, "split_k %lld not supported: the GEMV path has no split-K",
-                          (long long)gg_kopt_get(p, "split_k", 1));
-    return 1;
+    return cpu_mx_supports(p, GG_OP_DENSE, mx_mutants, why, why_len) &&
+           dense_m_supported(p, "GEMV", 0, GEMV_MAX_M, why, why_len) &&
+           cpu_supports_no_split(p, "the GEMV path", why, why_len);
 }
 
 /*
@@ -635,7 +509,7 @@ static enum gg_status gemv_run(const struct gg_problem *p, const struct gg_opera
     }
     float acc[GEMV_MAX_M * GEMV_COLS];
     for (int64_t j0 = 0; j0 < p->n && p->m > 0; j0 += GEMV_COLS) {
-        int64_t cols = min64(GEMV_COLS, p->n - j0);
+        int64_t cols = cpu_min64(GEMV_COLS, p->n - j0);
         gemv_columns(&e, af, xa, j0, cols, acc);
         cpu_mx_store(&e, acc, GEMV_COLS, rows, p->m, j0, cols, 0);
     }

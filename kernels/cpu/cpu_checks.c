@@ -1,0 +1,101 @@
+/*
+ * cpu_checks.c — the checks the CPU kernels share: the parts of supports() every family makes
+ * (mutant names, integer options in range, grouped ops, bf16/f32 output with an f32
+ * accumulator), and the checks of run() on the operand block (pointers present and aligned,
+ * device group offsets consistent, a workspace that holds what the kernel reported).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_gemm_int.h"
+
+int cpu_supports_mutant(const struct gg_problem *p, const char *const *mutants, char *why,
+                        size_t why_len)
+{
+    if (p->mutant == NULL)
+        return 1;
+    for (const char *const *mu = mutants; mu != NULL && *mu != NULL; mu++)
+        if (strcmp(*mu, p->mutant) == 0)
+            return 1;
+    return cpu_refuse(why, why_len, "mutant %s not provided by this kernel", p->mutant);
+}
+
+int cpu_supports_option(const struct gg_problem *p, const char *key, int64_t dflt, int64_t lo,
+                        int64_t hi, char *why, size_t why_len)
+{
+    int64_t v = gg_kopt_get(p, key, dflt);
+    if (v < lo || v > hi)
+        return cpu_refuse(why, why_len, "%s %lld out of range %lld..%lld", key, (long long)v,
+                          (long long)lo, (long long)hi);
+    return 1;
+}
+
+int cpu_supports_no_split(const struct gg_problem *p, const char *what, char *why,
+                          size_t why_len)
+{
+    int64_t split = gg_kopt_get(p, "split_k", 1);
+    if (split != 1)
+        return cpu_refuse(why, why_len, "split_k %lld not supported: %s has no split-K",
+                          (long long)split, what);
+    return 1;
+}
+
+int cpu_supports_grouped_op(const struct gg_problem *p, char *why, size_t why_len)
+{
+    if (!cpu_is_grouped_op(p->op))
+        return cpu_refuse(why, why_len, "op %d not supported: grouped fwd, dgrad and wgrad only",
+                          (int)p->op);
+    return 1;
+}
+
+int cpu_supports_output(const struct gg_problem *p, char *why, size_t why_len)
+{
+    if (p->c_dtype != GG_DTYPE_BF16 && p->c_dtype != GG_DTYPE_F32)
+        return cpu_refuse(why, why_len, "output dtype %d not supported: bf16 or f32 only",
+                          (int)p->c_dtype);
+    if (p->acc_dtype != GG_DTYPE_F32)
+        return cpu_refuse(why, why_len, "accumulator dtype %d not supported: f32 only",
+                          (int)p->acc_dtype);
+    return 1;
+}
+
+enum gg_status cpu_check_ptr(const void *ptr, int needed, size_t align, const char *name,
+                             char *err, size_t err_len)
+{
+    if (needed && ptr == NULL)
+        return cpu_fail(err, err_len, GG_E_INVAL, "operand %s is NULL", name);
+    if ((uintptr_t)ptr % align != 0)
+        return cpu_fail(err, err_len, GG_E_INVAL, "operand %s is not aligned to %zu bytes", name,
+                        align);
+    return GG_OK;
+}
+
+enum gg_status cpu_check_offsets(const int64_t *offs, int64_t groups, int64_t m, char *err,
+                                 size_t err_len)
+{
+    if (offs == NULL)
+        return cpu_fail(err, err_len, GG_E_INVAL, "group_offs_dev is NULL");
+    if (offs[0] != 0)
+        return cpu_fail(err, err_len, GG_E_INVAL, "group_offs_dev[0] = %lld, expected 0",
+                        (long long)offs[0]);
+    for (int64_t g = 0; g < groups; g++)
+        if (offs[g + 1] < offs[g])
+            return cpu_fail(err, err_len, GG_E_INVAL, "group_offs_dev decreases at group %lld",
+                            (long long)g);
+    if (offs[groups] != m)
+        return cpu_fail(err, err_len, GG_E_INVAL,
+                        "group_offs_dev[%lld] = %lld differs from m = %lld", (long long)groups,
+                        (long long)offs[groups], (long long)m);
+    return GG_OK;
+}
+
+enum gg_status cpu_check_workspace(const struct gg_operands *o, int needed, size_t bytes,
+                                   int64_t split, char *err, size_t err_len)
+{
+    if (needed && (o->workspace == NULL || o->workspace_bytes < bytes ||
+                   (uintptr_t)o->workspace % sizeof(float) != 0))
+        return cpu_fail(err, err_len, GG_E_INVAL,
+                        "split_k %lld needs an aligned workspace of %zu bytes (got %zu at %p)",
+                        (long long)split, bytes, o->workspace_bytes, o->workspace);
+    return GG_OK;
+}

@@ -1,0 +1,318 @@
+/*
+ * cpu_gemm_int.h — the GEMM machinery the CPU kernel families share: the packed fp32 tile engine
+ * (cpu_gemm_tile.c), tile lists, split-K waves and their fixed-order reduction (cpu_gemm_sched.c),
+ * the addressing of the grouped ops (cpu_grouped_map.c), and the checks every supports() and run()
+ * makes (cpu_checks.c). Every kernel accumulates in fp32 with the same register-blocked
+ * micro-kernel or its own, and rounds once in the shared epilogue. Included only from kernels/cpu/.
+ */
+#ifndef GG_CPU_GEMM_INT_H
+#define GG_CPU_GEMM_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/cpu/cpu_int.h"
+
+static inline int64_t cpu_min64(int64_t x, int64_t y)
+{
+    return x < y ? x : y;
+}
+
+static inline int64_t cpu_max64(int64_t x, int64_t y)
+{
+    return x > y ? x : y;
+}
+
+/* ceil(x / y) for x >= 0, y > 0. */
+static inline int64_t cpu_ceil_div(int64_t x, int64_t y)
+{
+    return (x + y - 1) / y;
+}
+
+/* ---- the tile engine (cpu_gemm_tile.c) ---------------------------------------------------- */
+
+/* Output tile of the kernels built on the engine, and the register block of its micro-kernel:
+   MICRO_M x MICRO_N fp32 accumulators. 2 x 16 is eight 4-lane vectors plus four for a row of B,
+   which fits the 16 SSE registers of baseline x86-64; of the blocks measured (2x16, 4x8, 4x16,
+   8x8) it was the fastest, and 4x16 and 8x8 spill. Tile accumulators have row stride TILE_N. */
+#define CPU_GEMM_TILE_M 64
+#define CPU_GEMM_TILE_N 64
+#define CPU_GEMM_TILE_ELEMS ((int64_t)CPU_GEMM_TILE_M * CPU_GEMM_TILE_N)
+#define CPU_GEMM_MICRO_M 2
+#define CPU_GEMM_MICRO_N 16
+
+/* An input operand: element e of dtype at base, bf16 decoded exactly, 8-bit codes and 4-bit E2M1
+   codes (two per byte) through table. With wrap32 (8-bit codes only) every element offset is
+   reduced modulo 2^32, as a load through a buffer descriptor with a 32-bit range does. */
+struct cpu_gemm_operand {
+    const void *base;
+    enum gg_dtype dtype;
+    const float *table;
+    int wrap32;
+};
+
+/* Packing buffers of one thread: ap holds TILE_M x tile_k values in MICRO_M-row panels, bp
+   tile_k x TILE_N in MICRO_N-column panels (tile_k the deepest K step the kernel packs). A step
+   of kc values is laid out panel by panel: value (q, r) of a panel of width w (q the row of A or
+   column of B, r the reduction index) at [(q / w)·w·kc + r·w + q mod w]. */
+struct cpu_gemm_panels {
+    float *ap, *bp;
+};
+
+/* The memory one thread of the engine works in: its packing buffers and its tile accumulator
+   (TILE_M x TILE_N, row stride TILE_N). */
+struct cpu_gemm_scratch {
+    struct cpu_gemm_panels pn;
+    float *acc;
+};
+
+/* Floats of one thread's scratch for K steps of up to tile_k. */
+size_t cpu_gemm_scratch_floats(int64_t tile_k);
+/* Scratch area i of an allocation of cpu_gemm_scratch_floats(tile_k) floats per thread. */
+struct cpu_gemm_scratch cpu_gemm_scratch_at(float *buf, int64_t tile_k, int64_t i);
+
+/*
+ * The operands of one output tile of rows x cols:
+ *   A(i, r) = a[a_off + i·a_si + r·a_sr],  B(r, j) = b[b_off + r·b_sr + j·b_sj];
+ * only the first b_valid columns of B are loaded (a tail mask), the others count as zero.
+ */
+struct cpu_gemm_src {
+    const struct cpu_gemm_operand *a, *b;
+    int64_t a_off, a_si, a_sr;
+    int64_t b_off, b_sj, b_sr;
+    int64_t rows, cols, b_valid;
+};
+
+/* Where an epilogue writes: C of c_dtype (bf16 or f32) with row stride ldc, and the bias rows
+   (bias_dtype GG_DTYPE_NONE: no bias). */
+struct cpu_gemm_out {
+    void *c;
+    enum gg_dtype c_dtype;
+    int64_t ldc;
+    const void *bias;
+    enum gg_dtype bias_dtype;
+};
+
+/* The rows x cols logical elements of one stored tile: row i goes to C row c_rows[i] (or i when
+   c_rows is NULL) at element offset c_off + row·ldc; the fp32 values are multiplied by *scale
+   when scale is not NULL, and get bias[bias0 + j] added when there is a bias. */
+struct cpu_gemm_dst {
+    int64_t rows, cols;
+    int64_t c_off;
+    const int64_t *c_rows;
+    const float *scale;
+    int64_t bias0;
+};
+
+/* Decodes reduction steps rk .. rk + kc - 1 of the tile of src into the fp32 panels of pn (the
+   columns of B past b_valid, and the rows and columns past the tile in its last panels, zero,
+   so the micro-kernel always runs on whole panels). */
+void cpu_gemm_pack_step(const struct cpu_gemm_src *src, int64_t rk, int64_t kc,
+                        const struct cpu_gemm_panels *pn);
+
+/* acc[i][j] += Σ_{r0 <= r < r0 + len} ap[r][i] · bp[r][j] over the rows x cols of a tile whose
+   panels were packed kc deep, each term added in order of r with one fp32 multiply and one fp32
+   add (products of bf16 or fp8 values are exact in fp32, so fused or unfused evaluation gives the
+   same sums); acc has row stride TILE_N. */
+void cpu_gemm_multiply(const struct cpu_gemm_panels *pn, int64_t rows, int64_t cols, int64_t kc,
+                       int64_t r0, int64_t len, float *acc);
+
+/* acc += the tile of src reduced over r0 .. r1 - 1, packed tile_k at a time. */
+void cpu_gemm_accumulate(const struct cpu_gemm_src *src, int64_t r0, int64_t r1, int64_t tile_k,
+                         const struct cpu_gemm_panels *pn, float *acc);
+
+/* Zeroes the rows of acc that the micro-kernels of a tile of `rows` rows touch: the rows rounded
+   up to whole MICRO_M panels, each a full TILE_N. */
+void cpu_gemm_clear(float *acc, int64_t rows);
+
+/* Epilogue: C = RN(acc · scale + bias) for the logical elements of d (acc row stride acc_ld),
+   the scaling and the bias add each one fp32 operation, then one RNE rounding to bf16 (none for
+   f32). The padding between rows is never touched; acc may be overwritten. */
+void cpu_gemm_store(const struct cpu_gemm_out *out, const struct cpu_gemm_dst *d, float *acc,
+                    int64_t acc_ld);
+
+/* ---- tile lists, split-K and schedules (cpu_gemm_sched.c) --------------------------------- */
+
+/* One tile of a list: the group (or batch, or matrix) g owning it, its origin in that group's
+   block and its extent. */
+struct cpu_tile {
+    int64_t g, i0, j0, rows, cols;
+};
+
+/* Tiles of a block of rows x cols cut into tile_m x tile_n tiles: none when it is empty. */
+int64_t cpu_block_tiles(int64_t rows, int64_t cols, int64_t tile_m, int64_t tile_n);
+
+/* Tile `local` of group g's block of rows x cols, the tiles taken row by row. */
+struct cpu_tile cpu_tile_in_block(int64_t g, int64_t local, int64_t rows, int64_t cols,
+                                  int64_t tile_m, int64_t tile_n);
+
+/* The tile list over groups 0 .. groups - 1: returns the total of tiles_of(ctx, g), and fills
+   start[0 .. groups] with its prefix sums when start is not NULL. */
+int64_t cpu_tile_prefix(int64_t groups, int64_t (*tiles_of)(const void *ctx, int64_t g),
+                        const void *ctx, int64_t *start);
+
+/* The group owning tile t of a list with prefix sums start[0 .. groups]: the last g with
+   start[g] <= t (groups without tiles share their start with the next group). */
+int64_t cpu_tile_owner(const int64_t *start, int64_t groups, int64_t t);
+
+/* Accepted values of the option "split_k", and (tile, slice) items per split-K wave: the
+   workspace holds the fp32 partials of one wave, as a GPU holds those of its resident CTAs, so
+   its size is bounded whatever the problem size. */
+#define CPU_SPLIT_K_MAX 64
+#define CPU_SPLIT_K_WAVE_ITEMS 1024
+
+/* Tiles per wave: the whole list without split-K, else as many as fit the wave's items. */
+int64_t cpu_splitk_wave(int64_t tiles, int64_t split);
+
+/* Workspace bytes of a list of `tiles` tiles: split slots of slot_elems floats per tile of a
+   wave; 0 without split-K. */
+size_t cpu_splitk_ws(int64_t tiles, int64_t split, int64_t slot_elems);
+
+/* Slice sl of a reduction of length len cut in slices of chunk:
+   [r0, r1) = [sl·chunk, (sl+1)·chunk) ∩ [0, len), empty for trailing slices. */
+void cpu_splitk_slice(int64_t len, int64_t chunk, int64_t sl, int64_t *r0, int64_t *r1);
+
+/* Copies the rows x cols logical elements of acc into slot (both of row stride ld). */
+void cpu_splitk_save(float *slot, const float *acc, int64_t ld, int64_t rows, int64_t cols);
+
+/* acc = ((p_0 + p_1) + p_2) + ... over the split partials of one tile, which lie slot_elems
+   apart from part; only the rows x cols elements are read (row stride ld). The fixed order of
+   the sum makes the result independent of which thread computed which slice. */
+void cpu_splitk_reduce(const float *part, int64_t split, int64_t slot_elems, int64_t ld,
+                       int64_t rows, int64_t cols, float *acc);
+
+/*
+ * A tile list run as a sequence of phases, each a list of independent work items; a phase
+ * starts only when the previous one is complete. Without split-K there is one phase, one item
+ * per tile, which computes and stores its tile. With split-K S the tiles go in waves; wave w is
+ * phase 2w (one item per (tile, slice), tile-major: the partial of the slice into workspace slot
+ * item) and phase 2w+1 (one item per tile: the fixed-order reduction of its S slots, then the
+ * epilogue).
+ */
+struct cpu_sched {
+    int64_t tiles, split, wave, phases;
+    int64_t slot_elems, ld; /* floats per workspace slot; row stride of slots and accumulators */
+    float *ws;              /* split > 1: cpu_splitk_ws(tiles, split, slot_elems) bytes */
+};
+
+/*
+ * A kernel's part in a schedule (ctx is its run state): locate() places tile t; compute() leaves
+ * in acc (row stride ld) the fp32 sums of the tile over slice sl of split (the whole reduction
+ * when split = 1); store() runs the epilogue of the tile from acc. scratch is the executing
+ * thread's own memory and acc its tile accumulator.
+ */
+struct cpu_sched_kernel {
+    const void *ctx;
+    struct cpu_tile (*locate)(const void *ctx, int64_t t);
+    void (*compute)(const void *ctx, const struct cpu_tile *tile, int64_t sl, int64_t split,
+                    void *scratch, float *acc);
+    void (*store)(const void *ctx, const struct cpu_tile *tile, void *scratch, float *acc);
+};
+
+void cpu_sched_init(struct cpu_sched *s, int64_t tiles, int64_t split, int64_t slot_elems,
+                    int64_t ld, float *ws);
+
+/* Items of phase ph; *t0 receives the first tile of its wave. */
+int64_t cpu_sched_items(const struct cpu_sched *s, int64_t ph, int64_t *t0);
+
+/* Runs item `item` of phase ph (wave starting at tile t0). */
+void cpu_sched_run_item(const struct cpu_sched *s, const struct cpu_sched_kernel *k, int64_t ph,
+                        int64_t t0, int64_t item, void *scratch, float *acc);
+
+/* Runs every phase in order on the calling thread, items in list order. */
+void cpu_sched_run(const struct cpu_sched *s, const struct cpu_sched_kernel *k, void *scratch,
+                   float *acc);
+
+/* ---- grouped addressing (cpu_grouped_map.c) ----------------------------------------------- */
+
+/*
+ * Every grouped op is C_g[i][j] = Σ_r A_g(i, r) · B_g(r, j) over one block of C, with
+ *   A_g(i, r) = a[a_off + i·a_si + r·a_sr],  B_g(r, j) = b[b_off + r·b_sr + j·b_sj],
+ *   C_g[i][j] = c[c_off + i·ldc + j]:
+ *   fwd    rows M_g, cols N, reduction K     a_si = lda, a_sr = 1     b_sr = 1,   b_sj = ldb
+ *   dgrad  rows M_g, cols K, reduction N     a_si = lda, a_sr = 1     b_sr = ldb, b_sj = 1
+ *   wgrad  rows N,   cols K, reduction M_g   a_si = 1,   a_sr = lda   b_sr = ldb, b_sj = 1
+ * The two flags re-create 32-bit offset arithmetic; the family whose mutant it is sets them.
+ */
+struct cpu_grouped_map {
+    enum gg_op op;
+    int64_t groups, m, n, k;
+    int64_t lda, ldb, ldc, stride_b, stride_c; /* defaults resolved */
+    int64_t a_si, a_sr, b_sr, b_sj;
+    const int64_t *offs; /* groups + 1 row offsets */
+    int64_t split;       /* split_k option */
+    int i32_row_offset;  /* offs[g]·ld of C (wgrad: of dY) computed as an int32 product */
+    int i32_group_base;  /* g·stride_b of the weights computed as an int32 product */
+};
+
+/* The block of C that group g owns, where its operands start, and its reduction length.
+   row0 is the group's first output row for fwd/dgrad (0 for wgrad). */
+struct cpu_grouped_block {
+    int64_t g;
+    int64_t a_off, b_off, c_off;
+    int64_t row0, rows, cols, red;
+};
+
+int cpu_is_grouped_op(enum gg_op op);
+
+/* The map of p over the group offsets offs (packed defaults in every zero leading dimension),
+   both int32 flags off. */
+void cpu_grouped_map_init(const struct gg_problem *p, const int64_t *offs,
+                          struct cpu_grouped_map *m);
+
+struct cpu_grouped_block cpu_grouped_block_of(const struct cpu_grouped_map *m, int64_t g);
+
+/* Tiles of tile_m x tile_n that group g's block is cut into. */
+int64_t cpu_grouped_tiles(const struct cpu_grouped_map *m, int64_t g, int64_t tile_m,
+                          int64_t tile_n);
+
+/* For workspace_bytes(): the map of p over its host group offsets when p is a grouped problem
+   with a valid split_k > 1 (returns 1), else 0 (no workspace). */
+int cpu_grouped_ws_map(const struct gg_problem *p, struct cpu_grouped_map *m);
+
+/* The operands of tile t of group block blk, with a and b the operands A and B. */
+struct cpu_gemm_src cpu_grouped_src(const struct cpu_grouped_map *m,
+                                    const struct cpu_grouped_block *blk, const struct cpu_tile *t,
+                                    const struct cpu_gemm_operand *a,
+                                    const struct cpu_gemm_operand *b);
+
+/* Which operands a grouped problem reads or writes (a NULL pointer is an error only for those). */
+struct cpu_grouped_use {
+    int a, b, c;
+};
+struct cpu_grouped_use cpu_grouped_uses(const struct cpu_grouped_map *m);
+
+/* No negative size. */
+enum gg_status cpu_grouped_check_sizes(const struct cpu_grouped_map *m, char *err, size_t err_len);
+/* Leading dimensions hold a row, strides are not negative. */
+enum gg_status cpu_grouped_check_strides(const struct cpu_grouped_map *m, char *err,
+                                         size_t err_len);
+
+/* ---- checks and options (cpu_checks.c) ---------------------------------------------------- */
+
+/* 1 when p asks for no mutant or for one of the NULL-terminated list, else 0 with a reason. */
+int cpu_supports_mutant(const struct gg_problem *p, const char *const *mutants, char *why,
+                        size_t why_len);
+/* 1 when option key (dflt when absent) lies in lo .. hi, else 0 with a reason. */
+int cpu_supports_option(const struct gg_problem *p, const char *key, int64_t dflt, int64_t lo,
+                        int64_t hi, char *why, size_t why_len);
+/* 1 without the option split_k (or split_k 1), else 0: `what` (e.g. "the GEMV path") has none. */
+int cpu_supports_no_split(const struct gg_problem *p, const char *what, char *why,
+                          size_t why_len);
+/* 1 for the grouped fwd, dgrad and wgrad ops, else 0 with a reason. */
+int cpu_supports_grouped_op(const struct gg_problem *p, char *why, size_t why_len);
+/* 1 for a bf16 or f32 output and an f32 accumulator, else 0 with a reason. */
+int cpu_supports_output(const struct gg_problem *p, char *why, size_t why_len);
+
+/* A pointer must be non-NULL when its operand is read or written (needed), and aligned to
+   align bytes. */
+enum gg_status cpu_check_ptr(const void *ptr, int needed, size_t align, const char *name,
+                             char *err, size_t err_len);
+/* The device group offsets: offs[0] = 0, never decreasing, offs[groups] = m. */
+enum gg_status cpu_check_offsets(const int64_t *offs, int64_t groups, int64_t m, char *err,
+                                 size_t err_len);
+/* When needed, o's workspace must hold `bytes` and be aligned for floats. */
+enum gg_status cpu_check_workspace(const struct gg_operands *o, int needed, size_t bytes,
+                                   int64_t split, char *err, size_t err_len);
+
+#endif /* GG_CPU_GEMM_INT_H */
