@@ -69,6 +69,7 @@ uint32_t gg_oracle_sentinel(enum gg_dtype t);
 struct gg_group_metrics {
     int64_t elems;          /* outputs of the group */
     double sig, err;        /* Σ ref², Σ (out - ref)² over finite, written, comparable outputs */
+    double rn_err;          /* Σ (RN_out(ref) - ref)²: what output rounding alone costs */
     double snr_db;          /* gg_oracle_snr_db(sig, err); +inf for an empty group */
     double max_ratio;       /* max |out - ref| / τ */
     int64_t n_bound;        /* elements with |out - ref| > τ */
@@ -97,6 +98,7 @@ struct gg_compare {
     struct gg_group_metrics *groups;
     int64_t n_groups;
     double sig, err, snr_db; /* pooled over all groups */
+    double rn_err;           /* pooled Σ (RN_out(ref) - ref)² */
     double max_ratio;
     int64_t n_bound, n_nan, n_unwritten;
     double src_snr_db;      /* against the unquantised source, when given; NAN otherwise */

@@ -85,6 +85,9 @@ struct scan {
     struct region_acc suspect; /* within τ but past the probabilistic warning level */
 };
 
+/* The largest finite fp32 value: the accumulator of every kernel (acc_dtype f32). */
+#define ACC_MAX 0x1.fffffep127
+
 /* A correctly rounded overflow: out is the infinity on ref's side and ref is within its bound
    of the largest finite value of the output format. */
 static int overflow_ok(const struct scan *s, double out, double ref, double abs, int64_t h)
@@ -100,8 +103,10 @@ static int judge_finite(struct scan *s, const struct gg_threshold *tw, double ou
                         const double *abs, int64_t i, int64_t h, struct gg_group_metrics *gm)
 {
     double d = fabs(out - ref);
+    double rn = gg_decode(s->p->c_dtype, gg_encode(s->p->c_dtype, ref, GG_SAT_NONE)) - ref;
     gm->sig += ref * ref;
     gm->err += d * d;
+    gm->rn_err += isfinite(rn) ? rn * rn : 0.0;
     if (!abs)
         return 0;
     double tau = gg_oracle_bound(s->t, out, abs[i], h);
@@ -143,6 +148,9 @@ static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref
             if (gg_oracle_out_load(s->p->c_dtype, s->c, storage_index(&b, r, col), &out)) {
                 gm->n_unwritten++;
                 bad = 1;
+            } else if (abs && abs[i] > ACC_MAX && isfinite(rf)) {
+                /* Past the fp32 accumulator's range: overflow is allowed anywhere in the sum
+                   (Inf, or NaN from Inf - Inf), so the element is not judged. */
             } else if (!isfinite(rf)) {
                 bad = isnan(rf) ? !isnan(out) : out != rf;
                 gm->n_nan += bad;
@@ -212,6 +220,7 @@ enum gg_status gg_compare_output(const struct gg_problem *p, const void *c, cons
         pos += gm->elems;
         out->sig += gm->sig;
         out->err += gm->err;
+        out->rn_err += gm->rn_err;
         out->n_bound += gm->n_bound;
         out->n_nan += gm->n_nan;
         out->n_unwritten += gm->n_unwritten;

@@ -42,10 +42,24 @@ static inline int64_t gg_oracle_total_elems(const struct gg_compare *cmp)
     return total;
 }
 
+/*
+ * The SNR level a set of outputs must reach: the table's, unless output rounding alone already
+ * costs more on this data. Low-entropy data (constants, small integers, values near the format's
+ * maximum) rounds every output the same way, and then even the correctly rounded result can sit
+ * below the table's level; such a set must stay within 6 dB of its own rounding floor instead.
+ */
+#define GG_ORACLE_ROUNDING_MARGIN_DB 6.0
+static inline double gg_oracle_fail_level(const struct gg_threshold *t, double sig, double rn_err)
+{
+    double floor_db = gg_oracle_snr_db(sig, rn_err) - GG_ORACLE_ROUNDING_MARGIN_DB;
+    return floor_db < t->snr_fail_db ? floor_db : t->snr_fail_db;
+}
+
 /* 1 when the pooled SNR of cmp fails t. */
 static inline int gg_oracle_pooled_fails(const struct gg_threshold *t, const struct gg_compare *cmp)
 {
-    return gg_oracle_snr_fails(cmp->snr_db, gg_oracle_total_elems(cmp), t->snr_fail_db);
+    return gg_oracle_snr_fails(cmp->snr_db, gg_oracle_total_elems(cmp),
+                               gg_oracle_fail_level(t, cmp->sig, cmp->rn_err));
 }
 
 /* 1 when the pooled SNR against the unquantised source fails t (NaN: no source given). */
@@ -62,9 +76,10 @@ static inline int gg_oracle_group_fails(const struct gg_threshold *t,
 {
     if (gm->n_bound + gm->n_nan + gm->n_unwritten > 0)
         return 1;
-    if (gm->elems == 0 || !(gm->snr_db < t->snr_fail_db))
+    double level = gg_oracle_fail_level(t, gm->sig, gm->rn_err);
+    if (gm->elems == 0 || !(gm->snr_db < level))
         return 0;
-    return pooled_fails || gg_oracle_snr_fails(gm->snr_db, gm->elems, t->snr_fail_db);
+    return pooled_fails || gg_oracle_snr_fails(gm->snr_db, gm->elems, level);
 }
 
 #endif /* GG_ORACLE_INT_H */

@@ -31,12 +31,18 @@ static double gamma_h(int64_t h, double u)
  * tree of depth ≤ h, the third underflow. Σ|ab| = 0 means every product is zero, so the middle
  * term is 0 even when γ is infinite.
  */
+/*
+ * Besides the relative terms, each of the h + 2 fp32 operations of an output (h accumulations,
+ * a scale and a bias) may underflow: an absolute error of at most half the smallest fp32
+ * subnormal each, 2^-150 (this matters for tiny data and for E8M0 scales near 2^-127).
+ */
 double gg_oracle_bound(const struct gg_threshold *t, double out, double abs, int64_t h)
 {
     double acc = 0.0;
     if (abs > 0.0)
         acc = (t->kappa > 0.0 ? t->kappa : gamma_h(h, t->u_acc)) * abs;
-    return t->u_out / (1.0 - t->u_out) * fabs(out) + acc + t->eta_out;
+    return t->u_out / (1.0 - t->u_out) * fabs(out) + acc + t->eta_out +
+           (double)(h + 2) * 0x1p-150;
 }
 
 /*

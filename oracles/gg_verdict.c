@@ -317,6 +317,16 @@ static int structural(enum gg_class c)
     return c != GG_CLASS_NAN && c != GG_CLASS_SNR;
 }
 
+/* Which groups fail says something only for the element classes: a workspace, determinism or
+   guard fault shows in whichever groups the run happened to touch. */
+static const char *group_pattern_of(const struct gg_problem *p, enum gg_class cls,
+                                    const struct gg_compare *cmp, const struct gg_threshold *t,
+                                    const struct fails *f)
+{
+    int element = cls == GG_CLASS_UNWRITTEN || cls == GG_CLASS_NAN || cls == GG_CLASS_SNR;
+    return cmp && element ? group_pattern(p, cmp, t, f) : "none";
+}
+
 static enum gg_region verdict_region(const struct gg_verdict *v, const struct gg_compare *cmp,
                                      const struct gg_observations *obs)
 {
@@ -349,13 +359,13 @@ static void make_signature(const struct gg_problem *p, const char *kernel_name, 
     shape_class(p, tm, tn, tk, shape, sizeof shape);
     const char *magnitude = structural(v->cls)                        ? "structural"
                             : v->cls == GG_CLASS_NAN || cmp->n_nan > 0 ? "nan"
-                            : v->worst_snr_db < 0                      ? "garbage"
+                            : v->worst_snr_db <= 0                     ? "garbage"
                                                                        : "degraded";
     snprintf(v->signature, sizeof v->signature, "%s/%s/%s-%s-%s/%s/%s/g:%s/%s/%s",
              gg_class_name(v->cls), kernel, gg_dtype_name(p->a_dtype), gg_dtype_name(p->b_dtype),
              gg_dtype_name(p->c_dtype),
              gg_op_name(p->op), shape,
-             cmp ? group_pattern(p, cmp, t, f) : "none", gg_region_name(verdict_region(v, cmp, obs)),
+             group_pattern_of(p, v->cls, cmp, t, f), gg_region_name(verdict_region(v, cmp, obs)),
              magnitude);
 }
 
