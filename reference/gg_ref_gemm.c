@@ -363,8 +363,9 @@ static void product(int64_t rows, int64_t cols, int64_t len, const double *a, in
 static enum gg_status check_operands(const struct gg_problem *p, const struct gg_operands *o,
                                      char *err, size_t err_len)
 {
-    int need_a = p->scaling != GG_SCALING_NONE && p->scaling != GG_SCALING_MX_B;
-    if ((need_a && !o->a_scale) || (p->scaling != GG_SCALING_NONE && !o->b_scale)) {
+    /* Scale arrays may be absent only when they would be empty (K = 0 under a block recipe). */
+    if ((gg_problem_a_scale_count(p) > 0 && !o->a_scale) ||
+        (gg_problem_b_scale_count(p) > 0 && !o->b_scale)) {
         snprintf(err, err_len, "reference: scaled problem without a_scale/b_scale");
         return GG_E_INVAL;
     }
