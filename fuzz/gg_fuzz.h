@@ -5,8 +5,10 @@
 #ifndef GG_FUZZ_H
 #define GG_FUZZ_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "kernels/gg_kernel.h"
 #include "oracles/gg_oracle.h"
@@ -226,5 +228,270 @@ void gg_corpus_list_free(char **files, size_t count);
 /* 1 when verdict v reproduces expect ("class=C [sig=S]"; NULL means class=pass): the class
    matches and, when the expectation names a signature, the signature matches too. */
 int gg_expect_holds(const char *expect, const struct gg_verdict *v);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Findings store (gg_findings.c)                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A findings directory keeps one case per signature: the file <class>-<16 hex of XXH3-64 of the
+ * signature>.case holds the (smallest known) case with metadata lines
+ *   @expect class=C sig=S          the verdict it reproduces
+ *   @finding count=N first_seen=T last_seen=T seed=0x... kernel=K [mutant=M]
+ * (T in UTC, ISO 8601; seed, kernel and mutant are those of the run that gave the stored case).
+ * Writes are atomic (gg_case_save), and each read-modify-write of a finding holds an exclusive
+ * flock(2) on <dir>/.lock, so several processes may share one directory: no file is torn and no
+ * count is lost.
+ */
+
+/* Records finding c (the case that ran) with verdict v. A new signature writes a new file
+   (*is_new = 1); a known one raises its count and last_seen, and replaces the stored case when c
+   is smaller (fewer groups, then fewer output elements), keeping the stored metadata. dir is
+   created when missing (one level). path (may be NULL) receives the file's path, path_len bytes
+   at most. A pass verdict or a signature with blanks is refused (GG_E_INVAL). */
+enum gg_status gg_findings_record(const char *dir, const struct gg_case *c,
+                                  const struct gg_verdict *v, uint64_t campaign_seed, int *is_new,
+                                  char *path, size_t path_len, char *err, size_t err_len);
+
+/* A set of known signatures, one per line in a text file ('#' comments, blank lines ignored;
+   the first word of a line is the signature, the rest a free note). */
+struct gg_sigset {
+    char **sigs;
+    size_t n;
+};
+/* Loads path; a missing file is an empty set. Free with gg_sigset_free(). */
+enum gg_status gg_sigset_load(const char *path, struct gg_sigset *s, char *err, size_t err_len);
+int gg_sigset_has(const struct gg_sigset *s, const char *signature);
+void gg_sigset_free(struct gg_sigset *s);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Case generation (gg_generate.c) and features (gg_features.c)                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Fault classes a campaign aims at (a bit mask). */
+enum gg_faults {
+    GG_FAULTS_SNR = 1u << 0,   /* accuracy: K from tiny to large, tile tails, data recipes, specials */
+    GG_FAULTS_I64 = 1u << 1,   /* offsets past 2^31 elements or 2^32 bytes, few groups with tokens */
+    GG_FAULTS_ZERO = 1u << 2,  /* empty groups in every position, K = 0 wgrad groups, all empty */
+    GG_FAULTS_ALIAS = 1u << 3, /* split-K, streams, workspace poisons, repeated runs */
+    GG_FAULTS_ALL = 0xFu
+};
+/* Parses "snr,i64,zero,alias" or "all"; 0 on error. */
+unsigned gg_faults_parse(const char *s);
+
+enum gg_strategy {
+    GG_STRATEGY_TARGETED = 0, /* draw from strategies aimed at each selected fault class */
+    GG_STRATEGY_UNIFORM       /* shapes and data drawn uniformly from the same space */
+};
+
+/* What a kernel (with a mutant) supports among the configurations the generator draws, probed
+   with supports() on small problems. Opaque; freed by gg_gen_caps_free(). */
+struct gg_gen_caps;
+
+struct gg_gen_config {
+    const struct gg_kernel *kernel; /* the kernel under test: cases are drawn among what it supports */
+    const char *mutant;             /* written into every case ("" or NULL: none) */
+    unsigned faults;                /* enum gg_faults mask (0: all) */
+    enum gg_strategy strategy;
+    int64_t max_host_bytes;         /* cases estimated above this are not drawn (0: 2 GiB) */
+    const struct gg_gen_caps *caps; /* (optional) gg_gen_caps_probe() of this kernel and mutant,
+                                       so that calls skip the probing; NULL: probe every call */
+};
+
+/* Probes cfg->kernel with cfg->mutant (cfg->caps is ignored). Returns GG_E_UNSUPPORTED when
+   the kernel supports none of the configurations, GG_E_INVAL for a mutant it does not have. */
+enum gg_status gg_gen_caps_probe(const struct gg_gen_config *cfg, struct gg_gen_caps **caps,
+                                 char *err, size_t err_len);
+void gg_gen_caps_free(struct gg_gen_caps *caps);
+
+/*
+ * Case number i of a campaign with seed: a pure function of (config, seed, i), so a campaign is
+ * reproducible and any case can be drawn again from its number. The case is initialised by the
+ * callee (free with gg_case_free) and is supported by the kernel. Returns GG_E_UNSUPPORTED when
+ * the kernel supports nothing the configuration can draw.
+ */
+enum gg_status gg_generate(const struct gg_gen_config *cfg, uint64_t seed, uint64_t i,
+                           struct gg_case *c, char *err, size_t err_len);
+/* A mutation of parent (case number i of the campaign): one or a few structural or data edits
+   aimed at the selected fault classes. Same contract as gg_generate(). */
+enum gg_status gg_mutate(const struct gg_gen_config *cfg, const struct gg_case *parent,
+                         uint64_t seed, uint64_t i, struct gg_case *c, char *err, size_t err_len);
+
+/* Structural features of a case run (for novelty), plus its margins. */
+#define GG_FEATURES_MAX 48
+struct gg_features {
+    uint32_t v[GG_FEATURES_MAX]; /* hashed feature values, sorted, unique */
+    int n;
+    double snr_margin_db;        /* worst group SNR minus its threshold (+inf when exact) */
+    int offset_bits;             /* bits of the largest element or byte offset the case reaches */
+};
+/* Features of case c on kernel k (tile residues per dimension, group pattern, offset-bit bucket,
+   dispatch options, dtype tuple) and, when r is not NULL, its margins. */
+void gg_case_features(const struct gg_case *c, const struct gg_kernel *k,
+                      const struct gg_run_result *r, struct gg_features *f);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Minimiser (gg_minimize.c)                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+struct gg_min_opts {
+    double max_total_time_s;     /* stop after this long (0: 600 s) */
+    int repeats;                 /* a step counts when the signature reproduces this many times of
+                                    as many runs (0: 1; intermittent faults want 2 or more) */
+    double timeout_s;            /* per run (0: 300 s) */
+    struct gg_run_opts run;      /* kernel/mutant overrides, memory limit */
+    const char *progress_path;   /* (optional) saved after each successful round */
+    const char *findings_dir;    /* (optional) a different fault met on the way is recorded here */
+};
+
+struct gg_min_stats {
+    int rounds, attempts, kept, other_faults;
+    int cache_hits;                    /* candidates answered from the cache of tested cases */
+    int64_t groups_before, groups_after;
+    int64_t elems_before, elems_after; /* logical output elements */
+    double seconds;
+};
+
+/*
+ * Shrinks c in place while the verdict keeps signature (every run in its own process, see
+ * gg_run_case_isolated): delete groups (ddmin), unify groups, shrink N and K together, shrink each
+ * size in tile coordinates (q·tile + r, q first), canonicalise leading dimensions, strides and
+ * offsets, simplify the data towards small integers. Stops at a fixpoint or the time limit.
+ */
+enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struct gg_min_opts *o,
+                           struct gg_min_stats *st, char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Campaigns (gg_campaign.c), workers (gg_worker.c), statistics (gg_stats.c), self-test        */
+/* (gg_selftest.c)                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Why a campaign ended. */
+enum gg_stop {
+    GG_STOP_NONE = 0,
+    GG_STOP_TIME,    /* the time budget was spent */
+    GG_STOP_RUNS,    /* the number of runs was reached */
+    GG_STOP_FILE,    /* the stop file appeared */
+    GG_STOP_SIGNAL,  /* the stop flag was raised (SIGINT, SIGTERM) */
+    GG_STOP_FINDING, /* stop_after_findings new signatures were found */
+    GG_STOP_ERROR    /* the campaign could not go on (no case can be drawn, workers do not start) */
+};
+/* "time budget", "runs", "stop file", "signal", "finding", "error", "none". */
+const char *gg_stop_name(enum gg_stop s);
+
+/* What a campaign did. Times are seconds since its start. */
+struct gg_campaign_stats {
+    enum gg_stop stop;
+    uint64_t seed;
+    double seconds;
+    int64_t execs;              /* cases run to an outcome (replays, crashes and timeouts too) */
+    int64_t replayed;           /* stored failures replayed first */
+    int64_t possibly_fixed;     /* ... of which now pass */
+    int64_t mutated;            /* cases drawn by mutating a corpus case (the rest: generated) */
+    int64_t corpus_count;       /* cases kept: loaded from the corpus directories and added */
+    int64_t new_units;          /* cases this campaign added to the corpus */
+    int64_t features;           /* distinct features seen */
+    int64_t faults_total;       /* runs with a fault verdict */
+    int64_t faults[GG_CLASS_COUNT]; /* ... by class (index GG_CLASS_PASS unused) */
+    int64_t unique_sigs;        /* distinct signatures found */
+    int64_t new_sigs;           /* ... of which not in the known-signatures file */
+    int64_t stored_sigs;        /* ... of which new to the artifacts directory */
+    int64_t minimized;          /* signatures minimised */
+    enum gg_class worst_new;    /* most severe class among the new signatures (PASS: none) */
+    int64_t worker_restarts, timeouts, refused, errors;
+    double slowest_s;           /* slowest run to an outcome */
+    double min_snr_margin_db;   /* smallest SNR margin of a passing run (+inf: none) */
+    int max_offset_bits;        /* largest offset a case reached, in bits */
+    double last_new_s, last_fault_s; /* -1 when none */
+    /* The first new signature. */
+    double first_finding_s;     /* -1 when none */
+    int64_t first_finding_execs;
+    enum gg_class first_class;
+    char first_signature[GG_SIGNATURE_MAX];
+    char first_path[1024];      /* its file in the artifacts directory */
+    int64_t first_groups;       /* groups of the case that found it */
+    int64_t first_groups_min;   /* groups after minimisation (-1: not minimised) */
+};
+
+struct gg_campaign_config {
+    const char *kernel;              /* the kernel under test */
+    const char *mutant;              /* NULL or "": the correct kernel */
+    unsigned faults;                 /* enum gg_faults mask (0: all) */
+    enum gg_strategy strategy;
+    double max_total_time_s;         /* 0: no limit */
+    int64_t max_runs;                /* 0: no limit */
+    uint64_t seed;                   /* 0: chosen from the clock and the process id */
+    int workers;                     /* 0: one per online CPU for CPU kernels, else 1 */
+    double timeout_s;                /* per case (0: 10 s); a case past it runs once more with
+                                        4x the limit in a fresh worker before it is a timeout */
+    const char *const *corpus_dirs;  /* loaded first; the first receives new cases */
+    int n_corpus_dirs;
+    const char *artifacts_dir;       /* findings (NULL: ggfuzz-out/artifacts) */
+    const char *stats_dir;           /* fuzzer_stats, plot_data, cur_input.<w> (NULL: the
+                                        artifacts directory's parent) */
+    const char *known_path;          /* (optional) signatures that do not count as new */
+    const char *stop_file;           /* (optional) the campaign ends once this file exists */
+    int no_minimize;
+    double minimize_s;               /* budget per new signature (0: 30 s), capped by the time
+                                        left */
+    int stop_after_findings;         /* end after this many new signatures (0: never) */
+    struct gg_run_opts run;          /* memory limit and certification (kernel, mutant unused) */
+    const char *worker_exe;          /* ggfuzz binary started as `worker` (NULL: /proc/self/exe) */
+    const char *const *plugins;      /* passed to each worker as --plugin */
+    int n_plugins;
+    double stats_interval_s;         /* fuzzer_stats and plot_data period (0: 1 s) */
+    FILE *log;                       /* INFO, FAULT and final lines (NULL: silent) */
+    int status_line;                 /* live status line on log: -1 when log is a terminal */
+    const char *command_line;        /* (optional) recorded in fuzzer_stats */
+    const volatile sig_atomic_t *stop_flag; /* (optional) non-zero ends the campaign cleanly */
+    /* (optional) called at every statistics tick with the live worker process ids. */
+    void (*on_tick)(const struct gg_campaign_stats *s, const int *worker_pids, int n_workers,
+                    void *user);
+    void *user;
+};
+
+/*
+ * Runs a campaign: replays the stored failures (cases with a non-pass @expect for this kernel and
+ * mutant) of the corpus and artifacts directories, then runs generated and mutated cases until a
+ * limit, the stop flag or the stop file ends it. Every case runs in a worker process (`worker`
+ * command of worker_exe); the campaign itself never runs a kernel. Each fault is recorded with
+ * gg_findings_record() and each signature new to the artifacts directory is minimised. st is
+ * filled also when the campaign ends early. Returns GG_OK when it ran (findings are in st), or a
+ * status and message for a harness failure (bad directory, no worker would start).
+ */
+enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_campaign_stats *st,
+                               char *err, size_t err_len);
+
+/* The loop of `ggfuzz worker`: announces itself on out_fd, then reads case requests from in_fd
+   and answers each with the outcome of gg_run_case(), until end of file (GG_OK) or a broken
+   pipe (GG_E_IO). */
+enum gg_status gg_worker_main(int in_fd, int out_fd, char *err, size_t err_len);
+
+struct gg_selftest_config {
+    double per_mutant_s;             /* budget of each campaign (0: 20 s) */
+    uint64_t seed;                   /* 0: chosen and printed */
+    const char *kernel;              /* NULL: every registered kernel */
+    int workers;                     /* as in gg_campaign_config */
+    double timeout_s;
+    const char *worker_exe;
+    const char *const *plugins;
+    int n_plugins;
+    FILE *out;                       /* one line per mutant and per kernel (NULL: silent) */
+    const volatile sig_atomic_t *stop_flag;
+};
+
+struct gg_selftest_result {
+    int mutants, found;              /* mutants tried, and found */
+    int kernels, clean;              /* correct kernels run, and without findings */
+    int stopped;                     /* the stop flag ended it early */
+};
+
+/*
+ * For every mutant of every kernel (or of cfg->kernel), a fresh campaign in temporary
+ * directories that stops at the first finding; then every correct kernel for the same budget,
+ * which must find nothing. The self-test passes when found == mutants and clean == kernels.
+ */
+enum gg_status gg_selftest_run(const struct gg_selftest_config *cfg, struct gg_selftest_result *res,
+                               char *err, size_t err_len);
 
 #endif /* GG_FUZZ_H */

@@ -1,0 +1,386 @@
+/*
+ * test_fuzz_campaign.c — campaigns through the library API, with real worker processes (the
+ * ggfuzz binary): a correct kernel gives no finding and sane statistics files; a mutant is found
+ * with its class and a minimised artifact that replays; a worker killed mid-campaign is replaced;
+ * the stop file and the run limit end a campaign; stored failures are replayed first, reported as
+ * possibly fixed when they pass, and known signatures do not count as new.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "fuzz/gg_fuzz.h"
+
+#define MUTANTS GG_SOURCE_DIR "/corpus/mutants"
+
+/* Workers are the ggfuzz binary: it must be built. */
+static void need_ggfuzz(void)
+{
+    cr_assert_eq(access(GGFUZZ_BIN, X_OK), 0, "%s is not built", GGFUZZ_BIN);
+}
+
+TestSuite(campaign, .init = need_ggfuzz, .timeout = 120);
+
+/* A fresh directory for one campaign; its corpus/ and artifacts/ are made by the campaign. */
+struct dirs {
+    char root[64], corpus[96], artifacts[96];
+};
+
+static void make_dirs(struct dirs *d)
+{
+    snprintf(d->root, sizeof d->root, "/tmp/ggfuzz-campaign-XXXXXX");
+    cr_assert_not_null(mkdtemp(d->root));
+    snprintf(d->corpus, sizeof d->corpus, "%s/corpus", d->root);
+    snprintf(d->artifacts, sizeof d->artifacts, "%s/artifacts", d->root);
+}
+
+static void remove_dirs(const struct dirs *d)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->root);
+    cr_expect_eq(system(cmd), 0);
+}
+
+static struct gg_campaign_config config(const struct dirs *d, const char *kernel,
+                                        const char *mutant, const char **corpus)
+{
+    corpus[0] = d->corpus;
+    return (struct gg_campaign_config){.kernel = kernel,
+                                       .mutant = mutant,
+                                       .seed = 12345,
+                                       .workers = 2,
+                                       .timeout_s = 20,
+                                       .corpus_dirs = corpus,
+                                       .n_corpus_dirs = 1,
+                                       .artifacts_dir = d->artifacts,
+                                       .minimize_s = 2,
+                                       .worker_exe = GGFUZZ_BIN,
+                                       .stats_interval_s = 0.2};
+}
+
+static void run_campaign(const struct gg_campaign_config *cfg, struct gg_campaign_stats *st)
+{
+    char err[2048] = "";
+    cr_assert_eq(gg_campaign_run(cfg, st, err, sizeof err), GG_OK, "%s", err);
+}
+
+/* Value of `key : value` in a fuzzer_stats file, as a number. */
+static double stat_value(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    cr_assert_not_null(p, "no %s in fuzzer_stats:\n%s", key, text);
+    p = strchr(p, ':');
+    cr_assert_not_null(p);
+    return strtod(p + 1, NULL);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot open %s", path);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+Test(campaign, a_correct_kernel_gives_nothing_and_sane_statistics)
+{
+    struct dirs d;
+    make_dirs(&d);
+    const char *corpus[1];
+    struct gg_campaign_config cfg = config(&d, "grouped_bf16_cpu_tiled", NULL, corpus);
+    cfg.max_total_time_s = 2;
+    struct gg_campaign_stats st;
+    run_campaign(&cfg, &st);
+    cr_expect_eq(st.stop, GG_STOP_TIME);
+    cr_expect_eq(st.seed, 12345u);
+    cr_expect_gt(st.execs, 0);
+    cr_expect_eq(st.unique_sigs, 0, "first: %s", st.first_signature);
+    cr_expect_eq(st.faults_total, 0);
+    cr_expect_eq(st.worst_new, GG_CLASS_PASS);
+    cr_expect_gt(st.features, 0);
+    cr_expect_gt(st.corpus_count, 0);
+    cr_expect_eq(st.worker_restarts, 0);
+
+    char path[256];
+    snprintf(path, sizeof path, "%s/fuzzer_stats", d.root);
+    const char *stats = slurp(path);
+    cr_expect_eq((int64_t)stat_value(stats, "execs_done"), st.execs);
+    cr_expect_gt(stat_value(stats, "execs_per_sec"), 0);
+    cr_expect_eq(stat_value(stats, "faults_total"), 0);
+    cr_expect_eq((int64_t)stat_value(stats, "corpus_count"), st.corpus_count);
+    cr_expect(strstr(stats, "stop_reason       : time budget"), "%s", stats);
+    cr_expect(strstr(stats, "kernel            : grouped_bf16_cpu_tiled"), "%s", stats);
+
+    snprintf(path, sizeof path, "%s/plot_data", d.root);
+    const char *plot = slurp(path);
+    cr_expect_eq(strncmp(plot, "# relative_time, execs_done,", 28), 0, "%s", plot);
+    int rows = 0;
+    double last_execs = -1;
+    for (const char *line = strchr(plot, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double t, execs;
+        cr_assert_eq(sscanf(line + 1, "%lf, %lf,", &t, &execs), 2, "%s", line + 1);
+        cr_expect_geq(execs, last_execs, "execs go down in plot_data");
+        last_execs = execs;
+        rows++;
+    }
+    cr_expect_geq(rows, 2);
+    cr_expect_eq((int64_t)last_execs, st.execs);
+
+    /* New corpus cases were written to the first corpus directory. */
+    char **files;
+    size_t n;
+    char err[512];
+    cr_assert_eq(gg_corpus_list(d.corpus, &files, &n, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq((int64_t)n, st.new_units);
+    gg_corpus_list_free(files, n);
+    remove_dirs(&d);
+}
+
+/* Finds mutant with the expected class, and every artifact replays to its signature. */
+static void find_mutant(const char *kernel, const char *mutant, enum gg_class cls)
+{
+    struct dirs d;
+    make_dirs(&d);
+    const char *corpus[1];
+    struct gg_campaign_config cfg = config(&d, kernel, mutant, corpus);
+    cfg.max_total_time_s = 20;
+    cfg.stop_after_findings = 1;
+    struct gg_campaign_stats st;
+    run_campaign(&cfg, &st);
+    cr_assert_eq(st.stop, GG_STOP_FINDING, "%s+%s not found in %lld runs", kernel, mutant,
+                 (long long)st.execs);
+    cr_expect_eq(st.first_class, cls, "class %s, signature %s", gg_class_name(st.first_class),
+                 st.first_signature);
+    cr_expect_eq(st.worst_new, st.first_class);
+    cr_expect_geq(st.first_finding_s, 0);
+    cr_expect_gt(st.first_finding_execs, 0);
+    cr_expect_geq(st.minimized, 1);
+    cr_expect_geq(st.first_groups_min, 1);
+    cr_expect_leq(st.first_groups_min, st.first_groups);
+
+    /* Replaying the artifacts directory reproduces each saved signature. */
+    char **files;
+    size_t n;
+    char err[1024];
+    cr_assert_eq(gg_corpus_list(d.artifacts, &files, &n, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_geq(n, 1);
+    int first_seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct gg_case c;
+        cr_assert_eq(gg_case_load(files[i], &c, err, sizeof err), GG_OK, "%s", err);
+        struct gg_run_result r;
+        struct gg_run_opts o = {0};
+        cr_assert_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_OK, "%s", err);
+        cr_expect(gg_expect_holds(gg_case_meta(&c, "expect"), &r.verdict), "%s: %s gives %s",
+                  files[i], gg_case_meta(&c, "expect"), r.verdict.signature);
+        if (strcmp(files[i], st.first_path) == 0) {
+            /* The campaign seed (12345) is stored with the finding. */
+            const char *finding = gg_case_meta(&c, "finding");
+            cr_expect(finding && strstr(finding, "seed=0x0000000000003039"), "%s: %s", files[i],
+                      finding ? finding : "no @finding");
+            first_seen = 1;
+            cr_expect_eq(c.groups, st.first_groups_min);
+        }
+        gg_run_result_free(&r);
+        gg_case_free(&c);
+    }
+    cr_expect(first_seen, "%s is not in the artifacts", st.first_path);
+    gg_corpus_list_free(files, n);
+    remove_dirs(&d);
+}
+
+Test(campaign, finds_the_zero_length_pointer_skip)
+{
+    find_mutant("grouped_bf16_cpu_serial", "zero_len_ptr_skip", GG_CLASS_SNR);
+}
+
+Test(campaign, finds_the_unwritten_wgrad_of_empty_groups)
+{
+    find_mutant("grouped_bf16_cpu_tiled", "wgrad_zero_uninit", GG_CLASS_UNWRITTEN);
+}
+
+/* Kills worker 0 at the first tick that has seen runs, then stops (SIGSTOP) the worker in slot 1
+   so that its case runs past the time limit; notes the runs at the kill. */
+struct killer {
+    int killed_pid, stopped_pid;
+    int64_t execs_at_kill;
+};
+
+static void kill_and_stop(const struct gg_campaign_stats *s, const int *pids, int n, void *user)
+{
+    struct killer *k = user;
+    if (n < 2 || s->execs < 2)
+        return;
+    if (!k->killed_pid && pids[0] > 0) {
+        k->killed_pid = pids[0];
+        k->execs_at_kill = s->execs;
+        kill(pids[0], SIGKILL);
+    } else if (k->killed_pid && !k->stopped_pid && s->execs > k->execs_at_kill && pids[1] > 0) {
+        k->stopped_pid = pids[1];
+        kill(pids[1], SIGSTOP);
+    }
+}
+
+Test(campaign, killed_and_hung_workers_are_replaced_and_the_campaign_goes_on)
+{
+    struct dirs d;
+    make_dirs(&d);
+    const char *corpus[1];
+    struct gg_campaign_config cfg = config(&d, "grouped_bf16_cpu_tiled", NULL, corpus);
+    cfg.max_total_time_s = 6;
+    cfg.timeout_s = 2;
+    cfg.no_minimize = 1;
+    struct killer k = {0};
+    cfg.on_tick = kill_and_stop;
+    cfg.user = &k;
+    struct gg_campaign_stats st;
+    run_campaign(&cfg, &st);
+    cr_assert_neq(k.killed_pid, 0, "no worker was killed (%lld runs)", (long long)st.execs);
+    cr_assert_neq(k.stopped_pid, 0, "no worker was stopped (%lld runs)", (long long)st.execs);
+    cr_expect_eq(st.stop, GG_STOP_TIME);
+    cr_expect_geq(st.worker_restarts, 2);
+    cr_expect_gt(st.execs, k.execs_at_kill + 1, "no runs after the kill");
+    /* The hung case was killed at the limit and re-run with 4x the limit in a fresh worker,
+       where it passes: a timeout, but no timeout finding. */
+    cr_expect_geq(st.timeouts, 1);
+    cr_expect_eq(st.faults[GG_CLASS_TIMEOUT], 0);
+    /* A worker killed while running a case is a crash finding of that case; killed between
+       cases it is only replaced. Nothing else may be found on the correct kernel. */
+    cr_expect_eq(st.faults_total, st.faults[GG_CLASS_CRASH]);
+    cr_expect_leq(st.faults[GG_CLASS_CRASH], 1);
+    remove_dirs(&d);
+}
+
+/* Creates the stop file at the first tick. */
+static void touch_stop(const struct gg_campaign_stats *s, const int *pids, int n, void *user)
+{
+    (void)s, (void)pids, (void)n;
+    FILE *f = fopen(user, "w");
+    if (f)
+        fclose(f);
+}
+
+Test(campaign, the_stop_file_ends_it)
+{
+    struct dirs d;
+    make_dirs(&d);
+    const char *corpus[1];
+    char stop[128];
+    snprintf(stop, sizeof stop, "%s/stop", d.root);
+    struct gg_campaign_config cfg = config(&d, "grouped_bf16_cpu_tiled", NULL, corpus);
+    cfg.max_total_time_s = 100;
+    cfg.stop_file = stop;
+    cfg.on_tick = touch_stop;
+    cfg.user = stop;
+    struct gg_campaign_stats st;
+    run_campaign(&cfg, &st);
+    cr_expect_eq(st.stop, GG_STOP_FILE);
+    cr_expect_lt(st.seconds, 100);
+    char path[256];
+    snprintf(path, sizeof path, "%s/fuzzer_stats", d.root);
+    cr_expect(strstr(slurp(path), "stop_reason       : stop file"));
+    remove_dirs(&d);
+}
+
+Test(campaign, the_run_limit_ends_it)
+{
+    struct dirs d;
+    make_dirs(&d);
+    const char *corpus[1];
+    struct gg_campaign_config cfg = config(&d, "grouped_bf16_cpu_tiled", NULL, corpus);
+    cfg.max_runs = 20;
+    struct gg_campaign_stats st;
+    run_campaign(&cfg, &st);
+    cr_expect_eq(st.stop, GG_STOP_RUNS);
+    cr_expect_eq(st.execs, 20);
+    remove_dirs(&d);
+}
+
+static void copy_case(const char *from, const char *to, const char *kernel, const char *mutant)
+{
+    struct gg_case c;
+    char err[512];
+    cr_assert_eq(gg_case_load(from, &c, err, sizeof err), GG_OK, "%s", err);
+    snprintf(c.kernel, sizeof c.kernel, "%s", kernel);
+    snprintf(c.mutant, sizeof c.mutant, "%s", mutant);
+    cr_assert_eq(gg_case_save(&c, to, err, sizeof err), GG_OK, "%s", err);
+    gg_case_free(&c);
+}
+
+Test(campaign, stored_failures_are_replayed_first)
+{
+    struct dirs d;
+    make_dirs(&d);
+    cr_assert_eq(mkdir(d.corpus, 0755), 0);
+    char path[256];
+    /* A stored failure of the serial kernel's mutant, and the same case on the correct kernel,
+       where it now passes. */
+    snprintf(path, sizeof path, "%s/still.case", d.corpus);
+    copy_case(MUTANTS "/zero_len_ptr_skip.case", path, "grouped_bf16_cpu_serial",
+              "zero_len_ptr_skip");
+    const char *corpus[1];
+    struct gg_campaign_config cfg = config(&d, "grouped_bf16_cpu_serial", "zero_len_ptr_skip",
+                                           corpus);
+    cfg.max_runs = 1;
+    cfg.no_minimize = 1;
+    struct gg_campaign_stats st;
+    run_campaign(&cfg, &st);
+    cr_expect_eq(st.replayed, 1);
+    cr_expect_eq(st.possibly_fixed, 0);
+    cr_expect_eq(st.execs, 1);
+    cr_expect_eq(st.unique_sigs, 1);
+    cr_expect_eq(st.new_sigs, 1);
+    cr_expect_eq(st.first_class, GG_CLASS_SNR);
+    cr_expect_eq(st.stored_sigs, 1);
+
+    /* The signature now known: the same replay finds nothing new. */
+    char known[256];
+    snprintf(known, sizeof known, "%s/known.txt", d.root);
+    FILE *f = fopen(known, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "# tracked\n%s\n", st.first_signature);
+    fclose(f);
+    cfg.known_path = known;
+    run_campaign(&cfg, &st);
+    cr_expect_eq(st.replayed, 1);
+    cr_expect_eq(st.unique_sigs, 1);
+    cr_expect_eq(st.new_sigs, 0);
+    cr_expect_eq(st.stored_sigs, 0);
+    cr_expect_eq(st.worst_new, GG_CLASS_PASS);
+
+    /* On the correct kernel, a stored failure of it that now passes is possibly fixed. */
+    snprintf(path, sizeof path, "%s/fixed.case", d.corpus);
+    copy_case(MUTANTS "/zero_len_ptr_skip.case", path, "grouped_bf16_cpu_serial", "");
+    cfg = config(&d, "grouped_bf16_cpu_serial", NULL, corpus);
+    cfg.max_runs = 1;
+    run_campaign(&cfg, &st);
+    cr_expect_eq(st.replayed, 1);
+    cr_expect_eq(st.possibly_fixed, 1);
+    cr_expect_eq(st.unique_sigs, 0);
+    remove_dirs(&d);
+}
+
+Test(campaign, refuses_an_unknown_kernel_or_mutant)
+{
+    struct dirs d;
+    make_dirs(&d);
+    const char *corpus[1];
+    struct gg_campaign_stats st;
+    char err[512];
+    struct gg_campaign_config cfg = config(&d, "no_such_kernel", NULL, corpus);
+    cr_expect_eq(gg_campaign_run(&cfg, &st, err, sizeof err), GG_E_INVAL);
+    cr_expect(strstr(err, "no_such_kernel"), "%s", err);
+    cfg = config(&d, "grouped_bf16_cpu_tiled", "no_such_mutant", corpus);
+    cr_expect_eq(gg_campaign_run(&cfg, &st, err, sizeof err), GG_E_INVAL);
+    cr_expect(strstr(err, "no_such_mutant"), "%s", err);
+    cr_expect_eq(st.stop, GG_STOP_ERROR);
+    remove_dirs(&d);
+}
