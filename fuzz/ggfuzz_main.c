@@ -560,6 +560,20 @@ static int campaign_seed(const char *s, uint64_t *out)
 }
 
 /* The plugins to forward to workers: the leading --plugin pairs and those after the command. */
+/* The options fuzz and selftest share: --timeout (t), --workers (w), --seed (s). */
+static int worker_option(int ch, const char *arg, double *timeout_s, int *workers, uint64_t *seed)
+{
+    double v;
+    if (ch == 't')
+        return campaign_number("--timeout", arg, 0, timeout_s);
+    if (ch == 's')
+        return campaign_seed(arg, seed);
+    if (campaign_number("--workers", arg, 1, &v) != 0 || v > 256)
+        return -1;
+    *workers = (int)v;
+    return 0;
+}
+
 struct plugin_list {
     const char *paths[64];
     int n;
@@ -638,22 +652,15 @@ static int cmd_fuzz(int argc, char **argv, char **lead, int n_lead)
             if (campaign_number("--max-total-time", optarg, 0, &cfg.max_total_time_s) != 0)
                 return EXIT_USAGE;
             break;
-        case 't':
-            if (campaign_number("--timeout", optarg, 0, &cfg.timeout_s) != 0)
-                return EXIT_USAGE;
-            break;
         case 'r':
             if (campaign_number("--runs", optarg, 1, &v) != 0)
                 return EXIT_USAGE;
             cfg.max_runs = (int64_t)v;
             break;
+        case 't':
         case 'w':
-            if (campaign_number("--workers", optarg, 1, &v) != 0 || v > 256)
-                return EXIT_USAGE;
-            cfg.workers = (int)v;
-            break;
         case 's':
-            if (campaign_seed(optarg, &cfg.seed) != 0)
+            if (worker_option(ch, optarg, &cfg.timeout_s, &cfg.workers, &cfg.seed) != 0)
                 return EXIT_USAGE;
             break;
         case 'M':
@@ -704,7 +711,6 @@ static int cmd_selftest(int argc, char **argv, char **lead, int n_lead)
     memset(&cfg, 0, sizeof cfg);
     struct plugin_list pl = {.n = 0};
     plugin_lead(&pl, lead, n_lead);
-    double v;
     int ch, rc;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -715,16 +721,9 @@ static int cmd_selftest(int argc, char **argv, char **lead, int n_lead)
                 return EXIT_USAGE;
             break;
         case 't':
-            if (campaign_number("--timeout", optarg, 0, &cfg.timeout_s) != 0)
-                return EXIT_USAGE;
-            break;
         case 'w':
-            if (campaign_number("--workers", optarg, 1, &v) != 0 || v > 256)
-                return EXIT_USAGE;
-            cfg.workers = (int)v;
-            break;
         case 's':
-            if (campaign_seed(optarg, &cfg.seed) != 0)
+            if (worker_option(ch, optarg, &cfg.timeout_s, &cfg.workers, &cfg.seed) != 0)
                 return EXIT_USAGE;
             break;
         case 'p':
