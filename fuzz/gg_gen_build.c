@@ -331,6 +331,10 @@ static int64_t out_rows(const struct gg_case *c)
     return rows;
 }
 
+/* Planted fractions, short in the case text. */
+static const double PLANT_FRACTIONS[] = {0.002, 0.003, 0.005, 0.01, 0.02, 0.03, 0.05};
+#define N_FRACTIONS ((int)(sizeof PLANT_FRACTIONS / sizeof PLANT_FRACTIONS[0]))
+
 double gen_plant_fraction(const struct gg_case *c)
 {
     int64_t outputs = out_rows(c);
@@ -338,7 +342,10 @@ double gen_plant_fraction(const struct gg_case *c)
     if (c->scaling != GG_SCALING_MX || blocks < 1 || n_out < 1)
         return 0.0;
     double f = 4.0 * pow(2e-5 / (n_out * blocks * blocks), 0.25);
-    return f < 0.002 ? 0.0 : f > 0.05 ? 0.05 : f;
+    int i = N_FRACTIONS - 1;
+    while (i >= 0 && PLANT_FRACTIONS[i] > f)
+        i--;
+    return i < 0 ? 0.0 : PLANT_FRACTIONS[i];
 }
 
 void gen_plant(struct gen *g, struct gg_case *c)
@@ -346,7 +353,11 @@ void gen_plant(struct gen *g, struct gg_case *c)
     double f = gen_plant_fraction(c);
     if (f <= 0.0)
         return;
-    c->plant_e8m0 = f * (0.5 + 0.5 * gen_range(&g->r, 0, 1));
+    int i = N_FRACTIONS - 1;
+    while (PLANT_FRACTIONS[i] > f)
+        i--;
+    i -= (int)gen_range(&g->r, 0, 1);
+    c->plant_e8m0 = PLANT_FRACTIONS[i > 0 ? i : 0];
     c->dist_a = c->dist_b = (struct gg_dist){.kind = GG_DIST_NORMAL, .p = {0.0, 1e-9, 0.0}};
     c->dist_a.fmt = c->a_dtype;
     c->dist_b.fmt = c->b_dtype;

@@ -149,11 +149,13 @@ void gen_fit_data(struct gg_case *c);
  * signs in one output turn a correct fp32 accumulator into NaN where the binary64 reference is
  * finite. With λ = (K/32)·(f/4)^2 such products per output, an output holds two with
  * probability about λ²/2, so f is chosen to keep the expected count over the case's outputs
- * below 1e-5: f = 4·(2e-5 / (outputs·(K/32)^2))^(1/4), at most 0.05, and none below 0.002.
+ * below 1e-5: f = 4·(2e-5 / (outputs·(K/32)^2))^(1/4) rounded down to a short value of
+ * 0.002 .. 0.05 (none below 0.002).
  * Not under mx_b: a kernel that dequantises the weights to fp32 before the product (as a
  * correct weight-only kernel may) overflows on 0xFE times an element of 2 or more, where the
  * binary64 reference does not, which is no fault of the kernel.
- * gen_plant_fraction() returns that f (0: do not plant); gen_plant() plants f/2 or f.
+ * gen_plant_fraction() returns that f (0: do not plant); gen_plant() plants f or the value
+ * below it.
  */
 double gen_plant_fraction(const struct gg_case *c);
 void gen_plant(struct gen *g, struct gg_case *c);
