@@ -570,8 +570,8 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
                     4 * (gg_problem_a_scale_count(p) + gg_problem_b_scale_count(p)) +
                     gg_dtype_bytes(p->bias_dtype, gg_problem_bias_count(p)) +
                     8 * 3 * GG_CANARY_BYTES;
-    if (quantised) /* the unquantised source operands in f32 */
-        bytes += 4 * (gg_problem_a_span(p) + gg_problem_b_span(p));
+    if (quantised) /* the unquantised source operands in f32: pages of used rows only */
+        bytes += used_bytes(p, 0, GG_DTYPE_F32) + used_bytes(p, 1, GG_DTYPE_F32);
     /* Reference: c and |a||b| in double, plus the source product for quantised inputs; one
        group's operands gathered as doubles (values and magnitudes). */
     int64_t gather = 0;

@@ -369,7 +369,7 @@ static enum gg_status check_operands(const struct gg_problem *p, const struct gg
         snprintf(err, err_len, "reference: scaled problem without a_scale/b_scale");
         return GG_E_INVAL;
     }
-    if (p->bias_dtype != GG_DTYPE_NONE && !o->bias) {
+    if (gg_problem_bias_count(p) > 0 && !o->bias) {
         snprintf(err, err_len, "reference: bias_dtype %s without a bias",
                  gg_dtype_name(p->bias_dtype));
         return GG_E_INVAL;
