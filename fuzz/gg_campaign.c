@@ -85,6 +85,7 @@ struct campaign {
     const struct gg_campaign_config *cfg;
     const struct gg_kernel *k;
     struct gg_gen_config gen;
+    struct gg_gen_caps *caps; /* probed once: gen.caps points here */
     struct gg_campaign_stats *st;
     char mutant[GG_CASE_NAME_MAX];
     char artifacts[PATH_MAX_LEN], stats_dir[PATH_MAX_LEN], exe[PATH_MAX_LEN];
@@ -1157,6 +1158,10 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
                                     .faults = cfg->faults ? cfg->faults : GG_FAULTS_ALL,
                                     .strategy = cfg->strategy,
                                     .max_host_bytes = cfg->run.max_mem_bytes};
+    /* What the kernel supports is probed once here, not for every case drawn. */
+    char perr[256];
+    if (gg_gen_caps_probe(&c->gen, &c->caps, perr, sizeof perr) == GG_OK)
+        c->gen.caps = c->caps;
     snprintf(c->artifacts, sizeof c->artifacts, "%s",
              cfg->artifacts_dir ? cfg->artifacts_dir : "ggfuzz-out/artifacts");
     if (cfg->stats_dir)
@@ -1214,6 +1219,7 @@ static void teardown(struct campaign *c)
     free(c->sigs);
     free(c->mins);
     gg_sigset_free(&c->known);
+    gg_gen_caps_free(c->caps);
 }
 
 static uint64_t pick_seed(void)
