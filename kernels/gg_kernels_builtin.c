@@ -1,8 +1,15 @@
 /*
  * gg_kernels_builtin.c — the table of in-tree kernels, in a fixed order. The harness lists and
  * looks kernels up through gg_kernels_builtin(); adding a kernel means adding its descriptor here.
+ * GPU and vendor-library kernels join the table when the build has them (GG_CUDA / GG_HIP).
  */
 #include "kernels/cpu/cpu_int.h"
+#ifdef GG_HAVE_GPU_KERNELS
+#include "kernels/gpu/gpu_kernels.h" /* defines GG_GPU_KERNELS, a list of &descriptor, */
+#endif
+#ifdef GG_HAVE_VENDOR_KERNELS
+#include "kernels/vendor/vendor_kernels.h" /* defines GG_VENDOR_KERNELS likewise */
+#endif
 
 static const struct gg_kernel *const builtin_kernels[] = {
     &gg_kernel_grouped_bf16_cpu_tiled,
@@ -18,6 +25,12 @@ static const struct gg_kernel *const builtin_kernels[] = {
     &gg_kernel_mx_e4m3_cpu_gemv,
     &gg_kernel_mx_e4m3_cpu_tiled,
     &gg_kernel_moe_mx_e4m3_cpu_sorted,
+#ifdef GG_HAVE_GPU_KERNELS
+    GG_GPU_KERNELS
+#endif
+#ifdef GG_HAVE_VENDOR_KERNELS
+    GG_VENDOR_KERNELS
+#endif
 };
 
 const struct gg_kernel *const *gg_kernels_builtin(size_t *count)
