@@ -1,0 +1,186 @@
+/*
+ * cli_common.c — the usage text of every command and what the command files share: option
+ * parsers that name the option in their message, and plugin loading (GGFUZZ_PLUGINS first, then
+ * each --plugin).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fuzz/cli_int.h"
+#include "fuzz/gg_fuzz.h"
+
+const char gg_cli_usage[] =
+    "usage: ggfuzz [--plugin PATH]... <command> [options] [args]\n"
+    "\n"
+    "commands:\n"
+    "  run CASE|DIR...       run cases and print their verdicts\n"
+    "  replay CASE|DIR...    run cases and check that each stored @expect verdict reproduces\n"
+    "  --replay CASE|DIR...  same as replay\n"
+    "  list                  list the kernels with their ops, tiles and mutants\n"
+    "  minimize CASE         shrink a failing case while its signature reproduces\n"
+    "  fuzz [CORPUS_DIR...] --kernel NAME   run a fuzzing campaign against a kernel\n"
+    "  selftest              a short campaign against every mutant (each must be found)\n"
+    "                        and every correct kernel (none may give a finding)\n"
+    "  --help, --version\n"
+    "\n"
+    "options of run, replay and list (also before the command):\n"
+    "  --plugin PATH         load the kernels of a plugin .so (repeatable); the paths of\n"
+    "                        GGFUZZ_PLUGINS (PATH:PATH...) are loaded before them\n"
+    "\n"
+    "options of run and replay:\n"
+    "  --kernel NAME         run every case on this kernel instead of the case's own\n"
+    "  --mutant NAME         run with this mutant ('none' for the correct kernel)\n"
+    "  --max-mem SIZE        refuse cases needing more host memory (e.g. 512M, 8G; default:\n"
+    "                        the memory available now)\n"
+    "  --certify N           certify the reference on N outputs with MPFR (default 0)\n"
+    "  --timeout S           kill a case's process after S seconds: a timeout finding\n"
+    "                        (default 300; 0: no limit)\n"
+    "  --no-fork             run cases in this process (for a debugger; a crashing kernel\n"
+    "                        then ends ggfuzz)\n"
+    "  --json FILE           also write the results as JSON\n"
+    "  -v, --verbose         print per-group metrics\n"
+    "\n"
+    "options of minimize (exit 0 when minimised, 3 when the case passes):\n"
+    "  -o, --output FILE     the minimised case (default: CASE with .case replaced by\n"
+    "                        .min.case); progress is saved there after each round\n"
+    "  --max-total-time S    stop after S seconds (default 600)\n"
+    "  --repeats R           keep a step only when R runs of R reproduce the signature\n"
+    "                        (default 1; 2 for nondeterminism)\n"
+    "  --timeout S           kill a run after S seconds (default 300)\n"
+    "  --kernel, --mutant    as for run; written into the minimised case\n"
+    "  --findings DIR        record the other faults met on the way in this findings store\n"
+    "\n"
+    "options of fuzz (libFuzzer conventions; the first CORPUS_DIR receives new cases):\n"
+    "  --kernel NAME, --mutant NAME   the kernel under test (and one of its mutants)\n"
+    "  --faults LIST         fault classes to aim at: snr,i64,zero,alias or all (default all)\n"
+    "  --strategy S          targeted (default) or uniform (the untargeted baseline)\n"
+    "  --max-total-time S    stop after S seconds; --runs N: after N cases (default: neither)\n"
+    "  --seed N              campaign seed (0 or absent: chosen and printed)\n"
+    "  --workers N           worker processes (default: one per CPU)\n"
+    "  --timeout S           a case past S seconds (default 10) is re-run once with 4x, then\n"
+    "                        kept as a timeout finding\n"
+    "  --artifacts DIR       findings store (default ggfuzz-out/artifacts)\n"
+    "  --stats-dir DIR       fuzzer_stats, plot_data, cur_input.* (default: DIR/..)\n"
+    "  --known FILE          signatures that do not count as new (one per line)\n"
+    "  --stop-file FILE      end the campaign cleanly once FILE exists (also SIGINT, SIGTERM)\n"
+    "  --no-minimize         do not minimise new signatures (default: up to 30 s each)\n"
+    "  --max-mem SIZE, --plugin PATH   as for run\n"
+    "  exit: 0 no new finding, else the code of the most severe new finding; 3 harness error\n"
+    "\n"
+    "options of selftest (exit 0 when every mutant is found and every kernel is clean, else 1):\n"
+    "  --max-total-time-per-mutant S   budget of each campaign (default 20)\n"
+    "  --kernel NAME         only this kernel; --seed N, --workers N, --timeout S as for fuzz\n"
+    "\n"
+    "exit codes: 0 all pass (replay: all expectations reproduced); 2 usage; 3 malformed case,\n"
+    "refused plugin or harness error; 4 case refused (unsupported, too large); 20 replay did\n"
+    "not reproduce; 11 crash, 12 timeout, 13 oob_write, 14 input_modified, 15 unwritten, 16 nan,\n"
+    "17 workspace, 18 nondeterminism, 19 snr (the most severe fault found, in this order).\n";
+
+int gg_cli_size(const char *opt, const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        goto bad;
+    double mult = 1;
+    switch (*end) {
+    case 'k': case 'K': mult = 1024.0; end++; break;
+    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'B')
+        end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
+    if (*end != '\0')
+        goto bad;
+    *out = (int64_t)(v * mult);
+    return 0;
+bad:
+    fprintf(stderr, "ggfuzz: %s: cannot read size '%s'\n", opt, s);
+    return -1;
+}
+
+/* A non-negative number of seconds (or a count when whole is set). */
+int gg_cli_number(const char *opt, const char *s, int whole, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0) || (whole && v != (double)(int64_t)v)) {
+        fprintf(stderr, "ggfuzz: %s: not a %s: '%s'\n", opt, whole ? "count" : "number >= 0", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int gg_cli_seed(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || end == s || *end || s[0] == '-') {
+        fprintf(stderr, "ggfuzz: --seed: not a seed: '%s'\n", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int gg_cli_load_plugin(const char *path)
+{
+    char err[1024];
+    if (gg_plugin_load(path, err, sizeof err) == GG_OK)
+        return 0;
+    fprintf(stderr, "ggfuzz: %s\n", err);
+    return GG_EXIT_HARNESS;
+}
+
+int gg_cli_load_plugins(char **lead, int n)
+{
+    const char *env = getenv("GGFUZZ_PLUGINS");
+    char err[1024];
+    if (env && gg_plugin_load_list(env, err, sizeof err) != GG_OK) {
+        fprintf(stderr, "ggfuzz: GGFUZZ_PLUGINS: %s\n", err);
+        return GG_EXIT_HARNESS;
+    }
+    for (int i = 0; i + 1 < n; i += 2)
+        if (gg_cli_load_plugin(lead[i + 1]) != 0)
+            return GG_EXIT_HARNESS;
+    return 0;
+}
+
+int gg_cli_plugin_add(struct gg_cli_plugins *pl, const char *path)
+{
+    if (pl->n >= 64) {
+        fprintf(stderr, "ggfuzz: too many plugins\n");
+        return GG_EXIT_USAGE;
+    }
+    if (gg_cli_load_plugin(path) != 0)
+        return GG_EXIT_HARNESS;
+    pl->paths[pl->n++] = path;
+    return 0;
+}
+
+void gg_cli_plugin_lead(struct gg_cli_plugins *pl, char **lead, int n_lead)
+{
+    for (int i = 0; i + 1 < n_lead && pl->n < 64; i += 2)
+        pl->paths[pl->n++] = lead[i + 1];
+}
+
+int gg_cli_common_option(int ch, const char *arg, struct gg_cli_plugins *pl)
+{
+    if (ch == 'p') {
+        int rc = pl ? gg_cli_plugin_add(pl, arg) : gg_cli_load_plugin(arg);
+        return rc != 0 ? rc : -1;
+    }
+    if (ch == 'h') {
+        fputs(gg_cli_usage, stdout);
+        return 0;
+    }
+    fputs(gg_cli_usage, stderr);
+    return GG_EXIT_USAGE;
+}
