@@ -152,6 +152,8 @@ int gg_cli_selftest(int argc, char **argv, char **lead, int n_lead)
 {
     static const struct option longopts[] = {
         {"max-total-time-per-mutant", required_argument, NULL, 'T'},
+        {"runs-per-mutant", required_argument, NULL, 'r'},
+        {"minimize-time", required_argument, NULL, 'z'},
         {"seed", required_argument, NULL, 's'},     {"kernel", required_argument, NULL, 'k'},
         {"workers", required_argument, NULL, 'w'},  {"timeout", required_argument, NULL, 't'},
         {"plugin", required_argument, NULL, 'p'},   {"help", no_argument, NULL, 'h'},
@@ -160,6 +162,7 @@ int gg_cli_selftest(int argc, char **argv, char **lead, int n_lead)
     memset(&cfg, 0, sizeof cfg);
     struct gg_cli_plugins pl = {.n = 0};
     gg_cli_plugin_lead(&pl, lead, n_lead);
+    double v;
     int ch, rc;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -167,6 +170,15 @@ int gg_cli_selftest(int argc, char **argv, char **lead, int n_lead)
         case 'k': cfg.kernel = optarg; break;
         case 'T':
             if (gg_cli_number("--max-total-time-per-mutant", optarg, 0, &cfg.per_mutant_s) != 0)
+                return GG_EXIT_USAGE;
+            break;
+        case 'r':
+            if (gg_cli_number("--runs-per-mutant", optarg, 1, &v) != 0)
+                return GG_EXIT_USAGE;
+            cfg.runs_per_mutant = (int64_t)v;
+            break;
+        case 'z':
+            if (gg_cli_number("--minimize-time", optarg, 0, &cfg.minimize_s) != 0)
                 return GG_EXIT_USAGE;
             break;
         case 't':

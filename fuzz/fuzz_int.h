@@ -28,14 +28,15 @@ struct gg_tensors {
     struct gg_problem src_p;
     struct gg_operands src_ops;
     void *src_a, *src_b;
+    struct gg_hostpool *pool; /* (optional, not owned) buffers come from and go back here */
 };
 
 /* Builds and checks the problem of case c in t (with the moe routing it needs); nothing large
    is allocated yet. Free t with gg_tensors_free() whatever the result. */
 enum gg_status gg_tensors_plan(const struct gg_case *c, struct gg_tensors *t, char *err,
                                size_t err_len);
-/* After gg_tensors_plan(): allocates the guarded buffers and fills the inputs of every group
-   that holds tokens. */
+/* After gg_tensors_plan() (and setting t->pool, if any): allocates the guarded buffers and
+   fills the inputs of every group that holds tokens. */
 enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
                                struct gg_tensors *t, char *err, size_t err_len);
 /* Hash of everything the kernel may only read: the live ranges of A and B, the scales and the

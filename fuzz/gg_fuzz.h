@@ -164,12 +164,32 @@ struct gg_hostbuf {
     size_t bytes;
     uint8_t *pre, *post; /* canary bands, pre_len and post_len bytes */
     size_t pre_len, post_len;
-    int owns;       /* 1: gg_hostbuf_free() unmaps */
+    int owns;       /* 1: gg_hostbuf_free() unmaps (or gives the mapping back to its pool) */
+    int sealed;     /* some data pages were made read-only: never reused from a pool */
 };
-enum gg_status gg_hostbuf_alloc(struct gg_hostbuf *b, size_t bytes, char *err, size_t err_len);
+
+/*
+ * A pool of small guarded mappings, reused from case to case so that a tiny case costs no
+ * mmap, page faults or munmap (whose TLB shootdowns dominate a tiny case otherwise). Taken
+ * buffers look exactly like fresh ones: data zeroed, both canary bands written anew. Mappings
+ * with data past GG_HOSTPOOL_MAX_BYTES or with sealed pages are unmapped instead. Owned by one
+ * thread (a worker process has one); zero-initialise, release with gg_hostpool_drain().
+ */
+#define GG_HOSTPOOL_SLOTS 16
+#define GG_HOSTPOOL_MAX_BYTES ((size_t)1 << 20)
+struct gg_hostpool {
+    struct gg_hostbuf slot[GG_HOSTPOOL_SLOTS];
+    int n;
+};
+void gg_hostpool_drain(struct gg_hostpool *pool);
+
+/* A guarded buffer of bytes bytes, taken from pool when one fits (pool may be NULL). */
+enum gg_status gg_hostbuf_alloc(struct gg_hostpool *pool, struct gg_hostbuf *b, size_t bytes,
+                                char *err, size_t err_len);
 /* 0 when both canary bands are intact; else 1 and *pre = 1 if the band before was hit. */
 int gg_hostbuf_guard_hit(const struct gg_hostbuf *b, int *pre);
-void gg_hostbuf_free(struct gg_hostbuf *b);
+/* Gives b back to pool (when it qualifies and there is room) or unmaps it. */
+void gg_hostbuf_free(struct gg_hostpool *pool, struct gg_hostbuf *b);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Running a case (gg_materialise.c, gg_runner.c)                                               */
@@ -180,6 +200,7 @@ struct gg_run_opts {
     int64_t certify_samples; /* MPFR-certified reference samples per case (0: none) */
     const char *kernel;     /* override the case's kernel (NULL: keep) */
     const char *mutant;     /* override the case's mutant (NULL: keep) */
+    struct gg_hostpool *pool; /* (optional) host buffers are reused from here; this process only */
 };
 
 /* Bytes a case needs on the host (operands, guards, reference), touched memory only. */
@@ -469,6 +490,10 @@ enum gg_status gg_worker_main(int in_fd, int out_fd, char *err, size_t err_len);
 
 struct gg_selftest_config {
     double per_mutant_s;             /* budget of each campaign (0: 20 s) */
+    int64_t runs_per_mutant;         /* (optional) also end each campaign after this many cases:
+                                        with one worker and a fixed seed the cases are the same
+                                        on every machine, so a missed mutant is not a slow one */
+    double minimize_s;               /* budget to minimise each finding (0: 30 s) */
     uint64_t seed;                   /* 0: chosen and printed */
     const char *kernel;              /* NULL: every registered kernel */
     int workers;                     /* as in gg_campaign_config */

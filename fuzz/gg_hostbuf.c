@@ -4,6 +4,7 @@
  * past either end lands in a canary band (an oob_write finding); a wild access further out hits
  * a PROT_NONE page. Data pages are reserved with MAP_NORESERVE and cost nothing until touched, so
  * tensors past 2^32 bytes can be laid out on an ordinary machine when only a few groups are used.
+ * Small mappings are kept in a caller's pool and handed out again, zeroed and with fresh bands.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,9 +14,45 @@
 
 #include "fuzz/gg_fuzz.h"
 
-enum gg_status gg_hostbuf_alloc(struct gg_hostbuf *b, size_t bytes, char *err, size_t err_len)
+/* Bytes between the data start and the trailing PROT_NONE page of a mapping. */
+static size_t capacity(const struct gg_hostbuf *b)
+{
+    return b->map_len - (size_t)(b->data - b->map) - (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Lays data of bytes bytes into b's mapping and writes both canary bands. */
+static void place(struct gg_hostbuf *b, size_t bytes)
+{
+    b->bytes = bytes;
+    b->post = b->data + bytes;
+    b->post_len = capacity(b) - bytes;
+    gg_oracle_canary_fill(b->pre, b->pre_len);
+    gg_oracle_canary_fill(b->post, b->post_len);
+}
+
+/* The smallest pooled mapping with room for bytes and a full post band, removed from pool. */
+static int take(struct gg_hostpool *pool, struct gg_hostbuf *b, size_t bytes)
+{
+    int best = -1;
+    for (int i = 0; pool && i < pool->n; i++)
+        if (capacity(&pool->slot[i]) >= bytes + GG_CANARY_BYTES &&
+            (best < 0 || capacity(&pool->slot[i]) < capacity(&pool->slot[best])))
+            best = i;
+    if (best < 0)
+        return 0;
+    *b = pool->slot[best];
+    pool->slot[best] = pool->slot[--pool->n];
+    memset(b->data, 0, bytes);
+    place(b, bytes);
+    return 1;
+}
+
+enum gg_status gg_hostbuf_alloc(struct gg_hostpool *pool, struct gg_hostbuf *b, size_t bytes,
+                                char *err, size_t err_len)
 {
     memset(b, 0, sizeof *b);
+    if (take(pool, b, bytes))
+        return GG_OK;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t pre = (GG_CANARY_BYTES + page - 1) / page * page;
     /* The post band is at least GG_CANARY_BYTES and runs to the next page boundary. */
@@ -41,12 +78,8 @@ enum gg_status gg_hostbuf_alloc(struct gg_hostbuf *b, size_t bytes, char *err, s
     b->pre = map + page;
     b->pre_len = pre;
     b->data = b->pre + pre;
-    b->bytes = bytes;
-    b->post = b->data + bytes;
-    b->post_len = body - bytes;
     b->owns = 1;
-    gg_oracle_canary_fill(b->pre, b->pre_len);
-    gg_oracle_canary_fill(b->post, b->post_len);
+    place(b, bytes);
     return GG_OK;
 }
 
@@ -60,9 +93,21 @@ int gg_hostbuf_guard_hit(const struct gg_hostbuf *b, int *pre)
     return gg_oracle_canary_check(b->post, b->post_len) >= 0;
 }
 
-void gg_hostbuf_free(struct gg_hostbuf *b)
+void gg_hostbuf_free(struct gg_hostpool *pool, struct gg_hostbuf *b)
 {
-    if (b->owns && b->map)
-        munmap(b->map, b->map_len);
+    if (b->owns && b->map) {
+        if (pool && pool->n < GG_HOSTPOOL_SLOTS && !b->sealed &&
+            capacity(b) <= GG_HOSTPOOL_MAX_BYTES + GG_CANARY_BYTES + (size_t)sysconf(_SC_PAGESIZE))
+            pool->slot[pool->n++] = *b;
+        else
+            munmap(b->map, b->map_len);
+    }
     memset(b, 0, sizeof *b);
+}
+
+void gg_hostpool_drain(struct gg_hostpool *pool)
+{
+    for (int i = 0; i < pool->n; i++)
+        munmap(pool->slot[i].map, pool->slot[i].map_len);
+    pool->n = 0;
 }

@@ -78,30 +78,45 @@ struct recipe {
     float *src;       /* unquantised values, packed, or NULL */
 };
 
+/* Values of the used rows of matrices [m0, m1), kept between the two passes of tensor scaling
+   so that each value is generated once. v == NULL: not kept (too large); generate twice. */
+struct rowcache {
+    double *v;
+    int filled;
+};
+
 /* Calls fn on the source values of every used row of matrices [m0, m1). row_index is the
-   logical row (across matrices). */
+   logical row (across matrices). With a cache, the first call generates into it and the
+   second reads from it. */
 typedef void (*row_fn)(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
                        int64_t row_index, int64_t addr, const double *v, void *state);
 
 static enum gg_status each_row(const struct gg_case *c, const struct gg_problem *p, int which,
                                int64_t m0, int64_t m1, const struct recipe *r, row_fn fn,
-                               void *state, char *err, size_t err_len)
+                               void *state, struct rowcache *cache, char *err, size_t err_len)
 {
     struct rowset rs = operand_rows(p, which);
-    double *v = malloc((size_t)(rs.rowlen > 0 ? rs.rowlen : 1) * sizeof *v);
-    if (!v) {
+    int cached = cache && cache->v;
+    double *v = cached ? NULL : malloc((size_t)(rs.rowlen > 0 ? rs.rowlen : 1) * sizeof *v);
+    if (!cached && !v) {
         snprintf(err, err_len, "out of memory for a row of %lld values", (long long)rs.rowlen);
         return GG_E_NOMEM;
     }
+    int64_t at = 0;
     for (int64_t i = m0; i < m1 && i < rs.mats; i++) {
         if (!mat_used(p, &rs, i))
             continue;
-        for (int64_t row = 0; row < rs.rows; row++) {
+        for (int64_t row = 0; row < rs.rows; row++, at += rs.rowlen) {
             int64_t logical = i * rs.rows + row;
-            gg_dist_fill(r->dist, c->seed, r->stream, (uint64_t)(logical * rs.rowlen), rs.rowlen, v);
-            fn(c, r, &rs, logical, i * rs.mstride + row * rs.ld, v, state);
+            double *vals = cached ? cache->v + at : v;
+            if (!cached || !cache->filled)
+                gg_dist_fill(r->dist, c->seed, r->stream, (uint64_t)(logical * rs.rowlen),
+                             rs.rowlen, vals);
+            fn(c, r, &rs, logical, i * rs.mstride + row * rs.ld, vals, state);
         }
     }
+    if (cached)
+        cache->filled = 1;
     free(v);
     return GG_OK;
 }
@@ -179,19 +194,31 @@ static void store_row(const struct gg_case *c, const struct recipe *r, const str
         encode_run(c, r, addr, v, rs->rowlen, state ? (double)*(const float *)state : 1.0);
 }
 
+/* Largest number of values kept between the two passes of tensor scaling (256 MiB). */
+#define ROWCACHE_MAX_VALUES ((int64_t)1 << 25)
+
 /* Tensor scaling over matrices [m0, m1): amax pass, then the store pass; the dequantisation
    factor 1/s goes to *scale_inv. */
 static enum gg_status fill_tensor(const struct gg_case *c, const struct gg_problem *p, int which,
                                   int64_t m0, int64_t m1, const struct recipe *r,
                                   float *scale_inv, char *err, size_t err_len)
 {
+    struct rowset rs = operand_rows(p, which);
+    int64_t values = 0;
+    for (int64_t i = m0; i < m1 && i < rs.mats; i++)
+        values += mat_used(p, &rs, i) ? rs.rows * rs.rowlen : 0;
+    struct rowcache cache = {
+        .v = values > 0 && values <= ROWCACHE_MAX_VALUES ? malloc((size_t)values * sizeof(double))
+                                                         : NULL};
     double amax = 0;
-    enum gg_status st = each_row(c, p, which, m0, m1, r, amax_row, &amax, err, err_len);
-    if (st != GG_OK)
-        return st;
-    float s = gg_tensor_scale(amax, r->dtype);
-    *scale_inv = (float)(1.0 / (double)s);
-    return each_row(c, p, which, m0, m1, r, store_row, &s, err, err_len);
+    enum gg_status st = each_row(c, p, which, m0, m1, r, amax_row, &amax, &cache, err, err_len);
+    if (st == GG_OK) {
+        float s = gg_tensor_scale(amax, r->dtype);
+        *scale_inv = (float)(1.0 / (double)s);
+        st = each_row(c, p, which, m0, m1, r, store_row, &s, &cache, err, err_len);
+    }
+    free(cache.v);
+    return st;
 }
 
 static enum gg_status fill_operand(const struct gg_case *c, const struct gg_problem *p, int which,
@@ -199,7 +226,7 @@ static enum gg_status fill_operand(const struct gg_case *c, const struct gg_prob
 {
     int64_t mats = operand_rows(p, which).mats;
     if (r->q != Q_TENSOR)
-        return each_row(c, p, which, 0, mats, r, store_row, NULL, err, err_len);
+        return each_row(c, p, which, 0, mats, r, store_row, NULL, NULL, err, err_len);
     float *scales = r->scales;
     if (!r->per_mat)
         return fill_tensor(c, p, which, 0, mats, r, &scales[0], err, err_len);
@@ -226,10 +253,10 @@ static enum quant quant_of(const struct gg_problem *p, int which, int *per_mat)
 }
 
 /* Allocates a guarded buffer for count elements of t after an offset of off elements. */
-static enum gg_status operand_buf(struct gg_hostbuf *b, enum gg_dtype t, int64_t off,
-                                  int64_t count, char *err, size_t err_len)
+static enum gg_status operand_buf(struct gg_hostpool *pool, struct gg_hostbuf *b, enum gg_dtype t,
+                                  int64_t off, int64_t count, char *err, size_t err_len)
 {
-    return gg_hostbuf_alloc(b, (size_t)gg_dtype_bytes(t, off + count), err, err_len);
+    return gg_hostbuf_alloc(pool, b, (size_t)gg_dtype_bytes(t, off + count), err, err_len);
 }
 
 static void *at_offset(const struct gg_hostbuf *b, enum gg_dtype t, int64_t off)
@@ -268,7 +295,7 @@ static enum gg_status make_source(struct gg_tensors *t, char *err, size_t err_le
  * whole pages between them read-only: they stay zero pages that cost no memory, a kernel that
  * writes there faults, and hashing can skip them.
  */
-static enum gg_status protect_unused(struct gg_tensors *t, int which, const struct gg_hostbuf *buf,
+static enum gg_status protect_unused(struct gg_tensors *t, int which, struct gg_hostbuf *buf,
                                      char *err, size_t err_len)
 {
     const struct gg_problem *p = &t->p;
@@ -312,9 +339,12 @@ static enum gg_status protect_unused(struct gg_tensors *t, int which, const stru
         size_t gap_end = i < n ? live[i].lo : data_end;
         if (gap_end > data_end)
             gap_end = data_end;
-        if (gap_end > at && mprotect(buf->data + at, gap_end - at, PROT_READ) != 0) {
-            snprintf(err, err_len, "cannot protect unused input pages");
-            return GG_E_INTERNAL;
+        if (gap_end > at) {
+            if (mprotect(buf->data + at, gap_end - at, PROT_READ) != 0) {
+                snprintf(err, err_len, "cannot protect unused input pages");
+                return GG_E_INTERNAL;
+            }
+            buf->sealed = 1;
         }
         if (i < n && live[i].hi > at)
             at = live[i].hi;
@@ -454,18 +484,18 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
     struct gg_problem *p = &t->p;
     enum gg_status st;
     int64_t na = gg_problem_a_span(p), nb = gg_problem_b_span(p), nc = gg_problem_c_span(p);
-    if ((st = operand_buf(&t->a, p->a_dtype, c->off_a, na, err, err_len)) != GG_OK ||
-        (st = operand_buf(&t->b, p->b_dtype, c->off_b, nb, err, err_len)) != GG_OK ||
-        (st = operand_buf(&t->c, p->c_dtype, c->off_c, nc, err, err_len)) != GG_OK)
+    if ((st = operand_buf(t->pool, &t->a, p->a_dtype, c->off_a, na, err, err_len)) != GG_OK ||
+        (st = operand_buf(t->pool, &t->b, p->b_dtype, c->off_b, nb, err, err_len)) != GG_OK ||
+        (st = operand_buf(t->pool, &t->c, p->c_dtype, c->off_c, nc, err, err_len)) != GG_OK)
         return st;
     t->c_bytes = (size_t)gg_dtype_bytes(p->c_dtype, nc);
     int64_t nsa = gg_problem_a_scale_count(p), nsb = gg_problem_b_scale_count(p);
     int mx_a = p->scaling == GG_SCALING_MX, mx_b = mx_a || p->scaling == GG_SCALING_MX_B;
     int64_t nbias = gg_problem_bias_count(p);
-    if ((st = gg_hostbuf_alloc(&t->a_scale, (size_t)nsa * (mx_a ? 1 : sizeof(float)), err, err_len)) != GG_OK ||
-        (st = gg_hostbuf_alloc(&t->b_scale, (size_t)nsb * (mx_b ? 1 : sizeof(float)), err, err_len)) != GG_OK ||
-        (st = gg_hostbuf_alloc(&t->bias, (size_t)gg_dtype_bytes(p->bias_dtype, nbias), err, err_len)) != GG_OK ||
-        (st = gg_hostbuf_alloc(&t->ws, workspace_bytes, err, err_len)) != GG_OK)
+    if ((st = gg_hostbuf_alloc(t->pool, &t->a_scale, (size_t)nsa * (mx_a ? 1 : sizeof(float)), err, err_len)) != GG_OK ||
+        (st = gg_hostbuf_alloc(t->pool, &t->b_scale, (size_t)nsb * (mx_b ? 1 : sizeof(float)), err, err_len)) != GG_OK ||
+        (st = gg_hostbuf_alloc(t->pool, &t->bias, (size_t)gg_dtype_bytes(p->bias_dtype, nbias), err, err_len)) != GG_OK ||
+        (st = gg_hostbuf_alloc(t->pool, &t->ws, workspace_bytes, err, err_len)) != GG_OK)
         return st;
     if (p->group_lens && (!dup_array(&t->lens_dev, p->group_lens, (size_t)p->groups, sizeof(int64_t)) ||
                           !dup_array(&t->offs_dev, p->group_offs, (size_t)p->groups + 1, sizeof(int64_t)))) {
@@ -533,8 +563,9 @@ void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison)
 void gg_tensors_free(struct gg_tensors *t)
 {
     struct gg_hostbuf *bufs[] = {&t->a, &t->b, &t->c, &t->a_scale, &t->b_scale, &t->bias, &t->ws};
+    struct gg_hostpool *pool = t->pool;
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        gg_hostbuf_free(bufs[i]);
+        gg_hostbuf_free(pool, bufs[i]);
     free(t->lens_dev);
     free(t->offs_dev);
     free(t->src_a);

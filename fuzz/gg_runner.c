@@ -185,6 +185,7 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     snprintf(r->mutant, sizeof r->mutant, "%s", eff.mutant);
     if ((st = gg_tensors_plan(&eff, &t, err, err_len)) != GG_OK)
         goto done;
+    t.pool = o ? o->pool : NULL;
     char why[256] = "";
     if (!k->supports(&t.p, why, sizeof why)) {
         snprintf(err, err_len, "kernel %s does not support this case: %s", k->name,

@@ -53,6 +53,8 @@ static enum gg_status one_campaign(const struct gg_selftest_config *cfg, const c
         .kernel = kernel,
         .mutant = mutant,
         .max_total_time_s = cfg->per_mutant_s > 0 ? cfg->per_mutant_s : DEFAULT_PER_MUTANT_S,
+        .max_runs = cfg->runs_per_mutant,
+        .minimize_s = cfg->minimize_s,
         .seed = seed,
         .workers = cfg->workers,
         .timeout_s = cfg->timeout_s,

@@ -202,6 +202,8 @@ enum gg_status gg_worker_main(int in_fd, int out_fd, char *err, size_t err_len)
     signal(SIGINT, SIG_IGN);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     gg_registry_init();
+    gg_ref_threads(1);
+    struct gg_hostpool pool = {.n = 0};
     struct gg_wire_hello h = {.magic = GG_WIRE_MAGIC, .pid = (uint32_t)getpid()};
     if (gg_wire_write(out_fd, &h, sizeof h) != 0) {
         snprintf(err, err_len, "cannot write to the supervisor: %s", strerror(errno));
@@ -212,12 +214,14 @@ enum gg_status gg_worker_main(int in_fd, int out_fd, char *err, size_t err_len)
         size_t len = 0;
         struct gg_run_opts o;
         int got = gg_wire_recv_case(in_fd, &text, &len, &o);
-        if (got == 1)
-            return GG_OK;
-        if (got < 0) {
+        if (got != 0) {
+            gg_hostpool_drain(&pool);
+            if (got == 1)
+                return GG_OK;
             snprintf(err, err_len, "broken request from the supervisor");
             return GG_E_IO;
         }
+        o.pool = &pool;
         struct gg_case c;
         struct gg_run_result r;
         memset(&r, 0, sizeof r);
@@ -230,6 +234,7 @@ enum gg_status gg_worker_main(int in_fd, int out_fd, char *err, size_t err_len)
         gg_run_result_free(&r);
         gg_case_free(&c);
         if (sent != 0) {
+            gg_hostpool_drain(&pool);
             snprintf(err, err_len, "cannot write to the supervisor: %s", strerror(errno));
             return GG_E_IO;
         }

@@ -74,9 +74,10 @@ static double draw_sign(uint64_t seed, uint64_t stream, uint64_t i, uint32_t j)
 static double sample_normal(double mean, double std, uint64_t seed, uint64_t stream, uint64_t i)
 {
     uint64_t s = 0;
-    for (uint32_t j = 0; j < DRAW_NORMAL_COUNT; j++) {
-        uint64_t x = gg_rng_u64(seed, stream, i, j);
-        s += (x & 0xFFFFFFFFu) + (x >> 32);
+    for (uint32_t q = 0; q < DRAW_NORMAL_COUNT / 2; q++) { /* draws 2q and 2q+1: one block */
+        uint64_t x[2];
+        gg_rng_pair(seed, stream, i, q, x);
+        s += (x[0] & 0xFFFFFFFFu) + (x[0] >> 32) + (x[1] & 0xFFFFFFFFu) + (x[1] >> 32);
     }
     double z = (double)s * 0x1p-32 - 6.0;
     double t = std * z;

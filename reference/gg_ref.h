@@ -97,6 +97,8 @@ void gg_philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]
 /* Draw j (0..3 within one Philox block, more by advancing) of element i of stream t:
    64 uniform bits from counter (i lo, i hi, t, j/2). Only integer operations: a GPU reproduces it. */
 uint64_t gg_rng_u64(uint64_t seed, uint64_t stream, uint64_t i, uint32_t j);
+/* Draws 2q and 2q+1 at once (one Philox block): out[0] = gg_rng_u64(.., 2q), out[1] = (.., 2q+1). */
+void gg_rng_pair(uint64_t seed, uint64_t stream, uint64_t i, uint32_t q, uint64_t out[2]);
 /* Uniform in [0, 1) with 53 random bits, from gg_rng_u64(seed, stream, i, j). */
 double gg_rng_uniform(uint64_t seed, uint64_t stream, uint64_t i, uint32_t j);
 
@@ -183,6 +185,11 @@ enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len)
    Exact: decoded codes times their scales, in double. Host pointers. */
 void gg_ref_gather(const struct gg_problem *p, const struct gg_operands *o, int which, int64_t g,
                    int64_t idx, double *out);
+
+/* Threads the reference BLAS may use (OpenBLAS's own pool). A process that runs one case at a
+   time beside other such processes (a campaign worker) sets 1: tiny GEMMs gain nothing from
+   threads, and idle BLAS threads spin on the cores the other workers need. */
+void gg_ref_threads(int n);
 
 /*
  * Reference for the whole problem: c and abs (each gg_problem_out_elems(p) doubles, group

@@ -487,3 +487,8 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
     free(bias_row);
     return GG_OK;
 }
+
+void gg_ref_threads(int n)
+{
+    openblas_set_num_threads(n > 0 ? n : 1);
+}

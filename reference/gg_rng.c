@@ -54,14 +54,21 @@ void gg_philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]
 
 /* Key = (seed lo, seed hi); counter = (i lo, i hi, stream lo, j/2). Draws 2q and 2q+1 are the
    low and high 64-bit halves (words 0,1 and 2,3) of one Philox block. */
-uint64_t gg_rng_u64(uint64_t seed, uint64_t stream, uint64_t i, uint32_t j)
+void gg_rng_pair(uint64_t seed, uint64_t stream, uint64_t i, uint32_t q, uint64_t out[2])
 {
     const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
-    const uint32_t ctr[4] = {(uint32_t)i, (uint32_t)(i >> 32), (uint32_t)stream, j / 2u};
-    uint32_t out[4];
-    gg_philox4x32(ctr, key, out);
-    unsigned h = 2u * (j % 2u);
-    return (uint64_t)out[h] | ((uint64_t)out[h + 1] << 32);
+    const uint32_t ctr[4] = {(uint32_t)i, (uint32_t)(i >> 32), (uint32_t)stream, q};
+    uint32_t w[4];
+    gg_philox4x32(ctr, key, w);
+    out[0] = (uint64_t)w[0] | ((uint64_t)w[1] << 32);
+    out[1] = (uint64_t)w[2] | ((uint64_t)w[3] << 32);
+}
+
+uint64_t gg_rng_u64(uint64_t seed, uint64_t stream, uint64_t i, uint32_t j)
+{
+    uint64_t pair[2];
+    gg_rng_pair(seed, stream, i, j / 2u, pair);
+    return pair[j % 2u];
 }
 
 /* The top 53 bits as a multiple of 2^-53: exact, in [0, 1 - 2^-53]. */
