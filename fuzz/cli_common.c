@@ -22,6 +22,8 @@ const char gg_cli_usage[] =
     "  fuzz [CORPUS_DIR...] --kernel NAME   run a fuzzing campaign against a kernel\n"
     "  selftest              a short campaign against every mutant (each must be found)\n"
     "                        and every correct kernel (none may give a finding)\n"
+    "  suite [--tier T] [--gate] ...  the SNR suite and release gate (suite --help)\n"
+    "  report [--suite F] [--campaign D] -o DIR   HTML and Markdown report (report --help)\n"
     "  --help, --version\n"
     "\n"
     "options of run, replay and list (also before the command):\n"
@@ -78,7 +80,8 @@ const char gg_cli_usage[] =
     "exit codes: 0 all pass (replay: all expectations reproduced); 2 usage; 3 malformed case,\n"
     "refused plugin or harness error; 4 case refused (unsupported, too large); 20 replay did\n"
     "not reproduce; 11 crash, 12 timeout, 13 oob_write, 14 input_modified, 15 unwritten, 16 nan,\n"
-    "17 workspace, 18 nondeterminism, 19 snr (the most severe fault found, in this order).\n";
+    "17 workspace, 18 nondeterminism, 19 snr (the most severe fault found, in this order),\n"
+    "21 device (a sticky GPU error); 30 suite --gate failed.\n";
 
 int gg_cli_size(const char *opt, const char *s, int64_t *out)
 {

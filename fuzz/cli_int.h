@@ -13,7 +13,8 @@ enum {
     GG_EXIT_USAGE = 2,     /* bad command line */
     GG_EXIT_HARNESS = 3,   /* a case file is malformed, a plugin refused, or a case not run */
     GG_EXIT_REFUSED = 4,   /* a case was refused: unsupported by the kernel or too large */
-    GG_EXIT_NO_REPRO = 20  /* replay: an expected verdict did not reproduce */
+    GG_EXIT_NO_REPRO = 20, /* replay: an expected verdict did not reproduce */
+    GG_EXIT_GATE = 30      /* suite --gate: the release gate failed */
 };
 
 extern const char gg_cli_usage[];
@@ -48,5 +49,8 @@ int gg_cli_minimize(int argc, char **argv);
 int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead);
 int gg_cli_selftest(int argc, char **argv, char **lead, int n_lead);
 int gg_cli_worker(void);
+/* plugins: the --plugin paths given before the command (already loaded), for the workers. */
+int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins);
+int gg_cli_report(int argc, char **argv);
 
 #endif /* GG_CLI_INT_H */

@@ -955,7 +955,15 @@ static void on_readable(struct campaign *c, struct worker *w)
         struct gg_run_result r;
         int got = gg_wire_recv_result(w->fd, now + 2, &status, msg, sizeof msg, &r);
         if (got == 0) {
+            /* A sticky GPU error ends the worker after this reply: start a fresh one now rather
+               than hand it a case it would not run. */
+            int lost = status == GG_OK && r.verdict.cls == GG_CLASS_DEVICE;
             handle_result(c, w, status, msg, &r);
+            if (!lost)
+                return;
+            reap(w, 0);
+            if (restart(c, w) != 0)
+                c->fatal = GG_E_IO;
             return;
         }
         int wst = reap(w, got == 1);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fuzz/fuzz_int.h"
+#include "fuzz/gpu/gg_device.h"
 
 #define POISON_1 0x5Au
 #define POISON_2 0xC3u
@@ -215,12 +216,15 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     }
     struct gg_observations obs = {0};
     struct gg_hash before = gg_tensors_hash_inputs(&t);
-    if ((st = run_kernel(k, &t, out1, &obs, &r->kernel_seconds, err, err_len)) != GG_OK)
+    if (k->backend != GG_BACKEND_CPU) /* device mirror, device hashes (gg_devrun.c) */
+        st = gg_devrun_kernel(k, &t, out1, &obs, &r->kernel_seconds, err, err_len);
+    else if ((st = run_kernel(k, &t, out1, &obs, &r->kernel_seconds, err, err_len)) == GG_OK)
+        obs.input_modified = !gg_hash_equal(before, gg_tensors_hash_inputs(&t));
+    if (st != GG_OK ||
+        (!obs.device_error && (st = judge(k, &t, out1, o, r, err, err_len)) != GG_OK))
         goto done;
-    obs.input_modified = !gg_hash_equal(before, gg_tensors_hash_inputs(&t));
-    if ((st = judge(k, &t, out1, o, r, err, err_len)) != GG_OK)
-        goto done;
-    gg_verdict_make(&t.p, k->name, k->tile_m, k->tile_n, k->tile_k, &r->cmp, &obs, &r->verdict);
+    gg_verdict_make(&t.p, k->name, k->tile_m, k->tile_n, k->tile_k, r->compared ? &r->cmp : NULL,
+                    &obs, &r->verdict);
 done:
     free(out1);
     gg_tensors_free(&t);

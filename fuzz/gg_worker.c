@@ -18,6 +18,7 @@
 
 #include "fuzz/campaign_int.h"
 #include "fuzz/fuzz_int.h"
+#include "fuzz/gpu/gg_device.h"
 
 double gg_wire_now(void)
 {
@@ -238,5 +239,7 @@ enum gg_status gg_worker_main(int in_fd, int out_fd, char *err, size_t err_len)
             snprintf(err, err_len, "cannot write to the supervisor: %s", strerror(errno));
             return GG_E_IO;
         }
+        if (gg_device_lost()) /* a sticky GPU error: the supervisor starts a fresh worker */
+            return GG_OK;
     }
 }

@@ -49,6 +49,10 @@ int main(int argc, char **argv)
         return gg_cli_fuzz(argc - 1, argv + 1, lead, n_lead);
     if (!strcmp(cmd, "selftest"))
         return gg_cli_selftest(argc - 1, argv + 1, lead, n_lead);
+    if (!strcmp(cmd, "suite"))
+        return gg_cli_suite(argc - 1, argv + 1, lead, n_lead);
+    if (!strcmp(cmd, "report"))
+        return gg_cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "worker"))
         return gg_cli_worker();
     fprintf(stderr, "ggfuzz: unknown command '%s'\n\n%s", cmd, gg_cli_usage);

@@ -26,12 +26,14 @@ enum gg_class {
     GG_CLASS_WORKSPACE,      /* output depends on the workspace's initial contents */
     GG_CLASS_NONDETERMINISM, /* two identical runs differ */
     GG_CLASS_SNR,            /* wrong or too noisy: SNR below threshold or an element past its bound */
+    GG_CLASS_DEVICE,         /* a sticky GPU error (illegal address, launch failure): the device
+                                context of the process running the kernel is lost */
     GG_CLASS_COUNT
 };
 const char *gg_class_name(enum gg_class c);
 /* GG_CLASS_COUNT when name is unknown. */
 enum gg_class gg_class_from_name(const char *name);
-/* Process exit code for a class: 0 for pass, 10 + class otherwise (documented in README). */
+/* Process exit code for a class: 0 for pass, 21 for device, 10 + class otherwise (README). */
 int gg_class_exit_code(enum gg_class c);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -163,6 +165,7 @@ struct gg_observations {
     int crash_signal;       /* the kernel's process died on this signal (-1: exited without a
                                result; 0: no crash) */
     double timeout_s;       /* the kernel ran past this limit and was killed (0: none) */
+    int device_error;       /* a sticky GPU error ended the run (the output was not compared) */
 };
 
 #define GG_SIGNATURE_MAX 256

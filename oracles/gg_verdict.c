@@ -21,6 +21,7 @@ static const char *const class_names[GG_CLASS_COUNT] = {
     [GG_CLASS_WORKSPACE] = "workspace",
     [GG_CLASS_NONDETERMINISM] = "nondeterminism",
     [GG_CLASS_SNR] = "snr",
+    [GG_CLASS_DEVICE] = "device",
 };
 
 static const char *const region_names[GG_REGION_COUNT] = {
@@ -50,7 +51,8 @@ enum gg_class gg_class_from_name(const char *name)
 
 int gg_class_exit_code(enum gg_class c)
 {
-    return c == GG_CLASS_PASS ? 0 : 10 + (int)c;
+    /* 20 is replay's "did not reproduce": the device class, added last, takes 21. */
+    return c == GG_CLASS_PASS ? 0 : c == GG_CLASS_DEVICE ? 21 : 10 + (int)c;
 }
 
 const char *gg_region_name(enum gg_region r)
@@ -118,6 +120,7 @@ static enum gg_class pick_class(const struct gg_compare *cmp, const struct gg_ob
         fired[GG_CLASS_INPUT_MODIFIED] = obs->input_modified;
         fired[GG_CLASS_WORKSPACE] = obs->workspace_dep;
         fired[GG_CLASS_NONDETERMINISM] = obs->nondeterministic;
+        fired[GG_CLASS_DEVICE] = obs->device_error;
     }
     if (cmp) {
         fired[GG_CLASS_UNWRITTEN] = cmp->n_unwritten > 0;
@@ -186,6 +189,9 @@ static void make_detail(const struct gg_compare *cmp, const struct gg_observatio
         break;
     case GG_CLASS_NONDETERMINISM:
         snprintf(d, len, "two runs with identical inputs and workspace gave different outputs");
+        break;
+    case GG_CLASS_DEVICE:
+        snprintf(d, len, "a sticky GPU error (illegal address or launch failure) lost the device");
         break;
     case GG_CLASS_SNR:
         if (f->worst < 0) {

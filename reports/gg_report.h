@@ -33,4 +33,55 @@ enum gg_status gg_report_json_write(struct gg_report_json *j, const char *path, 
                                     size_t err_len);
 void gg_report_json_free(struct gg_report_json *j);
 
+/*
+ * HTML and Markdown report of a suite result JSON and of campaign directories: writes
+ * out_dir/index.html (one self-contained file: inline CSS, plots as data URIs), out_dir/summary.md
+ * (plots referenced as the PNG files beside it) and the PNGs. Plots need gnuplot (GG_GNUPLOT, else
+ * PATH); without it the report has tables only and says so. Either input may be absent (NULL,
+ * or n_campaigns 0), not both. Returns GG_E_IO or GG_E_PARSE with a message naming the file and
+ * the field when an input cannot be read or is malformed (nothing is written then), GG_E_IO when
+ * the output cannot be written. out (may be NULL) tells what happened to the plots.
+ */
+#define GG_REPORT_CAMPAIGNS_MAX 16 /* campaign directories in one report */
+struct gg_report_out {
+    int plots;          /* PNG plots made */
+    int plots_failed;   /* plots gnuplot was asked for and did not make */
+    char note[1024];    /* why plots were skipped or failed; "" when every plot was made */
+};
+enum gg_status gg_report_write(const char *suite_json_path, const char *const *campaign_dirs,
+                               int n_campaigns, const char *out_dir, struct gg_report_out *out,
+                               char *err, size_t err_len);
+/* gg_report_write() with at most one campaign directory (NULL: none). */
+enum gg_status gg_report_html_write(const char *suite_json_path, const char *campaign_dir,
+                                    const char *out_dir, char *err, size_t err_len);
+
+/*
+ * JUnit XML (gg_report_junit.c), the format CI systems read: one <testsuites> holding one
+ * <testsuite> with a <testcase> per entry, each with a <failure>, <error> or <skipped> element
+ * unless it passed. Text is escaped for XML 1.0 (markup characters as entities; control
+ * characters XML cannot carry and invalid UTF-8 become U+FFFD). Written atomically.
+ */
+enum gg_junit_outcome { GG_JUNIT_PASS = 0, GG_JUNIT_FAILURE, GG_JUNIT_ERROR, GG_JUNIT_SKIPPED };
+struct gg_junit_case {
+    const char *classname;  /* dotted group, e.g. "suite.quick.deepseek-v3" */
+    const char *name;
+    double seconds;
+    enum gg_junit_outcome outcome;
+    const char *message;    /* the message attribute of failure, error or skipped (may be NULL) */
+    const char *type;       /* the type attribute of failure or error (may be NULL) */
+    const char *text;       /* body of failure or error (may be NULL) */
+    const char *system_out; /* (optional) <system-out> of the test case */
+};
+struct gg_junit_suite {
+    const char *name;
+    const char *timestamp;  /* ISO 8601, may be NULL */
+    const char *hostname;   /* may be NULL */
+    double seconds;
+    const struct gg_junit_case *cases;
+    size_t n_cases;
+};
+/* Writes suite to path. Returns GG_OK, or GG_E_IO with a message naming the path. */
+enum gg_status gg_report_junit_write(const struct gg_junit_suite *suite, const char *path,
+                                     char *err, size_t err_len);
+
 #endif /* GG_REPORT_H */

@@ -83,7 +83,8 @@ Test(cli, run_passes_on_a_seed)
 
 Test(cli, replay_corpus_reproduces)
 {
-    cr_assert_eq(ggfuzz("--replay " GG_SOURCE_DIR "/corpus", out, sizeof out), 0, "%s", out);
+    cr_assert_eq(ggfuzz("--replay " GG_SOURCE_DIR "/corpus/seeds " GG_SOURCE_DIR "/corpus/mutants",
+                        out, sizeof out), 0, "%s", out);
     cr_expect(strstr(out, ", 0 did not reproduce"), "%s", out);
     cr_expect_null(strstr(out, "DIFF"), "%s", out);
 }

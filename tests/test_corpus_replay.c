@@ -1,6 +1,7 @@
 /*
- * test_corpus_replay.c — every committed case in corpus/ parses, runs, and reproduces its stored
- * expectation; its canonical text round-trips; and its id is unique across the corpus.
+ * test_corpus_replay.c — every committed regression case (corpus/seeds and corpus/mutants) parses,
+ * runs, and reproduces its stored expectation, and its id is unique among them. The SNR suite's
+ * cases (corpus/suite) run through `ggfuzz suite` in the suite tests.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +13,17 @@
 
 Test(corpus, every_case_reproduces_its_expectation, .timeout = 300)
 {
-    char **files, err[1024];
-    size_t n;
-    cr_assert_eq(gg_corpus_list(GG_SOURCE_DIR "/corpus", &files, &n, err, sizeof err), GG_OK, "%s", err);
+    char **files, **mutants, err[1024];
+    size_t n, n_mutants;
+    cr_assert_eq(gg_corpus_list(GG_SOURCE_DIR "/corpus/seeds", &files, &n, err, sizeof err), GG_OK,
+                 "%s", err);
+    cr_assert_eq(gg_corpus_list(GG_SOURCE_DIR "/corpus/mutants", &mutants, &n_mutants, err,
+                                sizeof err), GG_OK, "%s", err);
+    files = realloc(files, (n + n_mutants) * sizeof *files);
+    cr_assert_not_null(files);
+    memcpy(files + n, mutants, n_mutants * sizeof *mutants);
+    n += n_mutants;
+    free(mutants); /* the strings now belong to files */
     cr_assert_geq(n, 10, "the corpus should hold the seed cases");
     char (*ids)[GG_CASE_ID_HEX + 1] = calloc(n, sizeof *ids);
     cr_assert_not_null(ids);

@@ -1,0 +1,291 @@
+/*
+ * gg_devrun.c — the runner's device path: a GPU kernel runs on a device mirror of the host
+ * tensors that gg_materialise.c generated. Only the used ranges of A and B travel (the live
+ * ranges; the rest of a huge weight tensor stays unfilled on the device), every buffer has
+ * device canary bands, inputs are hashed on the device before and after, and the runs follow the
+ * host runner's protocol (two workspace poisons, a third run when the outputs differ). The output
+ * comes back into the host C buffer so that the reference and the oracles judge it unchanged.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fuzz/fuzz_int.h"
+#include "fuzz/gpu/gg_device.h"
+
+/* The workspace poisons of the host runner (gg_runner.c). */
+#define POISON_1 0x5Au
+#define POISON_2 0xC3u
+/* Device memory left free for the kernel's library (cuBLAS workspaces, module loading). */
+#define DEVICE_RESERVE ((int64_t)512 << 20)
+
+enum { BUF_A, BUF_B, BUF_C, BUF_AS, BUF_BS, BUF_BIAS, BUF_WS, BUF_LENS, BUF_OFFS, BUF_SORTED,
+       BUF_EXPERTS, BUF_COUNT };
+
+/* The device side of one case run. */
+struct mirror {
+    struct gg_device *dev;
+    struct gg_devbuf buf[BUF_COUNT];
+    const void *host[BUF_COUNT]; /* host bytes each buffer mirrors */
+    size_t bytes[BUF_COUNT];
+    struct gg_operands ops;      /* device operands (the host offsets applied) */
+    size_t c_off;                /* byte offset of C's span in its buffer */
+    struct gg_devspan *spans;    /* what the kernel may only read */
+    size_t n_spans;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static size_t offset_in(const void *p, const struct gg_hostbuf *b)
+{
+    return p ? (size_t)((const uint8_t *)p - b->data) : 0;
+}
+
+/* Which host bytes each device buffer mirrors. */
+static void plan(struct mirror *m, const struct gg_tensors *t)
+{
+    const struct gg_problem *p = &t->p;
+    const struct gg_hostbuf *hb[] = {&t->a, &t->b, &t->c, &t->a_scale, &t->b_scale, &t->bias,
+                                     &t->ws};
+    for (int i = BUF_A; i <= BUF_WS; i++) {
+        m->host[i] = hb[i]->data;
+        m->bytes[i] = hb[i]->bytes;
+    }
+    size_t g = (size_t)p->groups;
+    m->host[BUF_LENS] = t->lens_dev;
+    m->bytes[BUF_LENS] = t->lens_dev ? g * sizeof(int64_t) : 0;
+    m->host[BUF_OFFS] = t->offs_dev;
+    m->bytes[BUF_OFFS] = t->offs_dev ? (g + 1) * sizeof(int64_t) : 0;
+    m->host[BUF_SORTED] = t->sorted_dev;
+    m->bytes[BUF_SORTED] = t->sorted_dev ? (size_t)p->sorted_len * sizeof(int32_t) : 0;
+    m->host[BUF_EXPERTS] = t->experts_dev;
+    m->bytes[BUF_EXPERTS] =
+        t->experts_dev ? (size_t)(p->sorted_len / p->block_m) * sizeof(int32_t) : 0;
+}
+
+static void fmt_bytes(int64_t n, char *buf, size_t len)
+{
+    if (n >= (int64_t)1 << 30)
+        snprintf(buf, len, "%.2f GiB", (double)n / (double)(1 << 30));
+    else
+        snprintf(buf, len, "%.1f MiB", (double)n / (double)(1 << 20));
+}
+
+/* Refuses a case whose buffers (whole spans: the device cannot reserve without committing) do
+   not fit in the free device memory. */
+static enum gg_status admit(struct mirror *m, char *err, size_t err_len)
+{
+    int64_t need = DEVICE_RESERVE, have = 0, total = 0;
+    for (int i = 0; i < BUF_COUNT; i++)
+        need += (int64_t)(m->bytes[i] + 2 * GG_DEVICE_GUARD_BYTES + GG_DEVICE_ALIGN);
+    enum gg_status st = gg_device_mem_info(m->dev, &have, &total, err, err_len);
+    if (st != GG_OK)
+        return st;
+    if (need > have) {
+        char a[32], b[32];
+        fmt_bytes(need, a, sizeof a);
+        fmt_bytes(have, b, sizeof b);
+        snprintf(err, err_len, "case needs %s of device memory, only %s free", a, b);
+        return GG_E_NOMEM;
+    }
+    return GG_OK;
+}
+
+/* Appends a span of device memory the kernel must not change. */
+static int add_span(struct mirror *m, size_t *cap, const void *ptr, size_t bytes)
+{
+    if (!ptr || !bytes)
+        return 1;
+    if (m->n_spans == *cap) {
+        size_t grown = *cap ? 2 * *cap : 32;
+        struct gg_devspan *s = realloc(m->spans, grown * sizeof *s);
+        if (!s)
+            return 0;
+        m->spans = s;
+        *cap = grown;
+    }
+    m->spans[m->n_spans++] = (struct gg_devspan){ptr, bytes};
+    return 1;
+}
+
+/* Copies the live ranges of operand which (A or B) and records them as read-only spans. */
+static enum gg_status upload_live(struct mirror *m, const struct gg_tensors *t, int which,
+                                  size_t *cap, char *err, size_t err_len)
+{
+    struct gg_devbuf *b = &m->buf[which ? BUF_B : BUF_A];
+    const uint8_t *host = m->host[which ? BUF_B : BUF_A];
+    for (size_t i = 0; i < t->n_live[which]; i++) {
+        size_t lo = t->live[which][i].lo, hi = t->live[which][i].hi;
+        hi = hi < b->bytes ? hi : b->bytes;
+        if (hi <= lo)
+            continue;
+        enum gg_status st = gg_devbuf_upload(m->dev, b, lo, host + lo, hi - lo, err, err_len);
+        if (st != GG_OK)
+            return st;
+        if (!add_span(m, cap, b->data + lo, hi - lo)) {
+            snprintf(err, err_len, "out of memory for the input spans");
+            return GG_E_NOMEM;
+        }
+    }
+    return GG_OK;
+}
+
+/* Allocates every buffer, uploads the inputs and points the device operands at them. */
+static enum gg_status build(struct mirror *m, const struct gg_tensors *t, char *err,
+                            size_t err_len)
+{
+    enum gg_status st;
+    size_t cap = 0;
+    for (int i = 0; i < BUF_COUNT; i++)
+        if ((st = gg_devbuf_alloc(m->dev, &m->buf[i], m->bytes[i], err, err_len)) != GG_OK)
+            return st;
+    if ((st = upload_live(m, t, 0, &cap, err, err_len)) != GG_OK ||
+        (st = upload_live(m, t, 1, &cap, err, err_len)) != GG_OK)
+        return st;
+    for (int i = BUF_AS; i < BUF_COUNT; i++) {
+        if (i == BUF_WS)
+            continue;
+        if ((st = gg_devbuf_upload(m->dev, &m->buf[i], 0, m->host[i], m->bytes[i], err,
+                                   err_len)) != GG_OK)
+            return st;
+        if (!add_span(m, &cap, m->buf[i].data, m->bytes[i])) {
+            snprintf(err, err_len, "out of memory for the input spans");
+            return GG_E_NOMEM;
+        }
+    }
+    const struct gg_operands *h = &t->ops;
+    m->c_off = offset_in(h->c, &t->c);
+    m->ops = (struct gg_operands){
+        .a = m->buf[BUF_A].data + offset_in(h->a, &t->a),
+        .b = m->buf[BUF_B].data + offset_in(h->b, &t->b),
+        .c = m->buf[BUF_C].data + m->c_off,
+        .a_scale = h->a_scale ? m->buf[BUF_AS].data : NULL,
+        .b_scale = h->b_scale ? m->buf[BUF_BS].data : NULL,
+        .bias = h->bias ? m->buf[BUF_BIAS].data : NULL,
+        .workspace = h->workspace ? m->buf[BUF_WS].data : NULL,
+        .workspace_bytes = h->workspace_bytes,
+        .group_lens_dev = h->group_lens_dev ? (const int64_t *)m->buf[BUF_LENS].data : NULL,
+        .group_offs_dev = h->group_offs_dev ? (const int64_t *)m->buf[BUF_OFFS].data : NULL,
+        .sorted_ids_dev = h->sorted_ids_dev ? (const int32_t *)m->buf[BUF_SORTED].data : NULL,
+        .expert_ids_dev = h->expert_ids_dev ? (const int32_t *)m->buf[BUF_EXPERTS].data : NULL,
+        .stream = gg_device_stream(m->dev),
+    };
+    return gg_device_sync(m->dev, "uploading the inputs", err, err_len);
+}
+
+/* Device hashes of the read-only spans, into a fresh array (*out, freed by the caller). */
+static enum gg_status hash_inputs(struct mirror *m, uint64_t **out, char *err, size_t err_len)
+{
+    *out = calloc(m->n_spans ? m->n_spans : 1, sizeof **out);
+    if (!*out) {
+        snprintf(err, err_len, "out of memory for the input hashes");
+        return GG_E_NOMEM;
+    }
+    return gg_device_hash(m->dev, m->spans, m->n_spans, *out, err, err_len);
+}
+
+/* Runs the kernel once on a freshly poisoned C and workspace; checks every guard afterwards and
+   copies C back into the host buffer. */
+static enum gg_status run_once(struct mirror *m, const struct gg_kernel *k, struct gg_tensors *t,
+                               uint8_t poison, struct gg_observations *obs, double *seconds,
+                               char *err, size_t err_len)
+{
+    enum gg_dtype ct = t->p.c_dtype;
+    int eb = gg_dtype_bits(ct) >= 8 ? gg_dtype_bits(ct) / 8 : 1;
+    enum gg_status st = gg_device_fill(m->dev, m->ops.c, t->c_bytes, gg_oracle_sentinel(ct), eb,
+                                       err, err_len);
+    if (st == GG_OK && m->ops.workspace)
+        st = gg_device_fill(m->dev, m->ops.workspace, m->ops.workspace_bytes, poison, 1, err,
+                            err_len);
+    if (st == GG_OK)
+        st = gg_device_sync(m->dev, "poisoning the output and workspace", err, err_len);
+    if (st != GG_OK)
+        return st;
+    char kerr[256] = "", what[160];
+    double t0 = now_s();
+    st = k->run(&t->p, &m->ops, kerr, sizeof kerr);
+    snprintf(what, sizeof what, "kernel %s", k->name);
+    enum gg_status sync = gg_device_sync(m->dev, what, err, err_len);
+    if (seconds)
+        *seconds = now_s() - t0;
+    if (sync != GG_OK)
+        return sync;
+    if (st != GG_OK) {
+        snprintf(err, err_len, "kernel %s failed: %s", k->name, kerr[0] ? kerr : "no message");
+        return st;
+    }
+    const struct gg_devbuf *bufs[BUF_COUNT];
+    for (int i = 0; i < BUF_COUNT; i++)
+        bufs[i] = &m->buf[i];
+    int hit = -1, pre = 0;
+    if ((st = gg_device_guards_check(m->dev, bufs, BUF_COUNT, &hit, &pre, err, err_len)) != GG_OK)
+        return st;
+    if (hit >= 0 && !obs->guard_hit) {
+        obs->guard_hit = 1;
+        obs->guard_pre = pre;
+    }
+    st = gg_devbuf_download(m->dev, &m->buf[BUF_C], m->c_off, t->ops.c, t->c_bytes, err, err_len);
+    if (st == GG_OK && gg_oracle_padding_check(&t->p, t->ops.c) >= 0)
+        obs->padding_hit = 1;
+    return st;
+}
+
+/* The host runner's protocol: first run, the second poison, a third run when they differ. */
+static enum gg_status run_all(struct mirror *m, const struct gg_kernel *k, struct gg_tensors *t,
+                              void *out1, struct gg_observations *obs, double *seconds, char *err,
+                              size_t err_len)
+{
+    enum gg_status st = run_once(m, k, t, POISON_1, obs, seconds, err, err_len);
+    if (st != GG_OK)
+        return st;
+    memcpy(out1, t->ops.c, t->c_bytes);
+    if ((st = run_once(m, k, t, POISON_2, obs, NULL, err, err_len)) != GG_OK)
+        return st;
+    if (gg_oracle_first_diff(out1, t->ops.c, t->c_bytes) < 0)
+        return GG_OK;
+    if ((st = run_once(m, k, t, POISON_1, obs, NULL, err, err_len)) != GG_OK)
+        return st;
+    if (gg_oracle_first_diff(out1, t->ops.c, t->c_bytes) < 0 && m->ops.workspace)
+        obs->workspace_dep = 1;
+    else
+        obs->nondeterministic = 1;
+    return GG_OK;
+}
+
+enum gg_status gg_devrun_kernel(const struct gg_kernel *k, struct gg_tensors *t, void *out1,
+                                struct gg_observations *obs, double *seconds, char *err,
+                                size_t err_len)
+{
+    struct mirror m;
+    memset(&m, 0, sizeof m);
+    uint64_t *before = NULL, *after = NULL;
+    enum gg_status st = gg_device_get(&m.dev, err, err_len);
+    if (st != GG_OK)
+        return st;
+    plan(&m, t);
+    if ((st = admit(&m, err, err_len)) != GG_OK || (st = build(&m, t, err, err_len)) != GG_OK ||
+        (st = hash_inputs(&m, &before, err, err_len)) != GG_OK ||
+        (st = run_all(&m, k, t, out1, obs, seconds, err, err_len)) != GG_OK ||
+        (st = hash_inputs(&m, &after, err, err_len)) != GG_OK)
+        goto done;
+    obs->input_modified = memcmp(before, after, m.n_spans * sizeof *before) != 0;
+done:
+    if (st != GG_OK && gg_device_lost()) {
+        /* The context is gone: a finding about the kernel, not a harness failure. The worker
+           exits after reporting it (gg_worker.c). */
+        obs->device_error = 1;
+        st = GG_OK;
+    }
+    for (int i = 0; i < BUF_COUNT; i++)
+        gg_devbuf_free(m.dev, &m.buf[i]);
+    free(m.spans);
+    free(before);
+    free(after);
+    return st;
+}

@@ -1,0 +1,123 @@
+/*
+ * gg_device.h — the harness's device services: one device context per process (stream, buffer
+ * pool, scratch), guarded device buffers, fills, copies, guard checks and input hashes computed
+ * on the device, and every runtime error turned into a status that names the failing call, file
+ * and line. Built for CUDA (gg_device_cuda.cu); without a GPU toolchain every call returns
+ * GG_E_UNSUPPORTED (gg_device_none.c).
+ *
+ * Process state: the context is created on first use and lives until the process exits (like the
+ * kernel registry). A process that forks must not have touched the device before the fork: the
+ * harness starts GPU work in worker processes only. After a sticky error (illegal address,
+ * launch failure, ...) every later call fails too: gg_device_lost() turns 1 and the process
+ * should report the finding and exit so that its supervisor starts a fresh one.
+ */
+#ifndef GG_DEVICE_H
+#define GG_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/gg_kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes of the canary band before and after every device buffer (the host band's size). */
+#define GG_DEVICE_GUARD_BYTES 65536
+/* Alignment of a device buffer's data (and of the post band). */
+#define GG_DEVICE_ALIGN 256
+
+struct gg_device; /* opaque: the process's device context */
+
+/* A guarded device buffer: [canary band][data: bytes][canary band]. Pointers are device
+   pointers. owns = 1: gg_devbuf_free() returns the allocation to the pool. */
+struct gg_devbuf {
+    uint8_t *base;    /* the allocation */
+    size_t alloc_len;
+    uint8_t *data;
+    size_t bytes;
+    size_t pre_len, post_len;
+    int owns;
+};
+
+/* A byte range in device memory. */
+struct gg_devspan {
+    const void *ptr;
+    size_t bytes;
+};
+
+/* 1 when ggfuzz was built with a GPU backend. */
+int gg_device_built(void);
+/* The process's context, created on first call (device 0, a non-blocking stream). GG_E_DEVICE
+   when no device can be used, GG_E_UNSUPPORTED in a build without GPU support. */
+enum gg_status gg_device_get(struct gg_device **dev, char *err, size_t err_len);
+/* 1 once the process's context has hit a sticky error; never creates a context. */
+int gg_device_lost(void);
+/* The context's stream (cudaStream_t / hipStream_t), for struct gg_operands. */
+void *gg_device_stream(const struct gg_device *d);
+/* Device name and free/total memory (cudaMemGetInfo); free counts the context's idle pool. */
+enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_bytes, int64_t *total_bytes,
+                                  char *err, size_t err_len);
+/* Waits for the stream; any error of earlier asynchronous work is reported here, named after
+   what (e.g. the kernel that ran). */
+enum gg_status gg_device_sync(struct gg_device *d, const char *what, char *err, size_t err_len);
+/* Reports a launch error left by asynchronous work without waiting (cudaGetLastError). */
+enum gg_status gg_device_check(struct gg_device *d, const char *what, char *err, size_t err_len);
+
+/* Allocates a guarded buffer of bytes bytes (0 is allowed): data zeroed, both bands filled with
+   the canary pattern of the host bands (gg_oracle_canary). Small buffers come from a pool. */
+enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf *b, size_t bytes, char *err,
+                               size_t err_len);
+void gg_devbuf_free(struct gg_device *d, struct gg_devbuf *b);
+/* Copies n bytes between host memory and the buffer's data at byte offset off (stream-ordered;
+   a download waits for the stream). */
+enum gg_status gg_devbuf_upload(struct gg_device *d, struct gg_devbuf *b, size_t off,
+                                const void *src, size_t n, char *err, size_t err_len);
+enum gg_status gg_devbuf_download(struct gg_device *d, const struct gg_devbuf *b, size_t off,
+                                  void *dst, size_t n, char *err, size_t err_len);
+/* Fills n bytes at device address dst with an elem_bytes-wide (1, 2 or 4) little-endian
+   pattern, e.g. the output sentinel. n need not be a multiple of elem_bytes. */
+enum gg_status gg_device_fill(struct gg_device *d, void *dst, size_t n, uint32_t pattern,
+                              int elem_bytes, char *err, size_t err_len);
+/* Checks the canary bands of n buffers on the device: *hit gets the index of the first buffer
+   whose band changed (-1: none) and *pre whether its band before the data was hit. */
+enum gg_status gg_device_guards_check(struct gg_device *d, const struct gg_devbuf *const *bufs,
+                                      int n, int *hit, int *pre, char *err, size_t err_len);
+/* 64-bit content hashes of n device ranges, out[i] for spans[i]: a sum over the 8-byte words of
+   a 64-bit mixing function of (word, position), so any change of a word changes the sum except
+   with probability about 2^-64. */
+enum gg_status gg_device_hash(struct gg_device *d, const struct gg_devspan *spans, size_t n,
+                              uint64_t *out, char *err, size_t err_len);
+
+/* Test support: launches a kernel on stream that stores through a wild device address, which
+   gives a sticky error at the next synchronisation (the `device` finding path). */
+void gg_device_test_fault(void *stream);
+/* Test support: cudaMemsetAsync on stream (errors surface at the next check). */
+void gg_device_test_memset(void *dst, int byte, size_t n, void *stream);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The runner's device path (fuzz/gg_devrun.c)                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+struct gg_tensors;
+struct gg_observations;
+
+/*
+ * Runs kernel k (backend CUDA or HIP) on a device mirror of the materialised host tensors t:
+ * device memory admission, the used ranges of A and B and the small arrays copied to guarded
+ * device buffers, input hashes on the device, the kernel run under two workspace poisons (a third
+ * run when the outputs differ) with the output pre-filled with the sentinel, guards checked
+ * after every run, C copied back into t's host C. out1 receives the first run's output (c_bytes),
+ * obs the structural observations, *seconds the first run's time (synchronised).
+ * A sticky device error returns GG_OK with obs->device_error set (a `device` finding); any other
+ * failure returns its status and message.
+ */
+enum gg_status gg_devrun_kernel(const struct gg_kernel *k, struct gg_tensors *t, void *out1,
+                                struct gg_observations *obs, double *seconds, char *err,
+                                size_t err_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GG_DEVICE_H */

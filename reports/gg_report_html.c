@@ -1,0 +1,743 @@
+/*
+ * gg_report_html.c — `ggfuzz report`: reads the inputs, has the plots drawn, and writes the
+ * self-contained HTML page (inline CSS, every plot a base64 PNG data URI, every input string
+ * escaped) beside the Markdown summary. The page opens with the gate verdict, then the SNR margin
+ * of every suite case, the per-group SNR of the worst cases, and each campaign's progress and
+ * unique findings with the command that replays each.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reports/report_int.h"
+
+static const char css[] =
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"
+    "margin:0;padding:0 2rem 3rem;color:#222;background:#fafafa;line-height:1.4}"
+    "header{padding:1.2rem 0 .6rem;border-bottom:2px solid #ddd;margin-bottom:1rem}"
+    "h1{margin:0;font-size:1.6rem}"
+    "h2{margin-top:2.4rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}"
+    "h3{margin-top:1.8rem}"
+    ".meta{color:#666;font-size:.9rem}"
+    ".note{background:#fff8e1;border-left:4px solid #f9a825;padding:.5rem .8rem;margin:1rem 0}"
+    ".gate{display:inline-block;font-size:1.4rem;font-weight:700;padding:.3rem 1rem;"
+    "border-radius:6px;color:#fff;margin:.4rem 0}"
+    ".gate.pass{background:#2e7d32}.gate.fail{background:#c62828}"
+    ".counts span{display:inline-block;margin-right:1.2rem}"
+    "table{border-collapse:collapse;font-size:.85rem;background:#fff;margin:.5rem 0}"
+    "th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}"
+    "th{background:#f0f0f0}"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "tr.fail td,tr.error td{background:#fdecea}tr.regressed td{background:#fff3e0}"
+    "tr.skipped td{color:#888}"
+    "tr.bad td{background:#f8d7da;font-weight:700;color:#8e0000}"
+    ".v{font-weight:700;padding:0 .4rem;border-radius:3px;color:#fff;font-size:.8rem;"
+    "white-space:nowrap}"
+    ".v.pass{background:#2e7d32}.v.fail,.v.error{background:#c62828}"
+    ".v.regressed{background:#ef6c00}.v.skipped{background:#9e9e9e}"
+    ".neg{color:#c62828;font-weight:700}"
+    ".scroll{overflow-x:auto;max-width:100%}"
+    "img.plot{max-width:100%;border:1px solid #ddd;background:#fff;display:block;margin:.5rem 0}"
+    "pre{background:#f5f5f5;border:1px solid #ddd;padding:.5rem;overflow-x:auto;font-size:.8rem;"
+    "margin:.4rem 0}pre.case{white-space:pre-wrap;word-break:break-all}"
+    "code{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.85em}"
+    ".finding{background:#fff;border:1px solid #ddd;border-left:4px solid #c62828;"
+    "padding:.4rem 1rem;margin:1rem 0}"
+    ".finding h4{margin:.3rem 0;word-break:break-all}"
+    ".small{font-size:.8rem;color:#555}"
+    "code.shape{font-size:.75rem}code.shape span{white-space:nowrap}td.detail{min-width:12rem}"
+    "td.when{white-space:nowrap}"
+    "dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem;margin:.5rem 0}"
+    "dl.kv dt{color:#555}dl.kv dd{margin:0}";
+
+/* ---- output helpers ------------------------------------------------------------------------ */
+
+/* Text with & < > " ' escaped. */
+static void esc(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(*s, f); break;
+        }
+    }
+}
+
+/* Escaped text that may break after '_', '/' and ',' (long case names and signatures). */
+static void esc_wbr(FILE *f, const char *s)
+{
+    char one[2] = "";
+    for (; s && *s; s++) {
+        one[0] = *s;
+        esc(f, one);
+        if (*s == '_' || *s == '/' || *s == ',')
+            fputs("<wbr>", f);
+    }
+}
+
+/* A dB value with one decimal, or a dash. signed_ adds '+' to positive values. */
+static void db(FILE *f, struct gg_rnum v, int signed_)
+{
+    if (!v.set)
+        fputs("&ndash;", f);
+    else if (v.v < 0 && signed_)
+        fprintf(f, "<span class=\"neg\">%.1f</span>", v.v);
+    else
+        fprintf(f, signed_ ? "%+.1f" : "%.1f", v.v);
+}
+
+static void verdict_badge(FILE *f, const char *verdict)
+{
+    fprintf(f, "<span class=\"v %s\">", verdict);
+    for (const char *p = verdict; *p; p++)
+        fputc(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p, f);
+    fputs("</span>", f);
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* The bytes of a file as base64 (RFC 4648, padded). */
+static int write_base64(FILE *out, const char *path)
+{
+    FILE *in = fopen(path, "rb");
+    if (in == NULL)
+        return -1;
+    unsigned char buf[3 * 1024];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+        for (size_t i = 0; i < n; i += 3) {
+            unsigned v = (unsigned)buf[i] << 16;
+            if (i + 1 < n)
+                v |= (unsigned)buf[i + 1] << 8;
+            if (i + 2 < n)
+                v |= buf[i + 2];
+            char q[4] = {b64[v >> 18 & 63], b64[v >> 12 & 63],
+                         i + 1 < n ? b64[v >> 6 & 63] : '=', i + 2 < n ? b64[v & 63] : '='};
+            fwrite(q, 1, 4, out);
+        }
+        if (n < sizeof buf)
+            break;
+    }
+    int bad = ferror(in);
+    fclose(in);
+    return bad ? -1 : 0;
+}
+
+/* An embedded plot; nothing when the plot was not made. */
+static void plot_img(FILE *f, const char *out_dir, const char *png, const char *alt)
+{
+    if (png[0] == '\0')
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", out_dir, png);
+    fputs("<img class=\"plot\" alt=\"", f);
+    esc(f, alt);
+    fputs("\" src=\"data:image/png;base64,", f);
+    write_base64(f, path);
+    fputs("\">\n", f);
+}
+
+/* ---- suite --------------------------------------------------------------------------------- */
+
+static void suite_header(FILE *f, const struct gg_rsuite *s)
+{
+    fputs("<section id=\"suite\">\n<h2>SNR suite", f);
+    if (s->tier[0]) {
+        fputs(": tier ", f);
+        esc(f, s->tier);
+    }
+    fputs("</h2>\n", f);
+    int pass = strcmp(s->gate_verdict, "pass") == 0;
+    fprintf(f, "<div class=\"gate %s\">GATE %s</div>\n", pass ? "pass" : "fail",
+            pass ? "PASS" : "FAIL");
+    if (s->n_reasons > 0) {
+        fputs("<ul>\n", f);
+        for (size_t i = 0; i < s->n_reasons; i++) {
+            fputs("<li>", f);
+            esc(f, s->reasons[i]);
+            fputs("</li>\n", f);
+        }
+        fputs("</ul>\n", f);
+    }
+    fprintf(f, "<p class=\"counts\"><span><b>%zu</b> cases</span><span><b>%lld</b> pass</span>"
+               "<span><b>%lld</b> fail</span><span><b>%lld</b> regressed</span>"
+               "<span><b>%lld</b> skipped</span><span><b>%lld</b> errors</span></p>\n",
+            s->n_cases, (long long)s->n_pass, (long long)s->n_fail, (long long)s->n_regressed,
+            (long long)s->n_skipped, (long long)s->n_errors);
+    fputs("<dl class=\"kv\">", f);
+    const char *keys[] = {"file", "started", "host", "cpu", "gpu", "mutant", "ggfuzz", "baseline"};
+    const char *vals[] = {s->path, s->started, s->hostname, s->cpu, s->gpu, s->mutant,
+                          s->ggfuzz_version, s->baseline};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        if (vals[i] == NULL || vals[i][0] == '\0')
+            continue;
+        fprintf(f, "<dt>%s</dt><dd>", keys[i]);
+        esc(f, vals[i]);
+        fputs("</dd>", f);
+    }
+    if (s->seconds.set)
+        fprintf(f, "<dt>duration</dt><dd>%.1f s</dd>", s->seconds.v);
+    if (s->thresholds_version >= 0)
+        fprintf(f, "<dt>thresholds</dt><dd>version %lld</dd>", (long long)s->thresholds_version);
+    if (s->gate_snr_drop_db.set && s->baseline[0])
+        fprintf(f, "<dt>allowed SNR drop</dt><dd>%.1f dB</dd>", s->gate_snr_drop_db.v);
+    fputs("</dl>\n", f);
+}
+
+/* A shape string whose words never break inside ("bf16-bf16-bf16" stays on one line). */
+static void shape_code(FILE *f, const char *shape)
+{
+    fputs("<code class=\"shape\">", f);
+    for (const char *p = shape; *p;) {
+        size_t n = strcspn(p, " ");
+        char word[160];
+        snprintf(word, sizeof word, "%.*s", (int)n, p);
+        fputs("<span>", f);
+        esc(f, word);
+        fputs("</span>", f);
+        p += n;
+        for (; *p == ' '; p++)
+            fputc(' ', f);
+    }
+    fputs("</code>", f);
+}
+
+static void case_row(FILE *f, const struct gg_rcase *c, size_t i, int with_time)
+{
+    fprintf(f, "<tr class=\"%s\" id=\"case-%zu\"><td class=\"num\">%zu</td><td>", c->verdict,
+            i + 1, i + 1);
+    verdict_badge(f, c->verdict);
+    fputs("</td><td><b>", f);
+    esc_wbr(f, c->label);
+    fputs("</b><br><span class=\"small\">", f);
+    const char *tags[] = {c->model, c->routing, c->phase, c->recipe};
+    for (size_t t = 0; t < sizeof tags / sizeof *tags; t++) {
+        if (tags[t][0]) {
+            esc(f, tags[t]);
+            fputs(" &middot; ", f);
+        }
+    }
+    if (c->ep >= 0)
+        fprintf(f, "EP%lld &middot; ", (long long)c->ep);
+    esc(f, c->kernel);
+    if (c->mutant[0]) {
+        fputs(" + mutant ", f);
+        esc(f, c->mutant);
+    }
+    fputs("</span></td><td>", f);
+    shape_code(f, c->shape);
+    fputs("</td><td class=\"num\">", f);
+    if (c->exact)
+        fputs("exact", f);
+    else
+        db(f, c->worst_group_snr_db, 0);
+    if (c->worst_group >= 0)
+        fprintf(f, " <span class=\"small\">(g%lld)</span>", (long long)c->worst_group);
+    fputs("</td><td class=\"num\">", f);
+    db(f, c->threshold_db, 0);
+    fputs("</td><td class=\"num\">", f);
+    db(f, c->margin_db, 1);
+    fputs("</td><td class=\"num\">", f);
+    db(f, c->pooled_snr_db, 0);
+    fputs("</td><td class=\"num\">", f);
+    if (c->snr_drop_db.set) {
+        fprintf(f, "%s%.1f", c->snr_drop_db.v > 0 ? "&minus;" : "+", fabs(c->snr_drop_db.v));
+        if (c->baseline_snr_db.set)
+            fprintf(f, " <span class=\"small\">(was %.1f)</span>", c->baseline_snr_db.v);
+    }
+    fputs("</td>", f);
+    if (with_time) {
+        fputs("<td class=\"num\">", f);
+        if (c->time_us.set)
+            fprintf(f, "%.1f%s", c->time_us.v, c->perf_regressed ? " <b>slower</b>" : "");
+        fputs("</td>", f);
+    }
+    fputs("<td class=\"detail\">", f);
+    if (c->cls[0] && strcmp(c->cls, "pass") != 0) {
+        fputs("<b>", f);
+        esc(f, c->cls);
+        fputs("</b> ", f);
+    }
+    esc(f, c->reason);
+    if (c->signature[0]) {
+        fputs("<br><code class=\"small\">", f);
+        esc_wbr(f, c->signature);
+        fputs("</code>", f);
+    }
+    fputs("</td></tr>\n", f);
+}
+
+static void case_table(FILE *f, const struct gg_rsuite *s)
+{
+    int with_time = 0;
+    for (size_t i = 0; i < s->n_cases; i++)
+        with_time |= s->cases[i].time_us.set;
+    fputs("<h3 id=\"cases\">Cases</h3>\n<div class=\"scroll\"><table>\n<thead><tr><th>#</th>"
+          "<th>verdict</th><th>case</th><th>shape</th><th>worst-group SNR (dB)</th>"
+          "<th>threshold (dB)</th><th>margin (dB)</th><th>pooled SNR (dB)</th>"
+          "<th>drop vs baseline (dB)</th>", f);
+    if (with_time)
+        fputs("<th>time (&micro;s)</th>", f);
+    fputs("<th>detail</th></tr></thead>\n<tbody>\n", f);
+    for (size_t i = 0; i < s->n_cases; i++)
+        case_row(f, &s->cases[i], i, with_time);
+    fputs("</tbody></table></div>\n", f);
+}
+
+static void group_row(FILE *f, const struct gg_rcase *c, const struct gg_rgroup *g)
+{
+    int bad = gg_report_group_bad(c, g);
+    fprintf(f, "<tr%s><td class=\"num\">%lld</td><td class=\"num\">", bad ? " class=\"bad\"" : "",
+            (long long)g->g);
+    if (g->rows >= 0)
+        fprintf(f, "%lld", (long long)g->rows);
+    fputs("</td><td class=\"num\">", f);
+    if (g->snr_db.set)
+        fprintf(f, "%.1f", g->snr_db.v);
+    else
+        fputs(g->exact ? "exact" : g->rows == 0 ? "empty" : "&ndash;", f);
+    fputs("</td><td class=\"num\">", f);
+    if (g->snr_db.set && c->threshold_db.set)
+        db(f, (struct gg_rnum){g->snr_db.v - c->threshold_db.v, 1}, 1);
+    fprintf(f, "</td><td>%s</td></tr>\n", bad ? "below threshold" : "");
+}
+
+static void group_table(FILE *f, const struct gg_rcase *c, const size_t *order, size_t n,
+                        const char *caption)
+{
+    fputs("<table>", f);
+    if (caption)
+        fprintf(f, "<caption class=\"small\">%s</caption>", caption);
+    fputs("<thead><tr><th>group</th><th>rows</th><th>SNR (dB)</th><th>margin (dB)</th><th>"
+          "</th></tr></thead>\n<tbody>\n", f);
+    for (size_t i = 0; i < n; i++)
+        group_row(f, c, &c->groups[order ? order[i] : i]);
+    fputs("</tbody></table>\n", f);
+}
+
+/* One sentence that says where the error lives: the failing groups against the others. */
+static void group_summary(FILE *f, const struct gg_rcase *c)
+{
+    size_t bad = 0, empty = 0;
+    for (size_t i = 0; i < c->n_groups; i++) {
+        bad += gg_report_group_bad(c, &c->groups[i]);
+        empty += c->groups[i].rows == 0;
+    }
+    fprintf(f, "<p>%zu groups (%zu empty)", c->n_groups, empty);
+    if (c->threshold_db.set)
+        fprintf(f, ", threshold %.1f dB", c->threshold_db.v);
+    if (c->pooled_snr_db.set)
+        fprintf(f, ", pooled SNR %.1f dB", c->pooled_snr_db.v);
+    fputs(". ", f);
+    if (bad > 0) {
+        fprintf(f, "<b class=\"neg\">%zu group%s below threshold:</b> ", bad, bad > 1 ? "s" : "");
+        size_t shown = 0;
+        for (size_t i = 0; i < c->n_groups && shown < 8; i++)
+            if (gg_report_group_bad(c, &c->groups[i]))
+                fprintf(f, "%s<b>g%lld</b> (%.1f dB)", shown++ ? ", " : "",
+                        (long long)c->groups[i].g, c->groups[i].snr_db.v);
+        if (bad > shown)
+            fprintf(f, " and %zu more", bad - shown);
+        double med = gg_report_median_passing(c);
+        if (!isnan(med))
+            fprintf(f, "; the other groups have a median of %.1f dB", med);
+        fputs(".", f);
+    } else {
+        fputs("No group is below its threshold.", f);
+    }
+    fputs("</p>\n", f);
+}
+
+static void worst_case(FILE *f, const struct gg_report_doc *d, const char *out_dir, size_t k)
+{
+    const struct gg_rcase *c = &d->suite->cases[d->worst[k]];
+    fprintf(f, "<h3 id=\"worst-%zu\">%zu. ", k + 1, k + 1);
+    esc(f, c->label);
+    fputs(" ", f);
+    verdict_badge(f, c->verdict);
+    fputs("</h3>\n<p class=\"small\">", f);
+    esc(f, c->kernel);
+    fputs(" &middot; <code>", f);
+    esc(f, c->shape);
+    fputs("</code>", f);
+    if (c->file[0]) {
+        fputs(" &middot; <code>", f);
+        esc(f, c->file);
+        fputs("</code>", f);
+    }
+    fputs("</p>\n", f);
+    group_summary(f, c);
+    char alt[160];
+    snprintf(alt, sizeof alt, "SNR per group of %s", c->label);
+    plot_img(f, out_dir, d->worst_png[k], alt);
+    size_t *order = malloc((c->n_groups + 1) * sizeof *order);
+    if (order == NULL)
+        return;
+    if (c->n_groups <= GG_REPORT_GROUPS_INLINE) {
+        group_table(f, c, NULL, c->n_groups, NULL);
+    } else {
+        gg_report_groups_by_snr(c, order);
+        group_table(f, c, order, GG_REPORT_GROUPS_SHOWN, "the lowest groups");
+        fprintf(f, "<details><summary>all %zu groups</summary>\n", c->n_groups);
+        group_table(f, c, NULL, c->n_groups, NULL);
+        fputs("</details>\n", f);
+    }
+    free(order);
+}
+
+static void suite_section(FILE *f, const struct gg_report_doc *d, const char *out_dir)
+{
+    const struct gg_rsuite *s = d->suite;
+    suite_header(f, s);
+    fputs("<h3 id=\"margins\">SNR per case against its threshold</h3>\n", f);
+    plot_img(f, out_dir, d->margin_png, "SNR margin per case");
+    case_table(f, s);
+    fputs("<h3 id=\"worst\">Worst cases: SNR per group</h3>\n", f);
+    if (d->n_worst == 0)
+        fputs("<p>No case has per-group numbers.</p>\n", f);
+    for (size_t k = 0; k < d->n_worst; k++)
+        worst_case(f, d, out_dir, k);
+    fputs("</section>\n", f);
+}
+
+/* ---- campaigns ----------------------------------------------------------------------------- */
+
+static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
+{
+    static const char *const keys[][2] = {
+        {"kernel", "kernel"}, {"mutant", "mutant"}, {"start_time", "started"},
+        {"run_time", "run time (s)"}, {"execs_done", "executions"},
+        {"execs_per_sec", "executions / s"}, {"corpus_count", "corpus"},
+        {"faults_total", "faults"}, {"faults_unique", "unique signatures"},
+        {"faults_new", "new signatures"}, {"worker_restarts", "worker restarts"},
+        {"timeouts", "timeouts"}, {"stop_reason", "stopped by"}, {"seed", "seed"},
+        {"command_line", "command"}};
+    if (c->n_stats == 0) {
+        fputs("<p>No fuzzer_stats in this directory.</p>\n", f);
+        return;
+    }
+    fputs("<dl class=\"kv\">", f);
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *v = gg_report_stat(c, keys[i][0]);
+        if (v == NULL)
+            continue;
+        fprintf(f, "<dt>%s</dt><dd>", keys[i][1]);
+        if (strcmp(keys[i][0], "command_line") == 0) {
+            fputs("<code>ggfuzz ", f);
+            esc(f, v);
+            fputs("</code>", f);
+        } else {
+            esc(f, v);
+        }
+        fputs("</dd>", f);
+    }
+    /* Faults per class, where any. */
+    fputs("<dt>faults by class</dt><dd>", f);
+    int any = 0;
+    for (size_t i = 0; i < c->n_stats; i++) {
+        const char *k = c->stats[i].key;
+        if (strncmp(k, "faults_", 7) != 0 || gg_class_from_name(k + 7) == GG_CLASS_COUNT ||
+            strcmp(c->stats[i].value, "0") == 0)
+            continue;
+        fputs(any++ ? ", " : "", f);
+        esc(f, k + 7);
+        fputs(" ", f);
+        esc(f, c->stats[i].value);
+    }
+    fputs(any ? "</dd></dl>\n" : "none</dd></dl>\n", f);
+}
+
+static void finding_block(FILE *f, const struct gg_rfinding *fi, size_t ci, size_t k)
+{
+    fprintf(f, "<div class=\"finding\" id=\"c%zu-f%zu\"><h4>%zu. ", ci + 1, k + 1, k + 1);
+    esc(f, fi->cls);
+    fputs(": <code>", f);
+    esc(f, fi->signature[0] ? fi->signature : "(no signature recorded)");
+    fputs("</code></h4>\n<p class=\"small\">", f);
+    if (fi->count >= 0)
+        fprintf(f, "seen %lld time%s", fi->count, fi->count == 1 ? "" : "s");
+    if (fi->first_seen[0]) {
+        fputs(", first ", f);
+        esc(f, fi->first_seen);
+        fputs(", last ", f);
+        esc(f, fi->last_seen);
+    }
+    if (fi->shape[0]) {
+        fputs(" &middot; <code>", f);
+        esc(f, fi->shape);
+        fputs("</code>", f);
+    }
+    fputs("</p>\n", f);
+    if (fi->observed[0]) {
+        fputs("<p>", f);
+        esc(f, fi->observed);
+        fputs("</p>\n", f);
+    }
+    if (fi->parse_error) {
+        fputs("<p class=\"neg\">This case does not parse: ", f);
+        esc(f, fi->parse_error);
+        fputs("</p>\n", f);
+    }
+    char cmd[4400];
+    gg_report_replay_cmd(fi, cmd, sizeof cmd);
+    fputs("<p>Replay:</p><pre><code>", f);
+    esc(f, cmd);
+    fputs("</code></pre>\n<details open><summary>minimised case <code>", f);
+    esc(f, fi->path);
+    fputs("</code></summary><pre class=\"case\">", f);
+    esc(f, fi->text);
+    fputs("</pre></details></div>\n", f);
+}
+
+static void campaign_section(FILE *f, const struct gg_report_doc *d, const char *out_dir,
+                             size_t ci)
+{
+    const struct gg_rcampaign *c = &d->campaigns[ci];
+    fprintf(f, "<section id=\"campaign-%zu\">\n<h2>Campaign: <code>", ci + 1);
+    esc(f, c->dir);
+    fputs("</code></h2>\n", f);
+    campaign_stats(f, c);
+    fputs("<h3>Executions and findings over time</h3>\n", f);
+    if (c->n_ticks == 0)
+        fputs("<p>No plot_data rows in this directory.</p>\n", f);
+    plot_img(f, out_dir, d->campaign_png[ci], "executions and findings over time");
+    fprintf(f, "<h3>Unique signatures (%zu)</h3>\n", c->n_findings);
+    if (c->findings_dir == NULL) {
+        fputs("<p>No findings store was found.</p>\n", f);
+    } else {
+        fputs("<p class=\"small\">Findings store <code>", f);
+        esc(f, c->findings_dir);
+        fputs("</code>: one minimised case per signature.</p>\n", f);
+        if (c->n_findings == 0)
+            fputs("<p>No findings.</p>\n", f);
+    }
+    if (c->n_findings > 0) {
+        fputs("<div class=\"scroll\"><table><thead><tr><th>#</th><th>class</th><th>signature</th>"
+              "<th>count</th><th>first seen</th><th>last seen</th></tr></thead><tbody>\n", f);
+        for (size_t k = 0; k < c->n_findings; k++) {
+            const struct gg_rfinding *fi = &c->findings[k];
+            fprintf(f, "<tr><td class=\"num\"><a href=\"#c%zu-f%zu\">%zu</a></td><td>", ci + 1,
+                    k + 1, k + 1);
+            esc(f, fi->cls);
+            fputs("</td><td><code>", f);
+            esc(f, fi->signature);
+            fputs("</code></td><td class=\"num\">", f);
+            if (fi->count >= 0)
+                fprintf(f, "%lld", fi->count);
+            fputs("</td><td class=\"when\">", f);
+            esc(f, fi->first_seen);
+            fputs("</td><td class=\"when\">", f);
+            esc(f, fi->last_seen);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</tbody></table></div>\n", f);
+    }
+    for (size_t k = 0; k < c->n_findings; k++)
+        finding_block(f, &c->findings[k], ci, k);
+    fputs("</section>\n", f);
+}
+
+/* ---- the page ------------------------------------------------------------------------------ */
+
+static void page(FILE *f, const struct gg_report_doc *d, const char *out_dir)
+{
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+               "<title>ggfuzz report</title>\n<style>%s</style>\n</head>\n<body>\n", css);
+    fprintf(f, "<header><h1>ggfuzz report</h1><p class=\"meta\">generated %s by ggfuzz %s</p>"
+               "</header>\n<nav><ul>\n", d->generated, GG_VERSION);
+    if (d->suite)
+        fputs("<li><a href=\"#suite\">SNR suite</a> (<a href=\"#margins\">margins</a>, "
+              "<a href=\"#cases\">cases</a>, <a href=\"#worst\">worst cases</a>)</li>\n", f);
+    for (size_t i = 0; i < d->n_campaigns; i++) {
+        fprintf(f, "<li><a href=\"#campaign-%zu\">campaign <code>", i + 1);
+        esc(f, d->campaigns[i].dir);
+        fprintf(f, "</code></a>: %zu unique signatures</li>\n", d->campaigns[i].n_findings);
+    }
+    fputs("</ul></nav>\n", f);
+    if (d->note[0]) {
+        fputs("<p class=\"note\">", f);
+        esc(f, d->note);
+        fputs("</p>\n", f);
+    }
+    if (d->suite)
+        suite_section(f, d, out_dir);
+    for (size_t i = 0; i < d->n_campaigns; i++)
+        campaign_section(f, d, out_dir, i);
+    fputs("</body>\n</html>\n", f);
+}
+
+enum gg_status gg_report_save(const char *path, const char *text, size_t len, char *err,
+                              size_t err_len)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    int bad = f == NULL;
+    if (f != NULL) {
+        bad = fwrite(text, 1, len, f) != len;
+        bad |= fclose(f) != 0;
+    }
+    if (bad || rename(tmp, path) != 0) {
+        snprintf(err, err_len, "%s: cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+        return GG_E_IO;
+    }
+    return GG_OK;
+}
+
+static enum gg_status html_write(const struct gg_report_doc *d, const char *out_dir, char *err,
+                                 size_t err_len)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL) {
+        snprintf(err, err_len, "%s: out of memory", out_dir);
+        return GG_E_NOMEM;
+    }
+    page(f, d, out_dir);
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/index.html", out_dir);
+    enum gg_status st = GG_E_NOMEM;
+    if (bad)
+        snprintf(err, err_len, "%s: out of memory", path);
+    else
+        st = gg_report_save(path, text, len, err, err_len);
+    free(text);
+    return st;
+}
+
+/* ---- orchestration ------------------------------------------------------------------------- */
+
+/* mkdir -p. */
+static int make_dirs(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Records the outcome of one plot: its file name in png, or the first failure in the note. */
+static void plot_done(enum gg_status st, const char *name, char png[64], const char *msg,
+                      struct gg_report_out *out)
+{
+    if (st == GG_OK) {
+        snprintf(png, 64, "%s", name);
+        out->plots++;
+    } else if (out->plots_failed++ == 0) {
+        snprintf(out->note, sizeof out->note, "%s", msg);
+    }
+}
+
+static void make_plots(struct gg_report_doc *d, const char *out_dir, struct gg_report_out *out)
+{
+    struct gg_plotter p;
+    gg_report_plot_init(&p, out_dir);
+    if (!p.available) {
+        snprintf(d->note, sizeof d->note, "Plots were skipped (%s); this report shows tables "
+                 "only.", p.why);
+        snprintf(out->note, sizeof out->note, "plots skipped: %s", p.why);
+        return;
+    }
+    char msg[1024], name[64];
+    if (d->suite && d->suite->n_cases > 0)
+        plot_done(gg_report_plot_margins(&p, d->suite, "snr_margin.png", msg, sizeof msg),
+                  "snr_margin.png", d->margin_png, msg, out);
+    for (size_t k = 0; k < d->n_worst; k++) {
+        snprintf(name, sizeof name, "groups_%zu.png", k + 1);
+        plot_done(gg_report_plot_groups(&p, &d->suite->cases[d->worst[k]], name, msg, sizeof msg),
+                  name, d->worst_png[k], msg, out);
+    }
+    for (size_t i = 0; i < d->n_campaigns; i++) {
+        if (d->campaigns[i].n_ticks == 0)
+            continue;
+        snprintf(name, sizeof name, "campaign_%zu.png", i + 1);
+        plot_done(gg_report_plot_campaign(&p, &d->campaigns[i], name, msg, sizeof msg), name,
+                  d->campaign_png[i], msg, out);
+    }
+    if (out->plots_failed > 0) {
+        snprintf(msg, sizeof msg, "%s", out->note);
+        snprintf(out->note, sizeof out->note, "%d plot%s failed: %.960s", out->plots_failed,
+                 out->plots_failed > 1 ? "s" : "", msg);
+        snprintf(d->note, sizeof d->note, "Some plots could not be made (%.960s).", out->note);
+    }
+}
+
+enum gg_status gg_report_write(const char *suite_json_path, const char *const *campaign_dirs,
+                               int n_campaigns, const char *out_dir, struct gg_report_out *out,
+                               char *err, size_t err_len)
+{
+    struct gg_report_out local;
+    out = out ? out : &local;
+    memset(out, 0, sizeof *out);
+    if (out_dir == NULL || out_dir[0] == '\0' || n_campaigns < 0 ||
+        n_campaigns > GG_REPORT_CAMPAIGNS_MAX || (suite_json_path == NULL && n_campaigns == 0)) {
+        snprintf(err, err_len, "a report needs an output directory and a suite result or up to "
+                 "%d campaign directories", GG_REPORT_CAMPAIGNS_MAX);
+        return GG_E_INVAL;
+    }
+    struct gg_rsuite suite;
+    struct gg_rcampaign camps[GG_REPORT_CAMPAIGNS_MAX];
+    memset(&suite, 0, sizeof suite);
+    memset(camps, 0, sizeof camps);
+    enum gg_status st = GG_OK;
+    if (suite_json_path != NULL)
+        st = gg_report_suite_load(suite_json_path, &suite, err, err_len);
+    for (int i = 0; i < n_campaigns && st == GG_OK; i++)
+        st = gg_report_campaign_load(campaign_dirs[i], &camps[i], err, err_len);
+    if (st == GG_OK && make_dirs(out_dir) != 0) {
+        snprintf(err, err_len, "%s: cannot create the output directory: %s", out_dir,
+                 strerror(errno));
+        st = GG_E_IO;
+    }
+    if (st == GG_OK) {
+        struct gg_report_doc d;
+        memset(&d, 0, sizeof d);
+        d.suite = suite_json_path ? &suite : NULL;
+        d.campaigns = camps;
+        d.n_campaigns = (size_t)n_campaigns;
+        time_t now = time(NULL);
+        struct tm tm;
+        strftime(d.generated, sizeof d.generated, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+        if (d.suite)
+            d.n_worst = gg_report_worst_cases(d.suite, d.worst, GG_REPORT_WORST_MAX);
+        make_plots(&d, out_dir, out);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/summary.md", out_dir);
+        if ((st = html_write(&d, out_dir, err, err_len)) == GG_OK)
+            st = gg_report_md_write(&d, path, err, err_len);
+    }
+    gg_report_suite_free(&suite);
+    for (int i = 0; i < n_campaigns; i++)
+        gg_report_campaign_free(&camps[i]);
+    return st;
+}
+
+enum gg_status gg_report_html_write(const char *suite_json_path, const char *campaign_dir,
+                                    const char *out_dir, char *err, size_t err_len)
+{
+    const char *dirs[1] = {campaign_dir};
+    return gg_report_write(suite_json_path, dirs, campaign_dir ? 1 : 0, out_dir, NULL, err,
+                           err_len);
+}

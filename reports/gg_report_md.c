@@ -1,0 +1,312 @@
+/*
+ * gg_report_md.c — the Markdown summary (GitHub-flavoured) written beside index.html: the gate,
+ * the case table, the groups of the worst cases with the failing ones in bold, and each
+ * campaign's unique findings with their minimised cases and replay commands. Plots are linked as
+ * the PNG files next to it. Table cells escape '|' and HTML; code spans never hold a backtick.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/report_int.h"
+
+/* Text for a table cell or a paragraph: '|' and '\' escaped, HTML specials as entities, no
+   line breaks. */
+static void md(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '|': fputs("\\|", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '*': case '_': case '`': case '[': case ']': case '#':
+            fputc('\\', f);
+            fputc(*s, f);
+            break;
+        case '\n': case '\r': fputc(' ', f); break;
+        default: fputc(*s, f); break;
+        }
+    }
+}
+
+/* A code span (in a table cell when cell is set, where '|' must still be escaped). */
+static void code(FILE *f, const char *s, int cell)
+{
+    fputc('`', f);
+    for (; s && *s; s++) {
+        if (*s == '|' && cell)
+            fputs("\\|", f);
+        else
+            fputc(*s == '`' ? '\'' : *s == '\n' || *s == '\r' ? ' ' : *s, f);
+    }
+    fputc('`', f);
+}
+
+/* A fenced block long enough that no run of backticks inside closes it. */
+static void fence(FILE *f, const char *info, const char *text)
+{
+    int longest = 0, run = 0;
+    for (const char *p = text; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+    }
+    int n = longest >= 3 ? longest + 1 : 3;
+    fprintf(f, "%.*s%s\n", n, "``````````````````````````````", info);
+    fputs(text, f);
+    if (text[0] && text[strlen(text) - 1] != '\n')
+        fputc('\n', f);
+    fprintf(f, "%.*s\n\n", n, "``````````````````````````````");
+}
+
+static void db(FILE *f, struct gg_rnum v, int signed_)
+{
+    if (!v.set)
+        fputs("-", f);
+    else
+        fprintf(f, signed_ ? "%+.1f" : "%.1f", v.v);
+}
+
+static void verdict(FILE *f, const char *v)
+{
+    int bad = gg_report_verdict_bad(v);
+    fputs(bad ? "**" : "", f);
+    for (const char *p = v; *p; p++)
+        fputc(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p, f);
+    fputs(bad ? "**" : "", f);
+}
+
+static void suite_part(FILE *f, const struct gg_report_doc *d)
+{
+    const struct gg_rsuite *s = d->suite;
+    fputs("## SNR suite", f);
+    if (s->tier[0]) {
+        fputs(": tier ", f);
+        md(f, s->tier);
+    }
+    fprintf(f, "\n\n**Gate: %s**\n\n", strcmp(s->gate_verdict, "pass") == 0 ? "PASS" : "FAIL");
+    for (size_t i = 0; i < s->n_reasons; i++) {
+        fputs("- ", f);
+        md(f, s->reasons[i]);
+        fputc('\n', f);
+    }
+    fprintf(f, "%s| cases | pass | fail | regressed | skipped | errors |\n"
+               "|---:|---:|---:|---:|---:|---:|\n| %zu | %lld | %lld | %lld | %lld | %lld |\n\n",
+            s->n_reasons ? "\n" : "", s->n_cases, (long long)s->n_pass, (long long)s->n_fail,
+            (long long)s->n_regressed, (long long)s->n_skipped, (long long)s->n_errors);
+    fputs("Suite result ", f);
+    code(f, s->path, 0);
+    if (s->hostname[0]) {
+        fputs(", host ", f);
+        md(f, s->hostname);
+    }
+    if (s->gpu[0]) {
+        fputs(", GPU ", f);
+        md(f, s->gpu);
+    }
+    if (s->started[0]) {
+        fputs(", started ", f);
+        md(f, s->started);
+    }
+    fputs(".\n\n### SNR per case against its threshold\n\n", f);
+    if (d->margin_png[0])
+        fprintf(f, "![SNR margin per case](%s)\n\n", d->margin_png);
+
+    fputs("### Cases\n\n| # | case | kernel | shape | worst-group SNR (dB) | threshold (dB) | "
+          "margin (dB) | pooled SNR (dB) | verdict | detail |\n"
+          "|---:|---|---|---|---:|---:|---:|---:|---|---|\n", f);
+    for (size_t i = 0; i < s->n_cases; i++) {
+        const struct gg_rcase *c = &s->cases[i];
+        fprintf(f, "| %zu | ", i + 1);
+        md(f, c->label);
+        fputs(" | ", f);
+        md(f, c->kernel);
+        if (c->mutant[0]) {
+            fputs(" + mutant ", f);
+            md(f, c->mutant);
+        }
+        fputs(" | ", f);
+        if (c->shape[0])
+            code(f, c->shape, 1);
+        fputs(" | ", f);
+        if (c->exact)
+            fputs("exact", f);
+        else
+            db(f, c->worst_group_snr_db, 0);
+        if (c->worst_group >= 0)
+            fprintf(f, " (g%lld)", (long long)c->worst_group);
+        fputs(" | ", f);
+        db(f, c->threshold_db, 0);
+        fputs(" | ", f);
+        db(f, c->margin_db, 1);
+        fputs(" | ", f);
+        db(f, c->pooled_snr_db, 0);
+        fputs(" | ", f);
+        verdict(f, c->verdict);
+        fputs(" | ", f);
+        md(f, c->reason);
+        fputs(" |\n", f);
+    }
+    fputs("\n", f);
+}
+
+static void group_rows(FILE *f, const struct gg_rcase *c, const size_t *order, size_t n)
+{
+    fputs("| group | rows | SNR (dB) | margin (dB) | |\n|---:|---:|---:|---:|---|\n", f);
+    for (size_t i = 0; i < n; i++) {
+        const struct gg_rgroup *g = &c->groups[order ? order[i] : i];
+        int bad = gg_report_group_bad(c, g);
+        const char *b = bad ? "**" : "";
+        fprintf(f, "| %s%lld%s | ", b, (long long)g->g, b);
+        if (g->rows >= 0)
+            fprintf(f, "%lld", (long long)g->rows);
+        fputs(" | ", f);
+        if (g->snr_db.set)
+            fprintf(f, "%s%.1f%s", b, g->snr_db.v, b);
+        else
+            fputs(g->exact ? "exact" : g->rows == 0 ? "empty" : "-", f);
+        fputs(" | ", f);
+        if (g->snr_db.set && c->threshold_db.set)
+            fprintf(f, "%s%+.1f%s", b, g->snr_db.v - c->threshold_db.v, b);
+        fprintf(f, " | %s |\n", bad ? "**below threshold**" : "");
+    }
+    fputc('\n', f);
+}
+
+static void worst_part(FILE *f, const struct gg_report_doc *d)
+{
+    fputs("### Worst cases: SNR per group\n\n", f);
+    if (d->n_worst == 0)
+        fputs("No case has per-group numbers.\n\n", f);
+    for (size_t k = 0; k < d->n_worst; k++) {
+        const struct gg_rcase *c = &d->suite->cases[d->worst[k]];
+        fprintf(f, "#### %zu. ", k + 1);
+        md(f, c->label);
+        fputs(": ", f);
+        verdict(f, c->verdict);
+        fputs("\n\n", f);
+        md(f, c->kernel);
+        if (c->shape[0]) {
+            fputs(", ", f);
+            code(f, c->shape, 0);
+        }
+        if (c->threshold_db.set)
+            fprintf(f, ", threshold %.1f dB", c->threshold_db.v);
+        if (c->pooled_snr_db.set)
+            fprintf(f, ", pooled SNR %.1f dB", c->pooled_snr_db.v);
+        size_t bad = 0;
+        for (size_t i = 0; i < c->n_groups; i++)
+            bad += gg_report_group_bad(c, &c->groups[i]);
+        fprintf(f, ". %s%zu of %zu groups below threshold%s.\n\n", bad ? "**" : "", bad,
+                c->n_groups, bad ? "**" : "");
+        if (d->worst_png[k][0]) {
+            fputs("![SNR per group of ", f);
+            md(f, c->label);
+            fprintf(f, "](%s)\n\n", d->worst_png[k]);
+        }
+        size_t *order = malloc((c->n_groups + 1) * sizeof *order);
+        if (order == NULL)
+            continue;
+        gg_report_groups_by_snr(c, order);
+        int all = c->n_groups <= GG_REPORT_GROUPS_INLINE;
+        if (!all)
+            fprintf(f, "The %d lowest of %zu groups:\n\n", GG_REPORT_GROUPS_SHOWN, c->n_groups);
+        group_rows(f, c, all ? NULL : order, all ? c->n_groups : GG_REPORT_GROUPS_SHOWN);
+        free(order);
+    }
+}
+
+static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
+{
+    const struct gg_rcampaign *c = &d->campaigns[ci];
+    fputs("## Campaign ", f);
+    code(f, c->dir, 0);
+    fputs("\n\n", f);
+    static const char *const keys[][2] = {
+        {"kernel", "kernel"}, {"mutant", "mutant"}, {"run_time", "run time (s)"},
+        {"execs_done", "executions"}, {"execs_per_sec", "executions / s"},
+        {"faults_total", "faults"}, {"faults_unique", "unique signatures"},
+        {"stop_reason", "stopped by"}, {"seed", "seed"}};
+    int any = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *v = gg_report_stat(c, keys[i][0]);
+        if (v == NULL)
+            continue;
+        if (!any++)
+            fputs("| | |\n|---|---|\n", f);
+        fprintf(f, "| %s | ", keys[i][1]);
+        md(f, v);
+        fputs(" |\n", f);
+    }
+    fputs(any ? "\n" : "No fuzzer_stats in this directory.\n\n", f);
+    if (d->campaign_png[ci][0])
+        fprintf(f, "![executions and findings over time](%s)\n\n", d->campaign_png[ci]);
+    fprintf(f, "### Unique signatures (%zu)\n\n", c->n_findings);
+    if (c->findings_dir == NULL)
+        fputs("No findings store was found.\n\n", f);
+    for (size_t k = 0; k < c->n_findings; k++) {
+        const struct gg_rfinding *fi = &c->findings[k];
+        fprintf(f, "#### %zu. ", k + 1);
+        md(f, fi->cls);
+        fputs("\n\n", f);
+        code(f, fi->signature[0] ? fi->signature : "(no signature recorded)", 0);
+        fputs("\n\n", f);
+        if (fi->count >= 0)
+            fprintf(f, "Seen %lld time%s", fi->count, fi->count == 1 ? "" : "s");
+        if (fi->first_seen[0]) {
+            fputs(", first ", f);
+            md(f, fi->first_seen);
+            fputs(", last ", f);
+            md(f, fi->last_seen);
+        }
+        fputs(". ", f);
+        md(f, fi->observed);
+        if (fi->parse_error) {
+            fputs(" This case does not parse: ", f);
+            md(f, fi->parse_error);
+        }
+        char cmd[4400];
+        gg_report_replay_cmd(fi, cmd, sizeof cmd);
+        fputs("\n\nReplay:\n\n", f);
+        fence(f, "sh", cmd);
+        fputs("Minimised case ", f);
+        code(f, fi->path, 0);
+        fputs(":\n\n", f);
+        fence(f, "", fi->text);
+    }
+}
+
+enum gg_status gg_report_md_write(const struct gg_report_doc *d, const char *path, char *err,
+                                  size_t err_len)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL) {
+        snprintf(err, err_len, "%s: out of memory", path);
+        return GG_E_NOMEM;
+    }
+    fprintf(f, "# ggfuzz report\n\nGenerated %s by ggfuzz %s.\n\n", d->generated, GG_VERSION);
+    if (d->note[0]) {
+        fputs("> ", f);
+        md(f, d->note);
+        fputs("\n\n", f);
+    }
+    if (d->suite) {
+        suite_part(f, d);
+        worst_part(f, d);
+    }
+    for (size_t i = 0; i < d->n_campaigns; i++)
+        campaign_part(f, d, i);
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    enum gg_status st = GG_E_NOMEM;
+    if (bad)
+        snprintf(err, err_len, "%s: out of memory", path);
+    else
+        st = gg_report_save(path, text, len, err, err_len);
+    free(text);
+    return st;
+}

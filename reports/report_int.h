@@ -1,0 +1,180 @@
+/*
+ * report_int.h — internal to reports/: the model of what an HTML or Markdown report shows (a
+ * suite result read from its JSON, campaign directories read from disk), the gnuplot driver that
+ * turns it into PNG plots, and the two writers that lay it out.
+ */
+#ifndef GG_REPORT_INT_H
+#define GG_REPORT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "reports/gg_report.h"
+
+/* ---- Suite results (gg_report_input.c) ------------------------------------------------------ */
+
+/* A number that the JSON may leave null or out. */
+struct gg_rnum {
+    double v;
+    int set;
+};
+
+struct gg_rgroup {
+    int64_t g, rows;        /* rows: -1 when not given */
+    struct gg_rnum snr_db;  /* unset: empty group, or an exact result when exact is set */
+    int exact;
+};
+
+/* One case of a suite result. Strings point into the JSON document and are never NULL ("" when
+   absent). */
+struct gg_rcase {
+    const char *id, *file, *kernel, *mutant, *model, *routing, *phase, *op, *recipe, *shape,
+        *verdict, *cls, *reason, *signature;
+    int64_t ep, worst_group;  /* -1 when absent */
+    struct gg_rnum threshold_db, worst_group_snr_db, pooled_snr_db, margin_db, baseline_snr_db,
+        snr_drop_db, time_us, baseline_time_us;
+    int perf_regressed;
+    int exact;                /* no worst-group number because every group with rows is exact */
+    struct gg_rgroup *groups;
+    size_t n_groups;
+    char label[96];           /* short name: the case file's base name, else the id */
+};
+
+struct gg_rsuite {
+    json_t *root;             /* owns every string of the suite and its cases */
+    const char *path;
+    const char *tier, *ggfuzz_version, *started, *hostname, *cpu, *gpu, *mutant, *gate_verdict,
+        *baseline;
+    int64_t thresholds_version;
+    struct gg_rnum seconds, gate_snr_drop_db;
+    int perf;
+    const char **reasons;
+    size_t n_reasons;
+    /* Counted from the cases, so that they always agree with the table. */
+    int64_t n_pass, n_fail, n_regressed, n_skipped, n_errors;
+    struct gg_rcase *cases;
+    size_t n_cases;
+};
+
+/* Reads and checks a suite result JSON. Errors name the file and the field ("F: cases[3].verdict:
+   ..."): GG_E_IO when it cannot be read, GG_E_PARSE when it is not a suite result. s is always
+   left in a state gg_report_suite_free() accepts. */
+enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char *err,
+                                    size_t err_len);
+void gg_report_suite_free(struct gg_rsuite *s);
+/* 1 for verdicts that fail the gate (fail, regressed, error). */
+int gg_report_verdict_bad(const char *verdict);
+/* Indices of the worst cases that have per-group numbers: failing verdicts first, then the
+   smallest margin. Writes at most max into idx; returns how many. */
+size_t gg_report_worst_cases(const struct gg_rsuite *s, size_t *idx, size_t max);
+
+/* ---- Campaign directories (gg_report_input.c) ----------------------------------------------- */
+
+struct gg_rkv {
+    char *key, *value;
+};
+
+/* One stored finding: a case file of the findings store with its metadata lines. */
+struct gg_rfinding {
+    char *path;       /* as found under the campaign directory */
+    char *replay;     /* the path to give `ggfuzz --replay` (absolute when it resolves) */
+    char *text;       /* the file as stored */
+    char *signature;  /* @expect sig=, "" when absent */
+    char *observed;   /* @observed, "" when absent */
+    char cls[32];
+    long long count;  /* -1 when absent */
+    char first_seen[32], last_seen[32];
+    char kernel[GG_CASE_NAME_MAX], mutant[GG_CASE_NAME_MAX];
+    char shape[160];  /* "" when the case does not parse */
+    char *parse_error; /* NULL when the case parses */
+};
+
+/* One row of plot_data, by column name. */
+struct gg_rtick {
+    double t, execs, execs_per_sec, corpus, faults_total, faults_unique;
+};
+
+struct gg_rcampaign {
+    char *dir;          /* as given */
+    char *findings_dir; /* NULL when no findings store was found */
+    struct gg_rkv *stats;  /* fuzzer_stats in file order */
+    size_t n_stats;
+    struct gg_rtick *ticks;
+    size_t n_ticks;
+    struct gg_rfinding *findings; /* most severe class first, then the most frequent */
+    size_t n_findings;
+};
+
+/*
+ * Reads a campaign: dir is the statistics directory (fuzzer_stats, plot_data) or the findings
+ * store itself (statistics then come from its parent). The findings store is the --artifacts
+ * directory of the recorded command line when it exists, else a subdirectory of dir holding
+ * finding files. Errors name the file and the line or field.
+ */
+enum gg_status gg_report_campaign_load(const char *dir, struct gg_rcampaign *c, char *err,
+                                       size_t err_len);
+void gg_report_campaign_free(struct gg_rcampaign *c);
+/* Value of a fuzzer_stats key, or NULL. */
+const char *gg_report_stat(const struct gg_rcampaign *c, const char *key);
+
+/* ---- Plots (gg_report_plot.c) --------------------------------------------------------------- */
+
+/* The gnuplot executable: GG_GNUPLOT when set (a missing path means no gnuplot), else the first
+   `gnuplot` on PATH. */
+struct gg_plotter {
+    char exe[4096];
+    int available;
+    char why[256];       /* why plots are skipped when not available */
+    const char *out_dir; /* plots, and their temporary data and scripts, are written here */
+    int seq;             /* numbers temporary files */
+};
+
+void gg_report_plot_init(struct gg_plotter *p, const char *out_dir);
+/* Each writes out_dir/png (a file name): GG_OK, or a status with gnuplot's message in err. */
+enum gg_status gg_report_plot_margins(struct gg_plotter *p, const struct gg_rsuite *s,
+                                      const char *png, char *err, size_t err_len);
+enum gg_status gg_report_plot_groups(struct gg_plotter *p, const struct gg_rcase *c,
+                                     const char *png, char *err, size_t err_len);
+enum gg_status gg_report_plot_campaign(struct gg_plotter *p, const struct gg_rcampaign *c,
+                                       const char *png, char *err, size_t err_len);
+
+/* ---- The report and its writers (gg_report_html.c, gg_report_md.c) -------------------------- */
+
+#define GG_REPORT_WORST_MAX 6
+/* Group tables: cases with at most GROUPS_INLINE groups list them all in order; larger ones list
+   their GROUPS_SHOWN lowest first. */
+#define GG_REPORT_GROUPS_INLINE 16
+#define GG_REPORT_GROUPS_SHOWN 12
+
+/* Everything a writer lays out; png names are "" for plots not made. */
+struct gg_report_doc {
+    const struct gg_rsuite *suite;       /* NULL: no suite */
+    const struct gg_rcampaign *campaigns;
+    size_t n_campaigns;
+    char generated[32];                  /* UTC, ISO 8601 */
+    char margin_png[64];
+    size_t worst[GG_REPORT_WORST_MAX];   /* case indices */
+    size_t n_worst;
+    char worst_png[GG_REPORT_WORST_MAX][64];
+    char campaign_png[GG_REPORT_CAMPAIGNS_MAX][64];
+    char note[1024];                     /* plots skipped or failed, "" when none */
+};
+
+enum gg_status gg_report_md_write(const struct gg_report_doc *d, const char *path, char *err,
+                                  size_t err_len);
+
+/* Shared by the writers: the groups of c sorted by SNR, lowest first (empty groups last); idx
+   receives n_groups indices. Median SNR of the groups at or above threshold, NaN when none. */
+void gg_report_groups_by_snr(const struct gg_rcase *c, size_t *idx);
+double gg_report_median_passing(const struct gg_rcase *c);
+/* 1 when group gr is below the case's threshold. */
+int gg_report_group_bad(const struct gg_rcase *c, const struct gg_rgroup *gr);
+/* Writes text to path atomically (temporary file, rename). */
+enum gg_status gg_report_save(const char *path, const char *text, size_t len, char *err,
+                              size_t err_len);
+/* The replay command line for a finding, path quoted for a POSIX shell. */
+void gg_report_replay_cmd(const struct gg_rfinding *f, char *buf, size_t len);
+
+#endif /* GG_REPORT_INT_H */

@@ -1,0 +1,181 @@
+/*
+ * test_gpu_device.c — the harness's device path end to end: test kernels with backend CUDA that
+ * write past the output, write nothing, or change an input must give oob_write, unwritten and
+ * input_modified through device guards, the device sentinel and device hashes; a case larger
+ * than the device is refused with a reason; a kernel that faults on the device gives a `device`
+ * verdict in its own process while the next process works. Skipped without a usable device.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "fuzz/gg_fuzz.h"
+#include "fuzz/gpu/gg_device.h"
+
+enum fault { F_NOTHING, F_PAST_END, F_INPUT, F_WILD };
+
+static int any_supports(const struct gg_problem *p, char *why, size_t len)
+{
+    (void)p, (void)why, (void)len;
+    return 1;
+}
+
+/* Bytes of the packed bf16 output of a grouped fwd problem. */
+static size_t out_bytes(const struct gg_problem *p)
+{
+    return (size_t)(p->m * p->ldc) * 2;
+}
+
+static enum gg_status fault_run(enum fault f, const struct gg_problem *p,
+                                const struct gg_operands *o)
+{
+    switch (f) {
+    case F_PAST_END:
+        gg_device_test_memset(o->c, 0, out_bytes(p) + 1, o->stream);
+        break;
+    case F_INPUT:
+        gg_device_test_memset((void *)o->a, 0x7F, 1, o->stream);
+        break;
+    case F_WILD:
+        gg_device_test_fault(o->stream);
+        break;
+    default:
+        break;
+    }
+    return GG_OK;
+}
+
+#define FAULT_KERNEL(tag, f)                                                                \
+    static enum gg_status run_##tag(const struct gg_problem *p, const struct gg_operands *o, \
+                                    char *err, size_t len)                                  \
+    {                                                                                       \
+        (void)err, (void)len;                                                               \
+        return fault_run(f, p, o);                                                          \
+    }                                                                                       \
+    static const struct gg_kernel k_##tag = {                                               \
+        .abi_version = GG_KERNEL_ABI_VERSION,                                               \
+        .name = "test_gpu_" #tag,                                                           \
+        .backend = GG_BACKEND_CUDA,                                                         \
+        .ops = GG_OP_BIT(GG_OP_GROUPED_FWD),                                                \
+        .supports = any_supports,                                                           \
+        .run = run_##tag,                                                                   \
+    };
+
+FAULT_KERNEL(nothing, F_NOTHING)
+FAULT_KERNEL(past_end, F_PAST_END)
+FAULT_KERNEL(input, F_INPUT)
+FAULT_KERNEL(wild, F_WILD)
+
+static void register_all(void)
+{
+    gg_registry_init();
+    const struct gg_kernel *ks[] = {&k_nothing, &k_past_end, &k_input, &k_wild};
+    char err[256];
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+        if (!gg_registry_find(ks[i]->name))
+            cr_assert_eq(gg_registry_add(ks[i], err, sizeof err), GG_OK, "%s", err);
+}
+
+/* Skips the test when no device can be used; the probe runs in a child so that the test
+   process itself stays free to fork before touching the device. */
+static void need_device(void)
+{
+    if (!gg_device_built())
+        cr_skip_test("built without GPU support");
+    struct gg_case c;
+    char err[512];
+    const char *text = "ggfuzz-case 1\nop grouped_fwd\nkernel test_gpu_nothing\n"
+                       "dtypes a=bf16 b=bf16 c=bf16\ngroups 1\ngroup_lens 1\nn 1\nk 1\n"
+                       "seed 1\n";
+    cr_assert_eq(gg_case_parse(text, strlen(text), "probe", &c, err, sizeof err), GG_OK, "%s", err);
+    struct gg_run_result r;
+    enum gg_status st = gg_run_case_isolated(&c, NULL, 60, &r, err, sizeof err);
+    gg_case_free(&c);
+    int usable = st == GG_OK;
+    gg_run_result_free(&r);
+    if (!usable)
+        cr_skip_test("no usable GPU: %s", err);
+}
+
+static const char *CASE_FMT = "ggfuzz-case 1\nop grouped_fwd\nkernel %s\n"
+                              "dtypes a=bf16 b=bf16 c=bf16\ngroups %s\ngroup_lens %s\n"
+                              "n %d\nk %d\nseed 0x5eed\n";
+
+static void make_case(struct gg_case *c, const char *kernel, const char *groups,
+                      const char *lens, int n, int k)
+{
+    char text[512], err[512];
+    snprintf(text, sizeof text, CASE_FMT, kernel, groups, lens, n, k);
+    cr_assert_eq(gg_case_parse(text, strlen(text), "test", c, err, sizeof err), GG_OK, "%s", err);
+}
+
+/* Runs the small standard case on kernel in a child process; returns the verdict class. */
+static enum gg_class run_small(const char *kernel, struct gg_verdict *v)
+{
+    struct gg_case c;
+    make_case(&c, kernel, "3", "17 0 40", 72, 64);
+    struct gg_run_result r;
+    char err[1024];
+    enum gg_status st = gg_run_case_isolated(&c, NULL, 120, &r, err, sizeof err);
+    cr_assert_eq(st, GG_OK, "%s: %s", kernel, err);
+    *v = r.verdict;
+    gg_run_result_free(&r);
+    gg_case_free(&c);
+    return v->cls;
+}
+
+Test(gpu_device, guard_band_hit_is_oob_write)
+{
+    register_all();
+    need_device();
+    struct gg_verdict v;
+    cr_expect_eq(run_small("test_gpu_past_end", &v), GG_CLASS_OOB_WRITE, "%s", v.detail);
+    cr_expect(strstr(v.signature, "guard_post") != NULL, "%s", v.signature);
+}
+
+Test(gpu_device, unwritten_output_keeps_the_sentinel)
+{
+    register_all();
+    need_device();
+    struct gg_verdict v;
+    cr_expect_eq(run_small("test_gpu_nothing", &v), GG_CLASS_UNWRITTEN, "%s", v.detail);
+}
+
+Test(gpu_device, input_write_is_input_modified)
+{
+    register_all();
+    need_device();
+    struct gg_verdict v;
+    cr_expect_eq(run_small("test_gpu_input", &v), GG_CLASS_INPUT_MODIFIED, "%s", v.detail);
+}
+
+Test(gpu_device, case_larger_than_the_device_is_refused)
+{
+    register_all();
+    need_device();
+    /* W holds 10^4 experts of 4096 x 4096 bf16 (335 GB): only the last has tokens, so the host
+       reserves it without touching it, but a device must hold the whole span. */
+    struct gg_case c;
+    make_case(&c, "test_gpu_nothing", "10000", "0*9999 4", 4096, 4096);
+    struct gg_run_result r;
+    char err[1024] = "";
+    enum gg_status st = gg_run_case_isolated(&c, NULL, 120, &r, err, sizeof err);
+    cr_expect_eq(st, GG_E_NOMEM, "%d: %s", st, err);
+    cr_expect(strstr(err, "device memory") != NULL, "%s", err);
+    gg_run_result_free(&r);
+    gg_case_free(&c);
+}
+
+Test(gpu_device, sticky_error_is_a_device_finding_and_the_next_process_works)
+{
+    register_all();
+    need_device();
+    struct gg_verdict v;
+    cr_expect_eq(run_small("test_gpu_wild", &v), GG_CLASS_DEVICE, "%s", v.detail);
+    cr_expect(strncmp(v.signature, "device/test_gpu_wild/", 21) == 0, "%s", v.signature);
+    cr_expect_eq(gg_class_from_name("device"), GG_CLASS_DEVICE);
+    /* The device is usable again from a fresh process. */
+    cr_expect_eq(run_small("test_gpu_past_end", &v), GG_CLASS_OOB_WRITE, "%s", v.detail);
+    cr_expect_eq(gg_device_lost(), 0);
+}
