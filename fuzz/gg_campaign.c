@@ -137,22 +137,6 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[PATH_MAX_LEN];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -1;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* The directory holding path ("." when it has no slash). */
 static void parent_dir(const char *path, char *out, size_t len)
 {
@@ -1180,7 +1164,7 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
     const char *dirs[] = {c->artifacts, c->stats_dir,
                           cfg->n_corpus_dirs > 0 ? cfg->corpus_dirs[0] : NULL};
     for (size_t i = 0; i < 3; i++)
-        if (dirs[i] && mkdir_p(dirs[i]) != 0) {
+        if (dirs[i] && gg_mkdir_p(dirs[i]) != 0) {
             snprintf(c->err, c->err_len, "%s: cannot create the directory: %s", dirs[i],
                      strerror(errno));
             return GG_E_IO;

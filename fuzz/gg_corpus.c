@@ -131,3 +131,19 @@ int gg_expect_holds(const char *expect, const struct gg_verdict *v)
     }
     return strcmp(cls, gg_class_name(v->cls)) == 0 && (!sig[0] || strcmp(sig, v->signature) == 0);
 }
+
+int gg_mkdir_p(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}

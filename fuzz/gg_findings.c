@@ -53,9 +53,7 @@ static void utc_now(char stamp[STAMP_MAX])
         snprintf(stamp, STAMP_MAX, "1970-01-01T00:00:00Z");
 }
 
-/* Copies the value of `key=` in a line of space-separated key=value fields into out (cap
-   bytes); returns 0 when the field is absent. */
-static int field(const char *text, const char *key, char *out, size_t cap)
+int gg_meta_field(const char *text, const char *key, char *out, size_t cap)
 {
     size_t klen = strlen(key);
     for (const char *p = text; p != NULL && *p;) {
@@ -77,22 +75,22 @@ static void finding_parse(const char *text, struct finding *f)
     char buf[64];
     if (text == NULL)
         return;
-    if (field(text, "count", buf, sizeof buf)) {
+    if (gg_meta_field(text, "count", buf, sizeof buf)) {
         char *end;
         long long n = strtoll(buf, &end, 10);
         if (*end == '\0' && n >= 0)
             f->count = n;
     }
-    field(text, "first_seen", f->first_seen, sizeof f->first_seen);
-    field(text, "last_seen", f->last_seen, sizeof f->last_seen);
-    if (field(text, "seed", buf, sizeof buf)) {
+    gg_meta_field(text, "first_seen", f->first_seen, sizeof f->first_seen);
+    gg_meta_field(text, "last_seen", f->last_seen, sizeof f->last_seen);
+    if (gg_meta_field(text, "seed", buf, sizeof buf)) {
         char *end;
         unsigned long long s = strtoull(buf, &end, 0);
         if (*end == '\0')
             f->seed = (uint64_t)s;
     }
-    field(text, "kernel", f->kernel, sizeof f->kernel);
-    field(text, "mutant", f->mutant, sizeof f->mutant);
+    gg_meta_field(text, "kernel", f->kernel, sizeof f->kernel);
+    gg_meta_field(text, "mutant", f->mutant, sizeof f->mutant);
 }
 
 static void finding_format(const struct finding *f, char *out, size_t cap)
@@ -192,7 +190,7 @@ static enum gg_status update_known(const char *path, const struct gg_case *c, co
         return st;
     char stored_sig[GG_SIGNATURE_MAX] = "";
     const char *expect = gg_case_meta(rec, "expect");
-    if (expect == NULL || !field(expect, "sig", stored_sig, sizeof stored_sig) ||
+    if (expect == NULL || !gg_meta_field(expect, "sig", stored_sig, sizeof stored_sig) ||
         strcmp(stored_sig, sig) != 0) {
         snprintf(err, err_len, "%s: holds signature '%s', not '%s'", path, stored_sig, sig);
         return GG_E_INVAL;

@@ -246,6 +246,8 @@ enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run
 enum gg_status gg_corpus_list(const char *path, char ***files, size_t *count, char *err,
                               size_t err_len);
 void gg_corpus_list_free(char **files, size_t count);
+/* Creates directory path and its missing parents (mode 0755); 0, or -1 with errno set. */
+int gg_mkdir_p(const char *path);
 /* 1 when verdict v reproduces expect ("class=C [sig=S]"; NULL means class=pass): the class
    matches and, when the expectation names a signature, the signature matches too. */
 int gg_expect_holds(const char *expect, const struct gg_verdict *v);
@@ -253,6 +255,10 @@ int gg_expect_holds(const char *expect, const struct gg_verdict *v);
 /* ------------------------------------------------------------------------------------------ */
 /* Findings store (gg_findings.c)                                                               */
 /* ------------------------------------------------------------------------------------------ */
+
+/* Copies the value of `key=` in a line of space-separated key=value fields (an @expect or
+   @finding line) into out (cap bytes); 0 when the field is absent. */
+int gg_meta_field(const char *text, const char *key, char *out, size_t cap);
 
 /*
  * A findings directory keeps one case per signature: the file <class>-<16 hex of XXH3-64 of the

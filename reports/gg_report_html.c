@@ -622,22 +622,6 @@ static enum gg_status html_write(const struct gg_report_doc *d, const char *out_
 /* ---- orchestration ------------------------------------------------------------------------- */
 
 /* mkdir -p. */
-static int make_dirs(const char *path)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -1;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* Records the outcome of one plot: its file name in png, or the first failure in the note. */
 static void plot_done(enum gg_status st, const char *name, char png[64], const char *msg,
                       struct gg_report_out *out)
@@ -706,7 +690,7 @@ enum gg_status gg_report_write(const char *suite_json_path, const char *const *c
         st = gg_report_suite_load(suite_json_path, &suite, err, err_len);
     for (int i = 0; i < n_campaigns && st == GG_OK; i++)
         st = gg_report_campaign_load(campaign_dirs[i], &camps[i], err, err_len);
-    if (st == GG_OK && make_dirs(out_dir) != 0) {
+    if (st == GG_OK && gg_mkdir_p(out_dir) != 0) {
         snprintf(err, err_len, "%s: cannot create the output directory: %s", out_dir,
                  strerror(errno));
         st = GG_E_IO;

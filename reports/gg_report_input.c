@@ -440,23 +440,6 @@ size_t gg_report_worst_cases(const struct gg_rsuite *s, size_t *idx, size_t max)
 
 /* ---- campaign directories ------------------------------------------------------------------ */
 
-/* The value of key=value in a line of space-separated fields, copied into out; 0 when absent. */
-static int kv_field(const char *text, const char *key, char *out, size_t cap)
-{
-    size_t klen = strlen(key);
-    for (const char *p = text; *p;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        size_t len = strcspn(p, " \t");
-        if (len > klen && strncmp(p, key, klen) == 0 && p[klen] == '=') {
-            snprintf(out, cap, "%.*s", (int)(len - klen - 1), p + klen + 1);
-            return 1;
-        }
-        p += len;
-    }
-    return 0;
-}
-
 /* A findings store's file name: <class>-<16 hex>.case. */
 static int finding_name(const char *name)
 {
@@ -642,19 +625,19 @@ static void finding_meta(struct gg_rfinding *f)
         rest = trim(rest);
         if (strcmp(copy, "expect") == 0) {
             char sig[GG_SIGNATURE_MAX];
-            kv_field(rest, "class", f->cls, sizeof f->cls);
-            if (kv_field(rest, "sig", sig, sizeof sig)) {
+            gg_meta_field(rest, "class", f->cls, sizeof f->cls);
+            if (gg_meta_field(rest, "sig", sig, sizeof sig)) {
                 free(f->signature);
                 f->signature = strdup(sig);
             }
         } else if (strcmp(copy, "finding") == 0) {
             char buf[32];
-            if (kv_field(rest, "count", buf, sizeof buf))
+            if (gg_meta_field(rest, "count", buf, sizeof buf))
                 f->count = strtoll(buf, NULL, 10);
-            kv_field(rest, "first_seen", f->first_seen, sizeof f->first_seen);
-            kv_field(rest, "last_seen", f->last_seen, sizeof f->last_seen);
-            kv_field(rest, "kernel", f->kernel, sizeof f->kernel);
-            kv_field(rest, "mutant", f->mutant, sizeof f->mutant);
+            gg_meta_field(rest, "first_seen", f->first_seen, sizeof f->first_seen);
+            gg_meta_field(rest, "last_seen", f->last_seen, sizeof f->last_seen);
+            gg_meta_field(rest, "kernel", f->kernel, sizeof f->kernel);
+            gg_meta_field(rest, "mutant", f->mutant, sizeof f->mutant);
         } else if (strcmp(copy, "observed") == 0 && f->observed[0] == '\0') {
             free(f->observed);
             f->observed = strdup(rest);
