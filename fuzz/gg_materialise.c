@@ -554,8 +554,19 @@ void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison)
     enum gg_dtype ct = t->p.c_dtype;
     uint32_t s = gg_oracle_sentinel(ct);
     int64_t nc = gg_problem_c_span(&t->p);
-    for (int64_t i = 0; i < nc; i++)
-        gg_store_code(ct, t->ops.c, i, s);
+    size_t bytes = (size_t)gg_dtype_bytes(ct, nc), unit = gg_dtype_bits(ct) == 4 ? 1 : (size_t)gg_dtype_bytes(ct, 1);
+    /* One element (a byte of two codes for 4-bit types; f64: the sentinel in both halves),
+       then doubling copies. */
+    if (bytes == 0)
+        unit = 0;
+    else if (gg_dtype_bits(ct) == 64)
+        memcpy(t->ops.c, (uint32_t[2]){s, s}, 8);
+    else
+        gg_store_code(ct, t->ops.c, 0, s);
+    if (gg_dtype_bits(ct) == 4)
+        gg_store_code(ct, t->ops.c, 1, s);
+    for (size_t done = unit; done > 0 && done < bytes; done *= 2)
+        memcpy((uint8_t *)t->ops.c + done, t->ops.c, done < bytes - done ? done : bytes - done);
     if (t->ops.workspace)
         memset(t->ops.workspace, ws_poison, t->ops.workspace_bytes);
 }

@@ -7,6 +7,7 @@
  * of wall time and of this process's CPU time (per core: what the target is about; threads a
  * kernel starts count too), the CPU time per case and the kernel's share. Usage: bench_fuzz_throughput [--cases N] [KERNEL...]
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,9 @@ int main(int argc, char **argv)
         return 2;
     }
     gg_registry_init();
-    gg_ref_threads(1); /* one core, as a campaign worker runs */
+    gg_ref_threads(1); /* one core and the allocator settings of a campaign worker */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     static const char *defaults[] = {"grouped_bf16_cpu_tiled", "grouped_fp8_cpu_tiled",
                                      "mx_e4m3_cpu_grouped", "batched_bf16_cpu_tiled"};
     printf("%-30s %6s %8s %10s %10s %10s %6s %6s\n", "kernel", "cases", "cases/s",
