@@ -5,6 +5,7 @@
 #define GG_FUZZ_INT_H
 
 #include "fuzz/gg_fuzz.h"
+#include "reference/gg_gen_core.h"
 
 struct gg_range {
     size_t lo, hi;
@@ -28,6 +29,8 @@ struct gg_tensors {
     struct gg_problem src_p;
     struct gg_operands src_ops;
     void *src_a, *src_b;
+    /* How A and B were generated: the device path regenerates them from these (gg_devrun.c). */
+    struct gg_gen_plan gen[2];
     struct gg_hostpool *pool; /* (optional, not owned) buffers come from and go back here */
 };
 

@@ -1,9 +1,11 @@
 /*
  * gg_devrun.c — the runner's device path: a GPU kernel runs on a device mirror of the host
- * tensors that gg_materialise.c generated. Only the used ranges of A and B travel (the live
- * ranges; the rest of a huge weight tensor stays unfilled on the device), every buffer has
- * device canary bands, inputs are hashed on the device before and after, and the runs follow the
- * host runner's protocol (two workspace poisons, a third run when the outputs differ). The output
+ * tensors that gg_materialise.c generated. A and B (and their scales) are generated again on the
+ * device from the same plans and the same per-element core, bit for bit the host's codes, so no
+ * operand crosses the bus and the unused rows of a huge weight tensor stay unfilled on both
+ * sides; the small arrays (bias, group arrays, routing) are copied. Every buffer has device
+ * canary bands, inputs are hashed on the device before and after, and the runs follow the host
+ * runner's protocol (two workspace poisons, a third run when the outputs differ). The output
  * comes back into the host C buffer so that the reference and the oracles judge it unchanged.
  */
 #include <stdio.h>
@@ -114,19 +116,34 @@ static int add_span(struct mirror *m, size_t *cap, const void *ptr, size_t bytes
     return 1;
 }
 
-/* Copies the live ranges of operand which (A or B) and records them as read-only spans. */
-static enum gg_status upload_live(struct mirror *m, const struct gg_tensors *t, int which,
-                                  size_t *cap, char *err, size_t err_len)
+/* Puts operand which (A or B) on the device: generated from its plan (with its scales, when it
+   has any), or, for tensors made without a plan, copied from the host live ranges. The live
+   ranges become read-only spans. *scales_done: the scale buffer was written here. */
+static enum gg_status place_operand(struct mirror *m, const struct gg_tensors *t, int which,
+                                    size_t *cap, int *scales_done, char *err, size_t err_len)
 {
     struct gg_devbuf *b = &m->buf[which ? BUF_B : BUF_A];
     const uint8_t *host = m->host[which ? BUF_B : BUF_A];
+    const struct gg_gen_plan *g = &t->gen[which];
+    const void *op = which ? t->ops.b : t->ops.a;
+    const struct gg_hostbuf *hb = which ? &t->b : &t->a;
+    enum gg_status st;
+    *scales_done = 0;
+    if (g->dtype != GG_DTYPE_NONE) {
+        struct gg_devbuf *sb = &m->buf[which ? BUF_BS : BUF_AS];
+        void *scales = g->quant != GG_GEN_PLAIN && sb->bytes ? sb->data : NULL;
+        if ((st = gg_device_generate(m->dev, g, b->data + offset_in(op, hb), scales, err,
+                                     err_len)) != GG_OK)
+            return st;
+        *scales_done = scales != NULL;
+    }
     for (size_t i = 0; i < t->n_live[which]; i++) {
         size_t lo = t->live[which][i].lo, hi = t->live[which][i].hi;
         hi = hi < b->bytes ? hi : b->bytes;
         if (hi <= lo)
             continue;
-        enum gg_status st = gg_devbuf_upload(m->dev, b, lo, host + lo, hi - lo, err, err_len);
-        if (st != GG_OK)
+        if (g->dtype == GG_DTYPE_NONE &&
+            (st = gg_devbuf_upload(m->dev, b, lo, host + lo, hi - lo, err, err_len)) != GG_OK)
             return st;
         if (!add_span(m, cap, b->data + lo, hi - lo)) {
             snprintf(err, err_len, "out of memory for the input spans");
@@ -145,14 +162,16 @@ static enum gg_status build(struct mirror *m, const struct gg_tensors *t, char *
     for (int i = 0; i < BUF_COUNT; i++)
         if ((st = gg_devbuf_alloc(m->dev, &m->buf[i], m->bytes[i], err, err_len)) != GG_OK)
             return st;
-    if ((st = upload_live(m, t, 0, &cap, err, err_len)) != GG_OK ||
-        (st = upload_live(m, t, 1, &cap, err, err_len)) != GG_OK)
+    int generated[2];
+    if ((st = place_operand(m, t, 0, &cap, &generated[0], err, err_len)) != GG_OK ||
+        (st = place_operand(m, t, 1, &cap, &generated[1], err, err_len)) != GG_OK)
         return st;
     for (int i = BUF_AS; i < BUF_COUNT; i++) {
         if (i == BUF_WS)
             continue;
-        if ((st = gg_devbuf_upload(m->dev, &m->buf[i], 0, m->host[i], m->bytes[i], err,
-                                   err_len)) != GG_OK)
+        int done = (i == BUF_AS && generated[0]) || (i == BUF_BS && generated[1]);
+        if (!done && (st = gg_devbuf_upload(m->dev, &m->buf[i], 0, m->host[i], m->bytes[i], err,
+                                            err_len)) != GG_OK)
             return st;
         if (!add_span(m, &cap, m->buf[i].data, m->bytes[i])) {
             snprintf(err, err_len, "out of memory for the input spans");
@@ -176,7 +195,7 @@ static enum gg_status build(struct mirror *m, const struct gg_tensors *t, char *
         .expert_ids_dev = h->expert_ids_dev ? (const int32_t *)m->buf[BUF_EXPERTS].data : NULL,
         .stream = gg_device_stream(m->dev),
     };
-    return gg_device_sync(m->dev, "uploading the inputs", err, err_len);
+    return gg_device_sync(m->dev, "generating and uploading the inputs", err, err_len);
 }
 
 /* Device hashes of the read-only spans, into a fresh array (*out, freed by the caller). */

@@ -58,23 +58,15 @@ static int is_quantised(enum gg_dtype t)
     return gg_dtype_is_float8(t) || t == GG_DTYPE_E2M1;
 }
 
-/* How an operand's codes are scaled, per the problem's recipe. */
-enum quant {
-    Q_PLAIN,    /* encode the values directly */
-    Q_MX,       /* E8M0 per 32 along the row */
-    Q_BLOCK128, /* fp32 per 128 along the row */
-    Q_TENSOR    /* fp32 per tensor, or per matrix when per_mat */
-};
-
 /* Per-operand generation recipe. */
 struct recipe {
     const struct gg_dist *dist;
     enum gg_dtype dtype;
     uint64_t stream, scale_stream;
     void *data;       /* codes, laid out by the rowset */
-    enum quant q;
-    int per_mat;      /* Q_TENSOR: one scale per matrix */
-    void *scales;     /* E8M0 codes (Q_MX) or fp32 dequantisation factors */
+    enum gg_gen_quant q;
+    int per_mat;      /* GG_GEN_TENSOR: one scale per matrix */
+    void *scales;     /* E8M0 codes (GG_GEN_MX) or fp32 dequantisation factors */
     float *src;       /* unquantised values, packed, or NULL */
 };
 
@@ -186,9 +178,9 @@ static void store_row(const struct gg_case *c, const struct recipe *r, const str
     if (r->src)
         for (int64_t j = 0; j < rs->rowlen; j++)
             r->src[row_index * rs->rowlen + j] = (float)v[j];
-    if (r->q == Q_MX)
+    if (r->q == GG_GEN_MX)
         store_mx(c, r, rs, row_index, addr, v);
-    else if (r->q == Q_BLOCK128)
+    else if (r->q == GG_GEN_BLOCK128)
         store_block128(c, r, rs, row_index, addr, v);
     else /* state: the tensor's quantisation multiplier, NULL when plain */
         encode_run(c, r, addr, v, rs->rowlen, state ? (double)*(const float *)state : 1.0);
@@ -225,7 +217,7 @@ static enum gg_status fill_operand(const struct gg_case *c, const struct gg_prob
                                    const struct recipe *r, char *err, size_t err_len)
 {
     int64_t mats = operand_rows(p, which).mats;
-    if (r->q != Q_TENSOR)
+    if (r->q != GG_GEN_TENSOR)
         return each_row(c, p, which, 0, mats, r, store_row, NULL, NULL, err, err_len);
     float *scales = r->scales;
     if (!r->per_mat)
@@ -240,16 +232,41 @@ static enum gg_status fill_operand(const struct gg_case *c, const struct gg_prob
 }
 
 /* The quantisation of operand which under the problem's recipe. */
-static enum quant quant_of(const struct gg_problem *p, int which, int *per_mat)
+static enum gg_gen_quant quant_of(const struct gg_problem *p, int which, int *per_mat)
 {
     *per_mat = 0;
     switch (p->scaling) {
-    case GG_SCALING_TENSOR: *per_mat = which == 1; return Q_TENSOR;
-    case GG_SCALING_MX: return Q_MX;
-    case GG_SCALING_MX_B: return which ? Q_MX : Q_PLAIN;
-    case GG_SCALING_BLOCK128: *per_mat = which == 1; return which ? Q_TENSOR : Q_BLOCK128;
-    default: return Q_PLAIN;
+    case GG_SCALING_TENSOR: *per_mat = which == 1; return GG_GEN_TENSOR;
+    case GG_SCALING_MX: return GG_GEN_MX;
+    case GG_SCALING_MX_B: return which ? GG_GEN_MX : GG_GEN_PLAIN;
+    case GG_SCALING_BLOCK128: *per_mat = which == 1; return which ? GG_GEN_TENSOR : GG_GEN_BLOCK128;
+    default: return GG_GEN_PLAIN;
     }
+}
+
+/* The generation plan of operand which (gg_gen_core.h): what the device generator needs to
+   produce the same codes and scales as fill_operand. */
+static void make_plan(const struct gg_case *c, const struct gg_problem *p, int which,
+                      struct gg_gen_plan *g)
+{
+    struct rowset rs = operand_rows(p, which);
+    memset(g, 0, sizeof *g);
+    g->dtype = which ? p->b_dtype : p->a_dtype;
+    g->dist = which ? c->dist_b : c->dist_a;
+    g->dist.fmt = g->dtype; /* generated for the operand's format */
+    g->seed = c->seed;
+    g->stream = which ? GG_STREAM_B : GG_STREAM_A;
+    g->scale_stream = which ? GG_STREAM_B_SCALE : GG_STREAM_A_SCALE;
+    g->quant = quant_of(p, which, &g->per_mat);
+    g->sat = c->quant_sat;
+    g->mx_rule = c->mx_rule;
+    g->plant_e8m0 = c->plant_e8m0;
+    g->mats = rs.mats;
+    g->rows = rs.rows;
+    g->rowlen = rs.rowlen;
+    g->mstride = rs.mstride;
+    g->ld = rs.ld;
+    g->group_lens = rs.skip_empty_groups ? p->group_lens : NULL;
 }
 
 /* Allocates a guarded buffer for count elements of t after an offset of off elements. */
@@ -525,23 +542,23 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
         zero_mean_normal(&c->dist_a) && zero_mean_normal(&c->dist_b))
         if ((st = make_source(t, err, err_len)) != GG_OK)
             return st;
-    const enum gg_dtype types[2] = {p->a_dtype, p->b_dtype};
-    struct gg_dist dists[2] = {c->dist_a, c->dist_b}; /* generated for the operand's format */
     struct gg_hostbuf *scales[2] = {&t->a_scale, &t->b_scale};
     void *data[2] = {(void *)t->ops.a, (void *)t->ops.b};
     float *src[2] = {t->src_a, t->src_b};
     for (int w = 0; w < 2; w++) {
-        dists[w].fmt = types[w];
+        const struct gg_gen_plan *g = &t->gen[w];
+        make_plan(c, p, w, &t->gen[w]);
         struct recipe r = {
-            .dist = &dists[w],
-            .dtype = types[w],
-            .stream = w == 0 ? GG_STREAM_A : GG_STREAM_B,
-            .scale_stream = w == 0 ? GG_STREAM_A_SCALE : GG_STREAM_B_SCALE,
+            .dist = &g->dist,
+            .dtype = g->dtype,
+            .stream = g->stream,
+            .scale_stream = g->scale_stream,
             .data = data[w],
+            .q = g->quant,
+            .per_mat = g->per_mat,
             .scales = scales[w]->data,
             .src = src[w],
         };
-        r.q = quant_of(p, w, &r.per_mat);
         if ((st = fill_operand(c, p, w, &r, err, err_len)) != GG_OK ||
             (st = protect_unused(t, w, w == 0 ? &t->a : &t->b, err, err_len)) != GG_OK)
             return st;

@@ -1,11 +1,12 @@
 /*
  * gg_format.c — exact number formats: the name and properties of every gg_dtype, exact decoding
  * into binary64 (constant tables for the 8- and 4-bit formats, bit manipulation for fp16, bf16
- * and fp32), round-to-nearest-even encoding that rounds once from the exact binary64 value, with
- * both saturation modes of OFP8 §5.2, and element access in packed storage.
+ * and fp32), the entry point of round-to-nearest-even encoding (gg_gen_core.h: rounds once from
+ * the exact binary64 value, both saturation modes of OFP8 §5.2), and element access in packed
+ * storage.
  * All functions are pure; the tables are constant data.
  */
-#include "reference/gg_ref.h"
+#include "reference/gg_gen_core.h"
 
 #include <float.h>
 #include <math.h>
@@ -364,106 +365,11 @@ double gg_decode(enum gg_dtype t, uint32_t code)
 /* Encoding                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-/*
- * A binary format as the encoder sees it: m fraction bits, the bias, the width, the code
- * magnitude (code without its sign bit) of the largest finite value, the code every NaN input
- * gets, the magnitude a non-saturating overflow gets (with the input's sign unless fnuz), and
- * whether the format is fnuz (no -0, one unsigned NaN code 0x80 that also takes overflow).
- * E2M1 has neither Inf nor NaN: its overflow magnitude is its maximum (it always saturates) and
- * NaN inputs encode as +6 (0x7), a documented choice since the format cannot represent NaN.
- */
-struct binfmt {
-    int mbits, bias, nbits;
-    uint32_t max_mag, nan_code, ovf_mag;
-    int fnuz;
-};
-
-static const struct binfmt binfmts[GG_DTYPE_COUNT] = {
-    [GG_DTYPE_F32] = {23, 127, 32, 0x7F7FFFFFu, 0x7FC00000u, 0x7F800000u, 0},
-    [GG_DTYPE_F16] = {10, 15, 16, 0x7BFFu, 0x7E00u, 0x7C00u, 0},
-    [GG_DTYPE_BF16] = {7, 127, 16, 0x7F7Fu, 0x7FC0u, 0x7F80u, 0},
-    [GG_DTYPE_E4M3] = {3, 7, 8, 0x7Eu, 0x7Fu, 0x7Fu, 0},
-    [GG_DTYPE_E5M2] = {2, 15, 8, 0x7Bu, 0x7Fu, 0x7Cu, 0},
-    [GG_DTYPE_E4M3FNUZ] = {3, 8, 8, 0x7Fu, 0x80u, 0x80u, 1},
-    [GG_DTYPE_E5M2FNUZ] = {2, 16, 8, 0x7Fu, 0x80u, 0x80u, 1},
-    [GG_DTYPE_E2M1] = {1, 1, 4, 0x7u, 0x7u, 0x7u, 0},
-};
-
-/* The code of an overflowing input (rounded magnitude above max, or ±Inf) with sign bit sign. */
-static uint32_t encode_overflow(const struct binfmt *f, uint32_t sign, enum gg_sat sat)
-{
-    if (sat == GG_SAT_FINITE)
-        return sign | f->max_mag;
-    return f->fnuz ? f->ovf_mag : sign | f->ovf_mag;
-}
-
-/*
- * Round-to-nearest-even of x into f, from the exact binary64 value. With e = floor(log2 |x|)
- * and emin = 1 - bias, the quantum of the target binade is 2^q, q = max(e, emin) - m, and
- * s = |x|·2^-q < 2^(m+1) is computed exactly (a power-of-two scaling that never leaves the
- * binary64 normal range). n = RNE(s) is an integer in [0, 2^(m+1)], and the code magnitude is
- * ((max(e, emin) + bias - 1) << m) + n: the concatenation of exponent and fraction fields, in
- * which n = 2^m (subnormal to normal) or n = 2^(m+1) (next binade) carries into the exponent.
- * Code magnitudes are monotonic in value, so the rounded value exceeds max exactly when the
- * magnitude exceeds max_mag.
- */
-static uint32_t encode_binary(const struct binfmt *f, double x, enum gg_sat sat)
-{
-    uint32_t sign = signbit(x) ? 1u << (f->nbits - 1) : 0u;
-    if (isnan(x))
-        return f->nan_code;
-    if (isinf(x))
-        return encode_overflow(f, sign, sat);
-    double a = fabs(x);
-    uint32_t mag = 0;
-    if (a != 0.0) {
-        int emin = 1 - f->bias;
-        int emax = (int)(f->max_mag >> f->mbits) - f->bias;
-        int e = ilogb(a);
-        if (e > emax + 1)
-            return encode_overflow(f, sign, sat);
-        int eq = e < emin ? emin : e;
-        double s = ldexp(a, f->mbits - eq);
-        double n = floor(s);
-        double frac = s - n;
-        if (frac > 0.5 || (frac == 0.5 && fmod(n, 2.0) != 0.0))
-            n += 1.0;
-        int64_t m64 = ((int64_t)(eq + f->bias - 1) << f->mbits) + (int64_t)n;
-        if (m64 > (int64_t)f->max_mag)
-            return encode_overflow(f, sign, sat);
-        mag = (uint32_t)m64;
-    }
-    if (mag == 0 && f->fnuz)
-        return 0; /* fnuz has no -0: every result that rounds to zero is +0 */
-    return sign | mag;
-}
-
-/*
- * E8M0 (no sign, no zero): x = f·2^e with f in [1, 2) goes to 2^e when f < 1.5 and to 2^(e+1)
- * otherwise (nearest power of two, the linear midpoint rounding up, as torch's float8_e8m0fnu
- * cast does). Results below 2^-127, zero and negative inputs give 0x00 (2^-127); results above
- * 2^127, ±Inf and NaN give 0xFF (NaN). The saturation mode does not apply.
- */
-static uint32_t encode_e8m0(double x)
-{
-    if (isnan(x) || isinf(x))
-        return 0xFFu;
-    if (!(x > 0.0))
-        return 0x00u;
-    int e = ilogb(x);
-    int code = e + 127 + (ldexp(x, -e) >= 1.5 ? 1 : 0);
-    if (code < 0)
-        return 0x00u;
-    return code > 254 ? 0xFFu : (uint32_t)code;
-}
-
+/* Round-to-nearest-even encoders (bit manipulation, no libm): gg_gen_core.h, shared with the
+   GPU generator. */
 uint32_t gg_encode(enum gg_dtype t, double x, enum gg_sat sat)
 {
-    if (t == GG_DTYPE_E8M0)
-        return encode_e8m0(x);
-    if ((unsigned)t < GG_DTYPE_COUNT && binfmts[t].nbits != 0)
-        return encode_binary(&binfmts[t], x, sat);
-    return 0; /* f64 does not fit in a 32-bit code; none has no codes */
+    return gg_core_encode(t, x, sat);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -97,6 +97,22 @@ void gg_device_test_fault(void *stream);
 void gg_device_test_memset(void *dst, int byte, size_t n, void *stream);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Data generated on the device (gg_devgen_cuda.cu)                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+struct gg_gen_plan; /* reference/gg_gen_core.h */
+
+/*
+ * Generates operand g on the device with the host's per-element core: data is the device
+ * address of the operand's element 0 in a zeroed buffer, scales the device scale array (E8M0
+ * codes for MX, fp32 dequantisation factors for block128 and tensor scaling; NULL when plain).
+ * Writes exactly the codes and scales the host materialiser writes, only in the rows of used
+ * matrices. Waits for the stream.
+ */
+enum gg_status gg_device_generate(struct gg_device *d, const struct gg_gen_plan *g, void *data,
+                                  void *scales, char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------------------------ */
 /* The runner's device path (fuzz/gg_devrun.c)                                                  */
 /* ------------------------------------------------------------------------------------------ */
 

@@ -84,6 +84,13 @@ enum gg_status gg_devbuf_download(struct gg_device *d, const struct gg_devbuf *b
     return unsupported(err, err_len);
 }
 
+enum gg_status gg_device_generate(struct gg_device *d, const struct gg_gen_plan *g, void *data,
+                                  void *scales, char *err, size_t err_len)
+{
+    (void)d, (void)g, (void)data, (void)scales;
+    return unsupported(err, err_len);
+}
+
 enum gg_status gg_device_fill(struct gg_device *d, void *dst, size_t n, uint32_t pattern,
                               int elem_bytes, char *err, size_t err_len)
 {

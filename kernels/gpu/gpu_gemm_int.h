@@ -1,0 +1,1130 @@
+/*
+ * gpu_gemm_int.h — the grouped GEMM engine of the GPU kernels (fwd NT, dgrad NN, variable-K
+ * wgrad TN) for bf16 inputs and for 8-bit float inputs decoded exactly to bf16 in the loader.
+ * One CTA of 256 threads owns a 128x128 output tile; operands stream through a 4-stage cp.async
+ * pipeline into swizzled shared memory and are multiplied on tensor cores (ldmatrix, and
+ * mma.sync m16n8k16 bf16 -> fp32; a portable per-thread path on HIP). The tile list over the
+ * groups is located from the device group offsets by a block-wide prefix sum. Split-K slices of
+ * a tile hand a running fp32 sum through one workspace slot in slice order (serial split-K:
+ * slice s waits on the tile's flag for s, adds its partial, releases s + 1; the last slice runs
+ * the epilogue), or write one slot each for a separate reduce kernel.
+ * The mutants of the grouped families live here at the places their real bugs live.
+ */
+#ifndef GG_GPU_GEMM_INT_H
+#define GG_GPU_GEMM_INT_H
+
+#include "kernels/gpu/gpu_int.h"
+
+#define GPU_BM 128
+#define GPU_BN 128
+#define GPU_BK 32 /* bf16 elements of K per stage (64 bytes a row) */
+#define GPU_STAGES 4
+#define GPU_THREADS 256
+#define GPU_TILE_ELEMS ((int64_t)GPU_BM * GPU_BN)
+#define GPU_SLOT_BYTES ((size_t)GPU_TILE_ELEMS * sizeof(float))
+/* (tile, slice) items per split-K wave: the workspace holds one wave's partials. */
+#define GPU_WAVE_ITEMS 1024
+/* Shared memory: the pipeline (two 128x32 bf16 tiles a stage) or the fp32 staging tile of a
+   split-K partial (rows padded by 4 floats), whichever is larger. */
+#define GPU_STAGE_ELEMS (GPU_BM * GPU_BK)
+#define GPU_STG_LD (GPU_BN + 4)
+#define GPU_PIPE_BYTES (GPU_STAGES * 2 * GPU_STAGE_ELEMS * 2)
+#define GPU_STG_BYTES (GPU_BM * GPU_STG_LD * 4)
+#define GPU_SMEM_BYTES (GPU_PIPE_BYTES > GPU_STG_BYTES ? GPU_PIPE_BYTES : GPU_STG_BYTES)
+
+/* How the reduction over K is scaled. */
+enum gpu_recipe {
+    GPU_R_PLAIN = 0, /* bf16: the sums as they are */
+    GPU_R_TENSOR,    /* fp8 tensor-wise: the tile times a_scale[0]·b_scale[g] in the epilogue */
+    GPU_R_BLOCK128,  /* a8w8: each 128-K group's sum times a_scale[row][group], added; the total
+                        times b_scale[g] in the epilogue */
+    GPU_R_MX         /* MX: each 32-K block's sum times 2^(ea-127)·2^(eb-127) in one step */
+};
+
+/* What a launch does with each (tile, slice) item. */
+enum gpu_mode {
+    GPU_DIRECT = 0, /* no split-K: compute the tile and store it */
+    GPU_FUSED,      /* serial split-K: slices add into the tile's slot in order, the last stores */
+    GPU_PARTIAL     /* write the slice's partial only (a reduce launch follows) */
+};
+
+/*
+ * One launch of the grouped engine, passed by value. The addressing follows cpu_grouped_map:
+ * A_g(i, r) = a[a_off + i·a_si + r·a_sr], B_g(r, j) = b[b_off + r·b_sr + j·b_sj].
+ */
+struct gpu_grouped {
+    int op, c_dtype;
+    int fmt_a, fmt_b; /* fp8 inputs: the format each operand's codes are decoded as */
+    int64_t groups, m, n, k;
+    int64_t lda, ldb, ldc, stride_b, stride_c;
+    int64_t a_si, a_sr, b_sr, b_sj;
+    const int64_t *offs; /* device group offsets, groups + 1 */
+    int64_t split;
+    int i32_row_offset, i32_group_base, skip_empty_wgrad, tail_rows, missing_fence, wrap32;
+    const void *a, *b;
+    void *c;
+    const float *a_scale, *b_scale; /* fp8: tensor scales (b_scale per group when per_group) */
+    int per_group_scale;
+    int64_t g0, ng;        /* the groups of this launch's tile list */
+    int64_t b_off_fixed;   /* >= 0: the weight offset of a single-group launch (fwd, dgrad) */
+    float *slots;          /* split-K slots of GPU_TILE_ELEMS floats: one per wave tile (fused),
+                              or split per wave tile (partial) */
+    unsigned *ctr;         /* GPU_FUSED: one flag per wave tile, the slice whose turn it is */
+    int64_t t0, items;     /* first tile of the wave, and its (tile, slice) items */
+    int mode;
+    int a_kmaj, b_kmaj;    /* operand contiguous along K (a_sr = 1, b_sr = 1) */
+    /* Batched (and dense as one batch): A of batch g at g·sa, C at g·stride_c, bm rows. */
+    int64_t sa, bm;
+    int recipe;
+    int64_t unit;          /* K group of a rescaling recipe (128 or 32), else 1 */
+    int64_t k_groups;      /* scale groups along K: the row length of the scale arrays */
+    int64_t red_limit;     /* >= 0: the reduction stops here (mx_k_tail) */
+    const uint8_t *a_e8m0, *b_e8m0; /* MX scale codes */
+    const void *bias;      /* bias[g][n] of bias_dtype, or NULL */
+    int bias_dtype;
+    int n_tail, e8m0_special;
+    /* MoE sorted: block g of block_m entries of sorted_ids belongs to expert expert_ids[g];
+       entry v < limit is (token v / topk, output row v), others are padding. */
+    const int32_t *sorted_ids, *expert_ids;
+    int64_t block_m, topk, limit;
+};
+
+/* A group's block of C and where its operands start (cpu_grouped_block_of on the device). */
+struct gpu_block {
+    int64_t a_off, b_off, c_off, row0, rows, cols, red;
+};
+
+__host__ __device__ inline struct gpu_block gpu_block_of(const struct gpu_grouped &P, int64_t g,
+                                                         const int64_t *offs)
+{
+    int grouped = P.op != GG_OP_BATCHED && P.op != GG_OP_MOE_SORTED;
+    int64_t row0 = grouped ? offs[g] : 0, len = grouped ? offs[g + 1] - offs[g] : 0;
+    int64_t w_off = gpu_offset(P.i32_group_base, g, P.stride_b);
+    if (P.b_off_fixed >= 0)
+        w_off = P.b_off_fixed;
+    struct gpu_block b;
+    if (P.op == GG_OP_BATCHED) {
+        b = {g * P.sa, g * P.stride_b, g * P.stride_c, g * P.bm, P.bm, P.n, P.k};
+    } else if (P.op == GG_OP_MOE_SORTED) {
+        b = {0, 0, 0, 0, P.block_m, P.n, P.k}; /* B, rows of A and C: per tile, in the kernel */
+    } else if (P.op == GG_OP_GROUPED_WGRAD) {
+        b = {gpu_offset(P.i32_row_offset, row0, P.lda), row0 * P.ldb, g * P.stride_c, 0, P.n,
+             P.k, len};
+    } else {
+        int64_t cols = P.op == GG_OP_GROUPED_FWD ? P.n : P.k;
+        int64_t red = P.op == GG_OP_GROUPED_FWD ? P.k : P.n;
+        b = {row0 * P.lda, w_off, gpu_offset(P.i32_row_offset, row0, P.ldc), row0, len, cols,
+             red};
+    }
+    return b;
+}
+
+/* Where one tile lies: its group, its block, and its place in the block. */
+struct gpu_tile {
+    int64_t g;
+    struct gpu_block blk;
+    int64_t i0, j0, rows, cols;
+    int64_t mat;             /* the matrix of B, bias and B scales: g, or the block's expert */
+    const int64_t *a_row;    /* MoE: A row of each tile row (< 0: padding), else NULL */
+    const int64_t *c_row;    /* MoE: C row of each tile row (< 0: padding), else NULL */
+};
+
+/* Tiles group g contributes: none for an empty block, and none for a wgrad group without
+   tokens under wgrad_zero_uninit (otherwise it owns N x K tiles of zeros). */
+__host__ __device__ inline int64_t gpu_group_tiles(const struct gpu_grouped &P, int64_t g,
+                                                   const int64_t *offs)
+{
+    if (P.skip_empty_wgrad && P.op == GG_OP_GROUPED_WGRAD && offs[g + 1] == offs[g])
+        return 0;
+    struct gpu_block b = gpu_block_of(P, g, offs);
+    if (b.rows <= 0 || b.cols <= 0)
+        return 0;
+    return ((b.rows + GPU_BM - 1) / GPU_BM) * ((b.cols + GPU_BN - 1) / GPU_BN);
+}
+
+/* ---- device building blocks ------------------------------------------------------------- */
+
+/* Element index of (row, k) in a K-major 128x32 stage tile: 16-byte chunks of a 64-byte row
+   XOR-swizzled by (row / 2) mod 4, so the 8 rows one ldmatrix reads hit 8 distinct bank groups. */
+__device__ __forceinline__ int gpu_idx_k(int row, int k)
+{
+    return row * GPU_BK + ((((k >> 3) ^ (row >> 1)) & 3) << 3) + (k & 7);
+}
+
+/* Element index of (k, mn) in an MN-major 32x128 stage tile: chunks swizzled by k mod 8. */
+__device__ __forceinline__ int gpu_idx_mn(int k, int mn)
+{
+    int ch = mn >> 3;
+    return k * GPU_BM + (((ch & 8) | ((ch ^ k) & 7)) << 3) + (mn & 7);
+}
+
+__device__ __forceinline__ uint32_t gpu_smem_addr(const void *p)
+{
+#if GG_GPU_HAVE_MMA
+    return (uint32_t)__cvta_generic_to_shared(p);
+#else
+    return (uint32_t)(uintptr_t)p;
+#endif
+}
+
+__device__ __forceinline__ void gpu_cp_async16(void *dst, const void *src)
+{
+#if GG_GPU_HAVE_MMA
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(gpu_smem_addr(dst)),
+                 "l"(src));
+#else
+    *(uint4 *)dst = *(const uint4 *)src;
+#endif
+}
+
+__device__ __forceinline__ void gpu_cp_async_commit(void)
+{
+#if GG_GPU_HAVE_MMA
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+template <int N> __device__ __forceinline__ void gpu_cp_async_wait(void)
+{
+#if GG_GPU_HAVE_MMA
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+/* One operand tile of a CTA: element (mn, r) at base[off + mn·s_mn + r·s_k] for mn < mn_lim,
+   r in [r0, r1); everything else reads as zero. */
+struct gpu_operand {
+    const uint8_t *base;
+    int64_t off, s_mn, s_k, mn_lim, r1;
+    const int64_t *gather; /* K-major A of the MoE layout: row mn starts at gather[mn] (< 0:
+                              a padding row, read as zero), replacing off + mn·s_mn */
+};
+
+/* Element offset e of an operand as the loads compute it (wrap32: a 32-bit buffer range). */
+__device__ __forceinline__ int64_t gpu_wrap(int wrap32, int64_t e)
+{
+    return wrap32 ? (int64_t)((uint64_t)e & 0xFFFFFFFFull) : e;
+}
+
+/*
+ * Loads the stage of K starting at r into the stage tile s (KMAJ: [128][32], else [32][128]).
+ * 512 chunks of 8 elements along the contiguous dimension, two per thread. A whole, aligned
+ * bf16 chunk goes by cp.async; a partial or misaligned one, and every fp8 chunk (decoded through
+ * dec), by ordinary loads and stores.
+ */
+template <typename In, bool KMAJ>
+__device__ __forceinline__ void gpu_load_stage(const gpu_operand &o, int64_t r, uint16_t *s,
+                                               const uint16_t *dec, int wrap32)
+{
+    const int tid = threadIdx.x;
+#pragma unroll
+    for (int q = 0; q < 2; q++) {
+        int c = tid + q * GPU_THREADS;
+        int mn, kk, sidx;
+        if (KMAJ) {
+            mn = c >> 2;
+            kk = (c & 3) * 8;
+            sidx = gpu_idx_k(mn, kk);
+        } else {
+            kk = c >> 4;
+            mn = (c & 15) * 8;
+            sidx = gpu_idx_mn(kk, mn);
+        }
+        int64_t k = r + kk;
+        int64_t e0 = o.off + (int64_t)mn * o.s_mn + k * o.s_k;
+        int row_ok = mn < o.mn_lim;
+        if (KMAJ && o.gather != NULL) {
+            row_ok = row_ok && o.gather[mn] >= 0;
+            e0 = o.gather[mn] + k * o.s_k;
+        }
+        int whole = KMAJ ? (row_ok && k + 8 <= o.r1) : (k < o.r1 && mn + 8 <= o.mn_lim);
+        int64_t step = KMAJ ? o.s_k : o.s_mn; /* 1 along the contiguous dimension */
+        if (sizeof(In) == 2) {
+            const uint16_t *src = (const uint16_t *)o.base + e0;
+            if (whole && ((uintptr_t)src & 15) == 0) {
+                gpu_cp_async16(s + sidx, src);
+                continue;
+            }
+            uint16_t v[8];
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                int ok = KMAJ ? (row_ok && k + j < o.r1) : (k < o.r1 && mn + j < o.mn_lim);
+                v[j] = ok ? ((const uint16_t *)o.base)[e0 + j * step] : (uint16_t)0;
+            }
+            *(uint4 *)(s + sidx) = *(const uint4 *)v;
+        } else {
+            uint16_t v[8];
+            int64_t w0 = gpu_wrap(wrap32, e0);
+            if (whole && (((uintptr_t)(o.base + w0)) & 7) == 0 &&
+                (!wrap32 || w0 + 8 <= ((int64_t)1 << 32))) {
+                uint2 raw = *(const uint2 *)(o.base + w0);
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    v[j] = dec[(raw.x >> (8 * j)) & 0xFF];
+                    v[4 + j] = dec[(raw.y >> (8 * j)) & 0xFF];
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    int ok =
+                        KMAJ ? (row_ok && k + j < o.r1) : (k < o.r1 && mn + j < o.mn_lim);
+                    v[j] = ok ? dec[o.base[gpu_wrap(wrap32, e0 + j * step)]] : (uint16_t)0;
+                }
+            }
+            *(uint4 *)(s + sidx) = *(const uint4 *)v;
+        }
+    }
+}
+
+#if GG_GPU_HAVE_MMA
+template <bool TRANS> __device__ __forceinline__ void gpu_ldmatrix_x4(uint32_t r[4], uint32_t addr)
+{
+    if (TRANS)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(addr));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(addr));
+}
+
+__device__ __forceinline__ void gpu_mma_bf16(float c[4], const uint32_t a[4], const uint32_t b[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
+
+/* Warp w owns rows (w / 4)·64 .. +63 and columns (w mod 4)·32 .. +31 of the tile: 4 x 4 mma
+   tiles of 16x8; acc[mi][ni][e] is row g (+8 for e >= 2), column 2t + (e & 1) of mma tile
+   (mi, ni), g = lane / 4, t = lane mod 4 (the mma.sync accumulator layout). */
+typedef float gpu_acc[4][4][4];
+
+template <bool AK, bool BK>
+__device__ __forceinline__ void gpu_compute_stage(gpu_acc acc, const uint16_t *As,
+                                                  const uint16_t *Bs)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32;
+#if GG_GPU_HAVE_MMA
+#pragma unroll
+    for (int kk = 0; kk < GPU_BK; kk += 16) {
+        uint32_t af[4][4], bfr[4][2];
+#pragma unroll
+        for (int mi = 0; mi < 4; mi++) {
+            int idx;
+            if (AK)
+                idx = gpu_idx_k(wm + mi * 16 + (lane & 15), kk + (lane >> 4) * 8);
+            else
+                idx = gpu_idx_mn(kk + (lane & 7) + ((lane >> 4) << 3),
+                                 wm + mi * 16 + ((lane >> 3) & 1) * 8);
+            gpu_ldmatrix_x4<!AK>(af[mi], gpu_smem_addr(As + idx));
+        }
+#pragma unroll
+        for (int np = 0; np < 2; np++) {
+            uint32_t r[4];
+            int idx;
+            if (BK)
+                idx = gpu_idx_k(wn + np * 16 + (lane & 7) + ((lane >> 4) << 3),
+                                kk + ((lane >> 3) & 1) * 8);
+            else
+                idx = gpu_idx_mn(kk + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                 wn + np * 16 + ((lane >> 4) << 3));
+            gpu_ldmatrix_x4<!BK>(r, gpu_smem_addr(Bs + idx));
+            bfr[2 * np][0] = r[0];
+            bfr[2 * np][1] = r[1];
+            bfr[2 * np + 1][0] = r[2];
+            bfr[2 * np + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+            for (int ni = 0; ni < 4; ni++)
+                gpu_mma_bf16(acc[mi][ni], af[mi], bfr[ni]);
+    }
+#else
+    const int g = lane >> 2, t = lane & 3;
+    for (int mi = 0; mi < 4; mi++)
+        for (int ni = 0; ni < 4; ni++)
+            for (int e = 0; e < 4; e++) {
+                int row = wm + mi * 16 + g + (e >> 1) * 8, col = wn + ni * 8 + 2 * t + (e & 1);
+                float s = acc[mi][ni][e];
+                for (int k = 0; k < GPU_BK; k++) {
+                    uint16_t x = As[AK ? gpu_idx_k(row, k) : gpu_idx_mn(k, row)];
+                    uint16_t y = Bs[BK ? gpu_idx_k(col, k) : gpu_idx_mn(k, col)];
+                    s += gpu_bf16_to_f32(x) * gpu_bf16_to_f32(y);
+                }
+                acc[mi][ni][e] = s;
+            }
+#endif
+}
+
+/* The factor of one 32-K block's sum under MX: s·2^(ea-127)·2^(eb-127) in one step (an exact
+   power-of-two multiply when the summed exponent is a normal fp32 exponent, ldexpf outside that
+   range); a 0xFF code makes the block NaN. e8m0_special decodes the codes as an fp32
+   exp2f(x - 127) with subnormals flushed: 0x00 is 0 and 0xFF is +Inf. */
+__device__ __forceinline__ float gpu_mx_block(float s, uint32_t ca, uint32_t cb, int special)
+{
+    if (ca != 0xFFu && cb != 0xFFu && (!special || (ca != 0 && cb != 0))) {
+        int e = (int)ca + (int)cb - 254;
+        if (e < -126 || e > 127)
+            return ldexpf(s, e);
+        return __fmul_rn(s, __int_as_float((e + 127) << 23));
+    }
+    if (!special)
+        return __int_as_float(0x7FC00000);
+    float fa = ca == 0 ? 0.0f : ca == 0xFFu ? __int_as_float(0x7F800000) : ldexpf(1.0f, (int)ca - 127);
+    float fb = cb == 0 ? 0.0f : cb == 0xFFu ? __int_as_float(0x7F800000) : ldexpf(1.0f, (int)cb - 127);
+    return __fmul_rn(__fmul_rn(s, fa), fb);
+}
+
+/* Adds one K group's sums (part) to acc with their scales and clears part: block128 multiplies
+   by a_scale[row][grp], MX by the E8M0 codes of the row and the column. Rows and columns past
+   the tile are left alone. */
+static __device__ void gpu_rescale(const gpu_grouped &P, const gpu_tile &tl, int64_t grp, gpu_acc acc,
+                            gpu_acc part)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int ni = 0; ni < 4; ni++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int row = wm + mi * 16 + g + (e >> 1) * 8, col = wn + ni * 8 + 2 * t + (e & 1);
+                float v = part[mi][ni][e];
+                part[mi][ni][e] = 0.0f;
+                if (row >= tl.rows || col >= tl.cols)
+                    continue;
+                int64_t arow = tl.a_row ? tl.a_row[row] : tl.blk.row0 + tl.i0 + row;
+                if (arow < 0)
+                    continue;
+                if (P.recipe == GPU_R_BLOCK128) {
+                    v = __fmul_rn(v, P.a_scale[arow * P.k_groups + grp]);
+                } else {
+                    uint32_t ca = P.a_e8m0[arow * P.k_groups + grp];
+                    uint32_t cb = P.b_e8m0[(tl.mat * P.n + tl.j0 + col) * P.k_groups + grp];
+                    v = gpu_mx_block(v, ca, cb, P.e8m0_special);
+                }
+                acc[mi][ni][e] = __fadd_rn(acc[mi][ni][e], v);
+            }
+}
+
+/*
+ * acc = the tile's fp32 sums over reduction indices [r0, r1) of operands a and b. With RESCALE
+ * the stages of each K group (P.unit long, groups start at multiples of it because r0 does)
+ * accumulate into part, which is scaled into acc when the group ends.
+ */
+template <typename In, bool AK, bool BK, bool RESCALE>
+__device__ void gpu_mainloop(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
+                             const gpu_operand &a, const gpu_operand &b, int64_t r0,
+                             uint16_t *smem, const uint16_t *dec_a, const uint16_t *dec_b)
+{
+    gpu_acc part;
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int ni = 0; ni < 4; ni++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[mi][ni][e] = part[mi][ni][e] = 0.0f;
+    int64_t ktiles = a.r1 > r0 ? (a.r1 - r0 + GPU_BK - 1) / GPU_BK : 0;
+    int64_t per_group = RESCALE ? P.unit / GPU_BK : 1;
+    uint16_t *As = smem, *Bs = smem + GPU_STAGES * GPU_STAGE_ELEMS;
+    const int wrap32 = P.wrap32;
+#pragma unroll
+    for (int s = 0; s < GPU_STAGES - 1; s++) {
+        if (s < ktiles) {
+            gpu_load_stage<In, AK>(a, r0 + s * GPU_BK, As + s * GPU_STAGE_ELEMS, dec_a, wrap32);
+            gpu_load_stage<In, BK>(b, r0 + s * GPU_BK, Bs + s * GPU_STAGE_ELEMS, dec_b, wrap32);
+        }
+        gpu_cp_async_commit();
+    }
+    for (int64_t kt = 0; kt < ktiles; kt++) {
+        gpu_cp_async_wait<GPU_STAGES - 2>();
+        __syncthreads();
+        int64_t nk = kt + GPU_STAGES - 1;
+        if (nk < ktiles) {
+            int st = (int)(nk % GPU_STAGES);
+            gpu_load_stage<In, AK>(a, r0 + nk * GPU_BK, As + st * GPU_STAGE_ELEMS, dec_a, wrap32);
+            gpu_load_stage<In, BK>(b, r0 + nk * GPU_BK, Bs + st * GPU_STAGE_ELEMS, dec_b, wrap32);
+        }
+        gpu_cp_async_commit();
+        int cs = (int)(kt % GPU_STAGES);
+        gpu_compute_stage<AK, BK>(RESCALE ? part : acc, As + cs * GPU_STAGE_ELEMS,
+                                  Bs + cs * GPU_STAGE_ELEMS);
+        if (RESCALE && ((kt + 1) % per_group == 0 || kt + 1 == ktiles))
+            gpu_rescale(P, tl, (r0 + kt * GPU_BK) / P.unit, acc, part);
+    }
+    gpu_cp_async_wait<0>();
+}
+
+/* Stores one fp32 value of C, rounded once (bf16) or as is (f32). */
+__device__ __forceinline__ void gpu_store_c(void *c, int c_dtype, int64_t at, float v)
+{
+    if (c_dtype == GG_DTYPE_BF16)
+        ((uint16_t *)c)[at] = gpu_f32_to_bf16(v);
+    else
+        ((float *)c)[at] = v;
+}
+
+/* Per-CTA scratch of the tile lookup (static shared memory). */
+struct gpu_scan {
+    int64_t sum[GPU_THREADS];
+    int64_t g, local;
+    int last;
+};
+
+/*
+ * Finds tile t of the launch's list (groups g0 .. g0 + ng - 1, tiles taken group by group, row
+ * by row inside a group). (cg, ct) is a cursor: the first group of the chunk to search and the
+ * index of that group's first tile; it only moves forward, so a CTA walking increasing t reads
+ * every group offset once. 256 groups at a time: each thread counts one group's tiles and a
+ * block-wide inclusive prefix sum finds the owner. Returns 0 past the end of the list. Every
+ * thread of the block must call it.
+ */
+static __device__ int gpu_locate(const gpu_grouped &P, int64_t t, int64_t &cg, int64_t &ct,
+                          gpu_scan &sc, gpu_tile &tile)
+{
+    const int tid = threadIdx.x;
+    int64_t gend = P.g0 + P.ng;
+    for (;;) {
+        if (cg >= gend)
+            return 0;
+        int64_t g = cg + tid;
+        int64_t cnt = g < gend ? gpu_group_tiles(P, g, P.offs) : 0;
+        sc.sum[tid] = cnt;
+        __syncthreads();
+        for (int off = 1; off < GPU_THREADS; off <<= 1) {
+            int64_t v = tid >= off ? sc.sum[tid - off] : 0;
+            __syncthreads();
+            sc.sum[tid] += v;
+            __syncthreads();
+        }
+        int64_t incl = sc.sum[tid], total = sc.sum[GPU_THREADS - 1];
+        if (cnt > 0 && t >= ct + incl - cnt && t < ct + incl) {
+            sc.g = g;
+            sc.local = t - (ct + incl - cnt);
+        }
+        __syncthreads();
+        if (t < ct + total) {
+            tile.g = sc.g;
+            int64_t local = sc.local;
+            __syncthreads();
+            tile.blk = gpu_block_of(P, tile.g, P.offs);
+            int64_t per_row = (tile.blk.cols + GPU_BN - 1) / GPU_BN;
+            tile.i0 = (local / per_row) * GPU_BM;
+            tile.j0 = (local % per_row) * GPU_BN;
+            tile.rows = gpu_min64(GPU_BM, tile.blk.rows - tile.i0);
+            tile.cols = gpu_min64(GPU_BN, tile.blk.cols - tile.j0);
+            tile.mat = tile.g;
+            tile.a_row = tile.c_row = NULL;
+            return 1;
+        }
+        cg += GPU_THREADS;
+        ct += total;
+    }
+}
+
+/* The factor the epilogue multiplies by: a_scale·b_scale[g] (tensor), b_scale[g] (block128). */
+__device__ __forceinline__ float gpu_tile_scale(const gpu_grouped &P, int64_t g)
+{
+    if (P.recipe == GPU_R_TENSOR)
+        return __fmul_rn(P.a_scale[0], P.b_scale[P.per_group_scale ? g : 0]);
+    return P.recipe == GPU_R_BLOCK128 ? P.b_scale[g] : 1.0f;
+}
+
+/* The epilogue of one element of column col (of the group's block): acc times the scale, plus
+   the bias, each one fp32 operation (no contraction), as the CPU epilogue computes it. */
+__device__ __forceinline__ float gpu_finish(const gpu_grouped &P, int64_t g, int64_t col, float v,
+                                            float s)
+{
+    if (P.recipe == GPU_R_TENSOR || P.recipe == GPU_R_BLOCK128)
+        v = __fmul_rn(v, s);
+    if (P.bias != NULL) {
+        int64_t at = g * P.n + col;
+        float b = P.bias_dtype == GG_DTYPE_BF16 ? gpu_bf16_to_f32(((const uint16_t *)P.bias)[at])
+                                                : ((const float *)P.bias)[at];
+        v = __fadd_rn(v, b);
+    }
+    return v;
+}
+
+/* tail_rows_unwritten: the store stops at the last whole row tile of the output, so the rows of
+   the output's final partial row tile are never written. */
+__device__ __forceinline__ int gpu_tail_skipped(const gpu_grouped &P, const gpu_tile &tl)
+{
+    return P.tail_rows && P.op != GG_OP_GROUPED_WGRAD && tl.rows < GPU_BM &&
+           tl.blk.row0 + tl.i0 + tl.rows == P.m;
+}
+
+/* Epilogue of a tile from the slots of its split slices: ((p0 + p1) + p2) + ..., the order the
+   CPU kernels sum in, then the scale and one rounding. */
+static __device__ void gpu_reduce_tile(const gpu_grouped &P, const gpu_tile &tl, const float *part)
+{
+    if (gpu_tail_skipped(P, tl))
+        return;
+    float s = gpu_tile_scale(P, tl.mat);
+    int64_t c0 = tl.blk.c_off + tl.i0 * P.ldc + tl.j0;
+    for (int64_t e = threadIdx.x; e < tl.rows * GPU_BN; e += GPU_THREADS) {
+        int64_t r = e / GPU_BN, j = e % GPU_BN;
+        if (j >= tl.cols)
+            continue;
+        float v = __ldcg(part + e);
+        for (int64_t sl = 1; sl < P.split; sl++)
+            v += __ldcg(part + sl * GPU_TILE_ELEMS + e);
+        gpu_store_c(P.c, P.c_dtype, c0 + r * P.ldc + j, gpu_finish(P, tl.mat, tl.j0 + j, v, s));
+    }
+}
+
+/*
+ * Writes the slice's partial into its slot: the warps' fragments are staged through shared
+ * memory as a row-major fp32 tile, then copied out row by row (only the tile's logical elements,
+ * row stride GPU_BN). missing_fence drops the barrier between staging and copying, a genuine
+ * shared-memory race (racecheck reports it): threads copy elements other warps have not staged.
+ */
+static __device__ void gpu_write_slot(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
+                               float *stg, float *slot)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32, g = lane >> 2, t = lane & 3;
+    __syncthreads(); /* every warp is done with the pipeline's shared memory */
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int ni = 0; ni < 4; ni++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                int row = wm + mi * 16 + g + h * 8, col = wn + ni * 8 + 2 * t;
+                *(float2 *)(stg + row * GPU_STG_LD + col) =
+                    make_float2(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]);
+            }
+    if (!P.missing_fence)
+        __syncthreads();
+    for (int e = threadIdx.x; e < GPU_BM * GPU_BN / 4; e += GPU_THREADS) {
+        int r = e / (GPU_BN / 4), j = (e % (GPU_BN / 4)) * 4;
+        if (r >= tl.rows || j >= tl.cols)
+            continue;
+        float4 v = *(const float4 *)(stg + r * GPU_STG_LD + j);
+        float *d = slot + (int64_t)r * GPU_BN + j;
+        if (j + 4 <= tl.cols && ((uintptr_t)d & 15) == 0) {
+            *(float4 *)d = v;
+        } else {
+            const float *vv = &v.x;
+            for (int q = 0; q < 4 && q < tl.cols - j; q++)
+                d[q] = vv[q];
+        }
+    }
+}
+
+/* Serial split-K: adds the running sum of slices 0 .. sl-1 held in the slot to the fragments,
+   ((p0 + p1) + p2) + ..., the order the CPU kernels sum in; gpu_take_turn first waits until it
+   is slice sl's turn on the tile's flag. */
+static __device__ void gpu_add_slot(const gpu_tile &tl, gpu_acc acc, const float *slot)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int ni = 0; ni < 4; ni++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int row = wm + mi * 16 + g + (e >> 1) * 8, col = wn + ni * 8 + 2 * t + (e & 1);
+                if (row < tl.rows && col < tl.cols)
+                    acc[mi][ni][e] = __ldcg(slot + row * GPU_BN + col) + acc[mi][ni][e];
+            }
+}
+
+static __device__ void gpu_take_turn(const gpu_tile &tl, gpu_acc acc, volatile unsigned *flag,
+                                     unsigned sl, const float *slot)
+{
+    if (threadIdx.x == 0)
+        while (*flag != sl)
+            ;
+    __syncthreads();
+    __threadfence();
+    gpu_add_slot(tl, acc, slot);
+}
+
+/* Hands the tile to slice `next` once every warp's stores to the slot are visible. missing_fence
+   drops the barrier: thread 0 releases the flag as soon as its own warp has stored, and the next
+   slice (spinning on the flag) reads elements the other warps have not written yet. */
+static __device__ void gpu_release(const gpu_grouped &P, volatile unsigned *flag, unsigned next)
+{
+    __threadfence();
+    if (!P.missing_fence)
+        __syncthreads();
+    if (threadIdx.x == 0)
+        *flag = next;
+}
+
+/* The direct epilogue: each thread stores its fragments' logical elements. */
+static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc);
+
+/*
+ * missing_fence's handoff: a slice adds the slot's running sum without waiting for its turn on
+ * the flag (the wait before the read-modify-write is missing), then counts itself in; the last
+ * to arrive stores the tile, the others write their sums into the slot. Slices that finish close
+ * together all read the slot before any has written it, so only the last one's partial reaches
+ * the output, and which one that is changes from run to run. The slot writes also stage without
+ * the staging barrier (the shared-memory race racecheck reports).
+ */
+static __device__ void gpu_unordered_turn(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
+                                          unsigned *flag, float *slot, float *stg,
+                                          unsigned *turn)
+{
+    gpu_add_slot(tl, acc, slot);
+    if (threadIdx.x == 0)
+        *turn = atomicAdd(flag, 1u);
+    __syncthreads();
+    unsigned mine = *turn;
+    if (mine + 1 == (unsigned)P.split) {
+        gpu_store_tile(P, tl, acc);
+        if (threadIdx.x == 0)
+            atomicExch(flag, 0u);
+    } else {
+        gpu_write_slot(P, tl, acc, stg, slot);
+    }
+    __syncthreads();
+}
+
+static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc)
+{
+    if (gpu_tail_skipped(P, tl))
+        return;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32, g = lane >> 2, t = lane & 3;
+    float s = gpu_tile_scale(P, tl.mat);
+    int64_t c0 = tl.blk.c_off + tl.i0 * P.ldc + tl.j0;
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int ni = 0; ni < 4; ni++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int row = wm + mi * 16 + g + (e >> 1) * 8, col = wn + ni * 8 + 2 * t + (e & 1);
+                if (row >= tl.rows || col >= tl.cols || (tl.c_row && tl.c_row[row] < 0))
+                    continue;
+                int64_t at = tl.c_row ? tl.c_row[row] * P.ldc + tl.j0 + col
+                                      : c0 + row * P.ldc + col;
+                gpu_store_c(P.c, P.c_dtype, at,
+                            gpu_finish(P, tl.mat, tl.j0 + col, acc[mi][ni][e], s));
+            }
+}
+
+/*
+ * The rows of a MoE tile: entry i0 + r of block g of sorted_ids is v; a valid v (below the
+ * limit T·topk) is token v / topk of A (rows[0], and its element offset in rows[2]) and row v of
+ * C (rows[1]); padding entries get -1 and are neither read nor written. sorted_ids_padding
+ * raises the limit, so the padding id T·topk reads row T of A and writes row T·topk of C. B,
+ * its scales and the bias are the block's expert's.
+ */
+static __device__ void gpu_moe_rows(const gpu_grouped &P, gpu_tile &tl, int64_t (*rows)[GPU_BM])
+{
+    for (int r = threadIdx.x; r < GPU_BM; r += GPU_THREADS) {
+        int64_t v = -1;
+        if (r < tl.rows) {
+            int64_t id = P.sorted_ids[tl.g * P.block_m + tl.i0 + r];
+            v = id >= 0 && id < P.limit ? id : -1;
+        }
+        rows[0][r] = v < 0 ? -1 : v / P.topk;
+        rows[1][r] = v;
+        rows[2][r] = v < 0 ? -1 : v / P.topk * P.lda;
+    }
+    tl.mat = P.expert_ids[tl.g];
+    tl.blk.b_off = tl.mat * P.stride_b;
+    tl.a_row = rows[0];
+    tl.c_row = rows[1];
+    __syncthreads();
+}
+
+/*
+ * The engine: item i of the launch is slice i mod split of tile t0 + i / split. Non-persistent
+ * launches run one item per CTA; persistent ones stride over the items with a fixed grid, the
+ * tile lookup's cursor moving forward only.
+ */
+template <typename In, bool AK, bool BK, bool RESCALE>
+__global__ void __launch_bounds__(GPU_THREADS, RESCALE ? 1 : 2) gpu_grouped_kernel(const gpu_grouped P)
+{
+    extern __shared__ __align__(16) uint8_t gpu_dyn_smem[];
+    __shared__ gpu_scan sc;
+    __shared__ uint16_t dec[2][256];
+    __shared__ unsigned turn;
+    __shared__ int64_t moe_rows[3][GPU_BM];
+    if (sizeof(In) == 1) {
+        for (int c = threadIdx.x; c < 256; c += GPU_THREADS) {
+            dec[0][c] = gpu_fp8_to_bf16(P.fmt_a, (uint32_t)c);
+            dec[1][c] = gpu_fp8_to_bf16(P.fmt_b, (uint32_t)c);
+        }
+    }
+    int64_t cg = P.g0, ct = 0;
+    for (int64_t i = blockIdx.x; i < P.items; i += gridDim.x) {
+        int64_t tl_idx = i / P.split, sl = i % P.split;
+        gpu_tile tl;
+        if (!gpu_locate(P, P.t0 + tl_idx, cg, ct, sc, tl))
+            return;
+        if (P.op == GG_OP_MOE_SORTED)
+            gpu_moe_rows(P, tl, moe_rows);
+        /* Slices of ceil(red / split) rounded up to whole K groups of the recipe; mx_k_tail
+           ends the reduction early. */
+        int64_t red = P.red_limit >= 0 ? gpu_min64(tl.blk.red, P.red_limit) : tl.blk.red;
+        int64_t chunk = (red + P.split - 1) / P.split;
+        chunk = (chunk + P.unit - 1) / P.unit * P.unit;
+        int64_t r0 = gpu_min64(sl * chunk, red), r1 = gpu_min64(r0 + chunk, red);
+        /* n_tail: the last, partial N tile loads B under a mask one column short. */
+        int64_t b_lim = P.n_tail && tl.cols < GPU_BN ? tl.cols - 1 : tl.cols;
+        gpu_operand a = {(const uint8_t *)P.a, tl.blk.a_off + tl.i0 * P.a_si, P.a_si, P.a_sr,
+                         tl.rows, r1, NULL};
+        gpu_operand b = {(const uint8_t *)P.b, tl.blk.b_off + tl.j0 * P.b_sj, P.b_sj, P.b_sr,
+                         b_lim, r1, NULL};
+        if (P.op == GG_OP_MOE_SORTED)
+            a.gather = moe_rows[2];
+        gpu_acc acc;
+        gpu_mainloop<In, AK, BK, RESCALE>(P, tl, acc, a, b, r0, (uint16_t *)gpu_dyn_smem, dec[0],
+                                          dec[1]);
+        if (P.mode == GPU_DIRECT) {
+            gpu_store_tile(P, tl, acc);
+            __syncthreads();
+            continue;
+        }
+        if (P.mode == GPU_PARTIAL) {
+            float *part = P.slots + (tl_idx * P.split + sl) * GPU_TILE_ELEMS;
+            gpu_write_slot(P, tl, acc, (float *)gpu_dyn_smem, part);
+            __syncthreads();
+            continue;
+        }
+        /* Serial split-K through the tile's slot; the last slice stores the tile and resets
+           the flag for the next wave. */
+        float *slot = P.slots + tl_idx * GPU_TILE_ELEMS;
+        volatile unsigned *flag = P.ctr + tl_idx;
+        if (P.missing_fence) {
+            gpu_unordered_turn(P, tl, acc, (unsigned *)flag, slot, (float *)gpu_dyn_smem, &turn);
+            continue;
+        }
+        if (sl > 0)
+            gpu_take_turn(tl, acc, flag, (unsigned)sl, slot);
+        if (sl + 1 < P.split) {
+            gpu_write_slot(P, tl, acc, (float *)gpu_dyn_smem, slot);
+            gpu_release(P, flag, (unsigned)sl + 1);
+        } else {
+            gpu_store_tile(P, tl, acc);
+            if (threadIdx.x == 0)
+                *flag = 0;
+        }
+        __syncthreads();
+    }
+}
+
+/* The reduce launch after GPU_PARTIAL: CTA i reduces wave tile i. */
+static __global__ void __launch_bounds__(GPU_THREADS) gpu_reduce_kernel(const gpu_grouped P)
+{
+    __shared__ gpu_scan sc;
+    int64_t cg = P.g0, ct = 0;
+    gpu_tile tl;
+    if (gpu_locate(P, P.t0 + blockIdx.x, cg, ct, sc, tl))
+        gpu_reduce_tile(P, tl, P.slots + (int64_t)blockIdx.x * P.split * GPU_TILE_ELEMS);
+}
+
+/* ---- host side ------------------------------------------------------------------------------ */
+
+/* How a tile list is launched. */
+struct gpu_exec {
+    int persistent;    /* fixed grid (SMs x occupancy) striding over the items */
+    int two_kernel;    /* split-K reduced by a separate launch (no counters) */
+    cudaStream_t stream;
+};
+
+/* Tiles per split-K wave and the workspace of a list of `tiles` tiles: the flags (fused
+   reduction only, padded to 256 bytes) and the wave's slots (one per tile fused, split per tile
+   for the reduce launch). */
+static inline int64_t gpu_wave_tiles(int64_t tiles, int64_t split)
+{
+    if (split <= 1)
+        return tiles;
+    int64_t w = GPU_WAVE_ITEMS / split;
+    return tiles < (w > 1 ? w : 1) ? tiles : (w > 1 ? w : 1);
+}
+
+static inline size_t gpu_ctr_bytes(int64_t tiles, int64_t split, int two_kernel)
+{
+    if (split <= 1 || two_kernel)
+        return 0;
+    return ((size_t)gpu_wave_tiles(tiles, split) * sizeof(unsigned) + 255) & ~(size_t)255;
+}
+
+static inline size_t gpu_list_ws(int64_t tiles, int64_t split, int two_kernel)
+{
+    if (split <= 1 || tiles == 0)
+        return 0;
+    int64_t slots = gpu_wave_tiles(tiles, split) * (two_kernel ? split : 1);
+    return gpu_ctr_bytes(tiles, split, two_kernel) + (size_t)slots * GPU_SLOT_BYTES;
+}
+
+template <typename In, bool AK, bool BK, bool RESCALE>
+static enum gg_status gpu_launch_t(const gpu_grouped &P, int64_t items, const gpu_exec &x,
+                                   char *err, size_t err_len)
+{
+    auto kern = gpu_grouped_kernel<In, AK, BK, RESCALE>;
+    GG_GPU_CHECK(cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      GPU_SMEM_BYTES));
+    int64_t grid = items;
+    if (x.persistent) {
+        int sms = 0, per_sm = 0;
+        enum gg_status st = gpu_sm_count(&sms, err, err_len);
+        if (st != GG_OK)
+            return st;
+        GG_GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)kern, GPU_THREADS,
+                                                                   GPU_SMEM_BYTES));
+        int64_t cap = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
+        grid = items < cap ? items : cap;
+    }
+    if (grid > 0x7FFFFFFF)
+        return cpu_fail(err, err_len, GG_E_UNSUPPORTED, "%lld CTAs exceed the grid limit",
+                        (long long)grid);
+    kern<<<(unsigned)grid, GPU_THREADS, GPU_SMEM_BYTES, x.stream>>>(P);
+    GG_GPU_CHECK(cudaGetLastError());
+    return GG_OK;
+}
+
+/* The instantiation for P: K-major operands as the ops lay them out (fwd and batched NK: both;
+   dgrad and batched KN: A; wgrad: neither), per-group rescaling for block128 and MX (which only
+   exist for K-major operands). */
+template <typename In>
+static enum gg_status gpu_launch(const gpu_grouped &P, int64_t items, const gpu_exec &x,
+                                 char *err, size_t err_len)
+{
+    if (P.recipe == GPU_R_BLOCK128 || P.recipe == GPU_R_MX)
+        return gpu_launch_t<In, true, true, true>(P, items, x, err, err_len);
+    if (P.a_kmaj && P.b_kmaj)
+        return gpu_launch_t<In, true, true, false>(P, items, x, err, err_len);
+    if (P.a_kmaj)
+        return gpu_launch_t<In, true, false, false>(P, items, x, err, err_len);
+    return gpu_launch_t<In, false, false, false>(P, items, x, err, err_len);
+}
+
+/*
+ * Runs the tile list of P (groups P.g0 .., `tiles` tiles counted on the host) with workspace ws
+ * laid out as gpu_list_ws() says. Without split-K one launch computes every tile; with split-K
+ * the tiles go in waves whose partials fit the workspace, each wave one launch (serial fused
+ * reduction; a slice only waits for lower items, which are dispatched first, so there is no
+ * deadlock) or two (partials, then the reduce launch); the stream orders the waves.
+ */
+template <typename In>
+static enum gg_status gpu_run_list(gpu_grouped P, int64_t tiles, void *ws, const gpu_exec &x,
+                                   char *err, size_t err_len)
+{
+    if (tiles == 0)
+        return GG_OK;
+    if (P.split <= 1) {
+        P.mode = GPU_DIRECT;
+        P.t0 = 0;
+        P.items = tiles;
+        return gpu_launch<In>(P, tiles, x, err, err_len);
+    }
+    int64_t wave = gpu_wave_tiles(tiles, P.split);
+    size_t ctr = gpu_ctr_bytes(tiles, P.split, x.two_kernel);
+    P.ctr = (unsigned *)ws;
+    P.slots = (float *)((uint8_t *)ws + ctr);
+    P.mode = x.two_kernel ? GPU_PARTIAL : GPU_FUSED;
+    /* The flags start at 0; missing_fence's kernel also zeroes its slots. */
+    size_t zero = P.missing_fence && !x.two_kernel ? gpu_list_ws(tiles, P.split, 0) : ctr;
+    if (zero > 0)
+        GG_GPU_CHECK(cudaMemsetAsync(ws, 0, zero, x.stream));
+    for (int64_t t0 = 0; t0 < tiles; t0 += wave) {
+        int64_t nt = tiles - t0 < wave ? tiles - t0 : wave;
+        P.t0 = t0;
+        P.items = nt * P.split;
+        enum gg_status st = gpu_launch<In>(P, P.items, x, err, err_len);
+        if (st != GG_OK)
+            return st;
+        if (x.two_kernel) {
+            gpu_reduce_kernel<<<(unsigned)nt, GPU_THREADS, 0, x.stream>>>(P);
+            GG_GPU_CHECK(cudaGetLastError());
+        }
+    }
+    return GG_OK;
+}
+
+/* ---- problem setup shared by the grouped GPU kernels ---------------------------------------- */
+
+/* Fills the fields every launch derives: operand layouts, the plain recipe's K group. */
+static inline void gpu_finish_setup(gpu_grouped *P)
+{
+    P->a_kmaj = P->a_sr == 1;
+    P->b_kmaj = P->b_sr == 1;
+    if (P->unit <= 0)
+        P->unit = 1;
+}
+
+/* The launch description of p over all groups (no split-K state yet), from the host map. */
+static inline gpu_grouped gpu_grouped_of(const struct gg_problem *p, const struct gg_operands *o,
+                                         const struct cpu_grouped_map *m)
+{
+    gpu_grouped P;
+    memset(&P, 0, sizeof P);
+    P.op = (int)p->op;
+    P.c_dtype = (int)p->c_dtype;
+    P.fmt_a = (int)p->a_dtype;
+    P.fmt_b = (int)p->b_dtype;
+    P.groups = m->groups;
+    P.m = m->m;
+    P.n = m->n;
+    P.k = m->k;
+    P.lda = m->lda;
+    P.ldb = m->ldb;
+    P.ldc = m->ldc;
+    P.stride_b = m->stride_b;
+    P.stride_c = m->stride_c;
+    P.a_si = m->a_si;
+    P.a_sr = m->a_sr;
+    P.b_sr = m->b_sr;
+    P.b_sj = m->b_sj;
+    P.offs = o->group_offs_dev;
+    P.split = m->split;
+    P.a = o->a;
+    P.b = o->b;
+    P.c = o->c;
+    P.g0 = 0;
+    P.ng = m->groups;
+    P.b_off_fixed = -1;
+    P.i32_row_offset = gg_mutant_is(p, "i32_cumulative_offset");
+    P.i32_group_base = gg_mutant_is(p, "i32_group_base");
+    P.skip_empty_wgrad = gg_mutant_is(p, "wgrad_zero_uninit");
+    P.tail_rows = gg_mutant_is(p, "tail_rows_unwritten");
+    P.missing_fence = gg_mutant_is(p, "missing_fence");
+    P.wrap32 = gg_mutant_is(p, "i32_byte_limit");
+    P.red_limit = -1;
+    gpu_finish_setup(&P);
+    return P;
+}
+
+/*
+ * The launch description of a batched problem (C_b = A_b · B_bᵀ with B as [N,K], or A_b · B_b
+ * with B as [K,N]), packed defaults resolved; a dense problem is one batch of m rows. The recipe,
+ * its scales and the bias are left to the caller.
+ */
+static inline gpu_grouped gpu_batched_of(const struct gg_problem *p, const struct gg_operands *o,
+                                         int64_t batch)
+{
+    gpu_grouped P;
+    memset(&P, 0, sizeof P);
+    int kn = p->b_layout == GG_LAYOUT_KN;
+    P.op = GG_OP_BATCHED;
+    P.c_dtype = (int)p->c_dtype;
+    P.fmt_a = (int)p->a_dtype;
+    P.fmt_b = (int)p->b_dtype;
+    P.groups = batch;
+    P.m = P.bm = p->m;
+    P.n = p->n;
+    P.k = p->k;
+    P.lda = p->lda != 0 ? p->lda : p->k;
+    P.ldb = p->ldb != 0 ? p->ldb : (kn ? p->n : p->k);
+    P.ldc = p->ldc != 0 ? p->ldc : p->n;
+    P.sa = p->stride_a != 0 ? p->stride_a : p->m * P.lda;
+    P.stride_b = p->stride_b != 0 ? p->stride_b : (kn ? p->k : p->n) * P.ldb;
+    P.stride_c = p->stride_c != 0 ? p->stride_c : p->m * P.ldc;
+    P.a_si = P.lda;
+    P.a_sr = 1;
+    P.b_sj = kn ? 1 : P.ldb;
+    P.b_sr = kn ? P.ldb : 1;
+    P.split = gg_kopt_get(p, "split_k", 1);
+    P.a = o->a;
+    P.b = o->b;
+    P.c = o->c;
+    P.ng = batch;
+    P.b_off_fixed = -1;
+    P.red_limit = -1;
+    P.n_tail = gg_mutant_is(p, "n_tail");
+    if (p->bias_dtype != GG_DTYPE_NONE) {
+        P.bias = o->bias;
+        P.bias_dtype = (int)p->bias_dtype;
+    }
+    gpu_finish_setup(&P);
+    return P;
+}
+
+/* Sizes, leading dimensions and strides of a batched launch description (spans of one matrix
+   fit its stride), and the operand pointers where read or written (esize: bytes of an input
+   element). */
+static inline enum gg_status gpu_batched_check(const gpu_grouped &P, int kn, size_t esize,
+                                               char *err, size_t err_len)
+{
+    if (P.groups < 0 || P.bm < 0 || P.n < 0 || P.k < 0)
+        return cpu_fail(err, err_len, GG_E_INVAL, "negative size (batch %lld, m %lld, n %lld, "
+                        "k %lld)", (long long)P.groups, (long long)P.bm, (long long)P.n,
+                        (long long)P.k);
+    int64_t rows_b = kn ? P.k : P.n, row_b = kn ? P.n : P.k;
+    auto span = [](int64_t r, int64_t c, int64_t ld) { return r == 0 || c == 0 ? 0 : (r - 1) * ld + c; };
+    if (P.lda < P.k || P.ldb < row_b || P.ldc < P.n || (P.groups > 1 && (P.sa < span(P.bm, P.k, P.lda) ||
+        P.stride_b < span(rows_b, row_b, P.ldb) || P.stride_c < span(P.bm, P.n, P.ldc))))
+        return cpu_fail(err, err_len, GG_E_INVAL, "leading dimension or stride too small (lda "
+                        "%lld, ldb %lld, ldc %lld)", (long long)P.lda, (long long)P.ldb,
+                        (long long)P.ldc);
+    int out = P.groups > 0 && P.bm > 0 && P.n > 0, red = out && P.k > 0;
+    enum gg_status st;
+    if ((st = cpu_check_ptr(P.a, red, esize, "a", err, err_len)) != GG_OK ||
+        (st = cpu_check_ptr(P.b, red, esize, "b", err, err_len)) != GG_OK ||
+        (st = cpu_check_ptr(P.c, out, P.c_dtype == GG_DTYPE_BF16 ? 2 : 4, "c", err, err_len)) !=
+            GG_OK ||
+        (st = cpu_check_ptr(P.bias, out && P.bias_dtype != GG_DTYPE_NONE, 1, "bias", err,
+                            err_len)) != GG_OK)
+        return st;
+    return GG_OK;
+}
+
+/* Tiles of groups g0 .. g0 + ng - 1, counted from the host offsets (none for batched and MoE
+   launches, whose blocks are all alike). */
+static inline int64_t gpu_count_tiles(const gpu_grouped &P, const int64_t *host_offs, int64_t g0,
+                                      int64_t ng)
+{
+    if (P.op == GG_OP_BATCHED || P.op == GG_OP_MOE_SORTED) { /* equal blocks, no offsets */
+        int64_t rows = P.op == GG_OP_BATCHED ? P.bm : P.block_m;
+        return rows > 0 && P.n > 0 ? ng * gpu_ceil_div(rows, GPU_BM) * gpu_ceil_div(P.n, GPU_BN)
+                                   : 0;
+    }
+    if (host_offs == NULL)
+        return 0;
+    int64_t total = 0;
+    for (int64_t g = g0; g < g0 + ng; g++)
+        total += gpu_group_tiles(P, g, host_offs);
+    return total;
+}
+
+/*
+ * Checks p and o for a grouped GPU kernel whose element size is esize (bf16 2, fp8 1): sizes,
+ * leading dimensions, the host group arrays (offs[0] = 0, lens[g] = offs[g+1] - offs[g] >= 0,
+ * offs[G] = m), device group arrays present, operand pointers present where read or written.
+ * Fills m with the host map.
+ */
+static inline enum gg_status gpu_grouped_check(const struct gg_problem *p,
+                                               const struct gg_operands *o,
+                                               struct cpu_grouped_map *m, size_t esize,
+                                               char *err, size_t err_len)
+{
+    cpu_grouped_map_init(p, p->group_offs, m);
+    enum gg_status st;
+    if ((st = cpu_grouped_check_sizes(m, err, err_len)) != GG_OK ||
+        (st = cpu_check_offsets(p->group_offs, m->groups, m->m, err, err_len)) != GG_OK ||
+        (st = cpu_grouped_check_strides(m, err, err_len)) != GG_OK)
+        return st;
+    for (int64_t g = 0; g < m->groups; g++)
+        if (p->group_lens == NULL || p->group_lens[g] != p->group_offs[g + 1] - p->group_offs[g])
+            return cpu_fail(err, err_len, GG_E_INVAL, "group %lld: length and offsets disagree",
+                            (long long)g);
+    if (m->groups > 0 && (o->group_offs_dev == NULL || o->group_lens_dev == NULL))
+        return cpu_fail(err, err_len, GG_E_INVAL, "device group arrays are NULL");
+    struct cpu_grouped_use use = cpu_grouped_uses(m);
+    size_t c_size = p->c_dtype == GG_DTYPE_BF16 ? 2 : 4;
+    if ((st = cpu_check_ptr(o->a, use.a, esize, "a", err, err_len)) != GG_OK ||
+        (st = cpu_check_ptr(o->b, use.b, esize, "b", err, err_len)) != GG_OK ||
+        (st = cpu_check_ptr(o->c, use.c, c_size, "c", err, err_len)) != GG_OK)
+        return st;
+    return GG_OK;
+}
+
+#endif /* GG_GPU_GEMM_INT_H */
