@@ -249,7 +249,8 @@ void gg_corpus_list_free(char **files, size_t count);
 /* Creates directory path and its missing parents (mode 0755); 0, or -1 with errno set. */
 int gg_mkdir_p(const char *path);
 /* 1 when verdict v reproduces expect ("class=C [sig=S]"; NULL means class=pass): the class
-   matches and, when the expectation names a signature, the signature matches too. */
+   matches (C may list alternatives, "nondeterminism|snr", for a race that can also be lost the
+   same way twice) and, when the expectation names a signature, the signature matches too. */
 int gg_expect_holds(const char *expect, const struct gg_verdict *v);
 
 /* ------------------------------------------------------------------------------------------ */

@@ -131,10 +131,17 @@ static enum gg_status run_kernel(const struct gg_kernel *k, struct gg_tensors *t
     return GG_OK;
 }
 
+/* Planted specials (NaN, ±max) and far outliers: the SNR of such data is only advisory. */
+static int adversarial(const struct gg_dist *d)
+{
+    return d->kind == GG_DIST_SPECIALS || d->kind == GG_DIST_OUTLIERS;
+}
+
 /* Reference, optional source product and MPFR certification; then the comparison. */
-static enum gg_status judge(const struct gg_kernel *k, const struct gg_tensors *t,
-                            const void *out, const struct gg_run_opts *o, struct gg_run_result *r,
-                            char *err, size_t err_len)
+static enum gg_status judge(const struct gg_case *c, const struct gg_kernel *k,
+                            const struct gg_tensors *t, const void *out,
+                            const struct gg_run_opts *o, struct gg_run_result *r, char *err,
+                            size_t err_len)
 {
     int64_t n = gg_problem_out_elems(&t->p);
     size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
@@ -157,6 +164,8 @@ static enum gg_status judge(const struct gg_kernel *k, const struct gg_tensors *
         }
     }
     st = gg_compare_output(&t->p, out, ref, abs, src, k->tile_m, k->tile_n, &r->cmp);
+    if (st == GG_OK)
+        r->cmp.snr_advisory = adversarial(&c->dist_a) || adversarial(&c->dist_b);
     if (st != GG_OK)
         snprintf(err, err_len, "out of memory comparing outputs");
     r->compared = st == GG_OK;
@@ -221,7 +230,7 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     else if ((st = run_kernel(k, &t, out1, &obs, &r->kernel_seconds, err, err_len)) == GG_OK)
         obs.input_modified = !gg_hash_equal(before, gg_tensors_hash_inputs(&t));
     if (st != GG_OK ||
-        (!obs.device_error && (st = judge(k, &t, out1, o, r, err, err_len)) != GG_OK))
+        (!obs.device_error && (st = judge(&eff, k, &t, out1, o, r, err, err_len)) != GG_OK))
         goto done;
     gg_verdict_make(&t.p, k->name, k->tile_m, k->tile_n, k->tile_k, r->compared ? &r->cmp : NULL,
                     &obs, &r->verdict);

@@ -40,7 +40,7 @@ int gg_class_exit_code(enum gg_class c);
 /* Thresholds (gg_threshold.c): one versioned table following DESIGN.md                        */
 /* ------------------------------------------------------------------------------------------ */
 
-#define GG_THRESHOLDS_VERSION 1
+#define GG_THRESHOLDS_VERSION 2
 
 struct gg_threshold {
     const char *name;         /* row name, e.g. "bf16->bf16" */
@@ -105,6 +105,11 @@ struct gg_compare {
     int64_t n_bound, n_nan, n_unwritten;
     double src_snr_db;      /* against the unquantised source, when given; NAN otherwise */
     enum gg_region region;
+    /* Set by the caller after the comparison when the inputs are adversarial (planted ±max and
+       NaN specials, far outliers): sums of such values cancel, a correct fp32 accumulator loses
+       digits no SNR level can model, so the SNR is reported but only the per-element checks
+       (bound, NaN, unwritten) decide. */
+    int snr_advisory;
 };
 
 /*

@@ -188,7 +188,7 @@ static enum gg_region compare_region(const struct scan *s, const struct gg_compa
         return region_classify(&s->bad, s->tile_m, s->tile_n);
     int pooled = gg_oracle_pooled_fails(s->t, cmp), snr_fails = gg_oracle_src_fails(s->t, cmp);
     for (int64_t g = 0; g < cmp->n_groups && !snr_fails; g++)
-        snr_fails = gg_oracle_group_fails(s->t, &cmp->groups[g], pooled);
+        snr_fails = gg_oracle_group_fails(s->t, &cmp->groups[g], pooled, 0);
     if (!snr_fails)
         return GG_REGION_NONE;
     return s->suspect.n > 0 ? region_classify(&s->suspect, s->tile_m, s->tile_n) : GG_REGION_ALL;

@@ -84,7 +84,7 @@ struct fails {
 static void collect_fails(const struct gg_threshold *t, const struct gg_compare *cmp,
                           struct gg_verdict *v, struct fails *f)
 {
-    f->pooled = gg_oracle_pooled_fails(t, cmp);
+    f->pooled = !cmp->snr_advisory && gg_oracle_pooled_fails(t, cmp);
     f->src = gg_oracle_src_fails(t, cmp);
     f->n = 0;
     f->first = f->worst = -1;
@@ -94,7 +94,7 @@ static void collect_fails(const struct gg_threshold *t, const struct gg_compare 
             v->worst_group = g;
             v->worst_snr_db = gm->snr_db;
         }
-        if (!gg_oracle_group_fails(t, gm, f->pooled))
+        if (!gg_oracle_group_fails(t, gm, f->pooled, cmp->snr_advisory))
             continue;
         if (f->n < GG_VERDICT_GROUPS_MAX)
             v->fail_groups[f->n] = g;
@@ -258,7 +258,7 @@ static void scan_groups(const struct gg_problem *p, const struct gg_compare *cmp
 {
     *s = (struct group_scan){0, -1, -1, 0, 1};
     for (int64_t g = 0; g < cmp->n_groups; g++) {
-        int fails = gg_oracle_group_fails(t, &cmp->groups[g], f->pooled);
+        int fails = gg_oracle_group_fails(t, &cmp->groups[g], f->pooled, cmp->snr_advisory);
         if (fails && group_empty(p, cmp, g))
             s->fail_empty++;
         if (fails && (g == 0 || !group_empty(p, cmp, g - 1)))

@@ -1,5 +1,5 @@
 /*
- * test_oracles_threshold.c — the versioned threshold table: every number of version 1, which row
+ * test_oracles_threshold.c — the versioned threshold table: every number of version 2, which row
  * each dtype combination gets, and that every row is internally consistent.
  */
 #include <criterion/criterion.h>
@@ -26,8 +26,8 @@ static const struct gg_threshold *row(enum gg_dtype a, enum gg_dtype b, enum gg_
 #define OUT_F32 0x1p-24, 0x1p-150
 #define U_ACC 0x1p-23
 #define KAPPA 0x1p-12
-enum { BF16_BF16, BF16_F32, E4M3_F32, E5M2_F32, E4M3_BF16, E5M2_BF16, E2M1_F32, E2M1_BF16,
-       FALLBACK };
+enum { BF16_BF16, BF16_F32, E4M3_F32, E5M2_F32, E4M3_BF16, E5M2_BF16, E5M2X2_F32, E5M2X2_BF16,
+       E2M1_F32, E2M1_BF16, FALLBACK };
 static const struct gg_threshold V1[] = {
     [BF16_BF16] = {"bf16->bf16", 50.0, 55.6, 0.0, OUT_BF16, U_ACC, 0},
     [BF16_F32] = {"bf16->f32", 90.0, 102.0, 0.0, OUT_F32, U_ACC, 0},
@@ -35,6 +35,9 @@ static const struct gg_threshold V1[] = {
     [E5M2_F32] = {"e5m2->f32", 70.0, 77.9, 20.0, OUT_F32, U_ACC, KAPPA},
     [E4M3_BF16] = {"e4m3->bf16", 50.0, 55.6, 25.0, OUT_BF16, U_ACC, KAPPA},
     [E5M2_BF16] = {"e5m2->bf16", 50.0, 55.6, 20.0, OUT_BF16, U_ACC, KAPPA},
+    /* Version 2: e5m2 on both sides, the two quantisation noises add (3 dB lower). */
+    [E5M2X2_F32] = {"e5m2x2->f32", 70.0, 77.9, 17.0, OUT_F32, U_ACC, KAPPA},
+    [E5M2X2_BF16] = {"e5m2x2->bf16", 50.0, 55.6, 17.0, OUT_BF16, U_ACC, KAPPA},
     [E2M1_F32] = {"e2m1->f32", 70.0, 77.9, 0.0, OUT_F32, U_ACC, KAPPA},
     [E2M1_BF16] = {"e2m1->bf16", 50.0, 55.6, 0.0, OUT_BF16, U_ACC, KAPPA},
     /* The loosest: E2M1's u and η (the coarsest output), fp8 fast-accumulation κ = 2^-8. */
@@ -57,7 +60,7 @@ static void expect_row(const struct gg_threshold *t, const struct gg_threshold *
 
 Test(oracle_threshold, version)
 {
-    cr_expect_eq(GG_THRESHOLDS_VERSION, 1);
+    cr_expect_eq(GG_THRESHOLDS_VERSION, 2);
 }
 
 Test(oracle_threshold, bf16_rows)
@@ -84,7 +87,8 @@ Test(oracle_threshold, fp8_rows)
                 const struct gg_threshold *t = row(e4[i], e5[j], GG_DTYPE_F32, sc[s]);
                 expect_row(t, &V1[E5M2_F32]);
                 cr_expect_eq(row(e5[j], e4[i], GG_DTYPE_F32, sc[s]), t);
-                cr_expect_eq(row(e5[i], e5[j], GG_DTYPE_F32, sc[s]), t);
+                expect_row(row(e5[i], e5[j], GG_DTYPE_F32, sc[s]), &V1[E5M2X2_F32]);
+                expect_row(row(e5[i], e5[j], GG_DTYPE_BF16, sc[s]), &V1[E5M2X2_BF16]);
                 expect_row(row(e4[i], e4[j], GG_DTYPE_BF16, sc[s]), &V1[E4M3_BF16]);
                 expect_row(row(e5[i], e4[j], GG_DTYPE_BF16, sc[s]), &V1[E5M2_BF16]);
             }
