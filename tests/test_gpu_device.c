@@ -3,10 +3,13 @@
  * write past the output, write nothing, or change an input must give oob_write, unwritten and
  * input_modified through device guards, the device sentinel and device hashes; a case larger
  * than the device is refused with a reason; a kernel that faults on the device gives a `device`
- * verdict in its own process while the next process works. Skipped without a usable device.
+ * verdict in its own process while the next process works; fresh processes started together find
+ * the guard bands of their first case intact. Skipped without a usable device.
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -178,4 +181,58 @@ Test(gpu_device, sticky_error_is_a_device_finding_and_the_next_process_works)
     /* The device is usable again from a fresh process. */
     cr_expect_eq(run_small("test_gpu_past_end", &v), GG_CLASS_OOB_WRITE, "%s", v.detail);
     cr_expect_eq(gg_device_lost(), 0);
+}
+
+/* Runs c as this fresh process's first case and exits with the verdict class, or 64 - status
+   when the run failed. */
+static void first_case(const struct gg_case *c)
+{
+    struct gg_run_result r;
+    char err[1024];
+    enum gg_status st = gg_run_case(c, NULL, &r, err, sizeof err);
+    _exit(st == GG_OK ? (int)r.verdict.cls : 64 - (int)st);
+}
+
+static const char *first_case_outcome(int wst, char *buf, size_t len)
+{
+    int code = WIFEXITED(wst) ? WEXITSTATUS(wst) : -1;
+    if (code >= 0 && code < GG_CLASS_COUNT)
+        snprintf(buf, len, "%s", gg_class_name((enum gg_class)code));
+    else if (code > 64)
+        snprintf(buf, len, "run failed with status %d", 64 - code);
+    else
+        snprintf(buf, len, "died (wait status %d)", wst);
+    return buf;
+}
+
+/* Campaign workers and the minimiser's runs are fresh processes that start on the device while
+   others run there: the bands of a fresh process's first buffers must be complete copies of the
+   canary, whatever the order in which the device serves the processes' first transfers. The
+   kernel writes nothing, so any guard hit would outrank the expected `unwritten`. */
+Test(gpu_device, fresh_processes_started_together_keep_their_first_guard_bands)
+{
+    register_all();
+    need_device();
+    enum { PROCS = 8, ROUNDS = 4 };
+    struct gg_case c;
+    make_case(&c, "test_gpu_nothing", "3", "17 0 40", 72, 64);
+    for (int round = 0; round < ROUNDS; round++) {
+        pid_t pid[PROCS];
+        fflush(NULL);
+        for (int i = 0; i < PROCS; i++) {
+            pid[i] = fork();
+            if (pid[i] == 0)
+                first_case(&c);
+            cr_assert_geq(pid[i], 0, "cannot fork");
+        }
+        for (int i = 0; i < PROCS; i++) {
+            int wst = 0;
+            char what[64];
+            cr_assert_eq(waitpid(pid[i], &wst, 0), pid[i]);
+            cr_expect(WIFEXITED(wst) && WEXITSTATUS(wst) == GG_CLASS_UNWRITTEN,
+                      "round %d, process %d: %s", round, i,
+                      first_case_outcome(wst, what, sizeof what));
+        }
+    }
+    gg_case_free(&c);
 }

@@ -59,7 +59,8 @@ void *gg_device_stream(const struct gg_device *d);
 /* Device name and free/total memory (cudaMemGetInfo); free counts the context's idle pool. */
 enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_bytes, int64_t *total_bytes,
                                   char *err, size_t err_len);
-/* Waits for the stream; any error of earlier asynchronous work is reported here, named after
+/* Waits for all of the process's work on the device: the stream and any stream a kernel or
+   library used on its own. Any error of earlier asynchronous work is reported here, named after
    what (e.g. the kernel that ran). */
 enum gg_status gg_device_sync(struct gg_device *d, const char *what, char *err, size_t err_len);
 /* Reports a launch error left by asynchronous work without waiting (cudaGetLastError). */

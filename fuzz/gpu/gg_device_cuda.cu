@@ -130,7 +130,14 @@ static enum gg_status create(struct gg_device *d, char *err, size_t err_len)
         return GG_E_NOMEM;
     }
     gg_oracle_canary_fill(pattern, CANARY_LEN);
-    cudaError_t e = cudaMemcpy(d->canary, pattern, CANARY_LEN, cudaMemcpyHostToDevice);
+    /* On the context's stream, and complete before any band is copied from it: a plain
+       cudaMemcpy from pageable memory returns once the bytes are staged, and its transfer on the
+       legacy default stream is not ordered before the work of a non-blocking stream, so the
+       first buffers of a fresh process could get their bands from a partly written image. */
+    cudaError_t e =
+        cudaMemcpyAsync(d->canary, pattern, CANARY_LEN, cudaMemcpyHostToDevice, d->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(d->stream);
     free(pattern);
     CK(d, e);
     return GG_OK;
@@ -176,7 +183,10 @@ extern "C" enum gg_status gg_device_sync(struct gg_device *d, const char *what, 
                                          size_t err_len)
 {
     LIVE(d);
-    cudaError_t e = cudaStreamSynchronize(d->stream);
+    /* The whole device, not only the stream: work a kernel or library left on a stream of its
+       own would otherwise still write after the guard check, or into buffers the pool has
+       handed to the next case. */
+    cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess)
         e = cudaGetLastError();
     if (e != cudaSuccess)
