@@ -1,7 +1,7 @@
 /*
  * cli_common.c — the usage text of every command and what the command files share: option
- * parsers that name the option in their message, and plugin loading (GGFUZZ_PLUGINS first, then
- * each --plugin).
+ * parsers that name the option in their message, plugin loading (GGFUZZ_PLUGINS first, then
+ * each --plugin), and whether a kernel can run here (a GPU kernel needs its device).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 
 #include "fuzz/cli_int.h"
 #include "fuzz/gg_fuzz.h"
+#include "fuzz/gpu/gg_device.h"
 
 const char gg_cli_usage[] =
     "usage: ggfuzz [--plugin PATH]... <command> [options] [args]\n"
@@ -70,7 +71,8 @@ const char gg_cli_usage[] =
     "  --max-mem SIZE, --plugin PATH   as for run\n"
     "  exit: 0 no new finding, else the code of the most severe new finding; 3 harness error\n"
     "\n"
-    "options of selftest (exit 0 when every mutant is found and every kernel is clean, else 1):\n"
+    "options of selftest (exit 0 when every mutant is found and every kernel is clean, else 1;\n"
+    "kernels that cannot run here, GPU kernels without their device, are skipped):\n"
     "  --max-total-time-per-mutant S   budget of each campaign (default 20)\n"
     "  --runs-per-mutant N   also end each campaign after N cases (with --workers 1 and a\n"
     "                        --seed, the same cases on every machine)\n"
@@ -78,10 +80,11 @@ const char gg_cli_usage[] =
     "  --kernel NAME         only this kernel; --seed N, --workers N, --timeout S as for fuzz\n"
     "\n"
     "exit codes: 0 all pass (replay: all expectations reproduced); 2 usage; 3 malformed case,\n"
-    "refused plugin or harness error; 4 case refused (unsupported, too large); 20 replay did\n"
-    "not reproduce; 11 crash, 12 timeout, 13 oob_write, 14 input_modified, 15 unwritten, 16 nan,\n"
-    "17 workspace, 18 nondeterminism, 19 snr (the most severe fault found, in this order),\n"
-    "21 device (a sticky GPU error); 30 suite --gate failed.\n";
+    "refused plugin or harness error; 4 case or kernel refused (unsupported, too large, or a\n"
+    "GPU kernel without its device); 20 replay did not reproduce; 11 crash, 12 timeout,\n"
+    "13 oob_write, 14 input_modified, 15 unwritten, 16 nan, 17 workspace, 18 nondeterminism,\n"
+    "19 snr (the most severe fault found, in this order), 21 device (a sticky GPU error);\n"
+    "30 suite --gate failed.\n";
 
 int gg_cli_size(const char *opt, const char *s, int64_t *out)
 {
@@ -189,4 +192,27 @@ int gg_cli_common_option(int ch, const char *arg, struct gg_cli_plugins *pl)
     }
     fputs(gg_cli_usage, stderr);
     return GG_EXIT_USAGE;
+}
+
+int gg_cli_kernel_present(struct gg_cli_backends *b, const struct gg_kernel *k, char *msg,
+                          size_t msg_len)
+{
+    int be = (int)k->backend;
+    if (!b->asked[be]++)
+        b->present[be] = gg_device_present(k->backend, b->why[be], sizeof b->why[be]);
+    if (!b->present[be])
+        snprintf(msg, msg_len, "kernel %s cannot run here: %s", k->name, b->why[be]);
+    return b->present[be];
+}
+
+int gg_cli_kernel_refused(const char *name)
+{
+    gg_registry_init();
+    const struct gg_kernel *k = gg_registry_find(name);
+    struct gg_cli_backends b = {.asked = {0}};
+    char msg[1024];
+    if (!k || gg_cli_kernel_present(&b, k, msg, sizeof msg))
+        return 0;
+    fprintf(stderr, "ggfuzz: %s\n", msg);
+    return GG_EXIT_REFUSED;
 }

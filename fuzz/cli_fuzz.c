@@ -36,18 +36,56 @@ static void catch_stop_signals(void)
     sigaction(SIGUSR1, &sa, NULL);
 }
 
-/* The options fuzz and selftest share: --timeout (t), --workers (w), --seed (s). */
-static int worker_option(int ch, const char *arg, double *timeout_s, int *workers, uint64_t *seed)
+/* The options fuzz and selftest share, closing both option tables. */
+#define CAMPAIGN_LONGOPTS                                                                  \
+    {"kernel", required_argument, NULL, 'k'},  {"seed", required_argument, NULL, 's'},     \
+    {"workers", required_argument, NULL, 'w'}, {"timeout", required_argument, NULL, 't'},  \
+    {"plugin", required_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},           \
+    {NULL, 0, NULL, 0}
+
+/* What an option handler returns besides an exit code (>= 0: the command returns it now). */
+enum { OPT_TAKEN = -1, OPT_OTHER = -2 };
+
+/* Where the shared options go: fields of the command's configuration, and the plugins. */
+struct campaign_opts {
+    const char **kernel;
+    double *timeout_s;
+    int *workers;
+    uint64_t *seed;
+    struct gg_cli_plugins pl;
+};
+
+/* The options of CAMPAIGN_LONGOPTS (an unknown one is a usage error). */
+static int campaign_option(int ch, const char *arg, struct campaign_opts *co)
 {
     double v;
-    if (ch == 't')
-        return gg_cli_number("--timeout", arg, 0, timeout_s);
-    if (ch == 's')
-        return gg_cli_seed(arg, seed);
-    if (gg_cli_number("--workers", arg, 1, &v) != 0 || v > 256)
-        return -1;
-    *workers = (int)v;
-    return 0;
+    switch (ch) {
+    case 'k': *co->kernel = arg; return OPT_TAKEN;
+    case 't': return gg_cli_number("--timeout", arg, 0, co->timeout_s) ? GG_EXIT_USAGE : OPT_TAKEN;
+    case 's': return gg_cli_seed(arg, co->seed) ? GG_EXIT_USAGE : OPT_TAKEN;
+    case 'w':
+        if (gg_cli_number("--workers", arg, 1, &v) != 0 || v > 256)
+            return GG_EXIT_USAGE;
+        *co->workers = (int)v;
+        return OPT_TAKEN;
+    default: return gg_cli_common_option(ch, arg, &co->pl);
+    }
+}
+
+/* Parses the options of fuzz or selftest: own() takes the command's own ones (OPT_OTHER for the
+   rest), campaign_option() the shared ones; the leading --plugin pairs join co's plugins.
+   Returns OPT_TAKEN when all were taken (optind: the first argument), else the exit code. */
+static int parse_options(int argc, char **argv, const struct option *longopts,
+                         int (*own)(int ch, const char *arg, void *cfg), void *cfg,
+                         struct campaign_opts *co, char **lead, int n_lead)
+{
+    gg_cli_plugin_lead(&co->pl, lead, n_lead);
+    int ch, rc = OPT_TAKEN;
+    optind = 1;
+    while (rc == OPT_TAKEN && (ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+        if ((rc = own(ch, optarg, cfg)) == OPT_OTHER)
+            rc = campaign_option(ch, optarg, co);
+    return rc;
 }
 
 static const char *join_args(int argc, char **argv, char *buf, size_t len)
@@ -59,82 +97,72 @@ static const char *join_args(int argc, char **argv, char *buf, size_t len)
     return buf;
 }
 
+static int fuzz_option(int ch, const char *arg, void *p)
+{
+    struct gg_campaign_config *cfg = p;
+    double v;
+    switch (ch) {
+    case 'm': cfg->mutant = arg; break;
+    case 'a': cfg->artifacts_dir = arg; break;
+    case 'S': cfg->stats_dir = arg; break;
+    case 'K': cfg->known_path = arg; break;
+    case 'F': cfg->stop_file = arg; break;
+    case 'N': cfg->no_minimize = 1; break;
+    case 'f':
+        if (!(cfg->faults = gg_faults_parse(arg))) {
+            fprintf(stderr, "ggfuzz: --faults: expected a list of snr,i64,zero,alias or all: "
+                    "'%s'\n", arg);
+            return GG_EXIT_USAGE;
+        }
+        break;
+    case 'g':
+        if (strcmp(arg, "targeted") && strcmp(arg, "uniform")) {
+            fprintf(stderr, "ggfuzz: --strategy: targeted or uniform, not '%s'\n", arg);
+            return GG_EXIT_USAGE;
+        }
+        cfg->strategy = strcmp(arg, "uniform") ? GG_STRATEGY_TARGETED : GG_STRATEGY_UNIFORM;
+        break;
+    case 'T':
+        return gg_cli_number("--max-total-time", arg, 0, &cfg->max_total_time_s) ? GG_EXIT_USAGE
+                                                                                 : OPT_TAKEN;
+    case 'r':
+        if (gg_cli_number("--runs", arg, 1, &v) != 0)
+            return GG_EXIT_USAGE;
+        cfg->max_runs = (int64_t)v;
+        break;
+    case 'M':
+        return gg_cli_size("--max-mem", arg, &cfg->run.max_mem_bytes) ? GG_EXIT_USAGE : OPT_TAKEN;
+    default: return OPT_OTHER;
+    }
+    return OPT_TAKEN;
+}
+
 int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead)
 {
     static const struct option longopts[] = {
-        {"kernel", required_argument, NULL, 'k'},   {"mutant", required_argument, NULL, 'm'},
-        {"faults", required_argument, NULL, 'f'},   {"max-total-time", required_argument, NULL, 'T'},
-        {"runs", required_argument, NULL, 'r'},     {"seed", required_argument, NULL, 's'},
-        {"workers", required_argument, NULL, 'w'},  {"timeout", required_argument, NULL, 't'},
+        {"mutant", required_argument, NULL, 'm'},   {"faults", required_argument, NULL, 'f'},
+        {"max-total-time", required_argument, NULL, 'T'}, {"runs", required_argument, NULL, 'r'},
         {"artifacts", required_argument, NULL, 'a'}, {"stats-dir", required_argument, NULL, 'S'},
         {"strategy", required_argument, NULL, 'g'}, {"known", required_argument, NULL, 'K'},
         {"stop-file", required_argument, NULL, 'F'}, {"no-minimize", no_argument, NULL, 'N'},
-        {"max-mem", required_argument, NULL, 'M'},  {"plugin", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+        {"max-mem", required_argument, NULL, 'M'},  CAMPAIGN_LONGOPTS};
     struct gg_campaign_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    struct gg_cli_plugins pl = {.n = 0};
-    gg_cli_plugin_lead(&pl, lead, n_lead);
-    double v;
-    int ch, rc;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'k': cfg.kernel = optarg; break;
-        case 'm': cfg.mutant = optarg; break;
-        case 'a': cfg.artifacts_dir = optarg; break;
-        case 'S': cfg.stats_dir = optarg; break;
-        case 'K': cfg.known_path = optarg; break;
-        case 'F': cfg.stop_file = optarg; break;
-        case 'N': cfg.no_minimize = 1; break;
-        case 'f':
-            if (!(cfg.faults = gg_faults_parse(optarg))) {
-                fprintf(stderr, "ggfuzz: --faults: expected a list of snr,i64,zero,alias or all: "
-                        "'%s'\n", optarg);
-                return GG_EXIT_USAGE;
-            }
-            break;
-        case 'g':
-            if (strcmp(optarg, "targeted") && strcmp(optarg, "uniform")) {
-                fprintf(stderr, "ggfuzz: --strategy: targeted or uniform, not '%s'\n", optarg);
-                return GG_EXIT_USAGE;
-            }
-            cfg.strategy = strcmp(optarg, "uniform") ? GG_STRATEGY_TARGETED : GG_STRATEGY_UNIFORM;
-            break;
-        case 'T':
-            if (gg_cli_number("--max-total-time", optarg, 0, &cfg.max_total_time_s) != 0)
-                return GG_EXIT_USAGE;
-            break;
-        case 'r':
-            if (gg_cli_number("--runs", optarg, 1, &v) != 0)
-                return GG_EXIT_USAGE;
-            cfg.max_runs = (int64_t)v;
-            break;
-        case 't':
-        case 'w':
-        case 's':
-            if (worker_option(ch, optarg, &cfg.timeout_s, &cfg.workers, &cfg.seed) != 0)
-                return GG_EXIT_USAGE;
-            break;
-        case 'M':
-            if (gg_cli_size("--max-mem", optarg, &cfg.run.max_mem_bytes) != 0)
-                return GG_EXIT_USAGE;
-            break;
-        default:
-            if ((rc = gg_cli_common_option(ch, optarg, &pl)) >= 0)
-                return rc;
-            break;
-        }
-    }
+    struct campaign_opts co = {&cfg.kernel, &cfg.timeout_s, &cfg.workers, &cfg.seed, {.n = 0}};
+    int rc = parse_options(argc, argv, longopts, fuzz_option, &cfg, &co, lead, n_lead);
+    if (rc != OPT_TAKEN)
+        return rc;
     if (!cfg.kernel) {
         fprintf(stderr, "ggfuzz: fuzz needs --kernel NAME (ggfuzz list shows the kernels)\n");
         return GG_EXIT_USAGE;
     }
+    if ((rc = gg_cli_kernel_refused(cfg.kernel)) != 0)
+        return rc;
     char cmdline[2048], err[2048];
     cfg.corpus_dirs = (const char *const *)argv + optind;
     cfg.n_corpus_dirs = argc - optind;
-    cfg.plugins = pl.paths;
-    cfg.n_plugins = pl.n;
+    cfg.plugins = co.pl.paths;
+    cfg.n_plugins = co.pl.n;
     cfg.log = stderr;
     cfg.status_line = -1;
     cfg.command_line = join_args(argc, argv, cmdline, sizeof cmdline);
@@ -148,65 +176,53 @@ int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead)
     return st.worst_new != GG_CLASS_PASS ? gg_class_exit_code(st.worst_new) : 0;
 }
 
+static int selftest_option(int ch, const char *arg, void *p)
+{
+    struct gg_selftest_config *cfg = p;
+    double v;
+    switch (ch) {
+    case 'T':
+        return gg_cli_number("--max-total-time-per-mutant", arg, 0, &cfg->per_mutant_s)
+                   ? GG_EXIT_USAGE : OPT_TAKEN;
+    case 'r':
+        if (gg_cli_number("--runs-per-mutant", arg, 1, &v) != 0)
+            return GG_EXIT_USAGE;
+        cfg->runs_per_mutant = (int64_t)v;
+        return OPT_TAKEN;
+    case 'z':
+        return gg_cli_number("--minimize-time", arg, 0, &cfg->minimize_s) ? GG_EXIT_USAGE
+                                                                          : OPT_TAKEN;
+    default: return OPT_OTHER;
+    }
+}
+
 int gg_cli_selftest(int argc, char **argv, char **lead, int n_lead)
 {
     static const struct option longopts[] = {
         {"max-total-time-per-mutant", required_argument, NULL, 'T'},
         {"runs-per-mutant", required_argument, NULL, 'r'},
-        {"minimize-time", required_argument, NULL, 'z'},
-        {"seed", required_argument, NULL, 's'},     {"kernel", required_argument, NULL, 'k'},
-        {"workers", required_argument, NULL, 'w'},  {"timeout", required_argument, NULL, 't'},
-        {"plugin", required_argument, NULL, 'p'},   {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"minimize-time", required_argument, NULL, 'z'}, CAMPAIGN_LONGOPTS};
     struct gg_selftest_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    struct gg_cli_plugins pl = {.n = 0};
-    gg_cli_plugin_lead(&pl, lead, n_lead);
-    double v;
-    int ch, rc;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'k': cfg.kernel = optarg; break;
-        case 'T':
-            if (gg_cli_number("--max-total-time-per-mutant", optarg, 0, &cfg.per_mutant_s) != 0)
-                return GG_EXIT_USAGE;
-            break;
-        case 'r':
-            if (gg_cli_number("--runs-per-mutant", optarg, 1, &v) != 0)
-                return GG_EXIT_USAGE;
-            cfg.runs_per_mutant = (int64_t)v;
-            break;
-        case 'z':
-            if (gg_cli_number("--minimize-time", optarg, 0, &cfg.minimize_s) != 0)
-                return GG_EXIT_USAGE;
-            break;
-        case 't':
-        case 'w':
-        case 's':
-            if (worker_option(ch, optarg, &cfg.timeout_s, &cfg.workers, &cfg.seed) != 0)
-                return GG_EXIT_USAGE;
-            break;
-        default:
-            if ((rc = gg_cli_common_option(ch, optarg, &pl)) >= 0)
-                return rc;
-            break;
-        }
-    }
+    struct campaign_opts co = {&cfg.kernel, &cfg.timeout_s, &cfg.workers, &cfg.seed, {.n = 0}};
+    int rc = parse_options(argc, argv, longopts, selftest_option, &cfg, &co, lead, n_lead);
+    if (rc != OPT_TAKEN)
+        return rc;
     if (optind < argc) {
         fprintf(stderr, "ggfuzz: selftest takes no arguments ('%s')\n", argv[optind]);
         return GG_EXIT_USAGE;
     }
-    cfg.plugins = pl.paths;
-    cfg.n_plugins = pl.n;
+    cfg.plugins = co.pl.paths;
+    cfg.n_plugins = co.pl.n;
     cfg.out = stdout;
     cfg.stop_flag = &stop_requested;
     catch_stop_signals();
     struct gg_selftest_result res;
     char err[2048];
-    if (gg_selftest_run(&cfg, &res, err, sizeof err) != GG_OK) {
+    enum gg_status st = gg_selftest_run(&cfg, &res, err, sizeof err);
+    if (st != GG_OK) {
         fprintf(stderr, "ggfuzz: %s\n", err);
-        return GG_EXIT_HARNESS;
+        return st == GG_E_UNSUPPORTED ? GG_EXIT_REFUSED : GG_EXIT_HARNESS;
     }
     return res.found == res.mutants && res.clean == res.kernels && !res.stopped ? 0 : 1;
 }

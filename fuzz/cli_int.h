@@ -6,7 +6,10 @@
 #ifndef GG_CLI_INT_H
 #define GG_CLI_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "kernels/gg_kernel.h"
 
 /* Exit codes besides the per-class codes of gg_class_exit_code() (10 + class). */
 enum {
@@ -41,6 +44,19 @@ void gg_cli_plugin_lead(struct gg_cli_plugins *pl, char **lead, int n_lead);
    pl is not NULL), --help ('h') and an unknown option. Returns -1 to go on parsing, else the exit
    code the command returns now. */
 int gg_cli_common_option(int ch, const char *arg, struct gg_cli_plugins *pl);
+
+/* Whether the kernels of each backend can run here (a GPU backend needs its device), asked at
+   the first kernel of that backend. Zero-initialise. */
+struct gg_cli_backends {
+    int asked[GG_BACKEND_HIP + 1], present[GG_BACKEND_HIP + 1];
+    char why[GG_BACKEND_HIP + 1][512];
+};
+/* 1 when k can run here; else 0 with "kernel K cannot run here: why" in msg. */
+int gg_cli_kernel_present(struct gg_cli_backends *b, const struct gg_kernel *k, char *msg,
+                          size_t msg_len);
+/* For a kernel named on the command line: 0 when it can run here or is not registered (the
+   command reports that); else GG_EXIT_REFUSED after saying why on stderr. */
+int gg_cli_kernel_refused(const char *name);
 
 /* Commands: argv[0] is the command's name. */
 int gg_cli_list(int argc, char **argv);

@@ -98,6 +98,10 @@ int gg_cli_minimize(int argc, char **argv)
         snprintf(c.kernel, sizeof c.kernel, "%s", kernel);
     if (mutant)
         snprintf(c.mutant, sizeof c.mutant, "%s", strcmp(mutant, "none") ? mutant : "");
+    if ((rc = gg_cli_kernel_refused(c.kernel)) != 0) {
+        gg_case_free(&c);
+        return rc;
+    }
     struct gg_run_result res;
     enum gg_status st = gg_run_case_isolated(&c, &mo.run, mo.timeout_s, &res, err, sizeof err);
     struct gg_verdict v = res.verdict;

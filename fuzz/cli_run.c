@@ -2,6 +2,8 @@
  * cli_run.c — `ggfuzz run`, `replay` (also `--replay`) and `list`: walks case files and
  * directories, runs each case (in a child process unless --no-fork), prints one report line per
  * case and turns the worst outcome into the exit code; `list` prints the registered kernels.
+ * A case whose kernel cannot run here (a GPU kernel without its device) is refused without
+ * running; a kernel named with --kernel that cannot run here ends the command before any case.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@ struct cli {
     enum gg_class worst;
     int n_pass, n_fail, n_error, n_refused, n_noreproduce;
     struct gg_report_json *json;
+    struct gg_cli_backends backends;
 };
 
 static void run_file(struct cli *cli, const char *path)
@@ -35,8 +38,13 @@ static void run_file(struct cli *cli, const char *path)
     enum gg_status st = gg_case_load(path, &c, err, sizeof err);
     if (st == GG_OK) {
         rc.kase = &c;
-        st = cli->no_fork ? gg_run_case(&c, &cli->run, &res, err, sizeof err)
-                          : gg_run_case_isolated(&c, &cli->run, cli->timeout_s, &res, err, sizeof err);
+        const struct gg_kernel *k = gg_registry_find(cli->run.kernel ? cli->run.kernel : c.kernel);
+        if (k && !gg_cli_kernel_present(&cli->backends, k, err, sizeof err))
+            st = GG_E_UNSUPPORTED;
+        else if (cli->no_fork)
+            st = gg_run_case(&c, &cli->run, &res, err, sizeof err);
+        else
+            st = gg_run_case_isolated(&c, &cli->run, cli->timeout_s, &res, err, sizeof err);
     }
     rc.status = st;
     rc.error = err;
@@ -176,6 +184,9 @@ int gg_cli_run(int argc, char **argv, int replay)
         fprintf(stderr, "ggfuzz: %s needs at least one case file or directory\n", argv[0]);
         return GG_EXIT_USAGE;
     }
+    if (cli->run.kernel && (rc = gg_cli_kernel_refused(cli->run.kernel)) != 0)
+        return rc;
+    gg_registry_init();
     if (cli->json_path && !(cli->json = gg_report_json_open())) {
         fprintf(stderr, "ggfuzz: out of memory\n");
         return GG_EXIT_HARNESS;

@@ -48,7 +48,8 @@ static const char suite_usage[] =
     "\n"
     "exit: 0 pass (without --gate: whenever every case ran), 30 the gate failed (a case below\n"
     "its threshold, a structural fault, an SNR drop or a perf regression), 2 usage, 3 a case\n"
-    "could not run or an output could not be written.\n";
+    "could not run or an output could not be written, 4 a --kernel cannot run here (a GPU\n"
+    "kernel without its device).\n";
 
 static int generate(const char *dir)
 {
@@ -148,12 +149,16 @@ int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins)
     if (gen_dir)
         return generate(gen_dir);
     gg_registry_init();
-    for (int i = 0; i < o.n_kernels; i++)
+    for (int i = 0; i < o.n_kernels; i++) {
         if (!gg_registry_find(kernels[i])) {
             fprintf(stderr, "ggfuzz suite: unknown kernel '%s' (ggfuzz list shows the kernels)\n",
                     kernels[i]);
             return GG_EXIT_USAGE;
         }
+        int rc = gg_cli_kernel_refused(kernels[i]);
+        if (rc != 0)
+            return rc;
+    }
     o.kernels = kernels;
     char tier_dir[4096];
     const char *one[1] = {tier_dir};

@@ -3,7 +3,9 @@
  * and artifacts) against every mutant must find it, and every correct kernel run for the same
  * budget must give no finding. Each campaign is gg_campaign_run(), so kernels still run in
  * worker processes. Prints one line per mutant (found, time to first detection, runs, class,
- * groups of the case before and after minimisation) and per kernel.
+ * groups of the case before and after minimisation) and per kernel. Kernels whose backend needs a
+ * device that is absent here are skipped, with one line per backend that says why; the verdict
+ * covers the kernels that ran.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "fuzz/gg_fuzz.h"
+#include "fuzz/gpu/gg_device.h"
 
 #define DEFAULT_PER_MUTANT_S 20.0
 
@@ -75,12 +78,49 @@ static void remove_tree(const char *dir)
     nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static void print_header(FILE *out, uint64_t seed, double budget)
+#define N_BACKENDS (GG_BACKEND_HIP + 1)
+
+/* The backends whose kernels cannot run here (each asked once): their kernels and mutants are
+   skipped, and why[b] says why. */
+struct skipped {
+    int backend[N_BACKENDS];
+    int kernels[N_BACKENDS], mutants[N_BACKENDS], total;
+    char why[N_BACKENDS][512];
+};
+
+static const char *const backend_names[N_BACKENDS] = {"CPU", "CUDA", "HIP"};
+
+static void find_skipped(const char *only, struct skipped *sk)
+{
+    memset(sk, 0, sizeof *sk);
+    int asked[N_BACKENDS] = {0};
+    for (size_t i = 0; i < gg_registry_count(); i++) {
+        const struct gg_kernel *k = gg_registry_at(i);
+        int b = (int)k->backend;
+        if (only && strcmp(only, k->name) != 0)
+            continue;
+        if (!asked[b]++)
+            sk->backend[b] = !gg_device_present(k->backend, sk->why[b], sizeof sk->why[b]);
+        if (!sk->backend[b])
+            continue;
+        sk->kernels[b]++;
+        sk->total++;
+        for (const char *const *m = k->mutants; m && *m; m++)
+            sk->mutants[b]++;
+    }
+}
+
+static void print_header(FILE *out, uint64_t seed, double budget, const struct skipped *sk)
 {
     if (!out)
         return;
     fprintf(out, "INFO: seed=%llu\n", (unsigned long long)seed);
     fprintf(out, "INFO: %g s per campaign\n", budget);
+    for (int b = 0; b < N_BACKENDS; b++)
+        if (sk->kernels[b])
+            fprintf(out, "INFO: skipping %d %s kernel%s (%d mutant%s): %s\n", sk->kernels[b],
+                    backend_names[b], sk->kernels[b] == 1 ? "" : "s", sk->mutants[b],
+                    sk->mutants[b] == 1 ? "" : "s", sk->why[b]);
     fprintf(out, "%-28s %-26s %-7s %8s %8s  %-15s %s\n", "kernel", "mutant", "result", "first_s",
             "execs", "class", "groups");
     fflush(out);
@@ -91,9 +131,16 @@ enum gg_status gg_selftest_run(const struct gg_selftest_config *cfg, struct gg_s
 {
     memset(res, 0, sizeof *res);
     gg_registry_init();
-    if (cfg->kernel && !gg_registry_find(cfg->kernel)) {
+    const struct gg_kernel *only = cfg->kernel ? gg_registry_find(cfg->kernel) : NULL;
+    if (cfg->kernel && !only) {
         snprintf(err, err_len, "unknown kernel '%s' (ggfuzz list shows the kernels)", cfg->kernel);
         return GG_E_INVAL;
+    }
+    struct skipped sk;
+    find_skipped(cfg->kernel, &sk);
+    if (only && sk.backend[only->backend]) {
+        snprintf(err, err_len, "kernel %s cannot run here: %s", only->name, sk.why[only->backend]);
+        return GG_E_UNSUPPORTED;
     }
     uint64_t seed = cfg->seed;
     if (!seed) {
@@ -102,14 +149,15 @@ enum gg_status gg_selftest_run(const struct gg_selftest_config *cfg, struct gg_s
         seed = ((uint64_t)ts.tv_sec * 1000003u) ^ ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)getpid();
     }
     FILE *out = cfg->out;
-    print_header(out, seed, cfg->per_mutant_s > 0 ? cfg->per_mutant_s : DEFAULT_PER_MUTANT_S);
+    print_header(out, seed, cfg->per_mutant_s > 0 ? cfg->per_mutant_s : DEFAULT_PER_MUTANT_S,
+                 &sk);
     char dir[4096];
     struct gg_campaign_stats st;
     /* Pass 1: every mutant; pass 2: every correct kernel. */
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < gg_registry_count() && !res->stopped; i++) {
             const struct gg_kernel *k = gg_registry_at(i);
-            if (cfg->kernel && strcmp(cfg->kernel, k->name) != 0)
+            if ((cfg->kernel && strcmp(cfg->kernel, k->name) != 0) || sk.backend[k->backend])
                 continue;
             const char *const *muts = pass == 0 ? k->mutants : NULL;
             size_t n = 0;
@@ -157,9 +205,13 @@ enum gg_status gg_selftest_run(const struct gg_selftest_config *cfg, struct gg_s
             }
         }
     }
-    if (out)
-        fprintf(out, "selftest: %d of %d mutants found, %d of %d correct kernels clean%s\n",
-                res->found, res->mutants, res->clean, res->kernels,
-                res->stopped ? " (interrupted)" : "");
+    if (out) {
+        fprintf(out, "selftest: %d of %d mutants found, %d of %d correct kernels clean",
+                res->found, res->mutants, res->clean, res->kernels);
+        if (sk.total)
+            fprintf(out, "; %d kernel%s skipped (cannot run here)", sk.total,
+                    sk.total == 1 ? "" : "s");
+        fprintf(out, "%s\n", res->stopped ? " (interrupted)" : "");
+    }
     return GG_OK;
 }

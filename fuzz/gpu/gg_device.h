@@ -49,6 +49,12 @@ struct gg_devspan {
 
 /* 1 when ggfuzz was built with a GPU backend. */
 int gg_device_built(void);
+/* 1 when kernels of backend can run here: always for GG_BACKEND_CPU; for a GPU backend when this
+   build drives it and a device is present. Otherwise 0, with the reason in why (e.g. "no CUDA
+   device (cudaGetDeviceCount: cudaErrorNoDevice: no CUDA-capable device is detected)"). The
+   runtime is asked in a short-lived child process, so the caller never touches the device and
+   may still fork; a process that already holds its context gets 1 at once. */
+int gg_device_present(enum gg_backend backend, char *why, size_t why_len);
 /* The process's context, created on first call (device 0, a non-blocking stream). GG_E_DEVICE
    when no device can be used, GG_E_UNSUPPORTED in a build without GPU support. */
 enum gg_status gg_device_get(struct gg_device **dev, char *err, size_t err_len);

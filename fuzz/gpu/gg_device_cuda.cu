@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -109,6 +111,46 @@ extern "C" int gg_device_built(void)
 extern "C" int gg_device_lost(void)
 {
     return process_device != NULL && process_device->lost;
+}
+
+/* The child asks the runtime and writes why it cannot be used (nothing when it can); the parent
+   never initialises the runtime, since a context does not survive fork. */
+extern "C" int gg_device_present(enum gg_backend backend, char *why, size_t why_len)
+{
+    why[0] = '\0';
+    if (backend == GG_BACKEND_CPU || process_device != NULL)
+        return 1;
+    if (backend != GG_BACKEND_CUDA) {
+        snprintf(why, why_len, "this ggfuzz drives CUDA devices only");
+        return 0;
+    }
+    int fds[2];
+    pid_t pid = -1;
+    if (pipe(fds) == 0) {
+        fflush(NULL);
+        if ((pid = fork()) == 0) {
+            int count = 0;
+            cudaError_t e = cudaGetDeviceCount(&count);
+            char msg[512] = "";
+            if (e != cudaSuccess)
+                snprintf(msg, sizeof msg, "no CUDA device (cudaGetDeviceCount: %s: %s)",
+                         cudaGetErrorName(e), cudaGetErrorString(e));
+            else if (count < 1)
+                snprintf(msg, sizeof msg, "no CUDA device (cudaGetDeviceCount found none)");
+            _exit(write(fds[1], msg, strlen(msg)) < 0 || msg[0] ? 1 : 0);
+        }
+        close(fds[1]);
+        ssize_t n = pid > 0 ? read(fds[0], why, why_len - 1) : 0;
+        why[n > 0 ? n : 0] = '\0';
+        close(fds[0]);
+    }
+    int status = 1;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        snprintf(why, why_len, "cannot ask for a CUDA device: the query process %s",
+                 pid < 0 ? "did not start" : "died");
+    else if (WEXITSTATUS(status) != 0 && why[0] == '\0')
+        snprintf(why, why_len, "no CUDA device (the query process failed)");
+    return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 static enum gg_status create(struct gg_device *d, char *err, size_t err_len)

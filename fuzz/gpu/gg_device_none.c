@@ -19,6 +19,14 @@ int gg_device_built(void)
     return 0;
 }
 
+int gg_device_present(enum gg_backend backend, char *why, size_t why_len)
+{
+    if (backend == GG_BACKEND_CPU)
+        return 1;
+    unsupported(why, why_len);
+    return 0;
+}
+
 enum gg_status gg_device_get(struct gg_device **dev, char *err, size_t err_len)
 {
     *dev = NULL;
