@@ -576,52 +576,43 @@ static void page(FILE *f, const struct gg_report_doc *d, const char *out_dir)
     fputs("</body>\n</html>\n", f);
 }
 
-enum gg_status gg_report_save(const char *path, const char *text, size_t len, char *err,
+enum gg_status gg_report_save(const char *path, gg_report_layout *lay_out,
+                              const struct gg_report_doc *d, const char *out_dir, char *err,
                               size_t err_len)
 {
-    char tmp[4200];
+    char *text = NULL, tmp[4200];
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL) {
+        snprintf(err, err_len, "%s: out of memory", path);
+        return GG_E_NOMEM;
+    }
+    lay_out(f, d, out_dir);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        free(text);
+        snprintf(err, err_len, "%s: out of memory", path);
+        return GG_E_NOMEM;
+    }
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    int bad = f == NULL;
+    f = fopen(tmp, "w");
+    bad = f == NULL;
     if (f != NULL) {
         bad = fwrite(text, 1, len, f) != len;
         bad |= fclose(f) != 0;
     }
+    enum gg_status st = GG_OK;
     if (bad || rename(tmp, path) != 0) {
         snprintf(err, err_len, "%s: cannot write: %s", path, strerror(errno));
         unlink(tmp);
-        return GG_E_IO;
+        st = GG_E_IO;
     }
-    return GG_OK;
-}
-
-static enum gg_status html_write(const struct gg_report_doc *d, const char *out_dir, char *err,
-                                 size_t err_len)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (f == NULL) {
-        snprintf(err, err_len, "%s: out of memory", out_dir);
-        return GG_E_NOMEM;
-    }
-    page(f, d, out_dir);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/index.html", out_dir);
-    enum gg_status st = GG_E_NOMEM;
-    if (bad)
-        snprintf(err, err_len, "%s: out of memory", path);
-    else
-        st = gg_report_save(path, text, len, err, err_len);
     free(text);
     return st;
 }
 
 /* ---- orchestration ------------------------------------------------------------------------- */
 
-/* mkdir -p. */
 /* Records the outcome of one plot: its file name in png, or the first failure in the note. */
 static void plot_done(enum gg_status st, const char *name, char png[64], const char *msg,
                       struct gg_report_out *out)
@@ -708,9 +699,11 @@ enum gg_status gg_report_write(const char *suite_json_path, const char *const *c
             d.n_worst = gg_report_worst_cases(d.suite, d.worst, GG_REPORT_WORST_MAX);
         make_plots(&d, out_dir, out);
         char path[4096];
-        snprintf(path, sizeof path, "%s/summary.md", out_dir);
-        if ((st = html_write(&d, out_dir, err, err_len)) == GG_OK)
-            st = gg_report_md_write(&d, path, err, err_len);
+        snprintf(path, sizeof path, "%s/index.html", out_dir);
+        if ((st = gg_report_save(path, page, &d, out_dir, err, err_len)) == GG_OK) {
+            snprintf(path, sizeof path, "%s/summary.md", out_dir);
+            st = gg_report_save(path, gg_report_md_layout, &d, out_dir, err, err_len);
+        }
     }
     gg_report_suite_free(&suite);
     for (int i = 0; i < n_campaigns; i++)

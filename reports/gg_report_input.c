@@ -467,22 +467,34 @@ static int holds_findings(const char *dir)
     return found;
 }
 
+/* Reads a line-oriented file, and allocates *records: one zeroed record of size bytes per line
+   (a bound on the records the text holds). */
+static enum gg_status read_records(const char *path, char **text, void **records, size_t size,
+                                   char *err, size_t err_len)
+{
+    enum gg_status st = read_all(path, text, NULL, err, err_len);
+    if (st != GG_OK)
+        return st;
+    size_t lines = 1;
+    for (const char *p = *text; *p; p++)
+        lines += *p == '\n';
+    if ((*records = calloc(lines, size)) == NULL) {
+        free(*text);
+        snprintf(err, err_len, "%s: out of memory", path);
+        return GG_E_NOMEM;
+    }
+    return GG_OK;
+}
+
 static enum gg_status read_stats(const char *path, struct gg_rcampaign *c, char *err,
                                  size_t err_len)
 {
     char *text;
-    enum gg_status st = read_all(path, &text, NULL, err, err_len);
+    void *records;
+    enum gg_status st = read_records(path, &text, &records, sizeof *c->stats, err, err_len);
     if (st != GG_OK)
         return st;
-    size_t lines = 1;
-    for (const char *p = text; *p; p++)
-        lines += *p == '\n';
-    c->stats = calloc(lines, sizeof *c->stats);
-    if (c->stats == NULL) {
-        free(text);
-        snprintf(err, err_len, "%s: out of memory", path);
-        return GG_E_NOMEM;
-    }
+    c->stats = records;
     int line_no = 0;
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line && st == GG_OK;
          line = strtok_r(NULL, "\n", &save)) {
@@ -565,16 +577,14 @@ static enum gg_status read_plot_data(const char *path, struct gg_rcampaign *c, c
                                      size_t err_len)
 {
     char *text;
-    enum gg_status st = read_all(path, &text, NULL, err, err_len);
+    void *records;
+    enum gg_status st = read_records(path, &text, &records, sizeof *c->ticks, err, err_len);
     if (st != GG_OK)
         return st;
-    size_t lines = 1;
-    for (const char *p = text; *p; p++)
-        lines += *p == '\n';
-    c->ticks = calloc(lines, sizeof *c->ticks);
+    c->ticks = records;
     int map[N_TICK_COLUMNS], n_cols = 0, have_header = 0, line_no = 0;
     char *rest = text;
-    for (char *line = rest; c->ticks != NULL && st == GG_OK && line != NULL; line = rest) {
+    for (char *line = rest; st == GG_OK && line != NULL; line = rest) {
         rest = strchr(line, '\n');
         if (rest != NULL)
             *rest++ = '\0';
@@ -599,10 +609,6 @@ static enum gg_status read_plot_data(const char *path, struct gg_rcampaign *c, c
         } else {
             c->n_ticks++;
         }
-    }
-    if (c->ticks == NULL) {
-        snprintf(err, err_len, "%s: out of memory", path);
-        st = GG_E_NOMEM;
     }
     free(text);
     return st;

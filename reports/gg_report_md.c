@@ -278,16 +278,9 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
     }
 }
 
-enum gg_status gg_report_md_write(const struct gg_report_doc *d, const char *path, char *err,
-                                  size_t err_len)
+void gg_report_md_layout(FILE *f, const struct gg_report_doc *d, const char *out_dir)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (f == NULL) {
-        snprintf(err, err_len, "%s: out of memory", path);
-        return GG_E_NOMEM;
-    }
+    (void)out_dir; /* plots are linked by file name, beside the summary */
     fprintf(f, "# ggfuzz report\n\nGenerated %s by ggfuzz %s.\n\n", d->generated, GG_VERSION);
     if (d->note[0]) {
         fputs("> ", f);
@@ -300,13 +293,4 @@ enum gg_status gg_report_md_write(const struct gg_report_doc *d, const char *pat
     }
     for (size_t i = 0; i < d->n_campaigns; i++)
         campaign_part(f, d, i);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    enum gg_status st = GG_E_NOMEM;
-    if (bad)
-        snprintf(err, err_len, "%s: out of memory", path);
-    else
-        st = gg_report_save(path, text, len, err, err_len);
-    free(text);
-    return st;
 }

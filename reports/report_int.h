@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -162,8 +163,15 @@ struct gg_report_doc {
     char note[1024];                     /* plots skipped or failed, "" when none */
 };
 
-enum gg_status gg_report_md_write(const struct gg_report_doc *d, const char *path, char *err,
-                                  size_t err_len);
+/* A writer's layout of d on f; out_dir is where the plots are. */
+typedef void gg_report_layout(FILE *f, const struct gg_report_doc *d, const char *out_dir);
+/* The Markdown summary (gg_report_md.c). */
+void gg_report_md_layout(FILE *f, const struct gg_report_doc *d, const char *out_dir);
+/* Lays d out in memory with lay_out, then writes it to path atomically (temporary file,
+   rename). GG_E_NOMEM or GG_E_IO with a message naming path. */
+enum gg_status gg_report_save(const char *path, gg_report_layout *lay_out,
+                              const struct gg_report_doc *d, const char *out_dir, char *err,
+                              size_t err_len);
 
 /* Shared by the writers: the groups of c sorted by SNR, lowest first (empty groups last); idx
    receives n_groups indices. Median SNR of the groups at or above threshold, NaN when none. */
@@ -171,9 +179,6 @@ void gg_report_groups_by_snr(const struct gg_rcase *c, size_t *idx);
 double gg_report_median_passing(const struct gg_rcase *c);
 /* 1 when group gr is below the case's threshold. */
 int gg_report_group_bad(const struct gg_rcase *c, const struct gg_rgroup *gr);
-/* Writes text to path atomically (temporary file, rename). */
-enum gg_status gg_report_save(const char *path, const char *text, size_t len, char *err,
-                              size_t err_len);
 /* The replay command line for a finding, path quoted for a POSIX shell. */
 void gg_report_replay_cmd(const struct gg_rfinding *f, char *buf, size_t len);
 
