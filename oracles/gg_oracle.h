@@ -40,7 +40,7 @@ int gg_class_exit_code(enum gg_class c);
 /* Thresholds (gg_threshold.c): one versioned table following DESIGN.md                        */
 /* ------------------------------------------------------------------------------------------ */
 
-#define GG_THRESHOLDS_VERSION 2
+#define GG_THRESHOLDS_VERSION 3
 
 struct gg_threshold {
     const char *name;         /* row name, e.g. "bf16->bf16" */
