@@ -25,7 +25,7 @@ static const struct gg_threshold *row(enum gg_dtype a, enum gg_dtype b, enum gg_
 #define OUT_BF16 0x1p-8, 0x1p-134 /* u = 2^-8, half of the smallest subnormal 2^-133 */
 #define OUT_F32 0x1p-24, 0x1p-150
 #define U_ACC 0x1p-23
-#define KAPPA 0x1p-9
+#define KAPPA 0x1p-8
 enum { BF16_BF16, BF16_F32, E4M3_F32, E5M2_F32, E4M3_BF16, E5M2_BF16, E5M2X2_F32, E5M2X2_BF16,
        E2M1_F32, E2M1_BF16, FALLBACK };
 static const struct gg_threshold V1[] = {
