@@ -35,6 +35,7 @@ struct row {
    promoted wgmma kernel (1.43 times 2^-9 at K = 32) on specials data, where one large product sets
    the alignment of the others. */
 #define KAPPA_FP8 0x1p-8
+#define FP8_F32_FAIL_DB 60.0 /* fp32 out from 8-bit (and 4-bit) tensor-core inputs, version 3 */
 
 /*
  * Rows, with their reasoning (DESIGN.md "Oracles" items 3-4; numerics.md §3.4, §4, §8):
@@ -46,7 +47,13 @@ struct row {
  * bf16->f32   same products and accumulator, fp32 output: cuBLAS on H100 measured 102 dB at
  *             K = 7168 (113.5 at 2048), the CPU 121 dB; fail below 90 dB (§8 item 3).
  * e4m3->f32   fp8 inputs against the exact product of the dequantised inputs: H100 cuBLASLt
- * e5m2->f32   gives 77.9 dB (79.6 with an e5m2 operand), flat in K (§3.3); fail below 70 dB.
+ * e5m2->f32   gives 77.9 dB on N(0,1) data (79.6 with an e5m2 operand), flat in K (§3.3); fail
+ *             below 60 dB (version 3; 70 dB before): on same-sign data the truncations of the
+ *             13-bit tensor-core accumulator all go one way, so a promoted chunk's sum can lose
+ *             ~5·2^-13 (20·log10(2^13/5) = 64 dB). Measured in campaigns: cuBLASLt 67.4 dB
+ *             (uniform(0,1) x const) and 69.7 dB (normal x subnormal), the wgmma kernel 64.7 dB
+ *             (subnormal x const, promotion every 128). Accumulation without promotion still
+ *             falls under it from K ~ 4096 (54.5 dB at K = 7168, §3.3).
  *             No γ_h models the fp8 accumulator, so τ uses κ = 2^-8 (KAPPA_FP8 above: the
  *             alignment loss of one k32 tensor-core step, bounded over promoted steps). Against
  *             the unquantised source: Primus-Turbo's 25 dB for e4m3 and MX-FP8 (expected 28.5 /
@@ -77,17 +84,20 @@ struct row {
 static const struct row table[] = {
     {IN_16BIT, GG_DTYPE_BF16, {"bf16->bf16", 50.0, 55.6, 0.0, U_BF16, ETA_BF16, U_ACC, 0.0}},
     {IN_16BIT, GG_DTYPE_F32, {"bf16->f32", 90.0, 102.0, 0.0, U_F32, ETA_F32, U_ACC, 0.0}},
-    {IN_FP8_E4M3, GG_DTYPE_F32, {"e4m3->f32", 70.0, 77.9, 25.0, U_F32, ETA_F32, U_ACC, KAPPA_FP8}},
-    {IN_FP8_E5M2, GG_DTYPE_F32, {"e5m2->f32", 70.0, 77.9, 20.0, U_F32, ETA_F32, U_ACC, KAPPA_FP8}},
+    {IN_FP8_E4M3, GG_DTYPE_F32,
+     {"e4m3->f32", FP8_F32_FAIL_DB, 77.9, 25.0, U_F32, ETA_F32, U_ACC, KAPPA_FP8}},
+    {IN_FP8_E5M2, GG_DTYPE_F32,
+     {"e5m2->f32", FP8_F32_FAIL_DB, 77.9, 20.0, U_F32, ETA_F32, U_ACC, KAPPA_FP8}},
     {IN_FP8_E4M3, GG_DTYPE_BF16,
      {"e4m3->bf16", 50.0, 55.6, 25.0, U_BF16, ETA_BF16, U_ACC, KAPPA_FP8}},
     {IN_FP8_E5M2, GG_DTYPE_BF16,
      {"e5m2->bf16", 50.0, 55.6, 20.0, U_BF16, ETA_BF16, U_ACC, KAPPA_FP8}},
     {IN_FP8_E5M2X2, GG_DTYPE_F32,
-     {"e5m2x2->f32", 70.0, 77.9, 17.0, U_F32, ETA_F32, U_ACC, KAPPA_FP8}},
+     {"e5m2x2->f32", FP8_F32_FAIL_DB, 77.9, 17.0, U_F32, ETA_F32, U_ACC, KAPPA_FP8}},
     {IN_FP8_E5M2X2, GG_DTYPE_BF16,
      {"e5m2x2->bf16", 50.0, 55.6, 17.0, U_BF16, ETA_BF16, U_ACC, KAPPA_FP8}},
-    {IN_E2M1, GG_DTYPE_F32, {"e2m1->f32", 70.0, 77.9, 0.0, U_F32, ETA_F32, U_ACC, KAPPA_FP8}},
+    {IN_E2M1, GG_DTYPE_F32,
+     {"e2m1->f32", FP8_F32_FAIL_DB, 77.9, 0.0, U_F32, ETA_F32, U_ACC, KAPPA_FP8}},
     {IN_E2M1, GG_DTYPE_BF16, {"e2m1->bf16", 50.0, 55.6, 0.0, U_BF16, ETA_BF16, U_ACC, KAPPA_FP8}},
 };
 

@@ -31,14 +31,14 @@ enum { BF16_BF16, BF16_F32, E4M3_F32, E5M2_F32, E4M3_BF16, E5M2_BF16, E5M2X2_F32
 static const struct gg_threshold V1[] = {
     [BF16_BF16] = {"bf16->bf16", 50.0, 55.6, 0.0, OUT_BF16, U_ACC, 0},
     [BF16_F32] = {"bf16->f32", 90.0, 102.0, 0.0, OUT_F32, U_ACC, 0},
-    [E4M3_F32] = {"e4m3->f32", 70.0, 77.9, 25.0, OUT_F32, U_ACC, KAPPA},
-    [E5M2_F32] = {"e5m2->f32", 70.0, 77.9, 20.0, OUT_F32, U_ACC, KAPPA},
+    [E4M3_F32] = {"e4m3->f32", 60.0, 77.9, 25.0, OUT_F32, U_ACC, KAPPA},
+    [E5M2_F32] = {"e5m2->f32", 60.0, 77.9, 20.0, OUT_F32, U_ACC, KAPPA},
     [E4M3_BF16] = {"e4m3->bf16", 50.0, 55.6, 25.0, OUT_BF16, U_ACC, KAPPA},
     [E5M2_BF16] = {"e5m2->bf16", 50.0, 55.6, 20.0, OUT_BF16, U_ACC, KAPPA},
     /* Version 2: e5m2 on both sides, the two quantisation noises add (3 dB lower). */
-    [E5M2X2_F32] = {"e5m2x2->f32", 70.0, 77.9, 17.0, OUT_F32, U_ACC, KAPPA},
+    [E5M2X2_F32] = {"e5m2x2->f32", 60.0, 77.9, 17.0, OUT_F32, U_ACC, KAPPA},
     [E5M2X2_BF16] = {"e5m2x2->bf16", 50.0, 55.6, 17.0, OUT_BF16, U_ACC, KAPPA},
-    [E2M1_F32] = {"e2m1->f32", 70.0, 77.9, 0.0, OUT_F32, U_ACC, KAPPA},
+    [E2M1_F32] = {"e2m1->f32", 60.0, 77.9, 0.0, OUT_F32, U_ACC, KAPPA},
     [E2M1_BF16] = {"e2m1->bf16", 50.0, 55.6, 0.0, OUT_BF16, U_ACC, KAPPA},
     /* The loosest: E2M1's u and η (the coarsest output), fp8 fast-accumulation κ = 2^-8. */
     [FALLBACK] = {"fallback", 20.0, 25.5, 0.0, 0x1p-2, 0x1p-2, U_ACC, 0x1p-8},
