@@ -87,6 +87,9 @@ struct gpu_grouped {
        entry v < limit is (token v / topk, output row v), others are padding. */
     const int32_t *sorted_ids, *expert_ids;
     int64_t block_m, topk, limit;
+    int wg_formats;             /* fp8 on wgmma: the format pair (GPU_WG_*), else GPU_WG_NONE */
+    const int64_t *remap;       /* operands in transposed copies (gpu_transpose_int.h): where
+                                   group g starts there (dgrad: B; wgrad: column of A and B) */
 };
 
 /* A group's block of C and where its operands start (cpu_grouped_block_of on the device). */
@@ -303,6 +306,22 @@ __device__ __forceinline__ void gpu_mma_bf16(float c[4], const uint32_t a[4], co
    (mi, ni), g = lane / 4, t = lane mod 4 (the mma.sync accumulator layout). */
 typedef float gpu_acc[4][4][4];
 
+/* The tile position of accumulator acc[mi][ni][e]: the mma.sync layout above, or with WG the
+   wgmma layout (warpgroup w / 4 owns rows (w / 4)·64 .., warp w mod 4 its rows 16·(w mod 4) ..,
+   and the 64 values are the m64n128 fragment: column chunk mi·4 + ni of 8). */
+template <bool WG>
+__device__ __forceinline__ void gpu_frag_rc(int mi, int ni, int e, int &row, int &col)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    if (WG) {
+        row = (warp >> 2) * 64 + (warp & 3) * 16 + g + (e >> 1) * 8;
+        col = (mi * 4 + ni) * 8 + 2 * t + (e & 1);
+    } else {
+        row = (warp >> 2) * 64 + mi * 16 + g + (e >> 1) * 8;
+        col = (warp & 3) * 32 + ni * 8 + 2 * t + (e & 1);
+    }
+}
+
 template <bool AK, bool BK>
 __device__ __forceinline__ void gpu_compute_stage(gpu_acc acc, const uint16_t *As,
                                                   const uint16_t *Bs)
@@ -387,15 +406,14 @@ __device__ __forceinline__ float gpu_mx_block(float s, uint32_t ca, uint32_t cb,
 static __device__ void gpu_rescale(const gpu_grouped &P, const gpu_tile &tl, int64_t grp, gpu_acc acc,
                             gpu_acc part)
 {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32, g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int mi = 0; mi < 4; mi++)
 #pragma unroll
         for (int ni = 0; ni < 4; ni++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                int row = wm + mi * 16 + g + (e >> 1) * 8, col = wn + ni * 8 + 2 * t + (e & 1);
+                int row, col;
+                gpu_frag_rc<false>(mi, ni, e, row, col);
                 float v = part[mi][ni][e];
                 part[mi][ni][e] = 0.0f;
                 if (row >= tl.rows || col >= tl.cols)
@@ -462,6 +480,9 @@ __device__ void gpu_mainloop(const gpu_grouped &P, const gpu_tile &tl, gpu_acc a
     }
     gpu_cp_async_wait<0>();
 }
+
+/* The FP8 main loop on wgmma (it uses the loader building blocks above). */
+#include "kernels/gpu/gpu_wgmma_int.h"
 
 /* Stores one fp32 value of C, rounded once (bf16) or as is (f32). */
 __device__ __forceinline__ void gpu_store_c(void *c, int c_dtype, int64_t at, float v)
@@ -539,13 +560,15 @@ __device__ __forceinline__ float gpu_tile_scale(const gpu_grouped &P, int64_t g)
 }
 
 /* The epilogue of one element of column col (of the group's block): acc times the scale, plus
-   the bias, each one fp32 operation (no contraction), as the CPU epilogue computes it. */
+   the bias (EXTRA launches only), each one fp32 operation (no contraction), as the CPU epilogue
+   computes it. */
+template <bool EXTRA>
 __device__ __forceinline__ float gpu_finish(const gpu_grouped &P, int64_t g, int64_t col, float v,
                                             float s)
 {
     if (P.recipe == GPU_R_TENSOR || P.recipe == GPU_R_BLOCK128)
         v = __fmul_rn(v, s);
-    if (P.bias != NULL) {
+    if (EXTRA && P.bias != NULL) {
         int64_t at = g * P.n + col;
         float b = P.bias_dtype == GG_DTYPE_BF16 ? gpu_bf16_to_f32(((const uint16_t *)P.bias)[at])
                                                 : ((const float *)P.bias)[at];
@@ -577,7 +600,7 @@ static __device__ void gpu_reduce_tile(const gpu_grouped &P, const gpu_tile &tl,
         float v = __ldcg(part + e);
         for (int64_t sl = 1; sl < P.split; sl++)
             v += __ldcg(part + sl * GPU_TILE_ELEMS + e);
-        gpu_store_c(P.c, P.c_dtype, c0 + r * P.ldc + j, gpu_finish(P, tl.mat, tl.j0 + j, v, s));
+        gpu_store_c(P.c, P.c_dtype, c0 + r * P.ldc + j, gpu_finish<true>(P, tl.mat, tl.j0 + j, v, s));
     }
 }
 
@@ -587,11 +610,10 @@ static __device__ void gpu_reduce_tile(const gpu_grouped &P, const gpu_tile &tl,
  * row stride GPU_BN). missing_fence drops the barrier between staging and copying, a genuine
  * shared-memory race (racecheck reports it): threads copy elements other warps have not staged.
  */
+template <bool WG>
 static __device__ void gpu_write_slot(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
                                float *stg, float *slot)
 {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32, g = lane >> 2, t = lane & 3;
     __syncthreads(); /* every warp is done with the pipeline's shared memory */
 #pragma unroll
     for (int mi = 0; mi < 4; mi++)
@@ -599,7 +621,8 @@ static __device__ void gpu_write_slot(const gpu_grouped &P, const gpu_tile &tl, 
         for (int ni = 0; ni < 4; ni++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                int row = wm + mi * 16 + g + h * 8, col = wn + ni * 8 + 2 * t;
+                int row, col;
+                gpu_frag_rc<WG>(mi, ni, 2 * h, row, col);
                 *(float2 *)(stg + row * GPU_STG_LD + col) =
                     make_float2(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]);
             }
@@ -624,22 +647,23 @@ static __device__ void gpu_write_slot(const gpu_grouped &P, const gpu_tile &tl, 
 /* Serial split-K: adds the running sum of slices 0 .. sl-1 held in the slot to the fragments,
    ((p0 + p1) + p2) + ..., the order the CPU kernels sum in; gpu_take_turn first waits until it
    is slice sl's turn on the tile's flag. */
+template <bool WG>
 static __device__ void gpu_add_slot(const gpu_tile &tl, gpu_acc acc, const float *slot)
 {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32, g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int mi = 0; mi < 4; mi++)
 #pragma unroll
         for (int ni = 0; ni < 4; ni++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                int row = wm + mi * 16 + g + (e >> 1) * 8, col = wn + ni * 8 + 2 * t + (e & 1);
+                int row, col;
+                gpu_frag_rc<WG>(mi, ni, e, row, col);
                 if (row < tl.rows && col < tl.cols)
                     acc[mi][ni][e] = __ldcg(slot + row * GPU_BN + col) + acc[mi][ni][e];
             }
 }
 
+template <bool WG>
 static __device__ void gpu_take_turn(const gpu_tile &tl, gpu_acc acc, volatile unsigned *flag,
                                      unsigned sl, const float *slot)
 {
@@ -648,7 +672,7 @@ static __device__ void gpu_take_turn(const gpu_tile &tl, gpu_acc acc, volatile u
             ;
     __syncthreads();
     __threadfence();
-    gpu_add_slot(tl, acc, slot);
+    gpu_add_slot<WG>(tl, acc, slot);
 }
 
 /* Hands the tile to slice `next` once every warp's stores to the slot are visible. missing_fence
@@ -663,7 +687,9 @@ static __device__ void gpu_release(const gpu_grouped &P, volatile unsigned *flag
         *flag = next;
 }
 
-/* The direct epilogue: each thread stores its fragments' logical elements. */
+/* The direct epilogue: each thread stores its fragments' logical elements. EXTRA: the launch
+   may have a bias or MoE rows (without them the epilogue keeps fewer registers live). */
+template <bool WG, bool EXTRA>
 static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc);
 
 /*
@@ -674,31 +700,32 @@ static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, 
  * the output, and which one that is changes from run to run. The slot writes also stage without
  * the staging barrier (the shared-memory race racecheck reports).
  */
+template <bool WG, bool EXTRA>
 static __device__ void gpu_unordered_turn(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
                                           unsigned *flag, float *slot, float *stg,
                                           unsigned *turn)
 {
-    gpu_add_slot(tl, acc, slot);
+    gpu_add_slot<WG>(tl, acc, slot);
     if (threadIdx.x == 0)
         *turn = atomicAdd(flag, 1u);
     __syncthreads();
     unsigned mine = *turn;
     if (mine + 1 == (unsigned)P.split) {
-        gpu_store_tile(P, tl, acc);
+        gpu_store_tile<WG, EXTRA>(P, tl, acc);
         if (threadIdx.x == 0)
             atomicExch(flag, 0u);
     } else {
-        gpu_write_slot(P, tl, acc, stg, slot);
+        gpu_write_slot<WG>(P, tl, acc, stg, slot);
     }
     __syncthreads();
 }
 
+template <bool WG, bool EXTRA>
 static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc)
 {
     if (gpu_tail_skipped(P, tl))
         return;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32, g = lane >> 2, t = lane & 3;
+    const int64_t *c_row = EXTRA ? tl.c_row : NULL;
     float s = gpu_tile_scale(P, tl.mat);
     int64_t c0 = tl.blk.c_off + tl.i0 * P.ldc + tl.j0;
 #pragma unroll
@@ -707,13 +734,13 @@ static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, 
         for (int ni = 0; ni < 4; ni++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                int row = wm + mi * 16 + g + (e >> 1) * 8, col = wn + ni * 8 + 2 * t + (e & 1);
-                if (row >= tl.rows || col >= tl.cols || (tl.c_row && tl.c_row[row] < 0))
+                int row, col;
+                gpu_frag_rc<WG>(mi, ni, e, row, col);
+                if (row >= tl.rows || col >= tl.cols || (c_row && c_row[row] < 0))
                     continue;
-                int64_t at = tl.c_row ? tl.c_row[row] * P.ldc + tl.j0 + col
-                                      : c0 + row * P.ldc + col;
+                int64_t at = c_row ? c_row[row] * P.ldc + tl.j0 + col : c0 + row * P.ldc + col;
                 gpu_store_c(P.c, P.c_dtype, at,
-                            gpu_finish(P, tl.mat, tl.j0 + col, acc[mi][ni][e], s));
+                            gpu_finish<EXTRA>(P, tl.mat, tl.j0 + col, acc[mi][ni][e], s));
             }
 }
 
@@ -746,17 +773,20 @@ static __device__ void gpu_moe_rows(const gpu_grouped &P, gpu_tile &tl, int64_t 
 /*
  * The engine: item i of the launch is slice i mod split of tile t0 + i / split. Non-persistent
  * launches run one item per CTA; persistent ones stride over the items with a fixed grid, the
- * tile lookup's cursor moving forward only.
+ * tile lookup's cursor moving forward only. WGF != GPU_WG_NONE: the fp8 main loop on wgmma for
+ * that format pair (both operands K-major), one CTA per multiprocessor. EXTRA: the launch may have
+ * a bias or the MoE layout (compiled out otherwise: those paths made the plain kernel spill).
  */
-template <typename In, bool AK, bool BK, bool RESCALE>
-__global__ void __launch_bounds__(GPU_THREADS, RESCALE ? 1 : 2) gpu_grouped_kernel(const gpu_grouped P)
+template <typename In, bool AK, bool BK, bool RESCALE, int WGF, bool EXTRA>
+__global__ void __launch_bounds__(GPU_THREADS, RESCALE || WGF ? 1 : 2) gpu_grouped_kernel(const gpu_grouped P)
 {
-    extern __shared__ __align__(16) uint8_t gpu_dyn_smem[];
+    constexpr bool WG = WGF != GPU_WG_NONE;
+    extern __shared__ __align__(1024) uint8_t gpu_dyn_smem[];
     __shared__ gpu_scan sc;
     __shared__ uint16_t dec[2][256];
     __shared__ unsigned turn;
     __shared__ int64_t moe_rows[3][GPU_BM];
-    if (sizeof(In) == 1) {
+    if (sizeof(In) == 1 && !WG) {
         for (int c = threadIdx.x; c < 256; c += GPU_THREADS) {
             dec[0][c] = gpu_fp8_to_bf16(P.fmt_a, (uint32_t)c);
             dec[1][c] = gpu_fp8_to_bf16(P.fmt_b, (uint32_t)c);
@@ -768,7 +798,12 @@ __global__ void __launch_bounds__(GPU_THREADS, RESCALE ? 1 : 2) gpu_grouped_kern
         gpu_tile tl;
         if (!gpu_locate(P, P.t0 + tl_idx, cg, ct, sc, tl))
             return;
-        if (P.op == GG_OP_MOE_SORTED)
+        if (P.remap != NULL) { /* operands in transposed copies */
+            tl.blk.b_off = P.remap[tl.g];
+            if (P.op == GG_OP_GROUPED_WGRAD)
+                tl.blk.a_off = tl.blk.b_off;
+        }
+        if (EXTRA && P.op == GG_OP_MOE_SORTED)
             gpu_moe_rows(P, tl, moe_rows);
         /* Slices of ceil(red / split) rounded up to whole K groups of the recipe; mx_k_tail
            ends the reduction early. */
@@ -782,19 +817,22 @@ __global__ void __launch_bounds__(GPU_THREADS, RESCALE ? 1 : 2) gpu_grouped_kern
                          tl.rows, r1, NULL};
         gpu_operand b = {(const uint8_t *)P.b, tl.blk.b_off + tl.j0 * P.b_sj, P.b_sj, P.b_sr,
                          b_lim, r1, NULL};
-        if (P.op == GG_OP_MOE_SORTED)
+        if (EXTRA && P.op == GG_OP_MOE_SORTED)
             a.gather = moe_rows[2];
         gpu_acc acc;
-        gpu_mainloop<In, AK, BK, RESCALE>(P, tl, acc, a, b, r0, (uint16_t *)gpu_dyn_smem, dec[0],
-                                          dec[1]);
+        if constexpr (WG)
+            gpu_wg_mainloop<WGF>(P, acc, a, b, r0, gpu_dyn_smem);
+        else
+            gpu_mainloop<In, AK, BK, RESCALE>(P, tl, acc, a, b, r0, (uint16_t *)gpu_dyn_smem,
+                                              dec[0], dec[1]);
         if (P.mode == GPU_DIRECT) {
-            gpu_store_tile(P, tl, acc);
+            gpu_store_tile<WG, EXTRA>(P, tl, acc);
             __syncthreads();
             continue;
         }
         if (P.mode == GPU_PARTIAL) {
             float *part = P.slots + (tl_idx * P.split + sl) * GPU_TILE_ELEMS;
-            gpu_write_slot(P, tl, acc, (float *)gpu_dyn_smem, part);
+            gpu_write_slot<WG>(P, tl, acc, (float *)gpu_dyn_smem, part);
             __syncthreads();
             continue;
         }
@@ -803,16 +841,17 @@ __global__ void __launch_bounds__(GPU_THREADS, RESCALE ? 1 : 2) gpu_grouped_kern
         float *slot = P.slots + tl_idx * GPU_TILE_ELEMS;
         volatile unsigned *flag = P.ctr + tl_idx;
         if (P.missing_fence) {
-            gpu_unordered_turn(P, tl, acc, (unsigned *)flag, slot, (float *)gpu_dyn_smem, &turn);
+            gpu_unordered_turn<WG, EXTRA>(P, tl, acc, (unsigned *)flag, slot, (float *)gpu_dyn_smem,
+                                   &turn);
             continue;
         }
         if (sl > 0)
-            gpu_take_turn(tl, acc, flag, (unsigned)sl, slot);
+            gpu_take_turn<WG>(tl, acc, flag, (unsigned)sl, slot);
         if (sl + 1 < P.split) {
-            gpu_write_slot(P, tl, acc, (float *)gpu_dyn_smem, slot);
+            gpu_write_slot<WG>(P, tl, acc, (float *)gpu_dyn_smem, slot);
             gpu_release(P, flag, (unsigned)sl + 1);
         } else {
-            gpu_store_tile(P, tl, acc);
+            gpu_store_tile<WG, EXTRA>(P, tl, acc);
             if (threadIdx.x == 0)
                 *flag = 0;
         }
@@ -865,13 +904,14 @@ static inline size_t gpu_list_ws(int64_t tiles, int64_t split, int two_kernel)
     return gpu_ctr_bytes(tiles, split, two_kernel) + (size_t)slots * GPU_SLOT_BYTES;
 }
 
-template <typename In, bool AK, bool BK, bool RESCALE>
+template <typename In, bool AK, bool BK, bool RESCALE, int WGF = GPU_WG_NONE, bool EXTRA = false>
 static enum gg_status gpu_launch_t(const gpu_grouped &P, int64_t items, const gpu_exec &x,
                                    char *err, size_t err_len)
 {
-    auto kern = gpu_grouped_kernel<In, AK, BK, RESCALE>;
+    auto kern = gpu_grouped_kernel<In, AK, BK, RESCALE, WGF, EXTRA>;
+    const int smem = WGF != GPU_WG_NONE ? GPU_WG_SMEM_BYTES : GPU_SMEM_BYTES;
     GG_GPU_CHECK(cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      GPU_SMEM_BYTES));
+                                      smem));
     int64_t grid = items;
     if (x.persistent) {
         int sms = 0, per_sm = 0;
@@ -879,32 +919,53 @@ static enum gg_status gpu_launch_t(const gpu_grouped &P, int64_t items, const gp
         if (st != GG_OK)
             return st;
         GG_GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)kern, GPU_THREADS,
-                                                                   GPU_SMEM_BYTES));
+                                                                   smem));
         int64_t cap = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
         grid = items < cap ? items : cap;
     }
     if (grid > 0x7FFFFFFF)
         return cpu_fail(err, err_len, GG_E_UNSUPPORTED, "%lld CTAs exceed the grid limit",
                         (long long)grid);
-    kern<<<(unsigned)grid, GPU_THREADS, GPU_SMEM_BYTES, x.stream>>>(P);
+    kern<<<(unsigned)grid, GPU_THREADS, smem, x.stream>>>(P);
     GG_GPU_CHECK(cudaGetLastError());
     return GG_OK;
 }
 
 /* The instantiation for P: K-major operands as the ops lay them out (fwd and batched NK: both;
    dgrad and batched KN: A; wgrad: neither), per-group rescaling for block128 and MX (which only
-   exist for K-major operands). */
+   exist for K-major operands), the wgmma main loop for its fp8 format pairs (grouped launches:
+   never a bias or MoE rows), and the EXTRA epilogue only where a bias or MoE rows exist. */
 template <typename In>
 static enum gg_status gpu_launch(const gpu_grouped &P, int64_t items, const gpu_exec &x,
                                  char *err, size_t err_len)
 {
+#if GG_GPU_HAVE_WGMMA
+    if constexpr (sizeof(In) == 1) {
+        switch (P.wg_formats) {
+        case GPU_WG_E4M3_E4M3:
+            return gpu_launch_t<In, true, true, false, GPU_WG_E4M3_E4M3>(P, items, x, err, err_len);
+        case GPU_WG_E4M3_E5M2:
+            return gpu_launch_t<In, true, true, false, GPU_WG_E4M3_E5M2>(P, items, x, err, err_len);
+        case GPU_WG_E5M2_E4M3:
+            return gpu_launch_t<In, true, true, false, GPU_WG_E5M2_E4M3>(P, items, x, err, err_len);
+        case GPU_WG_E5M2_E5M2:
+            return gpu_launch_t<In, true, true, false, GPU_WG_E5M2_E5M2>(P, items, x, err, err_len);
+        default:
+            break;
+        }
+    }
+#endif
+    const bool extra = P.bias != NULL || P.op == GG_OP_MOE_SORTED;
     if (P.recipe == GPU_R_BLOCK128 || P.recipe == GPU_R_MX)
-        return gpu_launch_t<In, true, true, true>(P, items, x, err, err_len);
+        return gpu_launch_t<In, true, true, true, GPU_WG_NONE, true>(P, items, x, err, err_len);
     if (P.a_kmaj && P.b_kmaj)
-        return gpu_launch_t<In, true, true, false>(P, items, x, err, err_len);
+        return extra ? gpu_launch_t<In, true, true, false, GPU_WG_NONE, true>(P, items, x, err, err_len)
+                     : gpu_launch_t<In, true, true, false>(P, items, x, err, err_len);
     if (P.a_kmaj)
-        return gpu_launch_t<In, true, false, false>(P, items, x, err, err_len);
-    return gpu_launch_t<In, false, false, false>(P, items, x, err, err_len);
+        return extra ? gpu_launch_t<In, true, false, false, GPU_WG_NONE, true>(P, items, x, err, err_len)
+                     : gpu_launch_t<In, true, false, false>(P, items, x, err, err_len);
+    return extra ? gpu_launch_t<In, false, false, false, GPU_WG_NONE, true>(P, items, x, err, err_len)
+                 : gpu_launch_t<In, false, false, false>(P, items, x, err, err_len);
 }
 
 /*

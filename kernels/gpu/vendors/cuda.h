@@ -12,6 +12,8 @@
 #define GG_GPU_BACKEND_NAME "cuda"
 /* The tensor-core path (ldmatrix, mma.sync, cp.async) exists on this backend. */
 #define GG_GPU_HAVE_MMA 1
+/* Hopper's warpgroup MMA (wgmma, sm_90a): the FP8 tensor-core path. */
+#define GG_GPU_HAVE_WGMMA 1
 /* Host-side globals (the kernel descriptors) are compiled in every pass. */
 #define GG_GPU_DEVICE_PASS 0
 

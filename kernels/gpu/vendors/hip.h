@@ -11,6 +11,8 @@
 #define GG_GPU_BACKEND GG_BACKEND_HIP
 #define GG_GPU_BACKEND_NAME "hip"
 #define GG_GPU_HAVE_MMA 0
+/* Hopper's warpgroup MMA (wgmma, sm_90a): the FP8 tensor-core path. */
+#define GG_GPU_HAVE_WGMMA 0
 /* clang emits namespace-scope const objects on the device too, so the kernel descriptors (which
    point at host functions) are left out of the device pass. */
 #ifdef __HIP_DEVICE_COMPILE__

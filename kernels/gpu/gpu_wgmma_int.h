@@ -1,0 +1,239 @@
+/*
+ * gpu_wgmma_int.h — the FP8 main loop on Hopper's warpgroup MMA (sm_90a): a CTA of two
+ * warpgroups computes a 128x128 tile, each warpgroup 64 rows with wgmma.mma_async m64n128k32
+ * (e4m3/e5m2 in, fp32 accumulate), both operands read straight from shared memory through matrix
+ * descriptors. Operands must be K-major (the only layout the 8-bit wgmma reads). A stage holds
+ * 128 bytes of K of both tiles in the 128-byte swizzled layout the descriptors describe; stages
+ * stream in by cp.async, GPU_WG_AHEAD stages ahead. The tensor cores accumulate FP8 products in
+ * less than fp32 precision (about 14 bits are kept, as DeepSeek-V3 reports for H800), so every
+ * GPU_WG_PROMOTE-deep sum is taken fresh by the wgmmas and added into the fp32 accumulators with
+ * ordinary fp32 adds, as DeepGEMM does every 128 (promoting every 64 measured 10-15% slower, for
+ * an error the per-step alignment loss of the tensor cores dominates anyway). The accumulators land in the gpu_acc array
+ * of the engine in wgmma's layout (see gpu_frag_rc). Included by gpu_gemm_int.h after its
+ * loader building blocks.
+ */
+#ifndef GG_GPU_WGMMA_INT_H
+#define GG_GPU_WGMMA_INT_H
+
+#define GPU_WG_BK 128     /* fp8 elements (bytes) of K per stage: one swizzled 128-byte row */
+#ifndef GPU_WG_STAGES /* a tuning knob, -DGPU_WG_STAGES=N: 4 ran 2-7% faster than 6 on H100 */
+#define GPU_WG_STAGES 4
+#endif
+#define GPU_WG_AHEAD (GPU_WG_STAGES - 1) /* a slot is refilled the stage after its use */
+#define GPU_WG_PROMOTE 128 /* K elements the tensor cores sum before an fp32 add takes over */
+#define GPU_WG_TILE_BYTES (GPU_BM * GPU_WG_BK) /* A or B of one stage: 16 KiB */
+#define GPU_WG_PIPE_BYTES (GPU_WG_STAGES * 2 * GPU_WG_TILE_BYTES)
+#define GPU_WG_SMEM_BYTES (GPU_WG_PIPE_BYTES > GPU_STG_BYTES ? GPU_WG_PIPE_BYTES : GPU_STG_BYTES)
+
+/* Byte offset of (row, k) in a stage tile: row r at r·128, its 16-byte chunk c at chunk
+   c ^ (r mod 8) (the 128-byte swizzle; tiles start at multiples of 1024 bytes). */
+/* The format pairs of the wgmma path (0: not the wgmma path). */
+enum { GPU_WG_NONE = 0, GPU_WG_E4M3_E4M3, GPU_WG_E4M3_E5M2, GPU_WG_E5M2_E4M3, GPU_WG_E5M2_E5M2 };
+
+/* The pair of OCP formats fa and fb, or GPU_WG_NONE when either is not an OCP fp8 format. */
+static inline int gpu_wg_formats(int fa, int fb)
+{
+    int ok = (fa == GG_DTYPE_E4M3 || fa == GG_DTYPE_E5M2) &&
+             (fb == GG_DTYPE_E4M3 || fb == GG_DTYPE_E5M2);
+    if (!ok || !GG_GPU_HAVE_WGMMA)
+        return GPU_WG_NONE;
+    return GPU_WG_E4M3_E4M3 + 2 * (fa == GG_DTYPE_E5M2) + (fb == GG_DTYPE_E5M2);
+}
+
+__device__ __forceinline__ int gpu_wg_off(int row, int k)
+{
+    return row * GPU_WG_BK + ((((k >> 4) ^ row) & 7) << 4) + (k & 15);
+}
+
+/* A thread's four 16-byte chunks of an operand tile (chunk c = thread + q·256 is row c / 8,
+   K bytes (c mod 8)·16 ..): where each starts at K = 0, its place in a stage, whether its row
+   exists, and whether whole stages may go by cp.async without checks (aligned rows, no wrap). */
+struct gpu_wg_chunks {
+    const uint8_t *src[4];
+    int dst[4];
+    unsigned live;
+    int fast;
+};
+
+__device__ __forceinline__ void gpu_wg_chunks_of(const gpu_operand &o, int wrap32,
+                                                 gpu_wg_chunks &ch)
+{
+    ch.live = 0;
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        int c = threadIdx.x + q * GPU_THREADS, mn = c >> 3, kk = (c & 7) * 16;
+        ch.src[q] = o.base + o.off + (int64_t)mn * o.s_mn + kk;
+        ch.dst[q] = gpu_wg_off(mn, kk);
+        ch.live |= (unsigned)(mn < o.mn_lim) << q;
+    }
+    ch.fast = !wrap32 && o.gather == NULL && (((uintptr_t)(o.base + o.off)) & 15) == 0 &&
+              (o.s_mn & 15) == 0;
+}
+
+/*
+ * Loads the stage of K starting at r into the stage tile s: 1024 chunks of 16 bytes, four per
+ * thread. A stage wholly inside K with aligned rows and an aligned start (split-K slices start
+ * anywhere) goes by cp.async without checks; otherwise
+ * a whole, aligned chunk goes by cp.async and a partial or misaligned one (or one that would
+ * cross the 32-bit range under wrap32) byte by byte, zeros outside the operand.
+ */
+__device__ __forceinline__ void gpu_wg_load_stage(const gpu_operand &o, const gpu_wg_chunks &ch,
+                                                  int64_t r, uint8_t *s, int wrap32)
+{
+    if (ch.fast && (r & 15) == 0 && r + GPU_WG_BK <= o.r1) {
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            if (ch.live >> q & 1)
+                gpu_cp_async16(s + ch.dst[q], ch.src[q] + r);
+            else
+                *(uint4 *)(s + ch.dst[q]) = make_uint4(0, 0, 0, 0);
+        }
+        return;
+    }
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        int c = threadIdx.x + q * GPU_THREADS;
+        int mn = c >> 3, kk = (c & 7) * 16;
+        int64_t k = r + kk;
+        int64_t e0 = gpu_wrap(wrap32, o.off + (int64_t)mn * o.s_mn + k);
+        uint8_t *dst = s + gpu_wg_off(mn, kk);
+        int row_ok = mn < o.mn_lim;
+        if (row_ok && k + 16 <= o.r1 && (((uintptr_t)(o.base + e0)) & 15) == 0 &&
+            (!wrap32 || e0 + 16 <= ((int64_t)1 << 32))) {
+            gpu_cp_async16(dst, o.base + e0);
+            continue;
+        }
+        uint8_t v[16];
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            v[j] = row_ok && k + j < o.r1 ? o.base[gpu_wrap(wrap32, o.off + (int64_t)mn * o.s_mn +
+                                                                k + j)]
+                                          : (uint8_t)0;
+        *(uint4 *)dst = *(const uint4 *)v;
+    }
+}
+
+#if GG_GPU_HAVE_WGMMA
+/* The shared-memory matrix descriptor of a K-major, 128-byte swizzled tile at p: start address,
+   stride between 8-row groups 1024 bytes, layout 128B swizzle. */
+__device__ __forceinline__ uint64_t gpu_wg_desc(const uint8_t *p)
+{
+    uint64_t a = gpu_smem_addr(p);
+    return ((a & 0x3FFFF) >> 4) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
+}
+
+#define GPU_WGMMA_M64N128K32(TA, TB)                                                        \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                               \
+                 "wgmma.mma_async.sync.aligned.m64n128k32.f32." TA "." TB " {"              \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, " \
+                 "%64, %65, p, 1, 1;\n}\n"                                                 \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
+                 : "l"(da), "l"(db), "r"(scale_d))
+
+/* d = A·Bᵀ (scale_d 0) or d += A·Bᵀ (1) for one k32 step: A 64 rows at da, B 128 rows at db;
+   WGF is the format pair (gpu_wg_formats). */
+template <int WGF>
+__device__ __forceinline__ void gpu_wgmma(float *d, uint64_t da, uint64_t db, int scale_d)
+{
+    if constexpr (WGF == GPU_WG_E4M3_E4M3)
+        GPU_WGMMA_M64N128K32("e4m3", "e4m3");
+    else if constexpr (WGF == GPU_WG_E4M3_E5M2)
+        GPU_WGMMA_M64N128K32("e4m3", "e5m2");
+    else if constexpr (WGF == GPU_WG_E5M2_E4M3)
+        GPU_WGMMA_M64N128K32("e5m2", "e4m3");
+    else
+        GPU_WGMMA_M64N128K32("e5m2", "e5m2");
+}
+
+/* Keeps the compiler from moving accumulator reads or writes across the asynchronous MMAs. */
+__device__ __forceinline__ void gpu_wg_fence_acc(float *d)
+{
+#pragma unroll
+    for (int i = 0; i < 64; i++)
+        asm volatile("" : "+f"(d[i])::"memory");
+}
+#endif
+
+/*
+ * acc = the tile's fp32 sums over reduction indices [r0, a.r1) of fp8 operands a and b (both
+ * K-major) of the format pair WGF: per stage, the wgmmas of each GPU_WG_PROMOTE-deep chunk take
+ * its sum into part and wait for it, and part is added into acc. Every warpgroup has waited for its wgmmas of stage
+ * kt - 1 before the barrier of stage kt, after which that stage's slot is refilled.
+ */
+template <int WGF>
+__device__ void gpu_wg_mainloop(const gpu_grouped &P, gpu_acc acc, const gpu_operand &a,
+                                const gpu_operand &b, int64_t r0, uint8_t *smem)
+{
+    float *d = &acc[0][0][0];
+#pragma unroll
+    for (int i = 0; i < 64; i++)
+        d[i] = 0.0f;
+#if GG_GPU_HAVE_WGMMA
+    float part[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++)
+        part[i] = 0.0f;
+    int64_t ktiles = a.r1 > r0 ? (a.r1 - r0 + GPU_WG_BK - 1) / GPU_WG_BK : 0;
+    uint8_t *As = smem, *Bs = smem + GPU_WG_STAGES * GPU_WG_TILE_BYTES;
+    const int wrap32 = P.wrap32, wg = threadIdx.x >> 7;
+    gpu_wg_chunks ca, cb;
+    gpu_wg_chunks_of(a, wrap32, ca);
+    gpu_wg_chunks_of(b, wrap32, cb);
+#pragma unroll
+    for (int s = 0; s < GPU_WG_AHEAD; s++) {
+        if (s < ktiles) {
+            gpu_wg_load_stage(a, ca, r0 + s * GPU_WG_BK, As + s * GPU_WG_TILE_BYTES, wrap32);
+            gpu_wg_load_stage(b, cb, r0 + s * GPU_WG_BK, Bs + s * GPU_WG_TILE_BYTES, wrap32);
+        }
+        gpu_cp_async_commit();
+    }
+    for (int64_t kt = 0; kt < ktiles; kt++) {
+        gpu_cp_async_wait<GPU_WG_AHEAD - 1>();
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncthreads();
+        int64_t nk = kt + GPU_WG_AHEAD;
+        if (nk < ktiles) {
+            int st = (int)(nk % GPU_WG_STAGES);
+            gpu_wg_load_stage(a, ca, r0 + nk * GPU_WG_BK, As + st * GPU_WG_TILE_BYTES, wrap32);
+            gpu_wg_load_stage(b, cb, r0 + nk * GPU_WG_BK, Bs + st * GPU_WG_TILE_BYTES, wrap32);
+        }
+        gpu_cp_async_commit();
+        int cs = (int)(kt % GPU_WG_STAGES);
+        const uint8_t *at = As + cs * GPU_WG_TILE_BYTES + wg * 64 * GPU_WG_BK;
+        const uint8_t *bt = Bs + cs * GPU_WG_TILE_BYTES;
+#pragma unroll
+        for (int k0 = 0; k0 < GPU_WG_BK; k0 += GPU_WG_PROMOTE) {
+            gpu_wg_fence_acc(part);
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+            for (int kk = k0; kk < k0 + GPU_WG_PROMOTE; kk += 32)
+                gpu_wgmma<WGF>(part, gpu_wg_desc(at + kk), gpu_wg_desc(bt + kk), kk > k0);
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            gpu_wg_fence_acc(part);
+#pragma unroll
+            for (int i = 0; i < 64; i++)
+                d[i] += part[i];
+        }
+    }
+    gpu_cp_async_wait<0>();
+#else /* never launched without wgmma (gpu_wg_formats gives GPU_WG_NONE) */
+    (void)P;
+    (void)a;
+    (void)b;
+    (void)r0;
+    (void)smem;
+#endif
+}
+
+#endif /* GG_GPU_WGMMA_INT_H */
