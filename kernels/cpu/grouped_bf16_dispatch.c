@@ -13,10 +13,6 @@
 
 #include "kernels/cpu/grouped_bf16_int.h"
 
-#define STREAMS_MAX 16
-#define STREAMS_DEFAULT 2
-#define THRESHOLD_DEFAULT 128
-
 /* Workspace bytes of group g's own launch. */
 static size_t group_ws(const struct cpu_bf16_map *m, int64_t g)
 {
@@ -122,15 +118,21 @@ const struct gg_kernel gg_kernel_grouped_bf16_cpu_serial = {
 static const char *const streams_mutants[] = {"shared_workspace_parallel",
                                               CPU_BF16_MUTANTS_SHARED, NULL};
 
-static int streams_supports(const struct gg_problem *p, char *why, size_t why_len)
+int cpu_bf16_streams_supports(const struct gg_problem *p, const char *const *mutants, char *why,
+                              size_t why_len)
 {
-    if (!cpu_bf16_supports(p, streams_mutants, why, why_len) ||
+    if (!cpu_bf16_supports(p, mutants, why, why_len) ||
         !cpu_supports_option(p, "streams", STREAMS_DEFAULT, 1, STREAMS_MAX, why, why_len))
         return 0;
     int64_t threshold = gg_kopt_get(p, "threshold", THRESHOLD_DEFAULT);
     if (threshold < 0)
         return cpu_refuse(why, why_len, "threshold %lld negative", (long long)threshold);
     return 1;
+}
+
+static int streams_supports(const struct gg_problem *p, char *why, size_t why_len)
+{
+    return cpu_bf16_streams_supports(p, streams_mutants, why, why_len);
 }
 
 /* One stream's slice holds the largest launch of any group (a stream runs its groups one after

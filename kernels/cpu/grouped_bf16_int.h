@@ -59,6 +59,16 @@ struct cpu_bf16_worker {
 int cpu_bf16_supports(const struct gg_problem *p, const char *const *mutants, char *why,
                       size_t why_len);
 
+/* The streams kernels' options: "streams" (1 .. STREAMS_MAX concurrent streams) and "threshold"
+   (the token count up to which a group counts as small). */
+#define STREAMS_MAX 16
+#define STREAMS_DEFAULT 2
+#define THRESHOLD_DEFAULT 128
+
+/* cpu_bf16_supports() plus the streams kernels' options (CPU threads or GPU streams alike). */
+int cpu_bf16_streams_supports(const struct gg_problem *p, const char *const *mutants, char *why,
+                              size_t why_len);
+
 /* The map of p over the group offsets offs, with the mutant switches p asks for. */
 void cpu_bf16_map_init(const struct gg_problem *p, const int64_t *offs, struct cpu_bf16_map *m);
 

@@ -322,6 +322,22 @@ __device__ __forceinline__ void gpu_frag_rc(int mi, int ni, int e, int &row, int
     }
 }
 
+/* Calls f(i, row, col) for each of the thread's 64 accumulator values: i indexes the gpu_acc
+   flattened (acc[mi][ni][e] is element 16·mi + 4·ni + e), (row, col) its place in the tile. */
+template <bool WG, typename F> __device__ __forceinline__ void gpu_for_frag(F f)
+{
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int ni = 0; ni < 4; ni++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int row, col;
+                gpu_frag_rc<WG>(mi, ni, e, row, col);
+                f(16 * mi + 4 * ni + e, row, col);
+            }
+}
+
 template <bool AK, bool BK>
 __device__ __forceinline__ void gpu_compute_stage(gpu_acc acc, const uint16_t *As,
                                                   const uint16_t *Bs)
@@ -406,30 +422,24 @@ __device__ __forceinline__ float gpu_mx_block(float s, uint32_t ca, uint32_t cb,
 static __device__ void gpu_rescale(const gpu_grouped &P, const gpu_tile &tl, int64_t grp, gpu_acc acc,
                             gpu_acc part)
 {
-#pragma unroll
-    for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-        for (int ni = 0; ni < 4; ni++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int row, col;
-                gpu_frag_rc<false>(mi, ni, e, row, col);
-                float v = part[mi][ni][e];
-                part[mi][ni][e] = 0.0f;
-                if (row >= tl.rows || col >= tl.cols)
-                    continue;
-                int64_t arow = tl.a_row ? tl.a_row[row] : tl.blk.row0 + tl.i0 + row;
-                if (arow < 0)
-                    continue;
-                if (P.recipe == GPU_R_BLOCK128) {
-                    v = __fmul_rn(v, P.a_scale[arow * P.k_groups + grp]);
-                } else {
-                    uint32_t ca = P.a_e8m0[arow * P.k_groups + grp];
-                    uint32_t cb = P.b_e8m0[(tl.mat * P.n + tl.j0 + col) * P.k_groups + grp];
-                    v = gpu_mx_block(v, ca, cb, P.e8m0_special);
-                }
-                acc[mi][ni][e] = __fadd_rn(acc[mi][ni][e], v);
-            }
+    float *a = &acc[0][0][0], *pt = &part[0][0][0];
+    gpu_for_frag<false>([&](int i, int row, int col) {
+        float v = pt[i];
+        pt[i] = 0.0f;
+        if (row >= tl.rows || col >= tl.cols)
+            return;
+        int64_t arow = tl.a_row ? tl.a_row[row] : tl.blk.row0 + tl.i0 + row;
+        if (arow < 0)
+            return;
+        if (P.recipe == GPU_R_BLOCK128) {
+            v = __fmul_rn(v, P.a_scale[arow * P.k_groups + grp]);
+        } else {
+            uint32_t ca = P.a_e8m0[arow * P.k_groups + grp];
+            uint32_t cb = P.b_e8m0[(tl.mat * P.n + tl.j0 + col) * P.k_groups + grp];
+            v = gpu_mx_block(v, ca, cb, P.e8m0_special);
+        }
+        a[i] = __fadd_rn(a[i], v);
+    });
 }
 
 /*
@@ -615,17 +625,11 @@ static __device__ void gpu_write_slot(const gpu_grouped &P, const gpu_tile &tl, 
                                float *stg, float *slot)
 {
     __syncthreads(); /* every warp is done with the pipeline's shared memory */
-#pragma unroll
-    for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-        for (int ni = 0; ni < 4; ni++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                int row, col;
-                gpu_frag_rc<WG>(mi, ni, 2 * h, row, col);
-                *(float2 *)(stg + row * GPU_STG_LD + col) =
-                    make_float2(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]);
-            }
+    const float *a = &acc[0][0][0];
+    gpu_for_frag<WG>([&](int i, int row, int col) { /* pairs of columns: even e */
+        if ((i & 1) == 0)
+            *(float2 *)(stg + row * GPU_STG_LD + col) = make_float2(a[i], a[i + 1]);
+    });
     if (!P.missing_fence)
         __syncthreads();
     for (int e = threadIdx.x; e < GPU_BM * GPU_BN / 4; e += GPU_THREADS) {
@@ -650,17 +654,11 @@ static __device__ void gpu_write_slot(const gpu_grouped &P, const gpu_tile &tl, 
 template <bool WG>
 static __device__ void gpu_add_slot(const gpu_tile &tl, gpu_acc acc, const float *slot)
 {
-#pragma unroll
-    for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-        for (int ni = 0; ni < 4; ni++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int row, col;
-                gpu_frag_rc<WG>(mi, ni, e, row, col);
-                if (row < tl.rows && col < tl.cols)
-                    acc[mi][ni][e] = __ldcg(slot + row * GPU_BN + col) + acc[mi][ni][e];
-            }
+    float *a = &acc[0][0][0];
+    gpu_for_frag<WG>([&](int i, int row, int col) {
+        if (row < tl.rows && col < tl.cols)
+            a[i] = __ldcg(slot + row * GPU_BN + col) + a[i];
+    });
 }
 
 template <bool WG>
@@ -728,20 +726,13 @@ static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, 
     const int64_t *c_row = EXTRA ? tl.c_row : NULL;
     float s = gpu_tile_scale(P, tl.mat);
     int64_t c0 = tl.blk.c_off + tl.i0 * P.ldc + tl.j0;
-#pragma unroll
-    for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-        for (int ni = 0; ni < 4; ni++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int row, col;
-                gpu_frag_rc<WG>(mi, ni, e, row, col);
-                if (row >= tl.rows || col >= tl.cols || (c_row && c_row[row] < 0))
-                    continue;
-                int64_t at = c_row ? c_row[row] * P.ldc + tl.j0 + col : c0 + row * P.ldc + col;
-                gpu_store_c(P.c, P.c_dtype, at,
-                            gpu_finish<EXTRA>(P, tl.mat, tl.j0 + col, acc[mi][ni][e], s));
-            }
+    const float *a = &acc[0][0][0];
+    gpu_for_frag<WG>([&](int i, int row, int col) {
+        if (row >= tl.rows || col >= tl.cols || (c_row && c_row[row] < 0))
+            return;
+        int64_t at = c_row ? c_row[row] * P.ldc + tl.j0 + col : c0 + row * P.ldc + col;
+        gpu_store_c(P.c, P.c_dtype, at, gpu_finish<EXTRA>(P, tl.mat, tl.j0 + col, a[i], s));
+    });
 }
 
 /*

@@ -13,10 +13,6 @@ extern "C" {
 #include "kernels/cpu/grouped_bf16_int.h"
 }
 
-#define STREAMS_MAX 16
-#define STREAMS_DEFAULT 2
-#define THRESHOLD_DEFAULT 128
-
 /* Workspace size a kernel reports for `used` bytes: one slot less under workspace_underreport
    (the formula forgets the last tile of partials, which then lands past the end). */
 static size_t reported_ws(const struct gg_problem *p, size_t used)
@@ -135,13 +131,7 @@ static const char *const streams_mutants[] = {"zero_len_ptr_skip", "shared_works
 
 GG_GPU_ENTRY int streams_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    if (!cpu_bf16_supports(p, streams_mutants, why, why_len) ||
-        !cpu_supports_option(p, "streams", STREAMS_DEFAULT, 1, STREAMS_MAX, why, why_len))
-        return 0;
-    int64_t threshold = gg_kopt_get(p, "threshold", THRESHOLD_DEFAULT);
-    if (threshold < 0)
-        return cpu_refuse(why, why_len, "threshold %lld negative", (long long)threshold);
-    return 1;
+    return cpu_bf16_streams_supports(p, streams_mutants, why, why_len);
 }
 
 /* A stream's slice holds the largest single-group launch (partials only: the reduction is a
