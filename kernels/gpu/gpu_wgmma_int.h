@@ -5,25 +5,29 @@
  * descriptors. Operands must be K-major (the only layout the 8-bit wgmma reads). A stage holds
  * 128 bytes of K of both tiles in the 128-byte swizzled layout the descriptors describe; stages
  * stream in by cp.async, GPU_WG_AHEAD stages ahead. The tensor cores accumulate FP8 products in
- * less than fp32 precision (about 14 bits are kept, as DeepSeek-V3 reports for H800), so every
- * GPU_WG_PROMOTE-deep sum is taken fresh by the wgmmas and added into the fp32 accumulators with
+ * less than fp32 precision (about 14 bits are kept, as DeepSeek-V3 reports for H800), so each
+ * stage's 128-deep sum is taken fresh by the wgmmas and added into the fp32 accumulators with
  * ordinary fp32 adds, as DeepGEMM does every 128 (promoting every 64 measured 10-15% slower, for
- * an error the per-step alignment loss of the tensor cores dominates anyway). The accumulators land in the gpu_acc array
- * of the engine in wgmma's layout (see gpu_frag_rc). Included by gpu_gemm_int.h after its
- * loader building blocks.
+ * an error the per-step alignment loss of the tensor cores dominates anyway). Two partial sums
+ * alternate, so the adds of one stage overlap the wgmmas of the next. The accumulators land in
+ * the gpu_acc array of the engine in wgmma's layout (see gpu_frag_rc). Included by
+ * gpu_gemm_int.h after its loader building blocks.
  */
 #ifndef GG_GPU_WGMMA_INT_H
 #define GG_GPU_WGMMA_INT_H
 
 #define GPU_WG_BK 128     /* fp8 elements (bytes) of K per stage: one swizzled 128-byte row */
-#ifndef GPU_WG_STAGES /* a tuning knob, -DGPU_WG_STAGES=N: 4 ran 2-7% faster than 6 on H100 */
-#define GPU_WG_STAGES 4
+#ifndef GPU_WG_STAGES /* a tuning knob, -DGPU_WG_STAGES=N */
+#define GPU_WG_STAGES 5
 #endif
-#define GPU_WG_AHEAD (GPU_WG_STAGES - 1) /* a slot is refilled the stage after its use */
-#define GPU_WG_PROMOTE 128 /* K elements the tensor cores sum before an fp32 add takes over */
+/* A slot is refilled two stages after its use, so that one warpgroup may run a stage ahead of
+   the other without waiting. */
+#define GPU_WG_AHEAD (GPU_WG_STAGES - 2)
 #define GPU_WG_TILE_BYTES (GPU_BM * GPU_WG_BK) /* A or B of one stage: 16 KiB */
 #define GPU_WG_PIPE_BYTES (GPU_WG_STAGES * 2 * GPU_WG_TILE_BYTES)
-#define GPU_WG_SMEM_BYTES (GPU_WG_PIPE_BYTES > GPU_STG_BYTES ? GPU_WG_PIPE_BYTES : GPU_STG_BYTES)
+/* The stages' mbarriers (full, then empty) after the pipeline or the epilogue's staging. */
+#define GPU_WG_BAR_OFF (GPU_WG_PIPE_BYTES > GPU_STG_BYTES ? GPU_WG_PIPE_BYTES : GPU_STG_BYTES)
+#define GPU_WG_SMEM_BYTES (GPU_WG_BAR_OFF + 2 * GPU_WG_STAGES * 8)
 
 /* Byte offset of (row, k) in a stage tile: row r at r·128, its 16-byte chunk c at chunk
    c ^ (r mod 8) (the 128-byte swizzle; tiles start at multiples of 1024 bytes). */
@@ -45,27 +49,33 @@ __device__ __forceinline__ int gpu_wg_off(int row, int k)
     return row * GPU_WG_BK + ((((k >> 4) ^ row) & 7) << 4) + (k & 15);
 }
 
-/* A thread's four 16-byte chunks of an operand tile (chunk c = thread + q·256 is row c / 8,
-   K bytes (c mod 8)·16 ..): where each starts at K = 0, its place in a stage, whether its row
-   exists, and whether whole stages may go by cp.async without checks (aligned rows, no wrap). */
+/* A thread's four 16-byte chunks of an operand tile: chunk c = thread + q·256 is row c / 8 and
+   K bytes (c mod 8)·16 .., so chunk q lies 32·q rows below chunk 0, at the same place in the
+   128-byte swizzle (32 is a multiple of 8). Kept: where chunk 0 starts at K = 0 and the step to
+   the next chunk, its place in a stage, which rows exist, and whether whole stages may go by
+   cp.async without checks (aligned rows, no wrap). Few registers: the main loop holds two
+   partial sums beside the accumulators. */
 struct gpu_wg_chunks {
-    const uint8_t *src[4];
-    int dst[4];
+    const uint8_t *src;
+    int64_t step;
+    int dst;
     unsigned live;
     int fast;
 };
 
+#define GPU_WG_CHUNK_ROWS (GPU_THREADS / 8) /* rows between a thread's chunks */
+
 __device__ __forceinline__ void gpu_wg_chunks_of(const gpu_operand &o, int wrap32,
                                                  gpu_wg_chunks &ch)
 {
+    int mn = threadIdx.x >> 3, kk = (threadIdx.x & 7) * 16;
+    ch.src = o.base + o.off + (int64_t)mn * o.s_mn + kk;
+    ch.step = (int64_t)GPU_WG_CHUNK_ROWS * o.s_mn;
+    ch.dst = gpu_wg_off(mn, kk);
     ch.live = 0;
 #pragma unroll
-    for (int q = 0; q < 4; q++) {
-        int c = threadIdx.x + q * GPU_THREADS, mn = c >> 3, kk = (c & 7) * 16;
-        ch.src[q] = o.base + o.off + (int64_t)mn * o.s_mn + kk;
-        ch.dst[q] = gpu_wg_off(mn, kk);
-        ch.live |= (unsigned)(mn < o.mn_lim) << q;
-    }
+    for (int q = 0; q < 4; q++)
+        ch.live |= (unsigned)(mn + q * GPU_WG_CHUNK_ROWS < o.mn_lim) << q;
     ch.fast = !wrap32 && o.gather == NULL && (((uintptr_t)(o.base + o.off)) & 15) == 0 &&
               (o.s_mn & 15) == 0;
 }
@@ -75,20 +85,29 @@ __device__ __forceinline__ void gpu_wg_chunks_of(const gpu_operand &o, int wrap3
  * thread. A stage wholly inside K with aligned rows and an aligned start (split-K slices start
  * anywhere) goes by cp.async without checks; otherwise
  * a whole, aligned chunk goes by cp.async and a partial or misaligned one (or one that would
- * cross the 32-bit range under wrap32) byte by byte, zeros outside the operand.
+ * cross the 32-bit range under wrap32) byte by byte, zeros outside the operand. Returns whether
+ * the thread wrote shared memory with ordinary stores (zeros, or the byte path).
  */
-__device__ __forceinline__ void gpu_wg_load_stage(const gpu_operand &o, const gpu_wg_chunks &ch,
-                                                  int64_t r, uint8_t *s, int wrap32)
+__device__ __forceinline__ int gpu_wg_load_stage(const gpu_operand &o, const gpu_wg_chunks &ch,
+                                                 int64_t r, uint8_t *s, int wrap32)
 {
+    if (ch.fast && ch.live == 15 && (r & 15) == 0 && r + GPU_WG_BK <= o.r1) {
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            gpu_cp_async16(s + ch.dst + q * GPU_WG_CHUNK_ROWS * GPU_WG_BK,
+                           ch.src + q * ch.step + r);
+        return 0;
+    }
     if (ch.fast && (r & 15) == 0 && r + GPU_WG_BK <= o.r1) {
 #pragma unroll
         for (int q = 0; q < 4; q++) {
+            uint8_t *dst = s + ch.dst + q * GPU_WG_CHUNK_ROWS * GPU_WG_BK;
             if (ch.live >> q & 1)
-                gpu_cp_async16(s + ch.dst[q], ch.src[q] + r);
+                gpu_cp_async16(dst, ch.src + q * ch.step + r);
             else
-                *(uint4 *)(s + ch.dst[q]) = make_uint4(0, 0, 0, 0);
+                *(uint4 *)dst = make_uint4(0, 0, 0, 0);
         }
-        return;
+        return 1;
     }
 #pragma unroll
     for (int q = 0; q < 4; q++) {
@@ -111,6 +130,7 @@ __device__ __forceinline__ void gpu_wg_load_stage(const gpu_operand &o, const gp
                                           : (uint8_t)0;
         *(uint4 *)dst = *(const uint4 *)v;
     }
+    return 1;
 }
 
 #if GG_GPU_HAVE_WGMMA
@@ -164,11 +184,79 @@ __device__ __forceinline__ void gpu_wg_fence_acc(float *d)
 }
 #endif
 
+#if GG_GPU_HAVE_WGMMA
+/* mbarrier operations on shared-memory barriers (PTX ISA, "Parallel synchronization and
+   communication instructions: mbarrier"). */
+__device__ __forceinline__ void gpu_mbar_init(uint64_t *bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(gpu_smem_addr(bar)),
+                 "r"(count)
+                 : "memory");
+}
+
+__device__ __forceinline__ void gpu_mbar_arrive(uint64_t *bar)
+{
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(
+                     gpu_smem_addr(bar))
+                 : "memory");
+}
+
+/* An arrival on bar once all of the thread's earlier cp.async copies have landed (counted as
+   one of the barrier's expected arrivals). */
+__device__ __forceinline__ void gpu_mbar_arrive_cp_async(uint64_t *bar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(
+                     gpu_smem_addr(bar))
+                 : "memory");
+}
+
+/* Waits until the phase of bar with this parity has completed. */
+__device__ __forceinline__ void gpu_mbar_wait(uint64_t *bar, unsigned parity)
+{
+    asm volatile("{\n.reg .pred done;\nwait_%=:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra wait_%=;\n}\n" ::"r"(gpu_smem_addr(bar)),
+                 "r"(parity)
+                 : "memory");
+}
+
+/*
+ * Fills stage nk's slot: waits until both warpgroups have released the slot's previous stage
+ * (nk - GPU_WG_STAGES), issues the thread's loads of both operands and arrives on the slot's
+ * full barrier when they have landed. A thread that stored zeros or bytes itself first waits
+ * for its copies, makes its stores visible to the tensor cores' (async) proxy and arrives.
+ */
+__device__ __forceinline__ void gpu_wg_fill(int nk, const gpu_operand &a, const gpu_operand &b,
+                                            const gpu_wg_chunks &ca, const gpu_wg_chunks &cb,
+                                            int64_t r0, uint8_t *As, uint8_t *Bs,
+                                            uint64_t *full, uint64_t *empty, int wrap32)
+{
+    int st = nk % GPU_WG_STAGES;
+    if (nk >= GPU_WG_STAGES)
+        gpu_mbar_wait(&empty[st], (unsigned)(nk / GPU_WG_STAGES - 1) & 1);
+    int64_t r = r0 + (int64_t)nk * GPU_WG_BK;
+    int stored = gpu_wg_load_stage(a, ca, r, As + st * GPU_WG_TILE_BYTES, wrap32);
+    stored |= gpu_wg_load_stage(b, cb, r, Bs + st * GPU_WG_TILE_BYTES, wrap32);
+    if (!stored) {
+        gpu_mbar_arrive_cp_async(&full[st]);
+        return;
+    }
+    /* wait_all, not wait_group: these copies were never committed to a group */
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    gpu_mbar_arrive(&full[st]);
+}
+#endif
+
 /*
  * acc = the tile's fp32 sums over reduction indices [r0, a.r1) of fp8 operands a and b (both
- * K-major) of the format pair WGF: per stage, the wgmmas of each GPU_WG_PROMOTE-deep chunk take
- * its sum into part and wait for it, and part is added into acc. Every warpgroup has waited for its wgmmas of stage
- * kt - 1 before the barrier of stage kt, after which that stage's slot is refilled.
+ * K-major) of the format pair WGF. Stages pass between the loads and the two warpgroups through
+ * mbarriers, not block-wide barriers: a slot's full barrier completes when all 256 threads'
+ * loads have landed, its empty barrier when all 8 warps have waited for the wgmmas that read
+ * it. So a warpgroup that waits for its wgmmas and promotes their sum does so while the other
+ * warpgroup's wgmmas keep the tensor cores busy, and a warpgroup issues the loads of a later
+ * stage while its own wgmmas run. Each stage's 128-deep sum is taken fresh into part and added
+ * into acc (the promotion).
  */
 template <int WGF>
 __device__ void gpu_wg_mainloop(const gpu_grouped &P, gpu_acc acc, const gpu_operand &a,
@@ -179,54 +267,49 @@ __device__ void gpu_wg_mainloop(const gpu_grouped &P, gpu_acc acc, const gpu_ope
     for (int i = 0; i < 64; i++)
         d[i] = 0.0f;
 #if GG_GPU_HAVE_WGMMA
-    float part[64];
-#pragma unroll
-    for (int i = 0; i < 64; i++)
-        part[i] = 0.0f;
-    int64_t ktiles = a.r1 > r0 ? (a.r1 - r0 + GPU_WG_BK - 1) / GPU_WG_BK : 0;
+    int ktiles = a.r1 > r0 ? (int)((a.r1 - r0 + GPU_WG_BK - 1) / GPU_WG_BK) : 0;
+    if (ktiles == 0)
+        return;
     uint8_t *As = smem, *Bs = smem + GPU_WG_STAGES * GPU_WG_TILE_BYTES;
-    const int wrap32 = P.wrap32, wg = threadIdx.x >> 7;
+    uint64_t *full = (uint64_t *)(smem + GPU_WG_BAR_OFF), *empty = full + GPU_WG_STAGES;
+    __syncthreads(); /* the previous tile is done with the barriers and the slots */
+    if (threadIdx.x < GPU_WG_STAGES) {
+        gpu_mbar_init(&full[threadIdx.x], GPU_THREADS);
+        gpu_mbar_init(&empty[threadIdx.x], GPU_THREADS / 32);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    __syncthreads();
+    const int wrap32 = P.wrap32;
     gpu_wg_chunks ca, cb;
     gpu_wg_chunks_of(a, wrap32, ca);
     gpu_wg_chunks_of(b, wrap32, cb);
-#pragma unroll
-    for (int s = 0; s < GPU_WG_AHEAD; s++) {
-        if (s < ktiles) {
-            gpu_wg_load_stage(a, ca, r0 + s * GPU_WG_BK, As + s * GPU_WG_TILE_BYTES, wrap32);
-            gpu_wg_load_stage(b, cb, r0 + s * GPU_WG_BK, Bs + s * GPU_WG_TILE_BYTES, wrap32);
-        }
-        gpu_cp_async_commit();
-    }
-    for (int64_t kt = 0; kt < ktiles; kt++) {
-        gpu_cp_async_wait<GPU_WG_AHEAD - 1>();
+    for (int s = 0; s < GPU_WG_AHEAD && s < ktiles; s++)
+        gpu_wg_fill(s, a, b, ca, cb, r0, As, Bs, full, empty, wrap32);
+    float part[64];
+    const uint8_t *a_wg = As + (threadIdx.x >> 7) * 64 * GPU_WG_BK;
+    for (int kt = 0; kt < ktiles; kt++) {
+        int cs = kt % GPU_WG_STAGES;
+        gpu_mbar_wait(&full[cs], (unsigned)(kt / GPU_WG_STAGES) & 1);
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        __syncthreads();
-        int64_t nk = kt + GPU_WG_AHEAD;
-        if (nk < ktiles) {
-            int st = (int)(nk % GPU_WG_STAGES);
-            gpu_wg_load_stage(a, ca, r0 + nk * GPU_WG_BK, As + st * GPU_WG_TILE_BYTES, wrap32);
-            gpu_wg_load_stage(b, cb, r0 + nk * GPU_WG_BK, Bs + st * GPU_WG_TILE_BYTES, wrap32);
-        }
-        gpu_cp_async_commit();
-        int cs = (int)(kt % GPU_WG_STAGES);
-        const uint8_t *at = As + cs * GPU_WG_TILE_BYTES + wg * 64 * GPU_WG_BK;
-        const uint8_t *bt = Bs + cs * GPU_WG_TILE_BYTES;
+        const uint8_t *at = a_wg + cs * GPU_WG_TILE_BYTES, *bt = Bs + cs * GPU_WG_TILE_BYTES;
+        gpu_wg_fence_acc(part);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-        for (int k0 = 0; k0 < GPU_WG_BK; k0 += GPU_WG_PROMOTE) {
-            gpu_wg_fence_acc(part);
-            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        for (int kk = 0; kk < GPU_WG_BK; kk += 32)
+            gpu_wgmma<WGF>(part, gpu_wg_desc(at + kk), gpu_wg_desc(bt + kk), kk > 0);
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        /* the loads of a later stage go out while the tensor cores work */
+        if (kt + GPU_WG_AHEAD < ktiles)
+            gpu_wg_fill(kt + GPU_WG_AHEAD, a, b, ca, cb, r0, As, Bs, full, empty, wrap32);
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        gpu_wg_fence_acc(part);
+        if ((threadIdx.x & 31) == 0)
+            gpu_mbar_arrive(&empty[cs]);
 #pragma unroll
-            for (int kk = k0; kk < k0 + GPU_WG_PROMOTE; kk += 32)
-                gpu_wgmma<WGF>(part, gpu_wg_desc(at + kk), gpu_wg_desc(bt + kk), kk > k0);
-            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            gpu_wg_fence_acc(part);
-#pragma unroll
-            for (int i = 0; i < 64; i++)
-                d[i] += part[i];
-        }
+        for (int i = 0; i < 64; i++)
+            d[i] += part[i];
     }
-    gpu_cp_async_wait<0>();
+    __syncthreads(); /* the other warpgroup's wgmmas may still read a slot the epilogue reuses */
 #else /* never launched without wgmma (gpu_wg_formats gives GPU_WG_NONE) */
     (void)P;
     (void)a;
