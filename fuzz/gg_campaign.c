@@ -38,6 +38,7 @@ extern char **environ;
 #define START_LIMIT_S 30.0      /* a worker that has not announced itself by then failed */
 #define MAX_START_FAILURES 3    /* consecutive failed starts end the campaign */
 #define MAX_GEN_FAILURES 1000   /* consecutive cases that could not be drawn end it */
+#define MAX_LOGGED_ERRORS 8     /* cases that could not run, logged with their message */
 #define MUTATE_PERMILLE 300     /* share of cases mutated from the corpus */
 #define CORPUS_MAX 8192         /* cases kept in memory; later ones replace random ones */
 #define PATH_MAX_LEN 4096
@@ -860,6 +861,19 @@ static void done_job(struct worker *w)
         w->state = W_IDLE;
 }
 
+/* A generated case that could not run for a reason other than a refusal: the first
+   MAX_LOGGED_ERRORS are logged with their message, later ones only counted (stats' errors). */
+static void log_error(struct campaign *c, enum gg_status status, const char *msg)
+{
+    long long n = c->st->errors;
+    if (n <= MAX_LOGGED_ERRORS)
+        log_line(c, "WARNING: #%lld could not run (status %d): %s\n", (long long)c->st->execs,
+                 (int)status, msg);
+    if (n == MAX_LOGGED_ERRORS)
+        log_line(c, "WARNING: %d cases could not run; further ones are only counted\n",
+                 MAX_LOGGED_ERRORS);
+}
+
 static void handle_result(struct campaign *c, struct worker *w, enum gg_status status,
                           const char *msg, struct gg_run_result *r)
 {
@@ -876,6 +890,8 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
             st->errors++;
         if (j->origin == ORIGIN_REPLAY || j->origin == ORIGIN_SEED)
             log_line(c, "INFO: could not run %s: %s\n", j->path, msg);
+        else if (status != GG_E_UNSUPPORTED && status != GG_E_NOMEM)
+            log_error(c, status, msg);
     } else if (r->verdict.cls == GG_CLASS_PASS) {
         if (j->origin == ORIGIN_REPLAY) {
             st->possibly_fixed++;

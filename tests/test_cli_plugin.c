@@ -134,6 +134,29 @@ Test(cli_plugin, bad_plugins_exit_3_with_a_message)
     }
 }
 
+Test(cli_plugin, a_campaign_logs_the_cases_a_kernel_cannot_run)
+{
+    char dir[] = "/tmp/ggfuzz-plugin-XXXXXX", args[1024];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args,
+             "fuzz %s/corpus --plugin %s --kernel bad_run_error --max-total-time 2 --workers 1 "
+             "--artifacts %s/art --seed 7",
+             dir, BAD("run_error"), dir);
+    cr_expect_eq(ggfuzz(args), 0, "%s", out);
+    const char *first = strstr(out, "WARNING: #1 could not run (status -3): ");
+    cr_expect(first && strstr(first, "cudaLaunchKernel: too many resources requested for launch"),
+              "%s", out);
+    cr_expect(strstr(out, "WARNING: 8 cases could not run; further ones are only counted"), "%s",
+              out);
+    const char *last = out, *s;
+    int logged = 0;
+    while ((s = strstr(last, "could not run (status")) != NULL)
+        logged++, last = s + 1;
+    cr_expect_eq(logged, 8, "%s", out);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    cr_expect_eq(system(args), 0);
+}
+
 Test(cli_plugin, plugin_option_needs_a_path)
 {
     cr_expect_eq(ggfuzz("--plugin"), 2, "%s", out);

@@ -1,7 +1,8 @@
 /*
  * bad_plugin.c — test-only plugins, each breaking the plugin contract of gg_kernel.h in one way.
  * tests/CMakeLists.txt builds it once per variant with BAD_<VARIANT> defined; ggfuzz must refuse
- * every variant with a message naming the problem and leave its registry as it was.
+ * every variant with a message naming the problem and leave its registry as it was, except
+ * run_error, a valid plugin whose kernel fails every run (a campaign logs those failures).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +28,17 @@ MAYBE_UNUSED static enum gg_status never_run(const struct gg_problem *p,
     return GG_E_INTERNAL;
 }
 
+/* A kernel that registers fine and fails every launch, as a kernel asking for more shared memory
+   than the device has would. */
+MAYBE_UNUSED static enum gg_status run_error(const struct gg_problem *p,
+                                             const struct gg_operands *o, char *err,
+                                             size_t err_len)
+{
+    (void)p, (void)o;
+    snprintf(err, err_len, "cudaLaunchKernel: too many resources requested for launch");
+    return GG_E_DEVICE;
+}
+
 #define ABI GG_KERNEL_ABI_VERSION
 #define KERNEL(name_, abi_, supports_, run_)                                                      \
     {.abi_version = (abi_), .name = (name_), .backend = GG_BACKEND_CPU,                           \
@@ -44,6 +56,8 @@ MAYBE_UNUSED static const struct gg_kernel kernels[] = {
     /* A valid kernel, then one that takes the name of the in-tree kernel. */
     KERNEL("bad_partial_first", ABI, any_supports, never_run),
     KERNEL("grouped_bf16_cpu_tiled", ABI, any_supports, never_run),
+#elif defined(BAD_RUN_ERROR)
+    KERNEL("bad_run_error", ABI, any_supports, run_error),
 #else
     KERNEL("bad_plugin_kernel", ABI, any_supports, never_run),
 #endif
