@@ -95,7 +95,8 @@ enum gg_status cpu_check_workspace(const struct gg_operands *o, int needed, size
     if (needed && (o->workspace == NULL || o->workspace_bytes < bytes ||
                    (uintptr_t)o->workspace % sizeof(float) != 0))
         return cpu_fail(err, err_len, GG_E_INVAL,
-                        "split_k %lld needs an aligned workspace of %zu bytes (got %zu at %p)",
-                        (long long)split, bytes, o->workspace_bytes, o->workspace);
+                        "the workspace must hold %zu bytes aligned to %zu (workspace_bytes() "
+                        "for this problem, split_k %lld); got %zu bytes at %p",
+                        bytes, sizeof(float), (long long)split, o->workspace_bytes, o->workspace);
     return GG_OK;
 }
