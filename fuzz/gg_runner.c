@@ -131,10 +131,30 @@ static enum gg_status run_kernel(const struct gg_kernel *k, struct gg_tensors *t
     return GG_OK;
 }
 
-/* Planted specials (NaN, ±max) and far outliers: the SNR of such data is only advisory. */
-static int adversarial(const struct gg_dist *d)
+/* An operand whose values all lie within 20% of one value (normal's ±6 std bound; const). Every
+   output of a row (or column) then repeats nearly the same sum, and a group's SNR rests on a
+   handful of independent values: a one-token fp8 dgrad group of const(-0.5) weights gave 1056
+   copies of one tensor-core sum at 36 dB, a wgrad of normal(1, 0.01) activations 286 near-copies
+   at 54 dB, every element within 0.5% of its bound. */
+static int nearly_constant(const struct gg_dist *d)
 {
-    return d->kind == GG_DIST_SPECIALS || d->kind == GG_DIST_OUTLIERS;
+    switch (d->kind) {
+    case GG_DIST_CONST:
+        return 1;
+    case GG_DIST_NORMAL:
+        return 6.0 * d->p[1] <= 0.2 * fabs(d->p[0]);
+    case GG_DIST_UNIFORM:
+        return d->p[1] - d->p[0] <= 0.2 * fabs(d->p[0] + d->p[1]);
+    default:
+        return 0;
+    }
+}
+
+/* Data whose SNR is only advisory: planted specials (NaN, ±max) and far outliers, whose sums
+   cancel, and nearly constant operands. */
+static int snr_advisory_data(const struct gg_dist *d)
+{
+    return d->kind == GG_DIST_SPECIALS || d->kind == GG_DIST_OUTLIERS || nearly_constant(d);
 }
 
 /* Reference, optional source product and MPFR certification; then the comparison. */
@@ -165,7 +185,7 @@ static enum gg_status judge(const struct gg_case *c, const struct gg_kernel *k,
     }
     st = gg_compare_output(&t->p, out, ref, abs, src, k->tile_m, k->tile_n, &r->cmp);
     if (st == GG_OK)
-        r->cmp.snr_advisory = adversarial(&c->dist_a) || adversarial(&c->dist_b);
+        r->cmp.snr_advisory = snr_advisory_data(&c->dist_a) || snr_advisory_data(&c->dist_b);
     if (st != GG_OK)
         snprintf(err, err_len, "out of memory comparing outputs");
     r->compared = st == GG_OK;

@@ -40,7 +40,7 @@ int gg_class_exit_code(enum gg_class c);
 /* Thresholds (gg_threshold.c): one versioned table following DESIGN.md                        */
 /* ------------------------------------------------------------------------------------------ */
 
-#define GG_THRESHOLDS_VERSION 3
+#define GG_THRESHOLDS_VERSION 4
 
 struct gg_threshold {
     const char *name;         /* row name, e.g. "bf16->bf16" */
@@ -104,11 +104,13 @@ struct gg_compare {
     double max_ratio;
     int64_t n_bound, n_nan, n_unwritten;
     double src_snr_db;      /* against the unquantised source, when given; NAN otherwise */
+    int64_t src_n;          /* outputs in it that carry signal: source or output non-zero */
     enum gg_region region;
     /* Set by the caller after the comparison when the inputs are adversarial (planted ±max and
-       NaN specials, far outliers): sums of such values cancel, a correct fp32 accumulator loses
-       digits no SNR level can model, so the SNR is reported but only the per-element checks
-       (bound, NaN, unwritten) decide. */
+       NaN specials, far outliers: sums of such values cancel, a correct fp32 accumulator loses
+       digits no SNR level can model) or an operand is constant (the outputs of a row repeat one
+       sum): the SNR is reported but only the per-element checks (bound, NaN, unwritten)
+       decide. */
     int snr_advisory;
 };
 

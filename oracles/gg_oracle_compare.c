@@ -81,6 +81,7 @@ struct scan {
     const void *c;
     int64_t tile_m, tile_n;
     double src_sig, src_err;
+    int64_t src_n;
     struct region_acc bad;     /* past τ, NaN mismatches, unwritten */
     struct region_acc suspect; /* within τ but past the probabilistic warning level */
 };
@@ -165,6 +166,7 @@ static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref
                 if (src && isfinite(src[i])) {
                     s->src_sig += src[i] * src[i];
                     s->src_err += (out - src[i]) * (out - src[i]);
+                    s->src_n += src[i] != 0.0 || out != 0.0;
                 }
             }
             if (bad && gm->first_bad < 0)
@@ -228,8 +230,10 @@ enum gg_status gg_compare_output(const struct gg_problem *p, const void *c, cons
             out->max_ratio = gm->max_ratio;
     }
     out->snr_db = gg_oracle_snr_db(out->sig, out->err);
-    if (src)
+    if (src) {
         out->src_snr_db = gg_oracle_snr_db(s.src_sig, s.src_err);
+        out->src_n = s.src_n;
+    }
     out->region = compare_region(&s, out);
     return GG_OK;
 }

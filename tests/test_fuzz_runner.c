@@ -131,6 +131,29 @@ Test(runner, each_planted_fault_gives_its_class)
     }
 }
 
+/* The SNR is advisory on adversarial data (specials, outliers) and on nearly constant operands
+   (every value within 20% of one: each output of a row repeats nearly the same sum). */
+Test(runner, snr_is_advisory_on_degenerate_data)
+{
+    static const struct { const char *b; int advisory; } want[] = {
+        {"normal(0,1)", 0},       {"uniform(0,1)", 0},     {"normal(1,0.1)", 0},
+        {"const(-0.5)", 1},       {"normal(1,0.01)", 1},   {"uniform(2,2.2)", 1},
+        {"specials(0.001)", 1},   {"outliers(1,0.01,100)", 1},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char text[1024], err[512];
+        snprintf(text, sizeof text, "%sdata a=normal(0,1) b=%s\n", base_case, want[i].b);
+        struct gg_case c;
+        load(&c, text);
+        struct gg_run_opts o = {.mutant = "none"};
+        struct gg_run_result r;
+        cr_assert_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_OK, "%s", err);
+        cr_expect_eq(r.cmp.snr_advisory, want[i].advisory, "b=%s", want[i].b);
+        gg_run_result_free(&r);
+        gg_case_free(&c);
+    }
+}
+
 Test(runner, corrupt_element_is_blamed_on_its_group)
 {
     struct gg_verdict v;

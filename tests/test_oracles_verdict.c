@@ -374,6 +374,32 @@ Test(oracle_verdict, source_snr)
             cr_expect(strstr(v.detail, "source snr") != NULL, "%s", v.detail);
         gg_compare_free(&cmp);
     }
+    /* Only outputs with signal count towards the outputs the source SNR needs: the same 20 dB
+       source error on 2 outputs among exact zeros decides nothing. */
+    for (int64_t j = 0; j < f.n_out; j++)
+        src[j] = 0.0;
+    for (int64_t g = 0; g < f.p.groups; g++)
+        for (int64_t r = 0; r < 40; r++)
+            for (int64_t col = 0; col < 48; col++) {
+                int64_t j = fx_packed(&f, g, r, col);
+                int keep = g == 3 && r == 0 && col < 2;
+                if (!keep) {
+                    f.ref[j] = f.abs[j] = 0.0;
+                    fx_set(&f, g, r, col, 0.0);
+                } else {
+                    src[j] = f.ref[j] * (1.0 + (col ? 0.1 : -0.1));
+                }
+            }
+    {
+        struct gg_compare cmp;
+        struct gg_verdict v;
+        cr_assert_eq(gg_compare_output(&f.p, f.c, f.ref, f.abs, src, 16, 16, &cmp), GG_OK);
+        gg_verdict_make(&f.p, "mx", 16, 16, 32, &cmp, NULL, &v);
+        cr_expect_eq(cmp.src_n, 2);
+        cr_expect_lt(cmp.src_snr_db, 21.0);
+        cr_expect_eq(v.cls, GG_CLASS_PASS, "%s", v.detail);
+        gg_compare_free(&cmp);
+    }
     /* Without a source the metric is NaN. */
     struct gg_compare cmp;
     fx_compare(&f, 16, 16, &cmp);
