@@ -2,8 +2,8 @@
  * test_gpu_vendor.c — the cuBLAS and cuBLASLt adapters through gg_run_case: every case of the
  * test data and of the seed corpus that an adapter supports must pass (same oracles as every
  * kernel), refusals come with a reason, and each adapter passes at least a few cases of its
- * family, among them FP8 cases written here for cuBLASLt's aligned layouts. Skipped without a
- * usable device or a build without the adapters.
+ * family, among them FP8 fwd, dgrad and wgrad cases written here for cuBLASLt's aligned layouts.
+ * Skipped without a usable device or a build without the adapters.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +105,15 @@ Test(gpu_vendor, cublas_strided_passes_batched_bf16_cases)
     cr_expect_geq(ran, 3, "only %d cases ran", ran);
 }
 
+/* Runs the inline cases on kernel; returns the number that ran. */
+static int run_texts(const char *const *cases, size_t n, const char *kernel)
+{
+    int ran = 0;
+    for (size_t i = 0; i < n; i++)
+        ran += run_text(cases[i], kernel);
+    return ran;
+}
+
 Test(gpu_vendor, cublaslt_fp8_passes_tensor_scaled_forward_cases)
 {
     const char *k = "grouped_fp8_cublaslt_tensor";
@@ -118,12 +127,37 @@ Test(gpu_vendor, cublaslt_fp8_passes_tensor_scaled_forward_cases)
         "ggfuzz-case 1\nop grouped_fwd\nkernel x\ndtypes a=e4m3 b=e5m2 c=bf16\nscaling tensor\n"
         "groups 2\ngroup_lens 31 9\nn 16\nk 4112\nseed 0x82\n",
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        ran += run_text(cases[i], k);
+    ran += run_texts(cases, sizeof cases / sizeof cases[0], k);
     cr_expect_geq(ran, 3, "only %d cases ran", ran);
     /* What cuBLASLt's FP8 path does not do is refused with a reason, not run. */
-    cr_expect_eq(run_text("ggfuzz-case 1\nop grouped_dgrad\nkernel x\ndtypes a=e4m3 b=e4m3 "
+    cr_expect_eq(run_text("ggfuzz-case 1\nop grouped_dgrad\nkernel x\ndtypes a=e5m2 b=e5m2 "
                           "c=bf16\nscaling tensor\ngroups 1\ngroup_lens 16\nn 16\nk 16\n"
                           "seed 1\n", k),
                  0);
+    cr_expect_eq(run_text("ggfuzz-case 1\nop grouped_wgrad\nkernel x\ndtypes a=e4m3 b=e4m3 "
+                          "c=f32\nscaling tensor\ngroups 1\ngroup_lens 16\nn 16\nk 24\n"
+                          "seed 2\n", k),
+                 0);
+}
+
+/* dgrad and wgrad on the transposed copies: empty experts first, in the middle and last, token
+   counts that are not multiples of 16 (wgrad pads its reduction with zeros), one token, and
+   every output and input type pair cuBLASLt takes. */
+Test(gpu_vendor, cublaslt_fp8_passes_tensor_scaled_dgrad_and_wgrad_cases)
+{
+    const char *k = "grouped_fp8_cublaslt_tensor";
+    need_kernel(k);
+    static const char *const cases[] = {
+        "ggfuzz-case 1\nop grouped_dgrad\nkernel x\ndtypes a=e4m3 b=e4m3 c=bf16\n"
+        "scaling tensor\ngroups 4\ngroup_lens 40 0 17 64\nn 64\nk 128\nseed 0x83\n",
+        "ggfuzz-case 1\nop grouped_dgrad\nkernel x\ndtypes a=e5m2 b=e4m3 c=f32\n"
+        "scaling tensor\ngroups 3\ngroup_lens 0 1 33\nn 48\nk 32\nseed 0x84\n",
+        "ggfuzz-case 1\nop grouped_wgrad\nkernel x\ndtypes a=e4m3 b=e4m3 c=f32\n"
+        "scaling tensor\ngroups 4\ngroup_lens 33 0 16 7\nn 64\nk 48\nseed 0x85\n",
+        "ggfuzz-case 1\nop grouped_wgrad\nkernel x\ndtypes a=e5m2 b=e4m3 c=bf16\n"
+        "scaling tensor\ngroups 3\ngroup_lens 100 1 0\nn 32\nk 128\nseed 0x86\n",
+    };
+    int n = (int)(sizeof cases / sizeof cases[0]);
+    int ran = run_texts(cases, (size_t)n, k);
+    cr_expect_eq(ran, n, "only %d of %d dgrad/wgrad cases ran", ran, n);
 }

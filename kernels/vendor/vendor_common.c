@@ -61,9 +61,10 @@ static int64_t elem_bytes(enum gg_dtype t)
     }
 }
 
+/* The address elems elements past base; NULL for a NULL base (shapes without operands). */
 static const void *at(const void *base, enum gg_dtype t, int64_t elems)
 {
-    return (const char *)base + elems * elem_bytes(t);
+    return base ? (const char *)base + elems * elem_bytes(t) : NULL;
 }
 
 void vendor_group_gemm(const struct gg_problem *p, const struct gg_operands *o, int64_t g,
