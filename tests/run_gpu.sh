@@ -29,7 +29,8 @@ ctest --test-dir "$build" -L gpu --output-on-failure --output-junit "$out/gpu-te
 tests=$?
 "$build/tests/bench_gpu_grouped" "$out/bench_gpu_grouped.csv" $quick > "$out/bench_gpu_grouped.txt" 2>&1
 bench=$?
-"$build/tests/bench_fuzz_throughput" --cases 1000 grouped_bf16_cuda_persistent grouped_bf16_cublas_grouped \
+"$build/tests/bench_fuzz_throughput" --cases 500 grouped_bf16_cuda_persistent grouped_bf16_cuda_tiled \
+  grouped_fp8_cuda_tiled mx_e4m3_cuda_grouped batched_bf16_cuda_tiled grouped_bf16_cublas_grouped \
   > "$out/bench_fuzz_throughput.txt" 2>&1
 {
   echo "gpu tests: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1) (exit $tests)"
