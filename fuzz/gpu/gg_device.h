@@ -2,8 +2,8 @@
  * gg_device.h — the harness's device services: one device context per process (stream, buffer
  * pool, scratch), guarded device buffers, fills, copies, guard checks and input hashes computed
  * on the device, and every runtime error turned into a status that names the failing call, file
- * and line. Built for CUDA (gg_device_cuda.cu); without a GPU toolchain every call returns
- * GG_E_UNSUPPORTED (gg_device_none.c).
+ * and line. Built for CUDA or HIP from one source (gg_device_gpu.cu); without a GPU toolchain
+ * every call returns GG_E_UNSUPPORTED (gg_device_none.c).
  *
  * Process state: the context is created on first use and lives until the process exits (like the
  * kernel registry). A process that forks must not have touched the device before the fork: the
@@ -104,7 +104,7 @@ void gg_device_test_fault(void *stream);
 void gg_device_test_memset(void *dst, int byte, size_t n, void *stream);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Data generated on the device (gg_devgen_cuda.cu)                                              */
+/* Data generated on the device (gg_devgen_gpu.cu)                                               */
 /* ------------------------------------------------------------------------------------------ */
 
 struct gg_gen_plan; /* reference/gg_gen_core.h */

@@ -10,7 +10,8 @@
 
 static enum gg_status unsupported(char *err, size_t err_len)
 {
-    snprintf(err, err_len, "ggfuzz was built without GPU support (configure with -DGG_CUDA=ON)");
+    snprintf(err, err_len,
+             "ggfuzz was built without GPU support (configure with -DGG_CUDA=ON or -DGG_HIP=ON)");
     return GG_E_UNSUPPORTED;
 }
 

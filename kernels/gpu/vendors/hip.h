@@ -1,7 +1,8 @@
 /*
- * vendors/hip.h — maps the CUDA runtime names used by kernels/gpu onto HIP (the only place that
- * does, as ggml's vendors/hip.h). Device code written for CUDA compiles unchanged with hipcc;
- * NVIDIA-only instructions are replaced by the portable path (GG_GPU_HAVE_MMA is 0).
+ * vendors/hip.h — maps the CUDA runtime names used by kernels/gpu and by the harness's device
+ * services (fuzz/gpu) onto HIP (the only place that does, as ggml's vendors/hip.h). Device code
+ * written for CUDA compiles unchanged with hipcc; NVIDIA-only instructions are replaced by the
+ * portable path (GG_GPU_HAVE_MMA is 0).
  */
 #ifndef GG_GPU_VENDORS_HIP_H
 #define GG_GPU_VENDORS_HIP_H
@@ -10,9 +11,15 @@
 
 #define GG_GPU_BACKEND GG_BACKEND_HIP
 #define GG_GPU_BACKEND_NAME "hip"
+#define GG_GPU_VENDOR "HIP"
 #define GG_GPU_HAVE_MMA 0
 /* Hopper's warpgroup MMA (wgmma, sm_90a): the FP8 tensor-core path. */
 #define GG_GPU_HAVE_WGMMA 0
+/* HIP has no error codes for the kinds of kernel fault CUDA tells apart (hardware stack error,
+   illegal instruction, misaligned address, invalid address space, invalid PC): code that tests
+   for them leaves those cases out, and a fault the runtime reports at all comes as
+   hipErrorLaunchFailure or hipErrorIllegalAddress (both mapped below). */
+#define GG_GPU_HAVE_FAULT_CODES 0
 /* clang emits namespace-scope const objects on the device too, so the kernel descriptors (which
    point at host functions) are left out of the device pass. */
 #ifdef __HIP_DEVICE_COMPILE__
@@ -23,15 +30,27 @@
 
 #define cudaError_t hipError_t
 #define cudaSuccess hipSuccess
+#define cudaGetErrorName hipGetErrorName
 #define cudaGetErrorString hipGetErrorString
 #define cudaGetLastError hipGetLastError
+#define cudaErrorMemoryAllocation hipErrorOutOfMemory
+#define cudaErrorIllegalAddress hipErrorIllegalAddress
+#define cudaErrorLaunchFailure hipErrorLaunchFailure
+#define cudaErrorLaunchTimeout hipErrorLaunchTimeOut
+#define cudaErrorAssert hipErrorAssert
+#define cudaErrorECCUncorrectable hipErrorECCNotCorrectable
+#define cudaErrorContextIsDestroyed hipErrorContextIsDestroyed
 #define cudaGetDevice hipGetDevice
+#define cudaSetDevice hipSetDevice
 #define cudaGetDeviceCount hipGetDeviceCount
 #define cudaDeviceGetAttribute hipDeviceGetAttribute
 #define cudaDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 #define cudaDeviceSynchronize hipDeviceSynchronize
 #define cudaMalloc hipMalloc
 #define cudaFree hipFree
+/* Pinned host memory: hipMallocHost is deprecated for hipHostMalloc (default flags). */
+#define cudaMallocHost hipHostMalloc
+#define cudaMemGetInfo hipMemGetInfo
 #define cudaMemcpy hipMemcpy
 #define cudaMemcpyAsync hipMemcpyAsync
 #define cudaMemset hipMemset
@@ -64,5 +83,18 @@ template <typename T> __device__ __forceinline__ T __ldcg(const T *p)
 {
     return *(const volatile T *)p;
 }
+
+/* A CUDA warp is 32 lanes, a wavefront of gfx90a and gfx940 64: with a width of 32 each half of
+   the wavefront shuffles as one warp would. Every caller passes the full mask (all 32 lanes take
+   part), which HIP's unsynchronised shuffle implies. Spelt through a macro so that a HIP that has
+   its own __shfl_down_sync (with a 64-bit mask) does not clash. */
+template <typename T>
+__device__ __forceinline__ T gg_hip_shfl_down_sync(unsigned mask, T var, unsigned delta,
+                                                    int width = 32)
+{
+    (void)mask;
+    return __shfl_down(var, delta, width);
+}
+#define __shfl_down_sync gg_hip_shfl_down_sync
 
 #endif /* GG_GPU_VENDORS_HIP_H */

@@ -1,5 +1,5 @@
 /*
- * gg_devgen_cuda.cu — case data generated on the device: the operand described by a
+ * gg_devgen_gpu.cu — case data generated on the device: the operand described by a
  * gg_gen_plan is sampled, quantised and encoded by the same per-element core as on the host
  * (reference/gg_gen_core.h), so the device buffer holds exactly the host materialiser's codes and
  * scales. Only the rows of used matrices are written; everything else keeps the zeros of a fresh
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_runtime_api.h>
+#include "fuzz/gpu/gg_device_int.h"
 
 extern "C" {
 #include "reference/gg_gen_core.h"
@@ -84,6 +84,13 @@ __device__ static int64_t addr_of(const struct devplan *d, const struct unit *w)
     return w->mat * d->g.mstride + w->row * d->g.ld + w->col;
 }
 
+/* The code of v · s. Host and device like the core it calls: clang checks a kernel's body in the
+   host pass too, where GG_DMUL names the host's product. */
+GG_HD static inline uint32_t encode_scaled(const struct devplan *d, double v, double s)
+{
+    return gg_core_encode(d->g.dtype, GG_DMUL(v, s), d->g.sat);
+}
+
 /* Slot of the tensor-wise scale of matrix mat. */
 __device__ static int64_t slot_of(const struct devplan *d, int64_t mat)
 {
@@ -132,8 +139,7 @@ __global__ void encode_kernel(struct devplan d, int64_t units)
          u += (int64_t)gridDim.x * blockDim.x) {
         struct unit w = unit_of(&d, u);
         double s = d.g.quant == GG_GEN_TENSOR ? (double)d.mult[slot_of(&d, w.mat)] : 1.0;
-        double v = GG_DMUL(sample_at(&d, &w, 0), s);
-        store_code(&d, addr_of(&d, &w), gg_core_encode(d.g.dtype, v, d.g.sat));
+        store_code(&d, addr_of(&d, &w), encode_scaled(&d, sample_at(&d, &w, 0), s));
     }
 }
 
@@ -177,9 +183,7 @@ __global__ void block128_kernel(struct devplan d, int64_t units)
             (float)(1.0 / (double)s);
         int64_t at = addr_of(&d, &w);
         for (int64_t j = 0; j < w.n; j++)
-            store_code(&d, at + j,
-                       gg_core_encode(d.g.dtype, GG_DMUL(sample_at(&d, &w, j), (double)s),
-                                      d.g.sat));
+            store_code(&d, at + j, encode_scaled(&d, sample_at(&d, &w, j), (double)s));
     }
 }
 

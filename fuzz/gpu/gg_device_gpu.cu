@@ -1,9 +1,10 @@
 /*
- * gg_device_cuda.cu — the device services of gg_device.h on the CUDA runtime: the process's
- * context (stream, buffer pool, scratch for reductions), guarded buffers whose canary bands are
- * copied from a device image of the host pattern and checked by a reduction kernel, pattern
- * fills, and order-independent 64-bit content hashes. Every runtime error becomes a status naming
- * the call, file and line; a sticky error marks the context lost.
+ * gg_device_gpu.cu — the device services of gg_device.h on the GPU runtime (CUDA, or HIP through
+ * kernels/gpu/vendors/hip.h): the process's context (stream, buffer pool, scratch for
+ * reductions), guarded buffers whose canary bands are copied from a device image of the host
+ * pattern and checked by a reduction kernel, pattern fills, and order-independent 64-bit content
+ * hashes. Every runtime error becomes a status naming the call, file and line; a sticky error
+ * marks the context lost.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cuda_runtime_api.h>
+#include "fuzz/gpu/gg_device_int.h"
 
 extern "C" {
 #include "oracles/gg_oracle.h"
@@ -53,11 +54,13 @@ static int is_sticky(cudaError_t e)
     switch (e) {
     case cudaErrorIllegalAddress:
     case cudaErrorLaunchFailure:
+#if GG_GPU_HAVE_FAULT_CODES
     case cudaErrorHardwareStackError:
     case cudaErrorIllegalInstruction:
     case cudaErrorMisalignedAddress:
     case cudaErrorInvalidAddressSpace:
     case cudaErrorInvalidPc:
+#endif
     case cudaErrorAssert:
     case cudaErrorLaunchTimeout:
     case cudaErrorECCUncorrectable:
@@ -74,7 +77,7 @@ static enum gg_status fail(struct gg_device *d, cudaError_t e, const char *call,
     int sticky = is_sticky(e);
     if (!sticky) {
         /* A non-sticky error is cleared by reading it; one that persists is sticky. */
-        cudaGetLastError();
+        (void)cudaGetLastError();
         cudaError_t again = cudaDeviceSynchronize();
         sticky = again != cudaSuccess && is_sticky(again);
     }
@@ -113,6 +116,10 @@ extern "C" int gg_device_lost(void)
     return process_device != NULL && process_device->lost;
 }
 
+#define NO_DEVICE "no " GG_GPU_VENDOR " device"
+/* The runtime's own name of its device count query (cudaGetDeviceCount, hipGetDeviceCount). */
+#define DEVICE_COUNT_CALL GG_GPU_BACKEND_NAME "GetDeviceCount"
+
 /* The child asks the runtime and writes why it cannot be used (nothing when it can); the parent
    never initialises the runtime, since a context does not survive fork. */
 extern "C" int gg_device_present(enum gg_backend backend, char *why, size_t why_len)
@@ -120,8 +127,8 @@ extern "C" int gg_device_present(enum gg_backend backend, char *why, size_t why_
     why[0] = '\0';
     if (backend == GG_BACKEND_CPU || process_device != NULL)
         return 1;
-    if (backend != GG_BACKEND_CUDA) {
-        snprintf(why, why_len, "this ggfuzz drives CUDA devices only");
+    if (backend != GG_GPU_BACKEND) {
+        snprintf(why, why_len, "this ggfuzz drives " GG_GPU_VENDOR " devices only");
         return 0;
     }
     int fds[2];
@@ -133,10 +140,10 @@ extern "C" int gg_device_present(enum gg_backend backend, char *why, size_t why_
             cudaError_t e = cudaGetDeviceCount(&count);
             char msg[512] = "";
             if (e != cudaSuccess)
-                snprintf(msg, sizeof msg, "no CUDA device (cudaGetDeviceCount: %s: %s)",
+                snprintf(msg, sizeof msg, NO_DEVICE " (" DEVICE_COUNT_CALL ": %s: %s)",
                          cudaGetErrorName(e), cudaGetErrorString(e));
             else if (count < 1)
-                snprintf(msg, sizeof msg, "no CUDA device (cudaGetDeviceCount found none)");
+                snprintf(msg, sizeof msg, NO_DEVICE " (" DEVICE_COUNT_CALL " found none)");
             _exit(write(fds[1], msg, strlen(msg)) < 0 || msg[0] ? 1 : 0);
         }
         close(fds[1]);
@@ -146,10 +153,10 @@ extern "C" int gg_device_present(enum gg_backend backend, char *why, size_t why_
     }
     int status = 1;
     if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-        snprintf(why, why_len, "cannot ask for a CUDA device: the query process %s",
+        snprintf(why, why_len, "cannot ask for a " GG_GPU_VENDOR " device: the query process %s",
                  pid < 0 ? "did not start" : "died");
     else if (WEXITSTATUS(status) != 0 && why[0] == '\0')
-        snprintf(why, why_len, "no CUDA device (the query process failed)");
+        snprintf(why, why_len, NO_DEVICE " (the query process failed)");
     return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
@@ -158,7 +165,7 @@ static enum gg_status create(struct gg_device *d, char *err, size_t err_len)
     int count = 0;
     CK(d, cudaGetDeviceCount(&count));
     if (count < 1) {
-        snprintf(err, err_len, "no CUDA device");
+        snprintf(err, err_len, NO_DEVICE);
         return GG_E_DEVICE;
     }
     CK(d, cudaSetDevice(0));
@@ -265,7 +272,7 @@ static size_t pool_class(size_t len)
 static void pool_drain(struct gg_device *d)
 {
     for (int i = 0; i < d->n_pool; i++)
-        cudaFree(d->pool[i].ptr);
+        (void)cudaFree(d->pool[i].ptr);
     d->n_pool = 0;
     d->pool_bytes = 0;
 }
@@ -286,7 +293,7 @@ static enum gg_status raw_alloc(struct gg_device *d, size_t len, void **ptr, siz
     }
     cudaError_t e = cudaMalloc(ptr, len);
     if (e == cudaErrorMemoryAllocation && d->n_pool > 0) {
-        cudaGetLastError();
+        (void)cudaGetLastError();
         pool_drain(d);
         e = cudaMalloc(ptr, len);
     }
@@ -341,8 +348,8 @@ extern "C" void gg_devbuf_free(struct gg_device *d, struct gg_devbuf *b)
         d->pool[d->n_pool++] = (struct pooled){b->base, b->alloc_len};
         d->pool_bytes += b->alloc_len;
     } else if (!d->lost) {
-        cudaStreamSynchronize(d->stream);
-        cudaFree(b->base);
+        (void)cudaStreamSynchronize(d->stream);
+        (void)cudaFree(b->base);
     }
     memset(b, 0, sizeof *b);
 }
@@ -547,5 +554,5 @@ extern "C" void gg_device_test_fault(void *stream)
 
 extern "C" void gg_device_test_memset(void *dst, int byte, size_t n, void *stream)
 {
-    cudaMemsetAsync(dst, byte, n, (cudaStream_t)stream);
+    (void)cudaMemsetAsync(dst, byte, n, (cudaStream_t)stream);
 }
