@@ -117,6 +117,10 @@ __device__ __forceinline__ int gpu_wg_load_stage(const gpu_operand &o, const gpu
         int64_t e0 = gpu_wrap(wrap32, o.off + (int64_t)mn * o.s_mn + k);
         uint8_t *dst = s + gpu_wg_off(mn, kk);
         int row_ok = mn < o.mn_lim;
+        if (!row_ok || k >= o.r1) { /* wholly outside the operand: the K tail of most shapes */
+            *(uint4 *)dst = make_uint4(0, 0, 0, 0);
+            continue;
+        }
         if (row_ok && k + 16 <= o.r1 && (((uintptr_t)(o.base + e0)) & 15) == 0 &&
             (!wrap32 || e0 + 16 <= ((int64_t)1 << 32))) {
             gpu_cp_async16(dst, o.base + e0);
@@ -222,9 +226,9 @@ __device__ __forceinline__ void gpu_mbar_wait(uint64_t *bar, unsigned parity)
 
 /*
  * Fills stage nk's slot: waits until both warpgroups have released the slot's previous stage
- * (nk - GPU_WG_STAGES), issues the thread's loads of both operands and arrives on the slot's
- * full barrier when they have landed. A thread that stored zeros or bytes itself first waits
- * for its copies, makes its stores visible to the tensor cores' (async) proxy and arrives.
+ * (nk - GPU_WG_STAGES), issues the thread's loads of both operands and arrives twice on the
+ * slot's full barrier: once when its copies have landed (cp.async's own arrival) and once now,
+ * after making any zeros or bytes it stored itself visible to the tensor cores' (async) proxy.
  */
 __device__ __forceinline__ void gpu_wg_fill(int nk, const gpu_operand &a, const gpu_operand &b,
                                             const gpu_wg_chunks &ca, const gpu_wg_chunks &cb,
@@ -237,13 +241,9 @@ __device__ __forceinline__ void gpu_wg_fill(int nk, const gpu_operand &a, const 
     int64_t r = r0 + (int64_t)nk * GPU_WG_BK;
     int stored = gpu_wg_load_stage(a, ca, r, As + st * GPU_WG_TILE_BYTES, wrap32);
     stored |= gpu_wg_load_stage(b, cb, r, Bs + st * GPU_WG_TILE_BYTES, wrap32);
-    if (!stored) {
-        gpu_mbar_arrive_cp_async(&full[st]);
-        return;
-    }
-    /* wait_all, not wait_group: these copies were never committed to a group */
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    gpu_mbar_arrive_cp_async(&full[st]);
+    if (stored)
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     gpu_mbar_arrive(&full[st]);
 }
 #endif
@@ -252,11 +252,11 @@ __device__ __forceinline__ void gpu_wg_fill(int nk, const gpu_operand &a, const 
  * acc = the tile's fp32 sums over reduction indices [r0, a.r1) of fp8 operands a and b (both
  * K-major) of the format pair WGF. Stages pass between the loads and the two warpgroups through
  * mbarriers, not block-wide barriers: a slot's full barrier completes when all 256 threads'
- * loads have landed, its empty barrier when all 8 warps have waited for the wgmmas that read
- * it. So a warpgroup that waits for its wgmmas and promotes their sum does so while the other
- * warpgroup's wgmmas keep the tensor cores busy, and a warpgroup issues the loads of a later
- * stage while its own wgmmas run. Each stage's 128-deep sum is taken fresh into part and added
- * into acc (the promotion).
+ * loads have landed and their own stores are visible, its empty barrier when all 8 warps have
+ * waited for the wgmmas that read it. So a warpgroup that waits for its wgmmas and promotes
+ * their sum does so while the other warpgroup's wgmmas keep the tensor cores busy, and a
+ * warpgroup issues the loads of a later stage while its own wgmmas run. Each stage's 128-deep
+ * sum is taken fresh into part and added into acc (the promotion).
  */
 template <int WGF>
 __device__ void gpu_wg_mainloop(const gpu_grouped &P, gpu_acc acc, const gpu_operand &a,
@@ -274,7 +274,7 @@ __device__ void gpu_wg_mainloop(const gpu_grouped &P, gpu_acc acc, const gpu_ope
     uint64_t *full = (uint64_t *)(smem + GPU_WG_BAR_OFF), *empty = full + GPU_WG_STAGES;
     __syncthreads(); /* the previous tile is done with the barriers and the slots */
     if (threadIdx.x < GPU_WG_STAGES) {
-        gpu_mbar_init(&full[threadIdx.x], GPU_THREADS);
+        gpu_mbar_init(&full[threadIdx.x], 2 * GPU_THREADS); /* see gpu_wg_fill */
         gpu_mbar_init(&empty[threadIdx.x], GPU_THREADS / 32);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
