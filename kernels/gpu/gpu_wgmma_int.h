@@ -8,10 +8,10 @@
  * less than fp32 precision (about 14 bits are kept, as DeepSeek-V3 reports for H800), so each
  * stage's 128-deep sum is taken fresh by the wgmmas and added into the fp32 accumulators with
  * ordinary fp32 adds, as DeepGEMM does every 128 (promoting every 64 measured 10-15% slower, for
- * an error the per-step alignment loss of the tensor cores dominates anyway). Two partial sums
- * alternate, so the adds of one stage overlap the wgmmas of the next. The accumulators land in
- * the gpu_acc array of the engine in wgmma's layout (see gpu_frag_rc). Included by
- * gpu_gemm_int.h after its loader building blocks.
+ * an error the per-step alignment loss of the tensor cores dominates anyway). Stages pass between
+ * the loads and the warpgroups through mbarriers (gpu_wg_mainloop). The accumulators land in the
+ * gpu_acc array of the engine in wgmma's layout (see gpu_frag_rc). Included by gpu_gemm_int.h
+ * after its loader building blocks.
  */
 #ifndef GG_GPU_WGMMA_INT_H
 #define GG_GPU_WGMMA_INT_H
@@ -29,8 +29,6 @@
 #define GPU_WG_BAR_OFF (GPU_WG_PIPE_BYTES > GPU_STG_BYTES ? GPU_WG_PIPE_BYTES : GPU_STG_BYTES)
 #define GPU_WG_SMEM_BYTES (GPU_WG_BAR_OFF + 2 * GPU_WG_STAGES * 8)
 
-/* Byte offset of (row, k) in a stage tile: row r at r·128, its 16-byte chunk c at chunk
-   c ^ (r mod 8) (the 128-byte swizzle; tiles start at multiples of 1024 bytes). */
 /* The format pairs of the wgmma path (0: not the wgmma path). */
 enum { GPU_WG_NONE = 0, GPU_WG_E4M3_E4M3, GPU_WG_E4M3_E5M2, GPU_WG_E5M2_E4M3, GPU_WG_E5M2_E5M2 };
 
@@ -44,6 +42,8 @@ static inline int gpu_wg_formats(int fa, int fb)
     return GPU_WG_E4M3_E4M3 + 2 * (fa == GG_DTYPE_E5M2) + (fb == GG_DTYPE_E5M2);
 }
 
+/* Byte offset of (row, k) in a stage tile: row r at r·128, its 16-byte chunk c at chunk
+   c ^ (r mod 8) (the 128-byte swizzle; tiles start at multiples of 1024 bytes). */
 __device__ __forceinline__ int gpu_wg_off(int row, int k)
 {
     return row * GPU_WG_BK + ((((k >> 4) ^ row) & 7) << 4) + (k & 15);
@@ -53,8 +53,7 @@ __device__ __forceinline__ int gpu_wg_off(int row, int k)
    K bytes (c mod 8)·16 .., so chunk q lies 32·q rows below chunk 0, at the same place in the
    128-byte swizzle (32 is a multiple of 8). Kept: where chunk 0 starts at K = 0 and the step to
    the next chunk, its place in a stage, which rows exist, and whether whole stages may go by
-   cp.async without checks (aligned rows, no wrap). Few registers: the main loop holds two
-   partial sums beside the accumulators. */
+   cp.async without checks (aligned rows, no wrap). */
 struct gpu_wg_chunks {
     const uint8_t *src;
     int64_t step;
@@ -91,6 +90,8 @@ __device__ __forceinline__ void gpu_wg_chunks_of(const gpu_operand &o, int wrap3
 __device__ __forceinline__ int gpu_wg_load_stage(const gpu_operand &o, const gpu_wg_chunks &ch,
                                                  int64_t r, uint8_t *s, int wrap32)
 {
+    /* The common case has its own branch without per-chunk tests: folded into the next one, the
+       fp8 fwd of the H100 benchmark ran 7-13% slower. */
     if (ch.fast && ch.live == 15 && (r & 15) == 0 && r + GPU_WG_BK <= o.r1) {
 #pragma unroll
         for (int q = 0; q < 4; q++)
@@ -116,12 +117,11 @@ __device__ __forceinline__ int gpu_wg_load_stage(const gpu_operand &o, const gpu
         int64_t k = r + kk;
         int64_t e0 = gpu_wrap(wrap32, o.off + (int64_t)mn * o.s_mn + k);
         uint8_t *dst = s + gpu_wg_off(mn, kk);
-        int row_ok = mn < o.mn_lim;
-        if (!row_ok || k >= o.r1) { /* wholly outside the operand: the K tail of most shapes */
+        if (mn >= o.mn_lim || k >= o.r1) { /* wholly outside the operand: the K tail of most shapes */
             *(uint4 *)dst = make_uint4(0, 0, 0, 0);
             continue;
         }
-        if (row_ok && k + 16 <= o.r1 && (((uintptr_t)(o.base + e0)) & 15) == 0 &&
+        if (k + 16 <= o.r1 && (((uintptr_t)(o.base + e0)) & 15) == 0 &&
             (!wrap32 || e0 + 16 <= ((int64_t)1 << 32))) {
             gpu_cp_async16(dst, o.base + e0);
             continue;
@@ -129,9 +129,8 @@ __device__ __forceinline__ int gpu_wg_load_stage(const gpu_operand &o, const gpu
         uint8_t v[16];
 #pragma unroll
         for (int j = 0; j < 16; j++)
-            v[j] = row_ok && k + j < o.r1 ? o.base[gpu_wrap(wrap32, o.off + (int64_t)mn * o.s_mn +
-                                                                k + j)]
-                                          : (uint8_t)0;
+            v[j] = k + j < o.r1 ? o.base[gpu_wrap(wrap32, o.off + (int64_t)mn * o.s_mn + k + j)]
+                                : (uint8_t)0;
         *(uint4 *)dst = *(const uint4 *)v;
     }
     return 1;
@@ -186,9 +185,7 @@ __device__ __forceinline__ void gpu_wg_fence_acc(float *d)
     for (int i = 0; i < 64; i++)
         asm volatile("" : "+f"(d[i])::"memory");
 }
-#endif
 
-#if GG_GPU_HAVE_WGMMA
 /* mbarrier operations on shared-memory barriers (PTX ISA, "Parallel synchronization and
    communication instructions: mbarrier"). */
 __device__ __forceinline__ void gpu_mbar_init(uint64_t *bar, unsigned count)

@@ -38,11 +38,6 @@
    slot at the start of the workspace. */
 #define SLOT 16
 
-static size_t align256(size_t x)
-{
-    return (x + 255) / 256 * 256;
-}
-
 /* Number of B's matrices, hence of its scales: one per expert, or one for wgrad's X. */
 static int64_t b_mats(const struct gg_problem *p)
 {
@@ -51,7 +46,7 @@ static int64_t b_mats(const struct gg_problem *p)
 
 static size_t slots_bytes(const struct gg_problem *p)
 {
-    return align256(((size_t)b_mats(p) + 1) * SLOT);
+    return vendor_align256(((size_t)b_mats(p) + 1) * SLOT);
 }
 
 /*

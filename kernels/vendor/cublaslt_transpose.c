@@ -17,19 +17,14 @@
  */
 #include "kernels/vendor/vendor_int.h"
 
-static size_t align256(size_t x)
-{
-    return (x + 255) / 256 * 256;
-}
-
 void vendor_tn_plan(const struct vendor_gemm *v, struct vendor_tn *t)
 {
     t->copy_a = v->ta == CUBLAS_OP_N;
     t->copy_b = v->tb == CUBLAS_OP_T;
     t->ld = (v->k + 15) / 16 * 16;
     t->k = t->copy_a && t->copy_b ? t->ld : v->k;
-    t->a_bytes = t->copy_a ? align256((size_t)t->ld * (size_t)v->m) : 0;
-    t->b_bytes = t->copy_b ? align256((size_t)t->ld * (size_t)v->n) : 0;
+    t->a_bytes = t->copy_a ? vendor_align256((size_t)t->ld * (size_t)v->m) : 0;
+    t->b_bytes = t->copy_b ? vendor_align256((size_t)t->ld * (size_t)v->n) : 0;
 }
 
 /* The descriptors of one transform. */

@@ -87,6 +87,11 @@ void vendor_tn_plan(const struct vendor_gemm *v, struct vendor_tn *t);
 enum gg_status vendor_tn_make(cublasLtHandle_t h, const struct vendor_tn *t, struct vendor_gemm *v,
                               void *a_copy, void *b_copy, cudaStream_t stream, char *err,
                               size_t err_len);
+/* x rounded up to a multiple of 256 bytes: where the parts of an adapter's workspace start. */
+static inline size_t vendor_align256(size_t x)
+{
+    return (x + 255) / 256 * 256;
+}
 /* CUDA data type of a gg dtype (bf16, f32, e4m3, e5m2); 0 with a reason otherwise. */
 int vendor_cuda_type(enum gg_dtype t, cudaDataType_t *out);
 /* The checks every adapter shares: the op bit, fp32 accumulation, no bias (cuBLAS's plain
