@@ -40,7 +40,7 @@ int gg_class_exit_code(enum gg_class c);
 /* Thresholds (gg_threshold.c): one versioned table following DESIGN.md                        */
 /* ------------------------------------------------------------------------------------------ */
 
-#define GG_THRESHOLDS_VERSION 4
+#define GG_THRESHOLDS_VERSION 5
 
 struct gg_threshold {
     const char *name;         /* row name, e.g. "bf16->bf16" */
@@ -51,9 +51,14 @@ struct gg_threshold {
     double eta_out;           /* half the output format's smallest subnormal */
     double u_acc;             /* accumulation unit in γ_h(u_acc) (fp32 tensor cores: 2^-23) */
     double kappa;             /* when > 0: empirical per-element factor κ replacing γ_h (fp8) */
+    double k_ref;             /* when > 0: past a reduction this long the SNR levels fall with
+                                 20·log10(red / k_ref) (error linear in the reduction) */
 };
 /* The row for the problem's dtypes and scaling. Never NULL (falls back to the loosest row). */
 const struct gg_threshold *gg_threshold_for(const struct gg_problem *p);
+/* The levels that judge p: its row, with the SNR levels of a k_ref row lowered for p's longest
+   reduction. */
+struct gg_threshold gg_threshold_at(const struct gg_problem *p);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Element checks (gg_oracle_bound.c, gg_oracle_snr.c)                                          */

@@ -212,7 +212,8 @@ enum gg_status gg_compare_output(const struct gg_problem *p, const void *c, cons
     if (!out->groups)
         return GG_E_NOMEM;
     out->n_groups = p->groups;
-    struct scan s = {.p = p, .t = gg_threshold_for(p), .c = c, .tile_m = tile_m, .tile_n = tile_n};
+    struct gg_threshold t = gg_threshold_at(p);
+    struct scan s = {.p = p, .t = &t, .c = c, .tile_m = tile_m, .tile_n = tile_n};
     region_init(&s.bad);
     region_init(&s.suspect);
     int64_t pos = 0;

@@ -379,7 +379,7 @@ void gg_verdict_make(const struct gg_problem *p, const char *kernel_name, int64_
                      int64_t tile_n, int64_t tile_k, const struct gg_compare *cmp,
                      const struct gg_observations *obs, struct gg_verdict *v)
 {
-    const struct gg_threshold *t = gg_threshold_for(p);
+    const struct gg_threshold at = gg_threshold_at(p), *t = &at;
     struct fails f = {0, 0, 0, -1, -1};
     memset(v, 0, sizeof *v);
     v->snr_fail_db = t->snr_fail_db;

@@ -1,6 +1,7 @@
 /*
- * test_oracles_threshold.c — the versioned threshold table: every number of version 3, which row
- * each dtype combination gets, and that every row is internally consistent.
+ * test_oracles_threshold.c — the versioned threshold table: every number of version 5, which row
+ * each dtype combination gets, that every row is internally consistent, and how the bf16->f32
+ * levels fall with the reduction length.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -30,7 +31,8 @@ enum { BF16_BF16, BF16_F32, E4M3_F32, E5M2_F32, E4M3_BF16, E5M2_BF16, E5M2X2_F32
        E2M1_F32, E2M1_BF16, FALLBACK };
 static const struct gg_threshold V1[] = {
     [BF16_BF16] = {"bf16->bf16", 50.0, 55.6, 0.0, OUT_BF16, U_ACC, 0},
-    [BF16_F32] = {"bf16->f32", 90.0, 102.0, 0.0, OUT_F32, U_ACC, 0},
+    /* Version 5: k_ref, past which the levels fall 20 dB per decade of the reduction. */
+    [BF16_F32] = {"bf16->f32", 90.0, 102.0, 0.0, OUT_F32, U_ACC, 0, 7168.0},
     [E4M3_F32] = {"e4m3->f32", 60.0, 77.9, 25.0, OUT_F32, U_ACC, KAPPA},
     [E5M2_F32] = {"e5m2->f32", 60.0, 77.9, 20.0, OUT_F32, U_ACC, KAPPA},
     [E4M3_BF16] = {"e4m3->bf16", 50.0, 55.6, 25.0, OUT_BF16, U_ACC, KAPPA},
@@ -56,11 +58,12 @@ static void expect_row(const struct gg_threshold *t, const struct gg_threshold *
     cr_expect_eq(t->eta_out, want->eta_out, "%s eta_out", w);
     cr_expect_eq(t->u_acc, want->u_acc, "%s u_acc", w);
     cr_expect_eq(t->kappa, want->kappa, "%s kappa", w);
+    cr_expect_eq(t->k_ref, want->k_ref, "%s k_ref", w);
 }
 
 Test(oracle_threshold, version)
 {
-    cr_expect_eq(GG_THRESHOLDS_VERSION, 4);
+    cr_expect_eq(GG_THRESHOLDS_VERSION, 5);
 }
 
 Test(oracle_threshold, bf16_rows)
@@ -141,4 +144,38 @@ Test(oracle_threshold, rows_consistent)
             }
         }
     }
+}
+
+/* The levels gg_threshold_at gives a problem of op with reduction lengths n, k and group_lens. */
+static struct gg_threshold levels_at(enum gg_op op, enum gg_dtype c, int64_t n, int64_t k,
+                                     const int64_t *lens, int64_t groups)
+{
+    struct gg_problem p = {.op = op, .a_dtype = GG_DTYPE_BF16, .b_dtype = GG_DTYPE_BF16,
+                           .c_dtype = c, .groups = groups, .n = n, .k = k, .group_lens = lens};
+    return gg_threshold_at(&p);
+}
+
+Test(oracle_threshold, f32_levels_fall_with_the_reduction)
+{
+    int64_t one[] = {16};
+    struct gg_threshold t = levels_at(GG_OP_GROUPED_FWD, GG_DTYPE_F32, 64, 7168, one, 1);
+    cr_expect_eq(t.snr_fail_db, 90.0, "flat up to k_ref");
+    cr_expect_eq(t.snr_expected_db, 102.0);
+    t = levels_at(GG_OP_GROUPED_FWD, GG_DTYPE_F32, 64, 71680, one, 1);
+    cr_expect_float_eq(t.snr_fail_db, 70.0, 1e-9, "a decade past k_ref: 20 dB lower");
+    cr_expect_float_eq(t.snr_expected_db, 82.0, 1e-9);
+    /* the campaign's case: K = 55391, measured 82.3-83.7 dB on the H100 */
+    t = levels_at(GG_OP_GROUPED_FWD, GG_DTYPE_F32, 15, 55391, one, 1);
+    cr_expect_lt(t.snr_fail_db, 82.3 - 6.0);
+    /* dgrad reduces over N, wgrad over each group's tokens (the longest decides) */
+    t = levels_at(GG_OP_GROUPED_DGRAD, GG_DTYPE_F32, 71680, 64, one, 1);
+    cr_expect_float_eq(t.snr_fail_db, 70.0, 1e-9);
+    int64_t lens[] = {10, 71680, 5};
+    t = levels_at(GG_OP_GROUPED_WGRAD, GG_DTYPE_F32, 64, 64, lens, 3);
+    cr_expect_float_eq(t.snr_fail_db, 70.0, 1e-9);
+    t = levels_at(GG_OP_GROUPED_WGRAD, GG_DTYPE_F32, 71680, 71680, one, 1);
+    cr_expect_eq(t.snr_fail_db, 90.0, "wgrad: N and K are not reduced");
+    /* bf16 out: the output rounding sets the level at any K */
+    t = levels_at(GG_OP_GROUPED_FWD, GG_DTYPE_BF16, 64, 716800, one, 1);
+    cr_expect_eq(t.snr_fail_db, 50.0);
 }
