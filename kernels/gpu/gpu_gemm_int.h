@@ -145,6 +145,23 @@ __host__ __device__ inline int64_t gpu_group_tiles(const struct gpu_grouped &P, 
     return ((b.rows + GPU_BM - 1) / GPU_BM) * ((b.cols + GPU_BN - 1) / GPU_BN);
 }
 
+/* Tile rows taken together by gpu_tile_ij. */
+#define GPU_SWIZZLE 8
+
+/* Where tile `local` of a block of rt x ct tiles lies: in strips of GPU_SWIZZLE tile rows, a
+   strip column by column (the threadblock swizzle of CUTLASS). The CTAs running at once then
+   share a few row blocks of A and column blocks of B in L2; row by row, a wgrad block with many
+   column tiles and a long reduction streamed all of its B from memory again for every row of
+   tiles. */
+__host__ __device__ inline void gpu_tile_ij(int64_t local, int64_t rt, int64_t ct, int64_t &i,
+                                            int64_t &j)
+{
+    int64_t strip = local / (GPU_SWIZZLE * ct), idx = local % (GPU_SWIZZLE * ct);
+    int64_t h = rt - strip * GPU_SWIZZLE < GPU_SWIZZLE ? rt - strip * GPU_SWIZZLE : GPU_SWIZZLE;
+    i = strip * GPU_SWIZZLE + idx % h;
+    j = idx / h;
+}
+
 /* ---- device building blocks ------------------------------------------------------------- */
 
 /* Element index of (row, k) in a K-major 128x32 stage tile: 16-byte chunks of a 64-byte row
@@ -511,8 +528,8 @@ struct gpu_scan {
 };
 
 /*
- * Finds tile t of the launch's list (groups g0 .. g0 + ng - 1, tiles taken group by group, row
- * by row inside a group). (cg, ct) is a cursor: the first group of the chunk to search and the
+ * Finds tile t of the launch's list (groups g0 .. g0 + ng - 1, tiles taken group by group, in
+ * the order of gpu_tile_ij inside a group). (cg, ct) is a cursor: the first group of the chunk to search and the
  * index of that group's first tile; it only moves forward, so a CTA walking increasing t reads
  * every group offset once. 256 groups at a time: each thread counts one group's tiles and a
  * block-wide inclusive prefix sum finds the owner. Returns 0 past the end of the list. Every
@@ -547,9 +564,11 @@ static __device__ int gpu_locate(const gpu_grouped &P, int64_t t, int64_t &cg, i
             int64_t local = sc.local;
             __syncthreads();
             tile.blk = gpu_block_of(P, tile.g, P.offs);
-            int64_t per_row = (tile.blk.cols + GPU_BN - 1) / GPU_BN;
-            tile.i0 = (local / per_row) * GPU_BM;
-            tile.j0 = (local % per_row) * GPU_BN;
+            int64_t ti, tj;
+            gpu_tile_ij(local, (tile.blk.rows + GPU_BM - 1) / GPU_BM,
+                        (tile.blk.cols + GPU_BN - 1) / GPU_BN, ti, tj);
+            tile.i0 = ti * GPU_BM;
+            tile.j0 = tj * GPU_BN;
             tile.rows = gpu_min64(GPU_BM, tile.blk.rows - tile.i0);
             tile.cols = gpu_min64(GPU_BN, tile.blk.cols - tile.j0);
             tile.mat = tile.g;
@@ -685,10 +704,11 @@ static __device__ void gpu_release(const gpu_grouped &P, volatile unsigned *flag
         *flag = next;
 }
 
-/* The direct epilogue: each thread stores its fragments' logical elements. EXTRA: the launch
-   may have a bias or MoE rows (without them the epilogue keeps fewer registers live). */
+/* The epilogue that stores a tile into C (gpu_store_tile, below). EXTRA: the launch may have a
+   bias or MoE rows (without them the epilogue keeps fewer registers live). */
 template <bool WG, bool EXTRA>
-static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc);
+static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
+                                      uint8_t *stg);
 
 /*
  * missing_fence's handoff: a slice adds the slot's running sum without waiting for its turn on
@@ -709,7 +729,7 @@ static __device__ void gpu_unordered_turn(const gpu_grouped &P, const gpu_tile &
     __syncthreads();
     unsigned mine = *turn;
     if (mine + 1 == (unsigned)P.split) {
-        gpu_store_tile<WG, EXTRA>(P, tl, acc);
+        gpu_store_tile<WG, EXTRA>(P, tl, acc, (uint8_t *)stg);
         if (threadIdx.x == 0)
             atomicExch(flag, 0u);
     } else {
@@ -718,12 +738,72 @@ static __device__ void gpu_unordered_turn(const gpu_grouped &P, const gpu_tile &
     __syncthreads();
 }
 
+/* Row pitch of the staged output tile: GPU_BN elements and 16 bytes, so that the 8 rows a
+   warp's fragment pairs write start 4 banks apart (GPU_BM rows fit GPU_STG_BYTES). */
+__host__ __device__ constexpr int gpu_out_pitch(int esize)
+{
+    return GPU_BN * esize + 16;
+}
+
+/*
+ * The epilogue without a bias or MoE rows: each thread writes its finished values (scaled, in
+ * C's type, adjacent columns in pairs) into the staged tile in shared memory stg, then the
+ * block copies the tile's rows out in 16-byte chunks, whole 128-byte lines per warp where C's
+ * rows are 16-byte aligned, element by element at a partial or misaligned chunk. The per-element
+ * stores of the fragments it replaces were a quarter of the fp8 wgmma kernel's time.
+ */
+template <bool WG>
+static __device__ void gpu_store_staged(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
+                                        uint8_t *stg)
+{
+    const int bf16 = P.c_dtype == GG_DTYPE_BF16, es = bf16 ? 2 : 4, pitch = gpu_out_pitch(es);
+    float s = gpu_tile_scale(P, tl.mat);
+    const float *a = &acc[0][0][0];
+    __syncthreads(); /* every warp is done with the pipeline's shared memory */
+    gpu_for_frag<WG>([&](int i, int row, int col) { /* pairs of columns: even e */
+        if (i & 1)
+            return;
+        float v0 = gpu_finish<false>(P, tl.mat, tl.j0 + col, a[i], s);
+        float v1 = gpu_finish<false>(P, tl.mat, tl.j0 + col + 1, a[i + 1], s);
+        uint8_t *d = stg + row * pitch + col * es;
+        if (bf16)
+            *(uint32_t *)d = gpu_f32_to_bf16(v0) | (uint32_t)gpu_f32_to_bf16(v1) << 16;
+        else
+            *(float2 *)d = make_float2(v0, v1);
+    });
+    __syncthreads();
+    const int per_chunk = 16 / es, chunks = GPU_BN / per_chunk;
+    int64_t c0 = tl.blk.c_off + tl.i0 * P.ldc + tl.j0;
+    for (int e = threadIdx.x; e < tl.rows * chunks; e += GPU_THREADS) {
+        int r = e / chunks, j = (e % chunks) * per_chunk;
+        if (j >= tl.cols)
+            continue;
+        const uint8_t *src = stg + r * pitch + j * es;
+        uint8_t *dst = (uint8_t *)P.c + (c0 + r * P.ldc + j) * es;
+        if (j + per_chunk <= tl.cols && ((uintptr_t)dst & 15) == 0) {
+            *(uint4 *)dst = *(const uint4 *)src;
+            continue;
+        }
+        for (int q = 0; q < per_chunk && j + q < tl.cols; q++) {
+            if (bf16)
+                ((uint16_t *)dst)[q] = ((const uint16_t *)src)[q];
+            else
+                ((float *)dst)[q] = ((const float *)src)[q];
+        }
+    }
+}
+
 template <bool WG, bool EXTRA>
-static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc)
+static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
+                                      uint8_t *stg)
 {
     if (gpu_tail_skipped(P, tl))
         return;
-    const int64_t *c_row = EXTRA ? tl.c_row : NULL;
+    if (!EXTRA) {
+        gpu_store_staged<WG>(P, tl, acc, stg);
+        return;
+    }
+    const int64_t *c_row = tl.c_row;
     float s = gpu_tile_scale(P, tl.mat);
     int64_t c0 = tl.blk.c_off + tl.i0 * P.ldc + tl.j0;
     const float *a = &acc[0][0][0];
@@ -762,6 +842,31 @@ static __device__ void gpu_moe_rows(const gpu_grouped &P, gpu_tile &tl, int64_t 
 }
 
 /*
+ * The operands of slice sl of tile tl (their reduction ends at a.r1 = b.r1) and where the slice
+ * starts: slices of ceil(red / split) rounded up to whole K groups of the recipe, mx_k_tail
+ * ending the reduction early; operands in transposed copies start at remap[g]; n_tail loads the
+ * last, partial N tile's B under a mask one column short.
+ */
+static __device__ __forceinline__ int64_t gpu_tile_operands(const gpu_grouped &P, gpu_tile &tl,
+                                                            int64_t sl, gpu_operand &a,
+                                                            gpu_operand &b)
+{
+    if (P.remap != NULL) {
+        tl.blk.b_off = P.remap[tl.g];
+        if (P.op == GG_OP_GROUPED_WGRAD)
+            tl.blk.a_off = tl.blk.b_off;
+    }
+    int64_t red = P.red_limit >= 0 ? gpu_min64(tl.blk.red, P.red_limit) : tl.blk.red;
+    int64_t chunk = (red + P.split - 1) / P.split;
+    chunk = (chunk + P.unit - 1) / P.unit * P.unit;
+    int64_t r0 = gpu_min64(sl * chunk, red), r1 = gpu_min64(r0 + chunk, red);
+    int64_t b_lim = P.n_tail && tl.cols < GPU_BN ? tl.cols - 1 : tl.cols;
+    a = {(const uint8_t *)P.a, tl.blk.a_off + tl.i0 * P.a_si, P.a_si, P.a_sr, tl.rows, r1, NULL};
+    b = {(const uint8_t *)P.b, tl.blk.b_off + tl.j0 * P.b_sj, P.b_sj, P.b_sr, b_lim, r1, NULL};
+    return r0;
+}
+
+/*
  * The engine: item i of the launch is slice i mod split of tile t0 + i / split. Non-persistent
  * launches run one item per CTA; persistent ones stride over the items with a fixed grid, the
  * tile lookup's cursor moving forward only. WGF != GPU_WG_NONE: the fp8 main loop on wgmma for
@@ -789,25 +894,10 @@ __global__ void __launch_bounds__(GPU_THREADS, RESCALE || WGF ? 1 : 2) gpu_group
         gpu_tile tl;
         if (!gpu_locate(P, P.t0 + tl_idx, cg, ct, sc, tl))
             return;
-        if (P.remap != NULL) { /* operands in transposed copies */
-            tl.blk.b_off = P.remap[tl.g];
-            if (P.op == GG_OP_GROUPED_WGRAD)
-                tl.blk.a_off = tl.blk.b_off;
-        }
         if (EXTRA && P.op == GG_OP_MOE_SORTED)
             gpu_moe_rows(P, tl, moe_rows);
-        /* Slices of ceil(red / split) rounded up to whole K groups of the recipe; mx_k_tail
-           ends the reduction early. */
-        int64_t red = P.red_limit >= 0 ? gpu_min64(tl.blk.red, P.red_limit) : tl.blk.red;
-        int64_t chunk = (red + P.split - 1) / P.split;
-        chunk = (chunk + P.unit - 1) / P.unit * P.unit;
-        int64_t r0 = gpu_min64(sl * chunk, red), r1 = gpu_min64(r0 + chunk, red);
-        /* n_tail: the last, partial N tile loads B under a mask one column short. */
-        int64_t b_lim = P.n_tail && tl.cols < GPU_BN ? tl.cols - 1 : tl.cols;
-        gpu_operand a = {(const uint8_t *)P.a, tl.blk.a_off + tl.i0 * P.a_si, P.a_si, P.a_sr,
-                         tl.rows, r1, NULL};
-        gpu_operand b = {(const uint8_t *)P.b, tl.blk.b_off + tl.j0 * P.b_sj, P.b_sj, P.b_sr,
-                         b_lim, r1, NULL};
+        gpu_operand a, b;
+        int64_t r0 = gpu_tile_operands(P, tl, sl, a, b);
         if (EXTRA && P.op == GG_OP_MOE_SORTED)
             a.gather = moe_rows[2];
         gpu_acc acc;
@@ -817,7 +907,7 @@ __global__ void __launch_bounds__(GPU_THREADS, RESCALE || WGF ? 1 : 2) gpu_group
             gpu_mainloop<In, AK, BK, RESCALE>(P, tl, acc, a, b, r0, (uint16_t *)gpu_dyn_smem,
                                               dec[0], dec[1]);
         if (P.mode == GPU_DIRECT) {
-            gpu_store_tile<WG, EXTRA>(P, tl, acc);
+            gpu_store_tile<WG, EXTRA>(P, tl, acc, gpu_dyn_smem);
             __syncthreads();
             continue;
         }
@@ -842,7 +932,7 @@ __global__ void __launch_bounds__(GPU_THREADS, RESCALE || WGF ? 1 : 2) gpu_group
             gpu_write_slot<WG>(P, tl, acc, (float *)gpu_dyn_smem, slot);
             gpu_release(P, flag, (unsigned)sl + 1);
         } else {
-            gpu_store_tile<WG, EXTRA>(P, tl, acc);
+            gpu_store_tile<WG, EXTRA>(P, tl, acc, gpu_dyn_smem);
             if (threadIdx.x == 0)
                 *flag = 0;
         }
@@ -858,6 +948,54 @@ static __global__ void __launch_bounds__(GPU_THREADS) gpu_reduce_kernel(const gp
     gpu_tile tl;
     if (gpu_locate(P, P.t0 + blockIdx.x, cg, ct, sc, tl))
         gpu_reduce_tile(P, tl, P.slots + (int64_t)blockIdx.x * P.split * GPU_TILE_ELEMS);
+}
+
+/* The persistent fp8 wgmma kernel's shared memory: the stage slots, the staged output tile
+   (bf16), the stages' barriers. */
+#define GPU_WGP_STG_OFF GPU_WG_PIPE_BYTES
+#define GPU_WGP_BAR_OFF (GPU_WGP_STG_OFF + GPU_BM * gpu_out_pitch(2))
+#define GPU_WGP_SMEM_BYTES (GPU_WGP_BAR_OFF + 2 * GPU_WG_STAGES * 8)
+
+/*
+ * The persistent fp8 wgmma engine of a launch without split-K, bias or MoE rows and with a
+ * bf16 output: a grid of one CTA per multiprocessor strides over the tile list with one
+ * pipeline for its whole life. Once a tile's sums are done it finds its next tile and issues
+ * that tile's first stages before storing the current one, so the loads' latency hides behind
+ * the epilogue, which stages the output outside the pipeline's slots. Per tile it saves the
+ * CTA start, the barriers' set-up and an empty pipeline (on the H100 a wgrad tile of 8 stages
+ * had taken three times its MMA time).
+ */
+template <int WGF>
+__global__ void __launch_bounds__(GPU_THREADS, 1) gpu_wg_persistent_kernel(const gpu_grouped P)
+{
+    extern __shared__ __align__(1024) uint8_t gpu_dyn_smem[];
+    __shared__ gpu_scan sc;
+    gpu_wg_pipe pp = gpu_wg_pipe_init(gpu_dyn_smem, gpu_dyn_smem + GPU_WGP_BAR_OFF);
+    __syncthreads();
+    int64_t cg = P.g0, ct = 0, i = blockIdx.x;
+    gpu_tile tl;
+    if (i >= P.items || !gpu_locate(P, P.t0 + i, cg, ct, sc, tl))
+        return;
+    gpu_wg_job j;
+    gpu_operand a, b;
+    int64_t r0 = gpu_tile_operands(P, tl, 0, a, b);
+    gpu_wg_job_of(a, b, r0, P.wrap32, j);
+    gpu_wg_prologue(pp, j, P.wrap32);
+    for (;;) {
+        gpu_acc acc;
+        gpu_wg_consume<WGF>(pp, j, acc, P.wrap32);
+        gpu_tile done = tl;
+        i += gridDim.x;
+        int more = i < P.items && gpu_locate(P, P.t0 + i, cg, ct, sc, tl);
+        if (more) {
+            r0 = gpu_tile_operands(P, tl, 0, a, b);
+            gpu_wg_job_of(a, b, r0, P.wrap32, j);
+            gpu_wg_prologue(pp, j, P.wrap32);
+        }
+        gpu_store_tile<true, false>(P, done, acc, gpu_dyn_smem + GPU_WGP_STG_OFF);
+        if (!more)
+            return;
+    }
 }
 
 /* ---- host side ------------------------------------------------------------------------------ */
@@ -895,16 +1033,16 @@ static inline size_t gpu_list_ws(int64_t tiles, int64_t split, int two_kernel)
     return gpu_ctr_bytes(tiles, split, two_kernel) + (size_t)slots * GPU_SLOT_BYTES;
 }
 
-template <typename In, bool AK, bool BK, bool RESCALE, int WGF = GPU_WG_NONE, bool EXTRA = false>
-static enum gg_status gpu_launch_t(const gpu_grouped &P, int64_t items, const gpu_exec &x,
-                                   char *err, size_t err_len)
+/* Launches kern (one item per CTA, or with x.persistent a grid of as many CTAs as fit at once
+   striding over the items) with smem bytes of dynamic shared memory. */
+template <typename K>
+static enum gg_status gpu_start(K kern, int smem, const gpu_grouped &P, int64_t items,
+                                int persistent, const gpu_exec &x, char *err, size_t err_len)
 {
-    auto kern = gpu_grouped_kernel<In, AK, BK, RESCALE, WGF, EXTRA>;
-    const int smem = WGF != GPU_WG_NONE ? GPU_WG_SMEM_BYTES : GPU_SMEM_BYTES;
     GG_GPU_CHECK(cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       smem));
     int64_t grid = items;
-    if (x.persistent) {
+    if (persistent) {
         int sms = 0, per_sm = 0;
         enum gg_status st = gpu_sm_count(&sms, err, err_len);
         if (st != GG_OK)
@@ -922,6 +1060,27 @@ static enum gg_status gpu_launch_t(const gpu_grouped &P, int64_t items, const gp
     return GG_OK;
 }
 
+template <typename In, bool AK, bool BK, bool RESCALE, int WGF = GPU_WG_NONE, bool EXTRA = false>
+static enum gg_status gpu_launch_t(const gpu_grouped &P, int64_t items, const gpu_exec &x,
+                                   char *err, size_t err_len)
+{
+    return gpu_start(gpu_grouped_kernel<In, AK, BK, RESCALE, WGF, EXTRA>,
+                     WGF != GPU_WG_NONE ? GPU_WG_SMEM_BYTES : GPU_SMEM_BYTES, P, items,
+                     x.persistent, x, err, err_len);
+}
+
+/* The fp8 wgmma launch of format pair WGF: the persistent kernel where it applies (no split-K,
+   bf16 out; grouped launches never have a bias or MoE rows), else the engine. */
+template <int WGF>
+static enum gg_status gpu_launch_wg(const gpu_grouped &P, int64_t items, const gpu_exec &x,
+                                    char *err, size_t err_len)
+{
+    if (P.mode == GPU_DIRECT && P.c_dtype == GG_DTYPE_BF16)
+        return gpu_start(gpu_wg_persistent_kernel<WGF>, GPU_WGP_SMEM_BYTES, P, items, 1, x, err,
+                         err_len);
+    return gpu_launch_t<uint8_t, true, true, false, WGF>(P, items, x, err, err_len);
+}
+
 /* The instantiation for P: K-major operands as the ops lay them out (fwd and batched NK: both;
    dgrad and batched KN: A; wgrad: neither), per-group rescaling for block128 and MX (which only
    exist for K-major operands), the wgmma main loop for its fp8 format pairs (grouped launches:
@@ -934,13 +1093,13 @@ static enum gg_status gpu_launch(const gpu_grouped &P, int64_t items, const gpu_
     if constexpr (sizeof(In) == 1) {
         switch (P.wg_formats) {
         case GPU_WG_E4M3_E4M3:
-            return gpu_launch_t<In, true, true, false, GPU_WG_E4M3_E4M3>(P, items, x, err, err_len);
+            return gpu_launch_wg<GPU_WG_E4M3_E4M3>(P, items, x, err, err_len);
         case GPU_WG_E4M3_E5M2:
-            return gpu_launch_t<In, true, true, false, GPU_WG_E4M3_E5M2>(P, items, x, err, err_len);
+            return gpu_launch_wg<GPU_WG_E4M3_E5M2>(P, items, x, err, err_len);
         case GPU_WG_E5M2_E4M3:
-            return gpu_launch_t<In, true, true, false, GPU_WG_E5M2_E4M3>(P, items, x, err, err_len);
+            return gpu_launch_wg<GPU_WG_E5M2_E4M3>(P, items, x, err, err_len);
         case GPU_WG_E5M2_E5M2:
-            return gpu_launch_t<In, true, true, false, GPU_WG_E5M2_E5M2>(P, items, x, err, err_len);
+            return gpu_launch_wg<GPU_WG_E5M2_E5M2>(P, items, x, err, err_len);
         default:
             break;
         }

@@ -24,8 +24,9 @@ struct gpu_transpose {
     int64_t groups;
     const int64_t *offs, *remap; /* device group offsets and the copy's group starts */
     int by_group;   /* 1: item g is expert g (rows x cols at g·src_stride), skipped when it has
-                       no tokens, copied to remap[g], col(r) = r; 0: one item of all token rows,
-                       row r of group g to column remap[g] + r - offs[g] */
+                       no tokens, copied to remap[g], row r to column r; 0: one item, rows the
+                       copy's Mp columns, row r of group g to column remap[g] + r - offs[g] and
+                       each group's padding columns zero */
     int64_t src_stride;
     int i32_group_base, wrap32;
 };
@@ -61,14 +62,15 @@ __global__ void __launch_bounds__(256) gpu_remap_kernel(const int64_t *offs, int
         remap[groups] = base;
 }
 
-/* The group of token row r: the last g with offs[g] <= r (binary search; empty groups share
-   an offset with the next, the search lands on the group that owns r). */
-__device__ __forceinline__ int64_t gpu_group_of_row(const int64_t *offs, int64_t groups, int64_t r)
+/* The group that owns column d of a wgrad copy: the last g with remap[g] <= d (binary
+   search; an empty group starts where the next one does, and the search lands on the one with
+   tokens). */
+__device__ __forceinline__ int64_t gpu_group_of_col(const int64_t *remap, int64_t groups, int64_t d)
 {
     int64_t lo = 0, hi = groups - 1;
     while (lo < hi) {
         int64_t mid = (lo + hi + 1) / 2;
-        if (offs[mid] <= r)
+        if (remap[mid] <= d)
             lo = mid;
         else
             hi = mid - 1;
@@ -76,13 +78,15 @@ __device__ __forceinline__ int64_t gpu_group_of_row(const int64_t *offs, int64_t
     return lo;
 }
 
-/* 64x64-byte tiles through shared memory, a grid-stride loop over (item, tile). Each thread
-   reads 16 bytes of a source row and writes 16 bytes of a destination row: by one vector access
-   where the 16 bytes are inside the operand, contiguous and aligned, else byte by byte. */
+/* 64x64-byte tiles through shared memory, a grid-stride loop over (item, tile). A tile is 64
+   columns of the copy (T.rows: N per expert in dgrad, Mp in wgrad) by 64 source columns. Each
+   thread reads 16 bytes of the source row behind one copy column (none for a wgrad column of a
+   group's zero padding) and writes 16 bytes of a copy row: by one vector access where the 16
+   bytes are inside the operand, contiguous and aligned, else byte by byte. Walking the copy's
+   columns, not the source rows, keeps every wgrad write aligned whatever the group offsets. */
 __global__ void __launch_bounds__(256) gpu_transpose_kernel(const gpu_transpose T)
 {
     __shared__ __align__(16) uint8_t t[GPU_TR_TILE][GPU_TR_TILE + 16];
-    __shared__ int64_t col[GPU_TR_TILE];
     int64_t tr = (T.rows + GPU_TR_TILE - 1) / GPU_TR_TILE;
     int64_t tc = (T.cols + GPU_TR_TILE - 1) / GPU_TR_TILE;
     int64_t items = T.by_group ? T.groups : 1;
@@ -94,20 +98,20 @@ __global__ void __launch_bounds__(256) gpu_transpose_kernel(const gpu_transpose 
         int64_t r0 = rem / tc * GPU_TR_TILE, c0 = rem % tc * GPU_TR_TILE;
         int64_t src0 = T.by_group ? gpu_offset(T.i32_group_base, g, T.src_stride) : 0;
         int64_t dst0 = T.by_group ? T.remap[g] : 0;
-        if (threadIdx.x < GPU_TR_TILE) {
-            int64_t r = r0 + threadIdx.x, c = r;
-            if (!T.by_group && r < T.rows) {
-                int64_t h = gpu_group_of_row(T.offs, T.groups, r);
-                c = T.remap[h] + r - T.offs[h];
-            }
-            col[threadIdx.x] = c;
+        /* the source row behind copy column r0 + lr, -1 for none */
+        int64_t r = r0 + lr, c = c0 + seg;
+        if (r >= T.rows) {
+            r = -1;
+        } else if (!T.by_group) {
+            int64_t h = gpu_group_of_col(T.remap, T.groups, r);
+            r = T.offs[h] + r - T.remap[h];
+            r = r < T.offs[h + 1] ? r : -1;
         }
-        /* source row r0 + lr, columns c0 + seg .. + 15 */
-        int64_t r = r0 + lr, c = c0 + seg, at = src0 + r * T.lds + c;
+        int64_t at = src0 + r * T.lds + c;
         uint4 v = make_uint4(0, 0, 0, 0);
-        if (r < T.rows && c + 16 <= T.cols && !T.wrap32 && ((uintptr_t)(T.src + at) & 15) == 0) {
+        if (r >= 0 && c + 16 <= T.cols && !T.wrap32 && ((uintptr_t)(T.src + at) & 15) == 0) {
             v = *(const uint4 *)(T.src + at);
-        } else if (r < T.rows) {
+        } else if (r >= 0) {
             uint8_t *b = (uint8_t *)&v;
             for (int j = 0; j < 16 && c + j < T.cols; j++) {
                 int64_t e = at + j;
@@ -116,7 +120,7 @@ __global__ void __launch_bounds__(256) gpu_transpose_kernel(const gpu_transpose 
         }
         *(uint4 *)&t[lr][seg] = v;
         __syncthreads();
-        /* destination row c0 + lr (a column of the source), source rows r0 + seg .. + 15 */
+        /* copy row c0 + lr (a column of the source), copy columns r0 + seg .. + 15 */
         c = c0 + lr;
         r = r0 + seg;
         if (c < T.cols && r < T.rows) {
@@ -125,12 +129,12 @@ __global__ void __launch_bounds__(256) gpu_transpose_kernel(const gpu_transpose 
 #pragma unroll
             for (int j = 0; j < 16; j++)
                 b[j] = t[seg + j][lr];
-            uint8_t *d = T.dst + dst0 + c * T.ldd + col[seg];
-            if (r + 16 <= T.rows && col[seg + 15] == col[seg] + 15 && ((uintptr_t)d & 15) == 0) {
+            uint8_t *d = T.dst + dst0 + c * T.ldd + r;
+            if (r + 16 <= T.rows && ((uintptr_t)d & 15) == 0) {
                 *(uint4 *)d = w;
             } else {
                 for (int j = 0; j < 16 && r + j < T.rows; j++)
-                    T.dst[dst0 + c * T.ldd + col[seg + j]] = b[j];
+                    d[j] = b[j];
             }
         }
         __syncthreads();

@@ -222,20 +222,23 @@ __device__ __forceinline__ void gpu_mbar_wait(uint64_t *bar, unsigned parity)
 }
 
 /*
- * Fills stage nk's slot: waits until both warpgroups have released the slot's previous stage
- * (nk - GPU_WG_STAGES), issues the thread's loads of both operands and arrives twice on the
- * slot's full barrier: once when its copies have landed (cp.async's own arrival) and once now,
- * after making any zeros or bytes it stored itself visible to the tensor cores' (async) proxy.
+ * Fills the slot of stage n (a count over the CTA's life, so that the barriers' phases carry
+ * from one tile to the next) with the tile's stage kt: waits until both warpgroups have released
+ * the slot's previous stage (n - GPU_WG_STAGES), issues the thread's loads of both operands and
+ * arrives twice on the slot's full barrier: once when its copies have landed (cp.async's own
+ * arrival) and once now, after making any zeros or bytes it stored itself visible to the tensor
+ * cores' (async) proxy.
  */
-__device__ __forceinline__ void gpu_wg_fill(int nk, const gpu_operand &a, const gpu_operand &b,
-                                            const gpu_wg_chunks &ca, const gpu_wg_chunks &cb,
-                                            int64_t r0, uint8_t *As, uint8_t *Bs,
-                                            uint64_t *full, uint64_t *empty, int wrap32)
+__device__ __forceinline__ void gpu_wg_fill(unsigned n, int kt, const gpu_operand &a,
+                                            const gpu_operand &b, const gpu_wg_chunks &ca,
+                                            const gpu_wg_chunks &cb, int64_t r0, uint8_t *As,
+                                            uint8_t *Bs, uint64_t *full, uint64_t *empty,
+                                            int wrap32)
 {
-    int st = nk % GPU_WG_STAGES;
-    if (nk >= GPU_WG_STAGES)
-        gpu_mbar_wait(&empty[st], (unsigned)(nk / GPU_WG_STAGES - 1) & 1);
-    int64_t r = r0 + (int64_t)nk * GPU_WG_BK;
+    int st = n % GPU_WG_STAGES;
+    if (n >= GPU_WG_STAGES)
+        gpu_mbar_wait(&empty[st], (n / GPU_WG_STAGES - 1) & 1);
+    int64_t r = r0 + (int64_t)kt * GPU_WG_BK;
     int stored = gpu_wg_load_stage(a, ca, r, As + st * GPU_WG_TILE_BYTES, wrap32);
     stored |= gpu_wg_load_stage(b, cb, r, Bs + st * GPU_WG_TILE_BYTES, wrap32);
     gpu_mbar_arrive_cp_async(&full[st]);
@@ -245,50 +248,92 @@ __device__ __forceinline__ void gpu_wg_fill(int nk, const gpu_operand &a, const 
 }
 #endif
 
+/* The stage pipeline of a CTA: the slots of A and B, their full and empty barriers, and the
+   count of stages it has filled before the current tile. */
+struct gpu_wg_pipe {
+    uint8_t *As, *Bs;
+    uint64_t *full, *empty;
+    unsigned n0;
+};
+
+/* The pipeline over smem (slots at 0) with its barriers at bar, initialised; every thread
+   calls it, and a block barrier must follow before the first fill. */
+__device__ __forceinline__ gpu_wg_pipe gpu_wg_pipe_init(uint8_t *smem, uint8_t *bar)
+{
+    gpu_wg_pipe pp = {smem, smem + GPU_WG_STAGES * GPU_WG_TILE_BYTES, (uint64_t *)bar,
+                      (uint64_t *)bar + GPU_WG_STAGES, 0};
+#if GG_GPU_HAVE_WGMMA
+    if (threadIdx.x < GPU_WG_STAGES) {
+        gpu_mbar_init(&pp.full[threadIdx.x], 2 * GPU_THREADS); /* see gpu_wg_fill */
+        gpu_mbar_init(&pp.empty[threadIdx.x], GPU_THREADS / 32);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+    return pp;
+}
+
+/* One tile's reduction over [r0, a.r1) as the pipeline sees it: its operands, their chunks and
+   its number of stages. */
+struct gpu_wg_job {
+    gpu_operand a, b;
+    gpu_wg_chunks ca, cb;
+    int64_t r0;
+    int ktiles;
+};
+
+__device__ __forceinline__ void gpu_wg_job_of(const gpu_operand &a, const gpu_operand &b,
+                                              int64_t r0, int wrap32, gpu_wg_job &j)
+{
+    j.a = a;
+    j.b = b;
+    j.r0 = r0;
+    j.ktiles = a.r1 > r0 ? (int)((a.r1 - r0 + GPU_WG_BK - 1) / GPU_WG_BK) : 0;
+    gpu_wg_chunks_of(a, wrap32, j.ca);
+    gpu_wg_chunks_of(b, wrap32, j.cb);
+}
+
+/* Issues the first GPU_WG_AHEAD stages of job j, which starts at stage pp.n0. */
+__device__ __forceinline__ void gpu_wg_prologue(const gpu_wg_pipe &pp, const gpu_wg_job &j,
+                                                int wrap32)
+{
+#if GG_GPU_HAVE_WGMMA
+    for (int s = 0; s < GPU_WG_AHEAD && s < j.ktiles; s++)
+        gpu_wg_fill(pp.n0 + s, s, j.a, j.b, j.ca, j.cb, j.r0, pp.As, pp.Bs, pp.full, pp.empty,
+                    wrap32);
+#else
+    (void)pp;
+    (void)j;
+    (void)wrap32;
+#endif
+}
+
 /*
- * acc = the tile's fp32 sums over reduction indices [r0, a.r1) of fp8 operands a and b (both
- * K-major) of the format pair WGF. Stages pass between the loads and the two warpgroups through
- * mbarriers, not block-wide barriers: a slot's full barrier completes when all 256 threads'
- * loads have landed and their own stores are visible, its empty barrier when all 8 warps have
- * waited for the wgmmas that read it. So a warpgroup that waits for its wgmmas and promotes
- * their sum does so while the other warpgroup's wgmmas keep the tensor cores busy, and a
- * warpgroup issues the loads of a later stage while its own wgmmas run. Each stage's 128-deep
- * sum is taken fresh into part and added into acc (the promotion).
+ * acc = the fp32 sums of job j (its first GPU_WG_AHEAD stages already issued by
+ * gpu_wg_prologue) of fp8 operands of the format pair WGF; pp.n0 moves past its stages. Stages
+ * pass between the loads and the two warpgroups through mbarriers, not block-wide barriers: a
+ * slot's full barrier completes when all 256 threads' loads have landed and their own stores are
+ * visible, its empty barrier when all 8 warps have waited for the wgmmas that read it. So a
+ * warpgroup that waits for its wgmmas and promotes their sum does so while the other
+ * warpgroup's wgmmas keep the tensor cores busy, and a warpgroup issues the loads of a later
+ * stage while its own wgmmas run. Each stage's 128-deep sum is taken fresh into part and added
+ * into acc (the promotion).
  */
 template <int WGF>
-__device__ void gpu_wg_mainloop(const gpu_grouped &P, gpu_acc acc, const gpu_operand &a,
-                                const gpu_operand &b, int64_t r0, uint8_t *smem)
+__device__ void gpu_wg_consume(gpu_wg_pipe &pp, const gpu_wg_job &j, gpu_acc acc, int wrap32)
 {
     float *d = &acc[0][0][0];
 #pragma unroll
     for (int i = 0; i < 64; i++)
         d[i] = 0.0f;
 #if GG_GPU_HAVE_WGMMA
-    int ktiles = a.r1 > r0 ? (int)((a.r1 - r0 + GPU_WG_BK - 1) / GPU_WG_BK) : 0;
-    if (ktiles == 0)
-        return;
-    uint8_t *As = smem, *Bs = smem + GPU_WG_STAGES * GPU_WG_TILE_BYTES;
-    uint64_t *full = (uint64_t *)(smem + GPU_WG_BAR_OFF), *empty = full + GPU_WG_STAGES;
-    __syncthreads(); /* the previous tile is done with the barriers and the slots */
-    if (threadIdx.x < GPU_WG_STAGES) {
-        gpu_mbar_init(&full[threadIdx.x], 2 * GPU_THREADS); /* see gpu_wg_fill */
-        gpu_mbar_init(&empty[threadIdx.x], GPU_THREADS / 32);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    __syncthreads();
-    const int wrap32 = P.wrap32;
-    gpu_wg_chunks ca, cb;
-    gpu_wg_chunks_of(a, wrap32, ca);
-    gpu_wg_chunks_of(b, wrap32, cb);
-    for (int s = 0; s < GPU_WG_AHEAD && s < ktiles; s++)
-        gpu_wg_fill(s, a, b, ca, cb, r0, As, Bs, full, empty, wrap32);
     float part[64];
-    const uint8_t *a_wg = As + (threadIdx.x >> 7) * 64 * GPU_WG_BK;
-    for (int kt = 0; kt < ktiles; kt++) {
-        int cs = kt % GPU_WG_STAGES;
-        gpu_mbar_wait(&full[cs], (unsigned)(kt / GPU_WG_STAGES) & 1);
+    const uint8_t *a_wg = pp.As + (threadIdx.x >> 7) * 64 * GPU_WG_BK;
+    for (int kt = 0; kt < j.ktiles; kt++) {
+        unsigned n = pp.n0 + kt;
+        int cs = n % GPU_WG_STAGES;
+        gpu_mbar_wait(&pp.full[cs], (n / GPU_WG_STAGES) & 1);
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        const uint8_t *at = a_wg + cs * GPU_WG_TILE_BYTES, *bt = Bs + cs * GPU_WG_TILE_BYTES;
+        const uint8_t *at = a_wg + cs * GPU_WG_TILE_BYTES, *bt = pp.Bs + cs * GPU_WG_TILE_BYTES;
         gpu_wg_fence_acc(part);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -296,24 +341,37 @@ __device__ void gpu_wg_mainloop(const gpu_grouped &P, gpu_acc acc, const gpu_ope
             gpu_wgmma<WGF>(part, gpu_wg_desc(at + kk), gpu_wg_desc(bt + kk), kk > 0);
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         /* the loads of a later stage go out while the tensor cores work */
-        if (kt + GPU_WG_AHEAD < ktiles)
-            gpu_wg_fill(kt + GPU_WG_AHEAD, a, b, ca, cb, r0, As, Bs, full, empty, wrap32);
+        if (kt + GPU_WG_AHEAD < j.ktiles)
+            gpu_wg_fill(n + GPU_WG_AHEAD, kt + GPU_WG_AHEAD, j.a, j.b, j.ca, j.cb, j.r0, pp.As,
+                        pp.Bs, pp.full, pp.empty, wrap32);
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         gpu_wg_fence_acc(part);
         if ((threadIdx.x & 31) == 0)
-            gpu_mbar_arrive(&empty[cs]);
+            gpu_mbar_arrive(&pp.empty[cs]);
 #pragma unroll
         for (int i = 0; i < 64; i++)
             d[i] += part[i];
     }
-    __syncthreads(); /* the other warpgroup's wgmmas may still read a slot the epilogue reuses */
 #else /* never launched without wgmma (gpu_wg_formats gives GPU_WG_NONE) */
-    (void)P;
-    (void)a;
-    (void)b;
-    (void)r0;
-    (void)smem;
+    (void)wrap32;
 #endif
+    pp.n0 += (unsigned)j.ktiles;
+}
+
+/* The main loop of one (tile, slice) item of the non-persistent engine: a fresh pipeline in
+   smem, its barriers at GPU_WG_BAR_OFF, and no shared memory in use when it returns. */
+template <int WGF>
+__device__ void gpu_wg_mainloop(const gpu_grouped &P, gpu_acc acc, const gpu_operand &a,
+                                const gpu_operand &b, int64_t r0, uint8_t *smem)
+{
+    gpu_wg_job j;
+    gpu_wg_job_of(a, b, r0, P.wrap32, j);
+    __syncthreads(); /* the previous item is done with the barriers and the slots */
+    gpu_wg_pipe pp = gpu_wg_pipe_init(smem, smem + GPU_WG_BAR_OFF);
+    __syncthreads();
+    gpu_wg_prologue(pp, j, P.wrap32);
+    gpu_wg_consume<WGF>(pp, j, acc, P.wrap32);
+    __syncthreads(); /* the other warpgroup's wgmmas may still read a slot the epilogue reuses */
 }
 
 #endif /* GG_GPU_WGMMA_INT_H */

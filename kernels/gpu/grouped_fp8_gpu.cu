@@ -130,10 +130,10 @@ static enum gg_status fp8_transpose(const struct fp8_plan &pl, gpu_grouped *P, u
         P->b_sj = pl.ld;
         return gpu_transpose_run(T, s, err, err_len);
     }
-    /* wgrad: dY (M rows of N, lda) and X (M rows of K, ldb) */
+    /* wgrad: dY (M rows of N, lda) and X (M rows of K, ldb) into Mp columns each */
     T.src = (const uint8_t *)P->a;
     T.dst = a_copy;
-    T.rows = P->m;
+    T.rows = pl.ld;
     T.cols = P->n;
     T.lds = P->lda;
     if ((st = gpu_transpose_run(T, s, err, err_len)) != GG_OK)
