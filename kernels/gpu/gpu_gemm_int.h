@@ -523,27 +523,62 @@ __device__ __forceinline__ void gpu_store_c(void *c, int c_dtype, int64_t at, fl
 /* Per-CTA scratch of the tile lookup (static shared memory). */
 struct gpu_scan {
     int64_t sum[GPU_THREADS];
-    int64_t g, local;
-    int last;
+    int64_t g, local, cnt; /* the owner found, t's place in it, its tiles */
 };
+
+/* A CTA's place in its tile list: the chunk of groups gpu_locate searches next (cg, and ct the
+   index of that group's first tile), and the group of the last tile found (g, its tiles t0 ..
+   t0 + nt - 1; g < 0: none yet). It only moves forward. */
+struct gpu_cursor {
+    int64_t cg, ct, g, t0, nt;
+};
+
+__device__ __forceinline__ gpu_cursor gpu_cursor_start(const gpu_grouped &P)
+{
+    return gpu_cursor{P.g0, 0, -1, 0, 0};
+}
+
+/* Fills the tile fields of local tile `local` of group g. */
+static __device__ void gpu_tile_in_group(const gpu_grouped &P, int64_t g, int64_t local,
+                                         gpu_tile &tile)
+{
+    tile.g = g;
+    tile.blk = gpu_block_of(P, g, P.offs);
+    int64_t ti, tj;
+    gpu_tile_ij(local, (tile.blk.rows + GPU_BM - 1) / GPU_BM,
+                (tile.blk.cols + GPU_BN - 1) / GPU_BN, ti, tj);
+    tile.i0 = ti * GPU_BM;
+    tile.j0 = tj * GPU_BN;
+    tile.rows = gpu_min64(GPU_BM, tile.blk.rows - tile.i0);
+    tile.cols = gpu_min64(GPU_BN, tile.blk.cols - tile.j0);
+    tile.mat = g;
+    tile.a_row = tile.c_row = NULL;
+}
 
 /*
  * Finds tile t of the launch's list (groups g0 .. g0 + ng - 1, tiles taken group by group, in
- * the order of gpu_tile_ij inside a group). (cg, ct) is a cursor: the first group of the chunk to search and the
- * index of that group's first tile; it only moves forward, so a CTA walking increasing t reads
- * every group offset once. 256 groups at a time: each thread counts one group's tiles and a
- * block-wide inclusive prefix sum finds the owner. Returns 0 past the end of the list. Every
- * thread of the block must call it.
+ * the order of gpu_tile_ij inside a group), t not below any tile found before with cursor c.
+ * With FAST, a tile of the group of the last one is found without a search (a persistent
+ * wgmma CTA's next tile mostly is; the mma.sync engine, capped at 128 registers, spilled with
+ * the three more it keeps). Otherwise 256 groups at a time from c.cg: each thread counts one group's tiles and
+ * a block-wide inclusive prefix sum finds the owner, so a CTA walking increasing t reads every
+ * group offset once. Returns 0 past the end of the list. Every thread of the block must call it
+ * (every thread takes the same path).
  */
-static __device__ int gpu_locate(const gpu_grouped &P, int64_t t, int64_t &cg, int64_t &ct,
-                          gpu_scan &sc, gpu_tile &tile)
+template <bool FAST = false>
+static __device__ int gpu_locate(const gpu_grouped &P, int64_t t, gpu_cursor &c, gpu_scan &sc,
+                                 gpu_tile &tile)
 {
+    if (FAST && c.g >= 0 && t >= c.t0 && t < c.t0 + c.nt) {
+        gpu_tile_in_group(P, c.g, t - c.t0, tile);
+        return 1;
+    }
     const int tid = threadIdx.x;
     int64_t gend = P.g0 + P.ng;
     for (;;) {
-        if (cg >= gend)
+        if (c.cg >= gend)
             return 0;
-        int64_t g = cg + tid;
+        int64_t g = c.cg + tid;
         int64_t cnt = g < gend ? gpu_group_tiles(P, g, P.offs) : 0;
         sc.sum[tid] = cnt;
         __syncthreads();
@@ -554,29 +589,23 @@ static __device__ int gpu_locate(const gpu_grouped &P, int64_t t, int64_t &cg, i
             __syncthreads();
         }
         int64_t incl = sc.sum[tid], total = sc.sum[GPU_THREADS - 1];
-        if (cnt > 0 && t >= ct + incl - cnt && t < ct + incl) {
+        if (cnt > 0 && t >= c.ct + incl - cnt && t < c.ct + incl) {
             sc.g = g;
-            sc.local = t - (ct + incl - cnt);
+            sc.local = t - (c.ct + incl - cnt);
+            sc.cnt = cnt;
         }
         __syncthreads();
-        if (t < ct + total) {
-            tile.g = sc.g;
-            int64_t local = sc.local;
+        if (t < c.ct + total) {
+            int64_t owner = sc.g, local = sc.local, nt = sc.cnt;
             __syncthreads();
-            tile.blk = gpu_block_of(P, tile.g, P.offs);
-            int64_t ti, tj;
-            gpu_tile_ij(local, (tile.blk.rows + GPU_BM - 1) / GPU_BM,
-                        (tile.blk.cols + GPU_BN - 1) / GPU_BN, ti, tj);
-            tile.i0 = ti * GPU_BM;
-            tile.j0 = tj * GPU_BN;
-            tile.rows = gpu_min64(GPU_BM, tile.blk.rows - tile.i0);
-            tile.cols = gpu_min64(GPU_BN, tile.blk.cols - tile.j0);
-            tile.mat = tile.g;
-            tile.a_row = tile.c_row = NULL;
+            c.g = owner;
+            c.t0 = t - local;
+            c.nt = nt;
+            gpu_tile_in_group(P, owner, local, tile);
             return 1;
         }
-        cg += GPU_THREADS;
-        ct += total;
+        c.cg += GPU_THREADS;
+        c.ct += total;
     }
 }
 
@@ -888,11 +917,11 @@ __global__ void __launch_bounds__(GPU_THREADS, RESCALE || WGF ? 1 : 2) gpu_group
             dec[1][c] = gpu_fp8_to_bf16(P.fmt_b, (uint32_t)c);
         }
     }
-    int64_t cg = P.g0, ct = 0;
+    gpu_cursor cur = gpu_cursor_start(P);
     for (int64_t i = blockIdx.x; i < P.items; i += gridDim.x) {
         int64_t tl_idx = i / P.split, sl = i % P.split;
         gpu_tile tl;
-        if (!gpu_locate(P, P.t0 + tl_idx, cg, ct, sc, tl))
+        if (!gpu_locate(P, P.t0 + tl_idx, cur, sc, tl))
             return;
         if (EXTRA && P.op == GG_OP_MOE_SORTED)
             gpu_moe_rows(P, tl, moe_rows);
@@ -944,21 +973,21 @@ __global__ void __launch_bounds__(GPU_THREADS, RESCALE || WGF ? 1 : 2) gpu_group
 static __global__ void __launch_bounds__(GPU_THREADS) gpu_reduce_kernel(const gpu_grouped P)
 {
     __shared__ gpu_scan sc;
-    int64_t cg = P.g0, ct = 0;
+    gpu_cursor cur = gpu_cursor_start(P);
     gpu_tile tl;
-    if (gpu_locate(P, P.t0 + blockIdx.x, cg, ct, sc, tl))
+    if (gpu_locate(P, P.t0 + blockIdx.x, cur, sc, tl))
         gpu_reduce_tile(P, tl, P.slots + (int64_t)blockIdx.x * P.split * GPU_TILE_ELEMS);
 }
 
-/* The persistent fp8 wgmma kernel's shared memory: the stage slots, the staged output tile
-   (bf16), the stages' barriers. */
+/* The persistent wgmma kernel's shared memory: the stage slots, the staged output tile (bf16),
+   the stages' barriers. */
 #define GPU_WGP_STG_OFF GPU_WG_PIPE_BYTES
 #define GPU_WGP_BAR_OFF (GPU_WGP_STG_OFF + GPU_BM * gpu_out_pitch(2))
 #define GPU_WGP_SMEM_BYTES (GPU_WGP_BAR_OFF + 2 * GPU_WG_STAGES * 8)
 
 /*
- * The persistent fp8 wgmma engine of a launch without split-K, bias or MoE rows and with a
- * bf16 output: a grid of one CTA per multiprocessor strides over the tile list with one
+ * The persistent wgmma engine (fp8, or bf16 with gpu_wg_bf16_path) of a launch without
+ * split-K, bias or MoE rows and with a bf16 output: a grid of one CTA per multiprocessor strides over the tile list with one
  * pipeline for its whole life. Once a tile's sums are done it finds its next tile and issues
  * that tile's first stages before storing the current one, so the loads' latency hides behind
  * the epilogue, which stages the output outside the pipeline's slots. Per tile it saves the
@@ -972,24 +1001,25 @@ __global__ void __launch_bounds__(GPU_THREADS, 1) gpu_wg_persistent_kernel(const
     __shared__ gpu_scan sc;
     gpu_wg_pipe pp = gpu_wg_pipe_init(gpu_dyn_smem, gpu_dyn_smem + GPU_WGP_BAR_OFF);
     __syncthreads();
-    int64_t cg = P.g0, ct = 0, i = blockIdx.x;
+    gpu_cursor cur = gpu_cursor_start(P);
+    int64_t i = blockIdx.x;
     gpu_tile tl;
-    if (i >= P.items || !gpu_locate(P, P.t0 + i, cg, ct, sc, tl))
+    if (i >= P.items || !gpu_locate<true>(P, P.t0 + i, cur, sc, tl))
         return;
     gpu_wg_job j;
     gpu_operand a, b;
     int64_t r0 = gpu_tile_operands(P, tl, 0, a, b);
-    gpu_wg_job_of(a, b, r0, P.wrap32, j);
+    gpu_wg_job_of(a, b, r0, gpu_wg_esize(WGF), P.wrap32, j);
     gpu_wg_prologue(pp, j, P.wrap32);
     for (;;) {
         gpu_acc acc;
         gpu_wg_consume<WGF>(pp, j, acc, P.wrap32);
         gpu_tile done = tl;
         i += gridDim.x;
-        int more = i < P.items && gpu_locate(P, P.t0 + i, cg, ct, sc, tl);
+        int more = i < P.items && gpu_locate<true>(P, P.t0 + i, cur, sc, tl);
         if (more) {
             r0 = gpu_tile_operands(P, tl, 0, a, b);
-            gpu_wg_job_of(a, b, r0, P.wrap32, j);
+            gpu_wg_job_of(a, b, r0, gpu_wg_esize(WGF), P.wrap32, j);
             gpu_wg_prologue(pp, j, P.wrap32);
         }
         gpu_store_tile<true, false>(P, done, acc, gpu_dyn_smem + GPU_WGP_STG_OFF);
@@ -1075,10 +1105,12 @@ template <int WGF>
 static enum gg_status gpu_launch_wg(const gpu_grouped &P, int64_t items, const gpu_exec &x,
                                     char *err, size_t err_len)
 {
-    if (P.mode == GPU_DIRECT && P.c_dtype == GG_DTYPE_BF16)
+    if (WGF == GPU_WG_BF16 || (P.mode == GPU_DIRECT && P.c_dtype == GG_DTYPE_BF16))
         return gpu_start(gpu_wg_persistent_kernel<WGF>, GPU_WGP_SMEM_BYTES, P, items, 1, x, err,
                          err_len);
-    return gpu_launch_t<uint8_t, true, true, false, WGF>(P, items, x, err, err_len);
+    if constexpr (WGF != GPU_WG_BF16)
+        return gpu_launch_t<uint8_t, true, true, false, WGF>(P, items, x, err, err_len);
+    return GG_OK; /* not reached: bf16 takes the wgmma path only where the above applies */
 }
 
 /* The instantiation for P: K-major operands as the ops lay them out (fwd and batched NK: both;
@@ -1090,6 +1122,10 @@ static enum gg_status gpu_launch(const gpu_grouped &P, int64_t items, const gpu_
                                  char *err, size_t err_len)
 {
 #if GG_GPU_HAVE_WGMMA
+    if constexpr (sizeof(In) == 2) {
+        if (P.wg_formats == GPU_WG_BF16)
+            return gpu_launch_wg<GPU_WG_BF16>(P, items, x, err, err_len);
+    }
     if constexpr (sizeof(In) == 1) {
         switch (P.wg_formats) {
         case GPU_WG_E4M3_E4M3:

@@ -1,6 +1,7 @@
 /*
- * gpu_transpose_int.h — K-major copies of 8-bit operands for the wgmma path, which reads only
- * K-major fp8 (as cuBLASLt's FP8 GEMMs, and FP8 training stacks that keep transposed copies).
+ * gpu_transpose_int.h — K-major copies of operands for the wgmma path, which reads only K-major
+ * operands (8-bit ones can be nothing else, as in cuBLASLt's FP8 GEMMs and the FP8 training
+ * stacks that keep transposed copies; bf16 ones are read the same way). Elements of 1 or 2 bytes.
  * dgrad: each expert with tokens gets W_gᵀ ([K][ldt], ldt = N rounded up to 16) packed one
  * after another; wgrad: dY and X become [N][Mp] and [K][Mp], group g's tokens in columns
  * remap[g] .. (each group's run rounded up to 16 columns, so every run starts 16-byte aligned).
@@ -12,14 +13,16 @@
 #ifndef GG_GPU_TRANSPOSE_INT_H
 #define GG_GPU_TRANSPOSE_INT_H
 
-#include "kernels/gpu/gpu_int.h"
+#include "kernels/gpu/gpu_gemm_int.h"
 
 #define GPU_TR_TILE 64
 
-/* One transposing launch: dst[(item base) + c·ldd + col(r)] = src[(item base) + r·lds + c]. */
+/* One transposing launch: dst[(item base) + c·ldd + col(r)] = src[(item base) + r·lds + c], in
+   elements of es bytes. */
 struct gpu_transpose {
     const uint8_t *src;
     uint8_t *dst;
+    int es;
     int64_t rows, cols, lds, ldd;
     int64_t groups;
     const int64_t *offs, *remap; /* device group offsets and the copy's group starts */
@@ -33,7 +36,7 @@ struct gpu_transpose {
 
 /* Exclusive scan over the groups of unit (dgrad: one unit per expert with tokens) or of each
    group's length rounded up to 16 (unit 0): remap[g], and remap[groups] the total. One block. */
-__global__ void __launch_bounds__(256) gpu_remap_kernel(const int64_t *offs, int64_t groups,
+static __global__ void __launch_bounds__(256) gpu_remap_kernel(const int64_t *offs, int64_t groups,
                                                         int64_t unit, int64_t *remap)
 {
     __shared__ int64_t sum[256];
@@ -79,27 +82,31 @@ __device__ __forceinline__ int64_t gpu_group_of_col(const int64_t *remap, int64_
 }
 
 /* 64x64-byte tiles through shared memory, a grid-stride loop over (item, tile). A tile is 64
-   columns of the copy (T.rows: N per expert in dgrad, Mp in wgrad) by 64 source columns. Each
-   thread reads 16 bytes of the source row behind one copy column (none for a wgrad column of a
-   group's zero padding) and writes 16 bytes of a copy row: by one vector access where the 16
-   bytes are inside the operand, contiguous and aligned, else byte by byte. Walking the copy's
-   columns, not the source rows, keeps every wgrad write aligned whatever the group offsets. */
-__global__ void __launch_bounds__(256) gpu_transpose_kernel(const gpu_transpose T)
+   columns of the copy (T.rows: N per expert in dgrad, Mp in wgrad) by 64 bytes of source
+   columns (64 / es elements). Each thread reads 16 bytes of the source row behind one copy
+   column (none for a wgrad column of a group's zero padding) and writes 16 bytes of a copy row
+   (16 / es copy columns): by one vector access where the 16 bytes are inside the operand,
+   contiguous and aligned, else element by element. Walking the copy's columns, not the source
+   rows, keeps every wgrad write aligned whatever the group offsets. */
+static __global__ void __launch_bounds__(256) gpu_transpose_kernel(const gpu_transpose T)
 {
     __shared__ __align__(16) uint8_t t[GPU_TR_TILE][GPU_TR_TILE + 16];
+    const int es = T.es, per = 16 / es; /* elements in 16 bytes */
     int64_t tr = (T.rows + GPU_TR_TILE - 1) / GPU_TR_TILE;
-    int64_t tc = (T.cols + GPU_TR_TILE - 1) / GPU_TR_TILE;
+    int64_t tc = (T.cols + GPU_TR_TILE / es - 1) / (GPU_TR_TILE / es);
     int64_t items = T.by_group ? T.groups : 1;
     const int lr = threadIdx.x >> 2, seg = (threadIdx.x & 3) * 16;
+    /* the write side: copy row dr of the tile, its 16-byte chunk q */
+    const int dr = threadIdx.x / (4 * es), q = threadIdx.x % (4 * es);
     for (int64_t it = blockIdx.x; it < items * tr * tc; it += gridDim.x) {
         int64_t g = it / (tr * tc), rem = it % (tr * tc);
         if (T.by_group && T.offs[g + 1] == T.offs[g])
             continue; /* uniform across the block */
-        int64_t r0 = rem / tc * GPU_TR_TILE, c0 = rem % tc * GPU_TR_TILE;
+        int64_t r0 = rem / tc * GPU_TR_TILE, c0 = rem % tc * (GPU_TR_TILE / es);
         int64_t src0 = T.by_group ? gpu_offset(T.i32_group_base, g, T.src_stride) : 0;
         int64_t dst0 = T.by_group ? T.remap[g] : 0;
         /* the source row behind copy column r0 + lr, -1 for none */
-        int64_t r = r0 + lr, c = c0 + seg;
+        int64_t r = r0 + lr, c = c0 + seg / es;
         if (r >= T.rows) {
             r = -1;
         } else if (!T.by_group) {
@@ -109,31 +116,34 @@ __global__ void __launch_bounds__(256) gpu_transpose_kernel(const gpu_transpose 
         }
         int64_t at = src0 + r * T.lds + c;
         uint4 v = make_uint4(0, 0, 0, 0);
-        if (r >= 0 && c + 16 <= T.cols && !T.wrap32 && ((uintptr_t)(T.src + at) & 15) == 0) {
-            v = *(const uint4 *)(T.src + at);
+        if (r >= 0 && c + per <= T.cols && !T.wrap32 &&
+            ((uintptr_t)(T.src + at * es) & 15) == 0) {
+            v = *(const uint4 *)(T.src + at * es);
         } else if (r >= 0) {
             uint8_t *b = (uint8_t *)&v;
-            for (int j = 0; j < 16 && c + j < T.cols; j++) {
+            for (int j = 0; j < per && c + j < T.cols; j++) {
                 int64_t e = at + j;
-                b[j] = T.src[T.wrap32 ? (int64_t)((uint64_t)e & 0xFFFFFFFFull) : e];
+                e = T.wrap32 ? (int64_t)((uint64_t)e & 0xFFFFFFFFull) : e;
+                for (int y = 0; y < es; y++)
+                    b[j * es + y] = T.src[e * es + y];
             }
         }
         *(uint4 *)&t[lr][seg] = v;
         __syncthreads();
-        /* copy row c0 + lr (a column of the source), copy columns r0 + seg .. + 15 */
-        c = c0 + lr;
-        r = r0 + seg;
+        /* copy row c0 + dr (a column of the source), copy columns r0 + q·per .. + per - 1 */
+        c = c0 + dr;
+        r = r0 + q * per;
         if (c < T.cols && r < T.rows) {
             uint4 w;
             uint8_t *b = (uint8_t *)&w;
 #pragma unroll
             for (int j = 0; j < 16; j++)
-                b[j] = t[seg + j][lr];
-            uint8_t *d = T.dst + dst0 + c * T.ldd + r;
-            if (r + 16 <= T.rows && ((uintptr_t)d & 15) == 0) {
+                b[j] = t[q * per + j / es][dr * es + j % es];
+            uint8_t *d = T.dst + (dst0 + c * T.ldd + r) * es;
+            if (r + per <= T.rows && ((uintptr_t)d & 15) == 0) {
                 *(uint4 *)d = w;
             } else {
-                for (int j = 0; j < 16 && r + j < T.rows; j++)
+                for (int j = 0; j < per * es && r + j / es < T.rows; j++)
                     d[j] = b[j];
             }
         }
@@ -155,7 +165,7 @@ static inline enum gg_status gpu_remap_run(const int64_t *offs, int64_t groups, 
 static inline enum gg_status gpu_transpose_run(const gpu_transpose &T, cudaStream_t s, char *err,
                                                size_t err_len)
 {
-    int64_t tiles = gpu_ceil_div(T.rows, GPU_TR_TILE) * gpu_ceil_div(T.cols, GPU_TR_TILE) *
+    int64_t tiles = gpu_ceil_div(T.rows, GPU_TR_TILE) * gpu_ceil_div(T.cols, GPU_TR_TILE / T.es) *
                     (T.by_group ? T.groups : 1);
     if (tiles == 0)
         return GG_OK;
@@ -167,6 +177,110 @@ static inline enum gg_status gpu_transpose_run(const gpu_transpose &T, cudaStrea
     gpu_transpose_kernel<<<(unsigned)grid, 256, 0, s>>>(T);
     GG_GPU_CHECK(cudaGetLastError());
     return GG_OK;
+}
+
+static inline size_t gpu_align256(size_t x)
+{
+    return (x + 255) & ~(size_t)255;
+}
+
+/*
+ * The K-major copies a grouped launch of op on the wgmma path needs, for elements of es bytes
+ * (none for fwd, whose operands are K-major already): dgrad packed W_gᵀ copies of the experts
+ * with tokens, wgrad [N][Mp] and [K][Mp] copies of dY and X, at the start of the workspace: A's
+ * copy, B's copy, the group starts, each 256-byte aligned (from the workspace's first 256-byte
+ * boundary); the split-K area follows.
+ */
+struct gpu_kmajor_plan {
+    int64_t ld; /* row length of the copies, elements: N rounded to 16 (dgrad), Mp (wgrad) */
+    size_t a_bytes, b_bytes, remap_bytes, copies;
+};
+
+static inline gpu_kmajor_plan gpu_kmajor_plan_of(int op, const struct cpu_grouped_map *m, int es)
+{
+    gpu_kmajor_plan pl;
+    memset(&pl, 0, sizeof pl);
+    if (op == GG_OP_GROUPED_FWD)
+        return pl;
+    int64_t units = 0; /* dgrad: experts with tokens; wgrad: Mp */
+    for (int64_t g = 0; g < m->groups; g++) {
+        int64_t len = m->offs[g + 1] - m->offs[g];
+        units += op == GG_OP_GROUPED_DGRAD ? len > 0 : (len + 15) / 16 * 16;
+    }
+    if (op == GG_OP_GROUPED_DGRAD) {
+        pl.ld = (m->n + 15) / 16 * 16;
+        pl.b_bytes = (size_t)units * (size_t)m->k * (size_t)pl.ld * (size_t)es;
+    } else {
+        pl.ld = units;
+        pl.a_bytes = (size_t)m->n * (size_t)units * (size_t)es;
+        pl.b_bytes = (size_t)m->k * (size_t)units * (size_t)es;
+    }
+    pl.remap_bytes = (size_t)(m->groups + 1) * sizeof(int64_t);
+    /* + 256: the copies start at the first 256-byte boundary of the workspace */
+    pl.copies = 256 + gpu_align256(pl.a_bytes) + gpu_align256(pl.b_bytes) +
+                gpu_align256(pl.remap_bytes);
+    return pl;
+}
+
+/*
+ * Makes the copies of plan pl in ws and points P's operands at them: dgrad reads the packed
+ * W_gᵀ (the weight reads there keep i32_group_base and i32_byte_limit), wgrad the transposed dY
+ * and X with each group's columns at remap[g].
+ */
+static inline enum gg_status gpu_kmajor_copies(const gpu_kmajor_plan &pl, gpu_grouped *P,
+                                               uint8_t *ws, int es, cudaStream_t s, char *err,
+                                               size_t err_len)
+{
+    uint8_t *a_copy = (uint8_t *)gpu_align256((size_t)(uintptr_t)ws);
+    uint8_t *b_copy = a_copy + gpu_align256(pl.a_bytes);
+    int64_t *remap = (int64_t *)(b_copy + gpu_align256(pl.b_bytes));
+    int dgrad = P->op == GG_OP_GROUPED_DGRAD;
+    enum gg_status st = gpu_remap_run(P->offs, P->groups, dgrad ? P->k * pl.ld : 0, remap, s,
+                                      err, err_len);
+    if (st != GG_OK)
+        return st;
+    gpu_transpose T;
+    memset(&T, 0, sizeof T);
+    T.es = es;
+    T.groups = P->groups;
+    T.offs = P->offs;
+    T.remap = remap;
+    T.wrap32 = P->wrap32;
+    T.ldd = pl.ld;
+    P->remap = remap;
+    if (dgrad) { /* W_g: N rows of K at g·stride_b, ldb */
+        T.src = (const uint8_t *)P->b;
+        T.dst = b_copy;
+        T.rows = P->n;
+        T.cols = P->k;
+        T.lds = P->ldb;
+        T.by_group = 1;
+        T.src_stride = P->stride_b;
+        T.i32_group_base = P->i32_group_base;
+        P->b = b_copy;
+        P->b_sr = 1;
+        P->b_sj = pl.ld;
+        return gpu_transpose_run(T, s, err, err_len);
+    }
+    /* wgrad: dY (M rows of N, lda) and X (M rows of K, ldb) into Mp columns each */
+    T.src = (const uint8_t *)P->a;
+    T.dst = a_copy;
+    T.rows = pl.ld;
+    T.cols = P->n;
+    T.lds = P->lda;
+    if ((st = gpu_transpose_run(T, s, err, err_len)) != GG_OK)
+        return st;
+    T.src = (const uint8_t *)P->b;
+    T.dst = b_copy;
+    T.cols = P->k;
+    T.lds = P->ldb;
+    P->a = a_copy;
+    P->a_si = pl.ld;
+    P->a_sr = 1;
+    P->b = b_copy;
+    P->b_sr = 1;
+    P->b_sj = pl.ld;
+    return gpu_transpose_run(T, s, err, err_len);
 }
 
 #endif /* GG_GPU_TRANSPOSE_INT_H */

@@ -30,7 +30,15 @@
 #define GPU_WG_SMEM_BYTES (GPU_WG_BAR_OFF + 2 * GPU_WG_STAGES * 8)
 
 /* The format pairs of the wgmma path (0: not the wgmma path). */
-enum { GPU_WG_NONE = 0, GPU_WG_E4M3_E4M3, GPU_WG_E4M3_E5M2, GPU_WG_E5M2_E4M3, GPU_WG_E5M2_E5M2 };
+enum { GPU_WG_NONE = 0, GPU_WG_E4M3_E4M3, GPU_WG_E4M3_E5M2, GPU_WG_E5M2_E4M3, GPU_WG_E5M2_E5M2,
+       GPU_WG_BF16 };
+
+/* Bytes per element of format pair WGF's operands: a stage holds 128 bytes of K either way,
+   128 fp8 or 64 bf16 elements, and one wgmma step reads 32 bytes of it (k32 or k16). */
+__host__ __device__ constexpr int gpu_wg_esize(int wgf)
+{
+    return wgf == GPU_WG_BF16 ? 2 : 1;
+}
 
 /* The pair of OCP formats fa and fb, or GPU_WG_NONE when either is not an OCP fp8 format. */
 static inline int gpu_wg_formats(int fa, int fb)
@@ -145,14 +153,14 @@ __device__ __forceinline__ uint64_t gpu_wg_desc(const uint8_t *p)
     return ((a & 0x3FFFF) >> 4) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
 }
 
-#define GPU_WGMMA_M64N128K32(TA, TB)                                                        \
+#define GPU_WGMMA_M64N128(KTYPES, TRANS)                                                        \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                               \
-                 "wgmma.mma_async.sync.aligned.m64n128k32.f32." TA "." TB " {"              \
+                 "wgmma.mma_async.sync.aligned.m64n128" KTYPES " {"              \
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
                  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, " \
-                 "%64, %65, p, 1, 1;\n}\n"                                                 \
+                 "%64, %65, p, 1, 1" TRANS ";\n}\n"                                                 \
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
                    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
@@ -163,19 +171,21 @@ __device__ __forceinline__ uint64_t gpu_wg_desc(const uint8_t *p)
                    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
                  : "l"(da), "l"(db), "r"(scale_d))
 
-/* d = A·Bᵀ (scale_d 0) or d += A·Bᵀ (1) for one k32 step: A 64 rows at da, B 128 rows at db;
-   WGF is the format pair (gpu_wg_formats). */
+/* d = A·Bᵀ (scale_d 0) or d += A·Bᵀ (1) for one 32-byte step of K (k32 fp8, k16 bf16): A 64
+   rows at da, B 128 rows at db, both K-major; WGF is the format pair (gpu_wg_formats). */
 template <int WGF>
 __device__ __forceinline__ void gpu_wgmma(float *d, uint64_t da, uint64_t db, int scale_d)
 {
     if constexpr (WGF == GPU_WG_E4M3_E4M3)
-        GPU_WGMMA_M64N128K32("e4m3", "e4m3");
+        GPU_WGMMA_M64N128("k32.f32.e4m3.e4m3", "");
     else if constexpr (WGF == GPU_WG_E4M3_E5M2)
-        GPU_WGMMA_M64N128K32("e4m3", "e5m2");
+        GPU_WGMMA_M64N128("k32.f32.e4m3.e5m2", "");
     else if constexpr (WGF == GPU_WG_E5M2_E4M3)
-        GPU_WGMMA_M64N128K32("e5m2", "e4m3");
-    else
-        GPU_WGMMA_M64N128K32("e5m2", "e5m2");
+        GPU_WGMMA_M64N128("k32.f32.e5m2.e4m3", "");
+    else if constexpr (WGF == GPU_WG_E5M2_E5M2)
+        GPU_WGMMA_M64N128("k32.f32.e5m2.e5m2", "");
+    else /* bf16: not transposed (K-major A and B) */
+        GPU_WGMMA_M64N128("k16.f32.bf16.bf16", ", 0, 0");
 }
 
 /* Keeps the compiler from moving accumulator reads or writes across the asynchronous MMAs. */
@@ -249,7 +259,8 @@ __device__ __forceinline__ void gpu_wg_fill(unsigned n, int kt, const gpu_operan
 #endif
 
 /* The stage pipeline of a CTA: the slots of A and B, their full and empty barriers, and the
-   count of stages it has filled before the current tile. */
+   count of stages it has filled before the current tile (over the CTA's life, so that the
+   barriers' phases carry from one tile to the next). */
 struct gpu_wg_pipe {
     uint8_t *As, *Bs;
     uint64_t *full, *empty;
@@ -282,14 +293,22 @@ struct gpu_wg_job {
 };
 
 __device__ __forceinline__ void gpu_wg_job_of(const gpu_operand &a, const gpu_operand &b,
-                                              int64_t r0, int wrap32, gpu_wg_job &j)
+                                              int64_t r0, int es, int wrap32, gpu_wg_job &j)
 {
+    /* the loads count bytes: element offsets, strides and the reduction's ends times es */
     j.a = a;
     j.b = b;
+    j.a.off *= es;
+    j.a.s_mn *= es;
+    j.a.r1 *= es;
+    j.b.off *= es;
+    j.b.s_mn *= es;
+    j.b.r1 *= es;
+    r0 *= es;
     j.r0 = r0;
-    j.ktiles = a.r1 > r0 ? (int)((a.r1 - r0 + GPU_WG_BK - 1) / GPU_WG_BK) : 0;
-    gpu_wg_chunks_of(a, wrap32, j.ca);
-    gpu_wg_chunks_of(b, wrap32, j.cb);
+    j.ktiles = j.a.r1 > r0 ? (int)((j.a.r1 - r0 + GPU_WG_BK - 1) / GPU_WG_BK) : 0;
+    gpu_wg_chunks_of(j.a, wrap32, j.ca);
+    gpu_wg_chunks_of(j.b, wrap32, j.cb);
 }
 
 /* Issues the first GPU_WG_AHEAD stages of job j, which starts at stage pp.n0. */
@@ -309,14 +328,15 @@ __device__ __forceinline__ void gpu_wg_prologue(const gpu_wg_pipe &pp, const gpu
 
 /*
  * acc = the fp32 sums of job j (its first GPU_WG_AHEAD stages already issued by
- * gpu_wg_prologue) of fp8 operands of the format pair WGF; pp.n0 moves past its stages. Stages
- * pass between the loads and the two warpgroups through mbarriers, not block-wide barriers: a
- * slot's full barrier completes when all 256 threads' loads have landed and their own stores are
+ * gpu_wg_prologue) of operands of the format pair WGF; pp.n0 moves past its stages. Stages pass
+ * between the loads and the two warpgroups through mbarriers, not block-wide barriers: a slot's
+ * full barrier completes when all 256 threads' loads have landed and their own stores are
  * visible, its empty barrier when all 8 warps have waited for the wgmmas that read it. So a
  * warpgroup that waits for its wgmmas and promotes their sum does so while the other
  * warpgroup's wgmmas keep the tensor cores busy, and a warpgroup issues the loads of a later
- * stage while its own wgmmas run. Each stage's 128-deep sum is taken fresh into part and added
- * into acc (the promotion).
+ * stage while its own wgmmas run. Each stage's sum is taken fresh into part and added into acc
+ * (the promotion). Filling the next tile's first stages from inside this loop, once j has none
+ * left, made the fwd of the H100 benchmark 6-10% slower and the short wgrad tiles no faster.
  */
 template <int WGF>
 __device__ void gpu_wg_consume(gpu_wg_pipe &pp, const gpu_wg_job &j, gpu_acc acc, int wrap32)
@@ -365,7 +385,7 @@ __device__ void gpu_wg_mainloop(const gpu_grouped &P, gpu_acc acc, const gpu_ope
                                 const gpu_operand &b, int64_t r0, uint8_t *smem)
 {
     gpu_wg_job j;
-    gpu_wg_job_of(a, b, r0, P.wrap32, j);
+    gpu_wg_job_of(a, b, r0, gpu_wg_esize(WGF), P.wrap32, j);
     __syncthreads(); /* the previous item is done with the barriers and the slots */
     gpu_wg_pipe pp = gpu_wg_pipe_init(smem, smem + GPU_WG_BAR_OFF);
     __syncthreads();

@@ -7,7 +7,7 @@
  * launch per group, small groups spread over concurrent streams with a workspace slice each).
  * supports() is the CPU family's, so both backends accept exactly the same problems.
  */
-#include "kernels/gpu/gpu_gemm_int.h"
+#include "kernels/gpu/gpu_transpose_int.h"
 
 extern "C" {
 #include "kernels/cpu/grouped_bf16_int.h"
@@ -53,6 +53,47 @@ GG_GPU_ENTRY size_t list_workspace_bytes(const struct gg_problem *p)
     return reported_ws(p, gpu_list_ws(tiles, P.split, 0));
 }
 
+/*
+ * grouped_bf16_<gpu>_persistent on Hopper: a launch without split-K or mutant and with a bf16
+ * output runs on the persistent wgmma kernel (gpu_wgmma_int.h, bf16 operands), dgrad and wgrad
+ * on the K-major copies of gpu_kmajor_plan_of in the workspace. Everything else, and the mutants
+ * (which live in the mma.sync engine), runs on the engine.
+ */
+static int wg_path(const struct gg_problem *p, int64_t split)
+{
+    return GG_GPU_HAVE_WGMMA && p->mutant == NULL && split <= 1 &&
+           p->c_dtype == GG_DTYPE_BF16;
+}
+
+GG_GPU_ENTRY size_t persistent_workspace_bytes(const struct gg_problem *p)
+{
+    if (p->group_offs != NULL && p->groups >= 0) {
+        struct cpu_grouped_map m;
+        cpu_grouped_map_init(p, p->group_offs, &m);
+        if (wg_path(p, m.split))
+            return gpu_kmajor_plan_of(p->op, &m, 2).copies;
+    }
+    return list_workspace_bytes(p);
+}
+
+/* The wgmma launch of wg_path: the copies first where the op needs them. */
+static enum gg_status wg_run(gpu_grouped P, const struct cpu_grouped_map *m, int64_t tiles,
+                             const struct gg_operands *o, char *err, size_t err_len)
+{
+    gpu_kmajor_plan pl = gpu_kmajor_plan_of(P.op, m, 2);
+    enum gg_status st = cpu_check_workspace(o, pl.copies > 0, pl.copies, P.split, err, err_len);
+    if (st != GG_OK)
+        return st;
+    cudaStream_t s = (cudaStream_t)o->stream;
+    if (tiles > 0 && pl.copies > 0 &&
+        (st = gpu_kmajor_copies(pl, &P, (uint8_t *)o->workspace, 2, s, err, err_len)) != GG_OK)
+        return st;
+    gpu_finish_setup(&P);
+    P.wg_formats = GPU_WG_BF16;
+    gpu_exec x = {1, 0, s};
+    return gpu_run_list<uint16_t>(P, tiles, NULL, x, err, err_len);
+}
+
 static enum gg_status list_run(const struct gg_problem *p, const struct gg_operands *o,
                                int persistent, char *err, size_t err_len)
 {
@@ -64,6 +105,8 @@ static enum gg_status list_run(const struct gg_problem *p, const struct gg_opera
         return st;
     gpu_grouped P = gpu_grouped_of(p, o, &m);
     int64_t tiles = gpu_count_tiles(P, p->group_offs, 0, P.groups);
+    if (persistent && wg_path(p, P.split))
+        return wg_run(P, &m, tiles, o, err, err_len);
     size_t used = gpu_list_ws(tiles, P.split, 0);
     if ((st = cpu_check_workspace(o, used > 0, reported_ws(p, used), P.split, err, err_len)) !=
         GG_OK)
@@ -93,7 +136,8 @@ extern "C" const struct gg_kernel gg_kernel_grouped_bf16_gpu_persistent = {
     .abi_version = GG_KERNEL_ABI_VERSION,
     .name = GG_GPU_NAME("grouped_bf16", "persistent"),
     .summary = "grouped fwd/dgrad/wgrad, bf16 in, fp32 tensor-core acc, bf16/f32 out; fixed grid "
-               "over one tile list from the device offsets, split-K with a fused reduction",
+               "over one tile list from the device offsets (wgmma on sm_90a for bf16 out without "
+               "split-K), split-K with a fused reduction",
     .backend = GG_GPU_BACKEND,
     .ops = GROUPED_OPS,
     .tile_m = GPU_BM,
@@ -101,7 +145,7 @@ extern "C" const struct gg_kernel gg_kernel_grouped_bf16_gpu_persistent = {
     .tile_k = GPU_BK,
     .mutants = list_mutants,
     .supports = list_supports,
-    .workspace_bytes = list_workspace_bytes,
+    .workspace_bytes = persistent_workspace_bytes,
     .run = persistent_run,
 };
 #endif

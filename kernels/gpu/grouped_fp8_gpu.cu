@@ -10,7 +10,6 @@
  * wgmma as OCP), i32_group_base (expert offset g·stride_b in 32 bits), i32_byte_limit (loads
  * through a 32-bit byte range).
  */
-#include "kernels/gpu/gpu_gemm_int.h"
 #include "kernels/gpu/gpu_transpose_int.h"
 
 [[maybe_unused]] static const char *const fp8_mutants[] = {"fnuz_as_ocp", "i32_group_base", "i32_byte_limit",
@@ -32,22 +31,13 @@ static int decode_format(const struct gg_problem *p, enum gg_dtype t)
     return t;
 }
 
-static size_t align256(size_t x)
-{
-    return (x + 255) & ~(size_t)255;
-}
-
 /*
- * How a problem runs. OCP formats (as decoded) go to the wgmma main loop; its operands must be
- * K-major, so dgrad works on packed W_gᵀ copies of the experts with tokens and wgrad on [N][Mp]
- * and [K][Mp] copies of dY and X (gpu_transpose_int.h), at the start of the workspace: A's copy,
- * B's copy, the group starts, each 256-byte aligned (from the workspace's first 256-byte
- * boundary); the split-K area follows.
+ * How a problem runs. OCP formats (as decoded) go to the wgmma main loop, on the K-major copies
+ * of gpu_kmajor_plan_of for dgrad and wgrad; fnuz ones to the bf16 decode path (no copies).
  */
 struct fp8_plan {
-    int wg;              /* GPU_WG_* format pair, or GPU_WG_NONE (bf16 decode path) */
-    int64_t ld;          /* row length of the copies: N rounded to 16 (dgrad), Mp (wgrad) */
-    size_t a_bytes, b_bytes, remap_bytes, copies;
+    int wg; /* GPU_WG_* format pair, or GPU_WG_NONE (bf16 decode path) */
+    gpu_kmajor_plan copy;
 };
 
 static struct fp8_plan fp8_plan_of(const struct gg_problem *p, const struct cpu_grouped_map *m)
@@ -55,24 +45,8 @@ static struct fp8_plan fp8_plan_of(const struct gg_problem *p, const struct cpu_
     struct fp8_plan pl;
     memset(&pl, 0, sizeof pl);
     pl.wg = gpu_wg_formats(decode_format(p, p->a_dtype), decode_format(p, p->b_dtype));
-    if (pl.wg == GPU_WG_NONE || p->op == GG_OP_GROUPED_FWD)
-        return pl;
-    int64_t units = 0; /* dgrad: experts with tokens; wgrad: Mp */
-    for (int64_t g = 0; g < m->groups; g++) {
-        int64_t len = m->offs[g + 1] - m->offs[g];
-        units += p->op == GG_OP_GROUPED_DGRAD ? len > 0 : (len + 15) / 16 * 16;
-    }
-    if (p->op == GG_OP_GROUPED_DGRAD) {
-        pl.ld = (m->n + 15) / 16 * 16;
-        pl.b_bytes = (size_t)units * (size_t)m->k * (size_t)pl.ld;
-    } else {
-        pl.ld = units;
-        pl.a_bytes = (size_t)m->n * (size_t)units;
-        pl.b_bytes = (size_t)m->k * (size_t)units;
-    }
-    pl.remap_bytes = (size_t)(m->groups + 1) * sizeof(int64_t);
-    /* + 256: the copies start at the first 256-byte boundary of the workspace */
-    pl.copies = 256 + align256(pl.a_bytes) + align256(pl.b_bytes) + align256(pl.remap_bytes);
+    if (pl.wg != GPU_WG_NONE)
+        pl.copy = gpu_kmajor_plan_of(p->op, m, 1);
     return pl;
 }
 
@@ -89,66 +63,7 @@ GG_GPU_ENTRY size_t fp8_workspace_bytes(const struct gg_problem *p)
     size_t list = m.split > 1 ? gpu_list_ws(gpu_count_tiles(P, p->group_offs, 0, P.groups),
                                             m.split, 0)
                               : 0;
-    return pl.copies + list;
-}
-
-/*
- * Makes the K-major copies of the plan in ws and points P's operands at them: dgrad reads the
- * packed W_gᵀ (the weight reads there keep i32_group_base and i32_byte_limit), wgrad the
- * transposed dY and X with each group's columns at remap[g].
- */
-static enum gg_status fp8_transpose(const struct fp8_plan &pl, gpu_grouped *P, uint8_t *ws,
-                                    cudaStream_t s, char *err, size_t err_len)
-{
-    uint8_t *a_copy = (uint8_t *)align256((size_t)(uintptr_t)ws);
-    uint8_t *b_copy = a_copy + align256(pl.a_bytes);
-    int64_t *remap = (int64_t *)(b_copy + align256(pl.b_bytes));
-    int dgrad = P->op == GG_OP_GROUPED_DGRAD;
-    enum gg_status st = gpu_remap_run(P->offs, P->groups, dgrad ? P->k * pl.ld : 0, remap, s,
-                                      err, err_len);
-    if (st != GG_OK)
-        return st;
-    gpu_transpose T;
-    memset(&T, 0, sizeof T);
-    T.groups = P->groups;
-    T.offs = P->offs;
-    T.remap = remap;
-    T.wrap32 = P->wrap32;
-    T.ldd = pl.ld;
-    P->remap = remap;
-    if (dgrad) { /* W_g: N rows of K at g·stride_b, ldb */
-        T.src = (const uint8_t *)P->b;
-        T.dst = b_copy;
-        T.rows = P->n;
-        T.cols = P->k;
-        T.lds = P->ldb;
-        T.by_group = 1;
-        T.src_stride = P->stride_b;
-        T.i32_group_base = P->i32_group_base;
-        P->b = b_copy;
-        P->b_sr = 1;
-        P->b_sj = pl.ld;
-        return gpu_transpose_run(T, s, err, err_len);
-    }
-    /* wgrad: dY (M rows of N, lda) and X (M rows of K, ldb) into Mp columns each */
-    T.src = (const uint8_t *)P->a;
-    T.dst = a_copy;
-    T.rows = pl.ld;
-    T.cols = P->n;
-    T.lds = P->lda;
-    if ((st = gpu_transpose_run(T, s, err, err_len)) != GG_OK)
-        return st;
-    T.src = (const uint8_t *)P->b;
-    T.dst = b_copy;
-    T.cols = P->k;
-    T.lds = P->ldb;
-    P->a = a_copy;
-    P->a_si = pl.ld;
-    P->a_sr = 1;
-    P->b = b_copy;
-    P->b_sr = 1;
-    P->b_sj = pl.ld;
-    return gpu_transpose_run(T, s, err, err_len);
+    return pl.copy.copies + list;
 }
 
 GG_GPU_ENTRY enum gg_status fp8_run(const struct gg_problem *p, const struct gg_operands *o, char *err,
@@ -175,25 +90,28 @@ GG_GPU_ENTRY enum gg_status fp8_run(const struct gg_problem *p, const struct gg_
     struct fp8_plan pl = fp8_plan_of(p, &m);
     int64_t tiles = gpu_count_tiles(P, p->group_offs, 0, P.groups);
     size_t list = gpu_list_ws(tiles, P.split, 0);
-    if ((st = cpu_check_workspace(o, pl.copies + list > 0, pl.copies + list, P.split, err,
-                                  err_len)) != GG_OK)
+    size_t copies = pl.copy.copies;
+    if ((st = cpu_check_workspace(o, copies + list > 0, copies + list, P.split, err, err_len)) !=
+        GG_OK)
         return st;
     cudaStream_t s = (cudaStream_t)o->stream;
-    if (tiles > 0 && pl.copies > 0 &&
-        (st = fp8_transpose(pl, &P, (uint8_t *)o->workspace, s, err, err_len)) != GG_OK)
+    if (tiles > 0 && copies > 0 &&
+        (st = gpu_kmajor_copies(pl.copy, &P, (uint8_t *)o->workspace, 1, s, err, err_len)) !=
+            GG_OK)
         return st;
     gpu_finish_setup(&P);
     P.wg_formats = pl.wg;
     gpu_exec x = {0, 0, s};
-    return gpu_run_list<uint8_t>(P, tiles, (uint8_t *)o->workspace + pl.copies, x, err, err_len);
+    return gpu_run_list<uint8_t>(P, tiles, (uint8_t *)o->workspace + copies, x, err, err_len);
 }
 
 #if !GG_GPU_DEVICE_PASS
 extern "C" const struct gg_kernel gg_kernel_grouped_fp8_gpu_tiled = {
     .abi_version = GG_KERNEL_ABI_VERSION,
     .name = GG_GPU_NAME("grouped_fp8", "tiled"),
-    .summary = "grouped fwd/dgrad/wgrad, fp8 in (OCP on wgmma, promoted to fp32 every 128 K; "
-               "fnuz decoded to bf16), tensor scales, bf16/f32 out; one CTA per tile, split-K",
+    .summary = "grouped fwd/dgrad/wgrad, fp8 in (OCP on wgmma, promoted to fp32 every 128 K, "
+               "persistent for bf16 out without split-K; fnuz decoded to bf16), tensor scales, "
+               "bf16/f32 out; split-K",
     .backend = GG_GPU_BACKEND,
     .ops = GG_OP_BIT(GG_OP_GROUPED_FWD) | GG_OP_BIT(GG_OP_GROUPED_DGRAD) |
            GG_OP_BIT(GG_OP_GROUPED_WGRAD),

@@ -14,7 +14,7 @@
 #define GG_GPU_VENDOR "CUDA"
 /* The tensor-core path (ldmatrix, mma.sync, cp.async) exists on this backend. */
 #define GG_GPU_HAVE_MMA 1
-/* Hopper's warpgroup MMA (wgmma, sm_90a): the FP8 tensor-core path. */
+/* Hopper's warpgroup MMA (wgmma, sm_90a): the FP8 path, and BF16 of the persistent kernel. */
 #define GG_GPU_HAVE_WGMMA 1
 /* The runtime names the kind of a kernel fault in its error code (hardware stack error, illegal
    instruction, misaligned address, invalid address space, invalid PC). */
