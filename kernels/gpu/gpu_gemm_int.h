@@ -560,9 +560,9 @@ static __device__ void gpu_tile_in_group(const gpu_grouped &P, int64_t g, int64_
  * the order of gpu_tile_ij inside a group), t not below any tile found before with cursor c.
  * With FAST, a tile of the group of the last one is found without a search (a persistent
  * wgmma CTA's next tile mostly is; the mma.sync engine, capped at 128 registers, spilled with
- * the three more it keeps). Otherwise 256 groups at a time from c.cg: each thread counts one group's tiles and
- * a block-wide inclusive prefix sum finds the owner, so a CTA walking increasing t reads every
- * group offset once. Returns 0 past the end of the list. Every thread of the block must call it
+ * the three more it keeps). Otherwise 256 groups at a time from c.cg: each thread counts one
+ * group's tiles and a block-wide inclusive prefix sum finds the owner, so a CTA walking
+ * increasing t reads every group offset once. Returns 0 past the end of the list. Every thread of the block must call it
  * (every thread takes the same path).
  */
 template <bool FAST = false>
@@ -986,13 +986,13 @@ static __global__ void __launch_bounds__(GPU_THREADS) gpu_reduce_kernel(const gp
 #define GPU_WGP_SMEM_BYTES (GPU_WGP_BAR_OFF + 2 * GPU_WG_STAGES * 8)
 
 /*
- * The persistent wgmma engine (fp8, or bf16 with gpu_wg_bf16_path) of a launch without
- * split-K, bias or MoE rows and with a bf16 output: a grid of one CTA per multiprocessor strides over the tile list with one
- * pipeline for its whole life. Once a tile's sums are done it finds its next tile and issues
- * that tile's first stages before storing the current one, so the loads' latency hides behind
- * the epilogue, which stages the output outside the pipeline's slots. Per tile it saves the
- * CTA start, the barriers' set-up and an empty pipeline (on the H100 a wgrad tile of 8 stages
- * had taken three times its MMA time).
+ * The persistent wgmma engine (fp8, or bf16 where grouped_bf16_gpu.cu's wg_path applies) of a
+ * launch without split-K, bias or MoE rows and with a bf16 output: a grid of one CTA per
+ * multiprocessor strides over the tile list with one pipeline for its whole life. Once a
+ * tile's sums are done it finds its next tile and issues that tile's first stages before
+ * storing the current one, so the loads' latency hides behind the epilogue, which stages the
+ * output outside the pipeline's slots. Per tile it saves the CTA start, the barriers' set-up
+ * and an empty pipeline.
  */
 template <int WGF>
 __global__ void __launch_bounds__(GPU_THREADS, 1) gpu_wg_persistent_kernel(const gpu_grouped P)
@@ -1099,18 +1099,19 @@ static enum gg_status gpu_launch_t(const gpu_grouped &P, int64_t items, const gp
                      x.persistent, x, err, err_len);
 }
 
-/* The fp8 wgmma launch of format pair WGF: the persistent kernel where it applies (no split-K,
-   bf16 out; grouped launches never have a bias or MoE rows), else the engine. */
+/* The wgmma launch of format pair WGF: the persistent kernel where it applies (no split-K, bf16
+   out; grouped launches never have a bias or MoE rows; bf16 takes the wgmma path only there, see
+   wg_path of grouped_bf16_gpu.cu), else the engine. */
 template <int WGF>
 static enum gg_status gpu_launch_wg(const gpu_grouped &P, int64_t items, const gpu_exec &x,
                                     char *err, size_t err_len)
 {
-    if (WGF == GPU_WG_BF16 || (P.mode == GPU_DIRECT && P.c_dtype == GG_DTYPE_BF16))
-        return gpu_start(gpu_wg_persistent_kernel<WGF>, GPU_WGP_SMEM_BYTES, P, items, 1, x, err,
-                         err_len);
-    if constexpr (WGF != GPU_WG_BF16)
-        return gpu_launch_t<uint8_t, true, true, false, WGF>(P, items, x, err, err_len);
-    return GG_OK; /* not reached: bf16 takes the wgmma path only where the above applies */
+    if constexpr (WGF != GPU_WG_BF16) {
+        if (P.mode != GPU_DIRECT || P.c_dtype != GG_DTYPE_BF16)
+            return gpu_launch_t<uint8_t, true, true, false, WGF>(P, items, x, err, err_len);
+    }
+    return gpu_start(gpu_wg_persistent_kernel<WGF>, GPU_WGP_SMEM_BYTES, P, items, 1, x, err,
+                     err_len);
 }
 
 /* The instantiation for P: K-major operands as the ops lay them out (fwd and batched NK: both;

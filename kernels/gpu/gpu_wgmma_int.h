@@ -336,7 +336,7 @@ __device__ __forceinline__ void gpu_wg_prologue(const gpu_wg_pipe &pp, const gpu
  * warpgroup's wgmmas keep the tensor cores busy, and a warpgroup issues the loads of a later
  * stage while its own wgmmas run. Each stage's sum is taken fresh into part and added into acc
  * (the promotion). Filling the next tile's first stages from inside this loop, once j has none
- * left, made the fwd of the H100 benchmark 6-10% slower and the short wgrad tiles no faster.
+ * left, made the fwd of the H100 benchmark 4-10% slower and the short wgrad tiles no faster.
  */
 template <int WGF>
 __device__ void gpu_wg_consume(gpu_wg_pipe &pp, const gpu_wg_job &j, gpu_acc acc, int wrap32)
