@@ -873,7 +873,8 @@ static __device__ void gpu_moe_rows(const gpu_grouped &P, gpu_tile &tl, int64_t 
 /*
  * The operands of slice sl of tile tl (their reduction ends at a.r1 = b.r1) and where the slice
  * starts: slices of ceil(red / split) rounded up to whole K groups of the recipe, mx_k_tail
- * ending the reduction early; operands in transposed copies start at remap[g]; n_tail loads the
+ * ending the reduction early; operands in transposed copies start at remap[g] (wgrad: the
+ * reduction runs over the group's whole run of the copies, zero padding included); n_tail loads the
  * last, partial N tile's B under a mask one column short.
  */
 static __device__ __forceinline__ int64_t gpu_tile_operands(const gpu_grouped &P, gpu_tile &tl,
@@ -882,8 +883,10 @@ static __device__ __forceinline__ int64_t gpu_tile_operands(const gpu_grouped &P
 {
     if (P.remap != NULL) {
         tl.blk.b_off = P.remap[tl.g];
-        if (P.op == GG_OP_GROUPED_WGRAD)
+        if (P.op == GG_OP_GROUPED_WGRAD) { /* the run to its end, zero padding included */
             tl.blk.a_off = tl.blk.b_off;
+            tl.blk.red = P.remap[tl.g + 1] - tl.blk.b_off;
+        }
     }
     int64_t red = P.red_limit >= 0 ? gpu_min64(tl.blk.red, P.red_limit) : tl.blk.red;
     int64_t chunk = (red + P.split - 1) / P.split;

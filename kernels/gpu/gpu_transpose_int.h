@@ -4,7 +4,9 @@
  * stacks that keep transposed copies; bf16 ones are read the same way). Elements of 1 or 2 bytes.
  * dgrad: each expert with tokens gets W_gᵀ ([K][ldt], ldt = N rounded up to 16) packed one
  * after another; wgrad: dY and X become [N][Mp] and [K][Mp], group g's tokens in columns
- * remap[g] .. (each group's run rounded up to 16 columns, so every run starts 16-byte aligned).
+ * remap[g] .. (each group's run zero-padded to whole 128-byte stages of the wgmma main loop, 128
+ * fp8 or 64 bf16 columns: every run starts aligned and a tile reads whole stages to the end of
+ * its run, never the byte-wise path of a partial one).
  * remap holds where each group starts in the copy, an exclusive scan computed on the device
  * from the device group offsets. The weight reads keep the fp8 mutants' arithmetic
  * (i32_group_base: expert offset in 32 bits; i32_byte_limit: offsets wrap at 2^32 bytes), which
@@ -34,10 +36,19 @@ struct gpu_transpose {
     int i32_group_base, wrap32;
 };
 
+/* Columns of a wgrad copy that a group of len tokens takes: whole stages of the wgmma main loop
+   (GPU_WG_BK bytes), the rest zero padding. */
+__host__ __device__ __forceinline__ int64_t gpu_kmajor_run(int64_t len, int es)
+{
+    int64_t per = GPU_WG_BK / es;
+    return (len + per - 1) / per * per;
+}
+
 /* Exclusive scan over the groups of unit (dgrad: one unit per expert with tokens) or of each
-   group's length rounded up to 16 (unit 0): remap[g], and remap[groups] the total. One block. */
+   group's run (unit 0: gpu_kmajor_run of elements of es bytes): remap[g], and remap[groups] the
+   total. One block. */
 static __global__ void __launch_bounds__(256) gpu_remap_kernel(const int64_t *offs, int64_t groups,
-                                                        int64_t unit, int64_t *remap)
+                                                        int64_t unit, int es, int64_t *remap)
 {
     __shared__ int64_t sum[256];
     const int tid = threadIdx.x;
@@ -46,7 +57,7 @@ static __global__ void __launch_bounds__(256) gpu_remap_kernel(const int64_t *of
         int64_t g = g0 + tid, v = 0;
         if (g < groups) {
             int64_t len = offs[g + 1] - offs[g];
-            v = unit > 0 ? (len > 0 ? unit : 0) : (len + 15) / 16 * 16;
+            v = unit > 0 ? (len > 0 ? unit : 0) : gpu_kmajor_run(len, es);
         }
         sum[tid] = v;
         __syncthreads();
@@ -153,10 +164,10 @@ static __global__ void __launch_bounds__(256) gpu_transpose_kernel(const gpu_tra
 
 /* The group starts of a copy (gpu_remap_kernel) on stream s. */
 static inline enum gg_status gpu_remap_run(const int64_t *offs, int64_t groups, int64_t unit,
-                                           int64_t *remap, cudaStream_t s, char *err,
+                                           int es, int64_t *remap, cudaStream_t s, char *err,
                                            size_t err_len)
 {
-    gpu_remap_kernel<<<1, 256, 0, s>>>(offs, groups, unit, remap);
+    gpu_remap_kernel<<<1, 256, 0, s>>>(offs, groups, unit, es, remap);
     GG_GPU_CHECK(cudaGetLastError());
     return GG_OK;
 }
@@ -205,7 +216,7 @@ static inline gpu_kmajor_plan gpu_kmajor_plan_of(int op, const struct cpu_groupe
     int64_t units = 0; /* dgrad: experts with tokens; wgrad: Mp */
     for (int64_t g = 0; g < m->groups; g++) {
         int64_t len = m->offs[g + 1] - m->offs[g];
-        units += op == GG_OP_GROUPED_DGRAD ? len > 0 : (len + 15) / 16 * 16;
+        units += op == GG_OP_GROUPED_DGRAD ? len > 0 : gpu_kmajor_run(len, es);
     }
     if (op == GG_OP_GROUPED_DGRAD) {
         pl.ld = (m->n + 15) / 16 * 16;
@@ -235,8 +246,8 @@ static inline enum gg_status gpu_kmajor_copies(const gpu_kmajor_plan &pl, gpu_gr
     uint8_t *b_copy = a_copy + gpu_align256(pl.a_bytes);
     int64_t *remap = (int64_t *)(b_copy + gpu_align256(pl.b_bytes));
     int dgrad = P->op == GG_OP_GROUPED_DGRAD;
-    enum gg_status st = gpu_remap_run(P->offs, P->groups, dgrad ? P->k * pl.ld : 0, remap, s,
-                                      err, err_len);
+    enum gg_status st = gpu_remap_run(P->offs, P->groups, dgrad ? P->k * pl.ld : 0, es, remap,
+                                      s, err, err_len);
     if (st != GG_OK)
         return st;
     gpu_transpose T;

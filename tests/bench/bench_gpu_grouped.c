@@ -1,12 +1,24 @@
 /*
  * bench_gpu_grouped.c — TFLOP/s of the grouped GEMM kernels on MoE shapes (DeepSeek-V3: 32
  * experts, N 4096, K 7168; Qwen3-235B: 16 experts, N 3072, K 4096; gpt-oss-20B: 32 experts,
- * N 5760, K 2880; 32768 routed rows), balanced and skewed routing, fwd, dgrad and wgrad: our bf16
+ * N 5760, K 2880; 32768 routed rows unless --rows), balanced and skewed routing, fwd, dgrad and wgrad: our bf16
  * and fp8 grouped kernels against the vendor kernels found by name in the builtin table (any not
  * registered is skipped). Each timing is the median of 20 cudaEvent-timed runs after 3 warm-up
- * runs. Prints a table with the ratio ours / vendor and writes a CSV.
+ * runs. Every timed kernel's output is then checked: C is poisoned with NaN, the kernel runs once
+ * more, and the first and last rows of every group (wgrad: the first, middle and last row of
+ * every group's weight gradient) must hold the closed-form value of the constant inputs, the
+ * reduction's length times the product of the two input values, within 1% (bf16 rounding of the
+ * output is 0.4%). A wrong output of ours fails the benchmark; a wrong vendor output is reported
+ * as "WRONG" in the table and the CSV. Prints a table with the ratio ours / vendor and writes a
+ * CSV.
  *
- *   bench_gpu_grouped OUT.csv [--quick]     (--quick: one shape, balanced routing)
+ *   bench_gpu_grouped OUT.csv [--quick] [--shape NAME] [--routing balanced|skewed]
+ *                     [--op fwd|dgrad|wgrad] [--rows N]
+ *
+ * --quick: the first shape, balanced routing. --shape, --routing and --op keep only the rows
+ * named (for a profiler run of one problem). --rows: routed rows other than 32768 (balanced
+ * routing with N = groups x L gives every group L tokens: how a kernel's time grows with the
+ * tokens per expert).
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,12 +26,15 @@
 #include <string.h>
 
 #include "kernels/gg_kernel.h"
+#include "reference/gg_ref.h"
 #ifdef GG_HAVE_GPU_KERNELS
 #include "kernels/gpu/gpu_kernels.h"
 
-#define ROWS 32768
+static int64_t g_rows = 32768; /* routed rows (--rows) */
 #define WARMUP 3
 #define REPS 20
+#define CHECK_TOL 1e-2
+#define FILL 0x3C /* bf16 0x3C3C ~ 0.0115, e4m3 0x3C = 1.5: finite sums at every K */
 
 struct shape {
     const char *name;
@@ -42,7 +57,7 @@ static const struct gg_kernel *kernel_named(const char *name)
     return NULL;
 }
 
-/* Group lengths summing to ROWS: equal, or skewed (weights (g+1)^-1.2, the remainder to
+/* Group lengths summing to g_rows: equal, or skewed (weights (g+1)^-1.2, the remainder to
    group 0). */
 static void routing(int64_t groups, int skewed, int64_t *lens, int64_t *offs)
 {
@@ -51,8 +66,8 @@ static void routing(int64_t groups, int skewed, int64_t *lens, int64_t *offs)
         total += w[g] = skewed ? pow((double)(g + 1), -1.2) : 1.0;
     int64_t used = 0;
     for (int64_t g = 0; g < groups; g++)
-        used += lens[g] = (int64_t)floor(ROWS * w[g] / total);
-    lens[0] += ROWS - used;
+        used += lens[g] = (int64_t)floor(g_rows * w[g] / total);
+    lens[0] += g_rows - used;
     offs[0] = 0;
     for (int64_t g = 0; g < groups; g++)
         offs[g + 1] = offs[g] + lens[g];
@@ -60,7 +75,13 @@ static void routing(int64_t groups, int skewed, int64_t *lens, int64_t *offs)
 
 struct bufs {
     void *a, *b, *c, *ws, *lens, *offs, *a_scale, *b_scale;
-    size_t ws_bytes;
+    size_t ws_bytes, c_bytes;
+};
+
+/* What one kernel did on one problem: the median milliseconds (negative when it could not
+   run) and the largest relative error of the checked outputs. */
+struct timing {
+    double ms, rel_err;
 };
 
 static int check(enum gg_status st, const char *err)
@@ -76,13 +97,62 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Median milliseconds of k on p, or a negative value when it cannot run. */
-static double time_kernel(const struct gg_kernel *k, const struct gg_problem *p, struct bufs *bf)
+/* The largest relative error, against `want`, of the `count` bf16 values at C + at (bytes). */
+static double row_error(const struct bufs *bf, size_t at, int64_t count, double want, int *ok)
 {
+    static uint16_t row[8192];
+    char err[512] = "";
+    if (count > 8192 || !check(gg_gpu_copy(row, (const char *)bf->c + at, (size_t)count * 2,
+                                           GG_GPU_D2H, err, sizeof err), err)) {
+        *ok = 0;
+        return INFINITY;
+    }
+    double worst = 0.0;
+    for (int64_t j = 0; j < count; j++) {
+        double e = fabs(gg_decode(GG_DTYPE_BF16, row[j]) - want) / (want != 0.0 ? want : 1.0);
+        worst = e > worst || e != e ? e : worst; /* NaN (the poison) stays */
+    }
+    return worst;
+}
+
+/* The largest relative error of C after a run of p on the constant inputs (see the header):
+   each group's first and last rows (wgrad: the first, middle and last row of its N x K
+   gradient) against the reduction's length times the inputs' product. */
+static double output_error(const struct gg_problem *p, const struct bufs *bf, int *ok)
+{
+    double v = gg_decode(p->a_dtype, p->a_dtype == GG_DTYPE_BF16 ? FILL << 8 | FILL : FILL);
+    double worst = 0.0;
+    for (int64_t g = 0; g < p->groups && *ok; g++) {
+        int64_t len = p->group_lens[g], off = p->group_offs[g];
+        int64_t rows[3], nrows = 0, width = p->ldc;
+        size_t base = 0;
+        double red;
+        if (p->op == GG_OP_GROUPED_WGRAD) {
+            rows[0] = 0, rows[1] = p->n / 2, rows[2] = p->n - 1, nrows = 3;
+            base = (size_t)(g * p->stride_c) * 2;
+            red = (double)len;
+        } else {
+            rows[0] = off, rows[1] = off + len - 1, nrows = len > 0 ? 2 : 0;
+            red = (double)(p->op == GG_OP_GROUPED_FWD ? p->k : p->n);
+        }
+        for (int64_t r = 0; r < nrows && *ok; r++) {
+            double e = row_error(bf, base + (size_t)(rows[r] * p->ldc) * 2, width, red * v * v, ok);
+            worst = e > worst || e != e ? e : worst;
+        }
+    }
+    return worst;
+}
+
+/* k on p: the median milliseconds (negative when it cannot run) and, from one more run on a
+   poisoned C, the output's largest relative error. */
+static struct timing time_kernel(const struct gg_kernel *k, const struct gg_problem *p,
+                                 struct bufs *bf)
+{
+    struct timing none = {-1.0, NAN};
     char err[512] = "", why[256] = "";
     if (!k->supports(p, why, sizeof why)) {
         fprintf(stderr, "  %s: not supported: %s\n", k->name, why);
-        return -1.0;
+        return none;
     }
     size_t ws = k->workspace_bytes ? k->workspace_bytes(p) : 0;
     if (ws > bf->ws_bytes) {
@@ -90,7 +160,7 @@ static double time_kernel(const struct gg_kernel *k, const struct gg_problem *p,
         bf->ws = NULL;
         bf->ws_bytes = 0;
         if (!check(gg_gpu_malloc(&bf->ws, ws, err, sizeof err), err))
-            return -1.0;
+            return none;
         bf->ws_bytes = ws;
     }
     struct gg_operands o = {bf->a, bf->b, bf->c, NULL, NULL, NULL, ws ? bf->ws : NULL, ws,
@@ -102,7 +172,7 @@ static double time_kernel(const struct gg_kernel *k, const struct gg_problem *p,
     struct gg_gpu_timer t;
     double ms[REPS];
     if (!check(gg_gpu_timer_init(&t, err, sizeof err), err))
-        return -1.0;
+        return none;
     int ok = 1;
     for (int i = 0; i < WARMUP + REPS && ok; i++) {
         ok = check(gg_gpu_timer_start(&t, err, sizeof err), err);
@@ -118,61 +188,86 @@ static double time_kernel(const struct gg_kernel *k, const struct gg_problem *p,
             ms[i - WARMUP] = m;
     }
     gg_gpu_timer_free(&t);
-    if (!ok || !check(gg_gpu_sync(err, sizeof err), err))
-        return -1.0;
+    ok = ok && check(gg_gpu_fill(bf->c, 0xFF, bf->c_bytes, err, sizeof err), err) &&
+         check(k->run(p, &o, err, sizeof err), err) && check(gg_gpu_sync(err, sizeof err), err);
+    struct timing r = none;
+    if (ok)
+        r.rel_err = output_error(p, bf, &ok);
+    if (!ok)
+        return none;
     qsort(ms, REPS, sizeof ms[0], cmp_double);
-    return 0.5 * (ms[REPS / 2 - 1] + ms[REPS / 2]);
+    r.ms = 0.5 * (ms[REPS / 2 - 1] + ms[REPS / 2]);
+    return r;
 }
 
 static const char *const op_names[] = {"fwd", "dgrad", "wgrad"};
 
-/* One row: our kernel `ours` and the vendor kernel on the same problem (timed once: *vendor_ms
-   is 0 until then). */
-static void bench_pair(FILE *csv, const struct shape *s, const char *route, struct gg_problem *p,
-                       struct bufs *bf, const struct gg_kernel *ours, const struct gg_kernel *vendor,
-                       double *vendor_ms)
+/* "ok", or "WRONG" past the tolerance, for a row of the table. */
+static const char *verdict(const struct timing *t)
 {
-    double flop = 2.0 * (double)ROWS * (double)s->n * (double)s->k;
-    double t_ours = ours ? time_kernel(ours, p, bf) : -1.0;
-    double t_vend = *vendor_ms;
-    if (t_vend == 0.0)
-        t_vend = *vendor_ms = vendor ? time_kernel(vendor, p, bf) : -1.0;
-    double tf_ours = t_ours > 0 ? flop / (t_ours * 1e9) : NAN;
-    double tf_vend = t_vend > 0 ? flop / (t_vend * 1e9) : NAN;
-    double ratio = tf_ours / tf_vend;
-    printf("%-12s %-8s %-6s %-30s %8.1f  %-30s %8.1f  %6.2f\n", s->name, route,
-           op_names[p->op], ours ? ours->name : "-", tf_ours, vendor ? vendor->name : "-",
-           tf_vend, ratio);
-    fprintf(csv, "%s,%s,%s,%s,%.4f,%.2f,%s,%.4f,%.2f,%.3f\n", s->name, route, op_names[p->op],
-            ours ? ours->name : "", t_ours, tf_ours, vendor ? vendor->name : "", t_vend, tf_vend,
-            ratio);
-    fflush(stdout);
-    fflush(csv);
+    return t->ms < 0 ? "-" : t->rel_err <= CHECK_TOL ? "ok" : "WRONG";
 }
 
-static int bench_shape(FILE *csv, const struct shape *s, int skewed)
+/* One row: our kernel `ours` and the vendor kernel on the same problem (timed once: vendor->ms
+   is 0 until then). Returns 0 when our kernel's output is wrong. */
+static int bench_pair(FILE *csv, const struct shape *s, const char *route, struct gg_problem *p,
+                      struct bufs *bf, const struct gg_kernel *ours,
+                      const struct gg_kernel *vendor, struct timing *vt)
+{
+    double flop = 2.0 * (double)g_rows * (double)s->n * (double)s->k;
+    struct timing none = {-1.0, NAN};
+    struct timing ot = ours ? time_kernel(ours, p, bf) : none;
+    if (vt->ms == 0.0)
+        *vt = vendor ? time_kernel(vendor, p, bf) : none;
+    double tf_ours = ot.ms > 0 ? flop / (ot.ms * 1e9) : NAN;
+    double tf_vend = vt->ms > 0 ? flop / (vt->ms * 1e9) : NAN;
+    double ratio = tf_ours / tf_vend;
+    printf("%-12s %-8s %-6s %-30s %8.1f %-5s  %-30s %8.1f %-5s  %6.2f\n", s->name, route,
+           op_names[p->op], ours ? ours->name : "-", tf_ours, verdict(&ot),
+           vendor ? vendor->name : "-", tf_vend, verdict(vt), ratio);
+    fprintf(csv, "%s,%s,%s,%s,%.4f,%.2f,%.3g,%s,%.4f,%.2f,%.3g,%.3f\n", s->name, route,
+            op_names[p->op], ours ? ours->name : "", ot.ms, tf_ours, ot.rel_err,
+            vendor ? vendor->name : "", vt->ms, tf_vend, vt->rel_err, ratio);
+    fflush(stdout);
+    fflush(csv);
+    if (ot.ms >= 0 && !(ot.rel_err <= CHECK_TOL))
+        fprintf(stderr, "bench_gpu_grouped: %s's output is wrong (relative error %.3g)\n",
+                ours->name, ot.rel_err);
+    return ot.ms < 0 || ot.rel_err <= CHECK_TOL;
+}
+
+/* The rows --shape, --routing and --op keep (NULL: all). */
+struct only {
+    const char *shape, *routing, *op;
+};
+
+static int kept(const char *want, const char *name)
+{
+    return want == NULL || strcmp(want, name) == 0;
+}
+
+static int bench_shape(FILE *csv, const struct shape *s, int skewed, const struct only *only)
 {
     char err[512] = "";
     int64_t lens[64] = {0}, offs[65] = {0};
     routing(s->groups, skewed, lens, offs);
     int64_t wide = s->n > s->k ? s->n : s->k;
-    size_t a_bytes = (size_t)ROWS * (size_t)wide * 2, b_bytes = (size_t)(s->groups * s->n * s->k) * 2;
-    size_t c_bytes = a_bytes > b_bytes ? a_bytes : b_bytes;
+    size_t a_bytes = (size_t)g_rows * (size_t)wide * 2, b_bytes = (size_t)(s->groups * s->n * s->k) * 2;
     struct bufs bf;
     memset(&bf, 0, sizeof bf);
+    bf.c_bytes = a_bytes > b_bytes ? a_bytes : b_bytes;
     float ones[64];
     for (int i = 0; i < 64; i++)
         ones[i] = 1.0f;
     int ok = check(gg_gpu_malloc(&bf.a, a_bytes, err, sizeof err), err) &&
              check(gg_gpu_malloc(&bf.b, b_bytes, err, sizeof err), err) &&
-             check(gg_gpu_malloc(&bf.c, c_bytes, err, sizeof err), err) &&
+             check(gg_gpu_malloc(&bf.c, bf.c_bytes, err, sizeof err), err) &&
              check(gg_gpu_malloc(&bf.lens, sizeof lens, err, sizeof err), err) &&
              check(gg_gpu_malloc(&bf.offs, sizeof offs, err, sizeof err), err) &&
              check(gg_gpu_malloc(&bf.a_scale, sizeof ones, err, sizeof err), err) &&
              check(gg_gpu_malloc(&bf.b_scale, sizeof ones, err, sizeof err), err) &&
-             /* 0x3C: bf16 0x3C3C ~ 0.0115, e4m3 0x3C = 1.5: finite sums at every K. */
-             check(gg_gpu_fill(bf.a, 0x3C, a_bytes, err, sizeof err), err) &&
-             check(gg_gpu_fill(bf.b, 0x3C, b_bytes, err, sizeof err), err) &&
+             check(gg_gpu_fill(bf.a, FILL, a_bytes, err, sizeof err), err) &&
+             check(gg_gpu_fill(bf.b, FILL, b_bytes, err, sizeof err), err) &&
              check(gg_gpu_copy(bf.lens, lens, sizeof lens, GG_GPU_H2D, err, sizeof err), err) &&
              check(gg_gpu_copy(bf.offs, offs, sizeof offs, GG_GPU_H2D, err, sizeof err), err) &&
              check(gg_gpu_copy(bf.a_scale, ones, sizeof ones, GG_GPU_H2D, err, sizeof err), err) &&
@@ -184,13 +279,15 @@ static int bench_shape(FILE *csv, const struct shape *s, int skewed)
     const struct gg_kernel *fp8_ours = &gg_kernel_grouped_fp8_gpu_tiled;
     const struct gg_kernel *fp8_vendor = kernel_named("grouped_fp8_cublaslt_tensor");
     for (int op = GG_OP_GROUPED_FWD; ok && op <= GG_OP_GROUPED_WGRAD; op++) {
+        if (!kept(only->op, op_names[op]))
+            continue;
         struct gg_problem p;
         memset(&p, 0, sizeof p);
         p.op = (enum gg_op)op;
         p.a_dtype = p.b_dtype = p.c_dtype = GG_DTYPE_BF16;
         p.acc_dtype = GG_DTYPE_F32;
         p.groups = s->groups;
-        p.m = ROWS;
+        p.m = g_rows;
         p.n = s->n;
         p.k = s->k;
         p.lda = op == GG_OP_GROUPED_FWD ? s->k : s->n;
@@ -200,13 +297,13 @@ static int bench_shape(FILE *csv, const struct shape *s, int skewed)
         p.stride_c = op == GG_OP_GROUPED_WGRAD ? s->n * s->k : 0;
         p.group_lens = lens;
         p.group_offs = offs;
-        double vendor_ms = 0.0;
+        struct timing vt = {0.0, NAN};
         for (size_t i = 0; i < 2; i++)
-            bench_pair(csv, s, route, &p, &bf, bf16_ours[i], bf16_vendor, &vendor_ms);
+            ok &= bench_pair(csv, s, route, &p, &bf, bf16_ours[i], bf16_vendor, &vt);
         p.a_dtype = p.b_dtype = GG_DTYPE_E4M3;
         p.scaling = GG_SCALING_TENSOR;
-        vendor_ms = 0.0;
-        bench_pair(csv, s, route, &p, &bf, fp8_ours, fp8_vendor, &vendor_ms);
+        vt.ms = 0.0;
+        ok &= bench_pair(csv, s, route, &p, &bf, fp8_ours, fp8_vendor, &vt);
     }
     gg_gpu_free(bf.a);
     gg_gpu_free(bf.b);
@@ -219,30 +316,56 @@ static int bench_shape(FILE *csv, const struct shape *s, int skewed)
     return ok;
 }
 
+static int usage(const char *argv0)
+{
+    fprintf(stderr, "usage: %s OUT.csv [--quick] [--shape NAME] [--routing balanced|skewed] "
+                    "[--op fwd|dgrad|wgrad] [--rows N]\n", argv0);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s OUT.csv [--quick]\n", argv[0]);
+    if (argc < 2 || argv[1][0] == '-')
+        return usage(argv[0]);
+    int quick = 0;
+    struct only only = {NULL, NULL, NULL};
+    for (int i = 2; i < argc; i++) {
+        const char **slot = strcmp(argv[i], "--shape") == 0     ? &only.shape
+                            : strcmp(argv[i], "--routing") == 0 ? &only.routing
+                            : strcmp(argv[i], "--op") == 0      ? &only.op
+                                                                : NULL;
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
+        else if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc)
+            g_rows = strtoll(argv[++i], NULL, 10);
+        else if (slot != NULL && i + 1 < argc)
+            *slot = argv[++i];
+        else
+            return usage(argv[0]);
+    }
+    if (g_rows < 1 || g_rows > ((int64_t)1 << 20)) {
+        fprintf(stderr, "bench_gpu_grouped: --rows must be 1 .. 1048576\n");
         return 2;
     }
     if (gg_gpu_device_count() == 0) {
         fprintf(stderr, "bench_gpu_grouped: no GPU device\n");
         return 1;
     }
-    int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     FILE *csv = fopen(argv[1], "w");
     if (csv == NULL) {
         fprintf(stderr, "bench_gpu_grouped: cannot write %s\n", argv[1]);
         return 1;
     }
-    fprintf(csv, "shape,routing,op,ours,ours_ms,ours_tflops,vendor,vendor_ms,vendor_tflops,"
-                 "ratio\n");
-    printf("%-12s %-8s %-6s %-30s %8s  %-30s %8s  %6s\n", "shape", "routing", "op", "ours",
-           "TFLOP/s", "vendor", "TFLOP/s", "ratio");
+    fprintf(csv, "shape,routing,op,ours,ours_ms,ours_tflops,ours_rel_err,vendor,vendor_ms,"
+                 "vendor_tflops,vendor_rel_err,ratio\n");
+    printf("%-12s %-8s %-6s %-30s %8s %-5s  %-30s %8s %-5s  %6s\n", "shape", "routing", "op",
+           "ours", "TFLOP/s", "check", "vendor", "TFLOP/s", "check", "ratio");
     int ok = 1;
     for (size_t i = 0; i < (quick ? 1 : sizeof shapes / sizeof shapes[0]) && ok; i++)
         for (int skewed = 0; skewed <= (quick ? 0 : 1) && ok; skewed++)
-            ok = bench_shape(csv, &shapes[i], skewed);
+            if (kept(only.shape, shapes[i].name) &&
+                kept(only.routing, skewed ? "skewed" : "balanced"))
+                ok = bench_shape(csv, &shapes[i], skewed, &only);
     fclose(csv);
     return ok ? 0 : 1;
 }
