@@ -153,6 +153,28 @@ static enum gg_status place_operand(struct mirror *m, const struct gg_tensors *t
     return GG_OK;
 }
 
+/* Allocates buffer i: A and B sparsely over their live ranges (gg_devbuf_alloc_sparse), so that
+   strides that leave gigabytes between the used rows cost neither memory nor zeroing. */
+static enum gg_status alloc_buf(struct mirror *m, const struct gg_tensors *t, int i, char *err,
+                                size_t err_len)
+{
+    if (i != BUF_A && i != BUF_B)
+        return gg_devbuf_alloc(m->dev, &m->buf[i], m->bytes[i], err, err_len);
+    int w = i == BUF_B;
+    size_t n = t->n_live[w];
+    struct gg_devrange *live = calloc(n ? n : 1, sizeof *live);
+    if (!live) {
+        snprintf(err, err_len, "out of memory for the live ranges of an input");
+        return GG_E_NOMEM;
+    }
+    for (size_t r = 0; r < n; r++)
+        live[r] = (struct gg_devrange){t->live[w][r].lo, t->live[w][r].hi};
+    enum gg_status st = gg_devbuf_alloc_sparse(m->dev, &m->buf[i], m->bytes[i], live, n, err,
+                                               err_len);
+    free(live);
+    return st;
+}
+
 /* Allocates every buffer, uploads the inputs and points the device operands at them. */
 static enum gg_status build(struct mirror *m, const struct gg_tensors *t, char *err,
                             size_t err_len)
@@ -160,7 +182,7 @@ static enum gg_status build(struct mirror *m, const struct gg_tensors *t, char *
     enum gg_status st;
     size_t cap = 0;
     for (int i = 0; i < BUF_COUNT; i++)
-        if ((st = gg_devbuf_alloc(m->dev, &m->buf[i], m->bytes[i], err, err_len)) != GG_OK)
+        if ((st = alloc_buf(m, t, i, err, err_len)) != GG_OK)
             return st;
     int generated[2];
     if ((st = place_operand(m, t, 0, &cap, &generated[0], err, err_len)) != GG_OK ||

@@ -4,7 +4,8 @@
  * input_modified through device guards, the device sentinel and device hashes; a case larger
  * than the device is refused with a reason; a kernel that faults on the device gives a `device`
  * verdict in its own process while the next process works; fresh processes started together find
- * the guard bands of their first case intact. Skipped without a usable device.
+ * the guard bands of their first case intact; a sparse buffer has memory only behind its live
+ * ranges and its bands. Skipped without a usable device.
  */
 #include <stdio.h>
 #include <string.h>
@@ -235,4 +236,52 @@ Test(gpu_device, fresh_processes_started_together_keep_their_first_guard_bands)
         }
     }
     gg_case_free(&c);
+}
+
+Test(gpu_device, sparse_buffer_has_memory_only_behind_its_live_ranges)
+{
+    register_all();
+    need_device();
+    struct gg_device *d = NULL;
+    char err[512];
+    cr_assert_eq(gg_device_get(&d, err, sizeof err), GG_OK, "%s", err);
+    /* 4 GiB of which 4 KiB at the start and 8 KiB at 3 GiB are used */
+    const size_t bytes = (size_t)4 << 30, far = (size_t)3 << 30;
+    const struct gg_devrange live[2] = {{0, 4096}, {far, far + 8192}};
+    int64_t free0 = 0, free1 = 0, total = 0;
+    cr_assert_eq(gg_device_mem_info(d, &free0, &total, err, sizeof err), GG_OK, "%s", err);
+    struct gg_devbuf b;
+    cr_assert_eq(gg_devbuf_alloc_sparse(d, &b, bytes, live, 2, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_device_mem_info(d, &free1, &total, err, sizeof err), GG_OK, "%s", err);
+    cr_expect(b.maps != NULL && b.n_maps >= 2, "the 4 GiB buffer was allocated whole");
+    cr_expect_lt(free0 - free1, (int64_t)64 << 20, "%lld bytes used", (long long)(free0 - free1));
+    /* both live ranges read back what was written, zeros where nothing was */
+    static uint8_t in[8192], out[8192];
+    for (size_t i = 0; i < sizeof in; i++)
+        in[i] = (uint8_t)(i * 7 + 1);
+    cr_assert_eq(gg_devbuf_upload(d, &b, far, in, 8192, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_devbuf_upload(d, &b, 0, in, 4096, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_devbuf_download(d, &b, far, out, 8192, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq(memcmp(in, out, 8192), 0);
+    cr_assert_eq(gg_devbuf_download(d, &b, 4096, out, 4096, err, sizeof err), GG_OK, "%s", err);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < 4096; i++)
+        nonzero += out[i] != 0;
+    cr_expect_eq(nonzero, 0, "the rest of a mapped granule is not zero");
+    /* intact bands, and a write past the end is seen */
+    const struct gg_devbuf *bufs[1] = {&b};
+    int hit = 0, pre = 0;
+    cr_assert_eq(gg_device_guards_check(d, bufs, 1, &hit, &pre, err, sizeof err), GG_OK, "%s",
+                 err);
+    cr_expect_eq(hit, -1);
+    uint8_t first;
+    gg_oracle_canary_fill(&first, 1);
+    gg_device_test_memset(b.data + bytes, first ^ 0xFF, 1, gg_device_stream(d));
+    cr_assert_eq(gg_device_guards_check(d, bufs, 1, &hit, &pre, err, sizeof err), GG_OK, "%s",
+                 err);
+    cr_expect(hit == 0 && !pre, "hit %d pre %d", hit, pre);
+    gg_devbuf_free(d, &b);
+    cr_assert_eq(gg_device_mem_info(d, &free1, &total, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_lt(free0 - free1, (int64_t)8 << 20, "%lld bytes kept after the free",
+                 (long long)(free0 - free1));
 }

@@ -32,6 +32,8 @@ struct gg_device; /* opaque: the process's device context */
 
 /* A guarded device buffer: [canary band][data: bytes][canary band]. Pointers are device
    pointers. owns = 1: gg_devbuf_free() returns the allocation to the pool. */
+struct gg_devmap; /* the mapped pieces of a sparse buffer (gg_device_gpu.cu) */
+
 struct gg_devbuf {
     uint8_t *base;    /* the allocation */
     size_t alloc_len;
@@ -39,6 +41,13 @@ struct gg_devbuf {
     size_t bytes;
     size_t pre_len, post_len;
     int owns;
+    struct gg_devmap *maps; /* sparse buffers: the pieces with memory behind them; else NULL */
+    int n_maps;
+};
+
+/* A byte range [lo, hi) of a buffer's data. */
+struct gg_devrange {
+    size_t lo, hi;
 };
 
 /* A byte range in device memory. */
@@ -76,6 +85,18 @@ enum gg_status gg_device_check(struct gg_device *d, const char *what, char *err,
    the canary pattern of the host bands (gg_oracle_canary). Small buffers come from a pool. */
 enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf *b, size_t bytes, char *err,
                                size_t err_len);
+/*
+ * gg_devbuf_alloc for a buffer of which only the n sorted, disjoint ranges live[] of its data
+ * are ever meant to be touched (the used rows of an operand whose strides leave gigabytes
+ * between them). Where the device has virtual memory management and the span is large and
+ * mostly unused, the span is reserved address space and only the granules that hold a live range
+ * or a band get memory (zeroed): the device analogue of the host's zero pages, except that an
+ * access to an unused granule is a fault (a `device` finding) where the host lets a read see
+ * zeros. Otherwise, and on HIP, it is gg_devbuf_alloc.
+ */
+enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
+                                      const struct gg_devrange *live, size_t n, char *err,
+                                      size_t err_len);
 void gg_devbuf_free(struct gg_device *d, struct gg_devbuf *b);
 /* Copies n bytes between host memory and the buffer's data at byte offset off (stream-ordered;
    a download waits for the stream). */

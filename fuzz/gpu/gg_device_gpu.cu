@@ -307,41 +307,252 @@ static enum gg_status raw_alloc(struct gg_device *d, size_t len, void **ptr, siz
     return GG_OK;
 }
 
+/* The band before the data, the data rounded up to GG_DEVICE_ALIGN, and the band after it. */
+static size_t layout_len(size_t bytes)
+{
+    return GG_DEVICE_GUARD_BYTES + round_up(bytes, GG_DEVICE_ALIGN) + GG_DEVICE_GUARD_BYTES;
+}
+
+/* Lays a buffer of bytes bytes into the allocation at base and copies both bands from the
+   canary image. */
+static enum gg_status place(struct gg_device *d, struct gg_devbuf *b, uint8_t *base, size_t len,
+                            size_t bytes, char *err, size_t err_len)
+{
+    b->base = base;
+    b->alloc_len = len;
+    b->data = base + GG_DEVICE_GUARD_BYTES;
+    b->bytes = bytes;
+    b->pre_len = GG_DEVICE_GUARD_BYTES;
+    b->post_len = layout_len(bytes) - GG_DEVICE_GUARD_BYTES - bytes; /* ≤ CANARY_LEN */
+    b->owns = 1;
+    CK(d, cudaMemcpyAsync(b->base, d->canary, b->pre_len, cudaMemcpyDeviceToDevice, d->stream));
+    CK(d, cudaMemcpyAsync(b->data + bytes, d->canary, b->post_len, cudaMemcpyDeviceToDevice,
+                          d->stream));
+    return GG_OK;
+}
+
 extern "C" enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
                                           char *err, size_t err_len)
 {
     memset(b, 0, sizeof *b);
     LIVE(d);
-    size_t pre = GG_DEVICE_GUARD_BYTES;
-    size_t body = round_up(bytes, GG_DEVICE_ALIGN);
-    size_t post = body - bytes + GG_DEVICE_GUARD_BYTES; /* ≤ CANARY_LEN */
     if (bytes > SIZE_MAX / 2) {
         snprintf(err, err_len, "device buffer of %zu bytes is too large", bytes);
         return GG_E_NOMEM;
     }
     void *ptr = NULL;
     size_t got = 0;
-    enum gg_status st = raw_alloc(d, pre + body + GG_DEVICE_GUARD_BYTES, &ptr, &got, err, err_len);
-    if (st != GG_OK)
-        return st;
-    b->base = (uint8_t *)ptr;
-    b->alloc_len = got;
-    b->data = b->base + pre;
-    b->bytes = bytes;
-    b->pre_len = pre;
-    b->post_len = post;
-    b->owns = 1;
-    CK(d, cudaMemcpyAsync(b->base, d->canary, pre, cudaMemcpyDeviceToDevice, d->stream));
-    CK(d, cudaMemcpyAsync(b->data + bytes, d->canary, post, cudaMemcpyDeviceToDevice, d->stream));
-    if (bytes)
+    enum gg_status st = raw_alloc(d, layout_len(bytes), &ptr, &got, err, err_len);
+    if (st == GG_OK)
+        st = place(d, b, (uint8_t *)ptr, got, bytes, err, err_len);
+    if (st == GG_OK && bytes)
         CK(d, cudaMemsetAsync(b->data, 0, bytes, d->stream));
-    return GG_OK;
+    return st;
+}
+
+/* ---- sparse buffers ------------------------------------------------------------------------ */
+
+/* A span at least this large whose live ranges cover at most a quarter of it is mapped sparsely. */
+#define SPARSE_MIN_SPAN ((size_t)64 << 20)
+
+#ifndef GG_GPU_HIP
+#include <cudaTypedefs.h>
+
+/* A piece of a sparse buffer with memory behind it: offset and length in the reserved span
+   (whole granules) and its physical allocation. */
+struct gg_devmap {
+    size_t off, len;
+    CUmemGenericAllocationHandle handle;
+};
+
+/* The driver's virtual memory management calls, found through the runtime (no link to the
+   driver library, so a build without a driver still starts and says it has no device). */
+static struct {
+    PFN_cuMemGetAllocationGranularity_v10020 granularity;
+    PFN_cuMemAddressReserve_v10020 reserve;
+    PFN_cuMemAddressFree_v10020 unreserve;
+    PFN_cuMemCreate_v10020 create;
+    PFN_cuMemRelease_v10020 release;
+    PFN_cuMemMap_v10020 map;
+    PFN_cuMemUnmap_v10020 unmap;
+    PFN_cuMemSetAccess_v10020 access;
+    CUmemAllocationProp prop;
+    size_t gran;
+    int state; /* 0 not looked up, 1 usable, -1 not usable */
+} vmm;
+
+static int vmm_entry(const char *name, void **fn)
+{
+    cudaDriverEntryPointQueryResult q;
+    return cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &q) ==
+               cudaSuccess &&
+           q == cudaDriverEntryPointSuccess && *fn != NULL;
+}
+
+static int vmm_usable(void)
+{
+    if (vmm.state != 0)
+        return vmm.state > 0;
+    int dev = 0, ok = cudaGetDevice(&dev) == cudaSuccess &&
+                      vmm_entry("cuMemGetAllocationGranularity", (void **)&vmm.granularity) &&
+                      vmm_entry("cuMemAddressReserve", (void **)&vmm.reserve) &&
+                      vmm_entry("cuMemAddressFree", (void **)&vmm.unreserve) &&
+                      vmm_entry("cuMemCreate", (void **)&vmm.create) &&
+                      vmm_entry("cuMemRelease", (void **)&vmm.release) &&
+                      vmm_entry("cuMemMap", (void **)&vmm.map) &&
+                      vmm_entry("cuMemUnmap", (void **)&vmm.unmap) &&
+                      vmm_entry("cuMemSetAccess", (void **)&vmm.access);
+    memset(&vmm.prop, 0, sizeof vmm.prop);
+    vmm.prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    vmm.prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    vmm.prop.location.id = dev;
+    ok = ok && vmm.granularity(&vmm.gran, &vmm.prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) ==
+                   CUDA_SUCCESS && vmm.gran > 0;
+    (void)cudaGetLastError();
+    vmm.state = ok ? 1 : -1;
+    return ok;
+}
+
+/* Unmaps and releases the first n pieces of b's span at va, then the span itself. */
+static void vmm_unwind(CUdeviceptr va, size_t span, const struct gg_devmap *maps, int n)
+{
+    for (int i = 0; i < n; i++) {
+        (void)vmm.unmap(va + maps[i].off, maps[i].len);
+        (void)vmm.release(maps[i].handle);
+    }
+    (void)vmm.unreserve(va, span);
+}
+
+/* The pieces of a span of len bytes that hold [lo[i], hi[i]) (span offsets, sorted), rounded
+   out to granules and merged; returns their count (at most n). */
+static int vmm_pieces(const size_t *lo, const size_t *hi, int n, size_t len, struct gg_devmap *out)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        size_t a = lo[i] / vmm.gran * vmm.gran, z = round_up(hi[i], vmm.gran);
+        z = z < len ? z : len;
+        if (m > 0 && a <= out[m - 1].off + out[m - 1].len) {
+            size_t end = out[m - 1].off + out[m - 1].len;
+            out[m - 1].len = (z > end ? z : end) - out[m - 1].off;
+        } else {
+            out[m].off = a;
+            out[m].len = z - a;
+            out[m].handle = 0;
+            m++;
+        }
+    }
+    return m;
+}
+
+/* Maps the pieces of a sparse buffer for bytes bytes with live ranges live[0..n): returns 0
+   (nothing left behind) when the driver refuses any step. */
+static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_devrange *live, size_t n)
+{
+    size_t span = round_up(layout_len(bytes), vmm.gran), pre = GG_DEVICE_GUARD_BYTES;
+    size_t *lo = (size_t *)malloc((n + 2) * 2 * sizeof(size_t));
+    struct gg_devmap *maps = (struct gg_devmap *)calloc(n + 2, sizeof *maps);
+    if (!lo || !maps) {
+        free(lo);
+        free(maps);
+        return 0;
+    }
+    size_t *hi = lo + n + 2;
+    lo[0] = 0, hi[0] = pre; /* the band before the data */
+    for (size_t i = 0; i < n; i++)
+        lo[i + 1] = pre + live[i].lo, hi[i + 1] = pre + live[i].hi;
+    lo[n + 1] = pre + bytes, hi[n + 1] = layout_len(bytes); /* the band after it */
+    int m = vmm_pieces(lo, hi, (int)n + 2, span, maps);
+    free(lo);
+    CUdeviceptr va = 0;
+    if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS) {
+        free(maps);
+        return 0;
+    }
+    CUmemAccessDesc rw;
+    memset(&rw, 0, sizeof rw);
+    rw.location = vmm.prop.location;
+    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    for (int i = 0; i < m; i++) {
+        int ok = vmm.create(&maps[i].handle, maps[i].len, &vmm.prop, 0) == CUDA_SUCCESS;
+        if (ok && (vmm.map(va + maps[i].off, maps[i].len, 0, maps[i].handle, 0) != CUDA_SUCCESS ||
+                   vmm.access(va + maps[i].off, maps[i].len, &rw, 1) != CUDA_SUCCESS)) {
+            (void)vmm.unmap(va + maps[i].off, maps[i].len);
+            (void)vmm.release(maps[i].handle);
+            ok = 0;
+        }
+        if (!ok) {
+            vmm_unwind(va, span, maps, i);
+            free(maps);
+            return 0;
+        }
+    }
+    b->base = (uint8_t *)va;
+    b->alloc_len = span;
+    b->maps = maps;
+    b->n_maps = m;
+    return 1;
+}
+
+static void sparse_free(struct gg_device *d, struct gg_devbuf *b)
+{
+    if (!d->lost) { /* pending work may still use the pieces */
+        (void)cudaStreamSynchronize(d->stream);
+        vmm_unwind((CUdeviceptr)b->base, b->alloc_len, b->maps, b->n_maps);
+    }
+    free(b->maps);
+}
+#else
+static int vmm_usable(void)
+{
+    return 0;
+}
+
+static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_devrange *live, size_t n)
+{
+    (void)b, (void)bytes, (void)live, (void)n;
+    return 0;
+}
+
+static void sparse_free(struct gg_device *d, struct gg_devbuf *b)
+{
+    (void)d, (void)b;
+}
+#endif
+
+extern "C" enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_devbuf *b,
+                                                 size_t bytes, const struct gg_devrange *live,
+                                                 size_t n, char *err, size_t err_len)
+{
+    memset(b, 0, sizeof *b);
+    LIVE(d);
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++)
+        used += live[i].hi > live[i].lo ? live[i].hi - live[i].lo : 0;
+    size_t len = bytes <= SIZE_MAX / 2 ? layout_len(bytes) : 0;
+    if (len < SPARSE_MIN_SPAN || used > len / 4 || !vmm_usable() || !vmm_build(b, bytes, live, n))
+        return gg_devbuf_alloc(d, b, bytes, err, err_len);
+    uint8_t *base = b->base;
+    size_t span = b->alloc_len;
+    enum gg_status st = place(d, b, base, span, bytes, err, err_len);
+    for (int i = 0; st == GG_OK && i < b->n_maps; i++) { /* zeros where the data has memory */
+        size_t lo = b->maps[i].off, hi = lo + b->maps[i].len;
+        lo = lo > b->pre_len ? lo : b->pre_len;
+        hi = hi < b->pre_len + bytes ? hi : b->pre_len + bytes;
+        if (hi > lo)
+            CK(d, cudaMemsetAsync(base + lo, 0, hi - lo, d->stream));
+    }
+    return st;
 }
 
 extern "C" void gg_devbuf_free(struct gg_device *d, struct gg_devbuf *b)
 {
     if (!b->owns || !b->base)
         return;
+    if (b->maps) {
+        sparse_free(d, b);
+        memset(b, 0, sizeof *b);
+        return;
+    }
     if (!d->lost && b->alloc_len <= POOL_MAX_ALLOC && d->n_pool < POOL_MAX_ENTRIES &&
         d->pool_bytes + b->alloc_len <= POOL_MAX_BYTES) {
         /* Stream order keeps pending work on the buffer ahead of its next user. */

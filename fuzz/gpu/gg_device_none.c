@@ -73,6 +73,14 @@ enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf *b, size_t 
     return unsupported(err, err_len);
 }
 
+enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
+                                      const struct gg_devrange *live, size_t n, char *err,
+                                      size_t err_len)
+{
+    (void)live, (void)n;
+    return gg_devbuf_alloc(d, b, bytes, err, err_len);
+}
+
 void gg_devbuf_free(struct gg_device *d, struct gg_devbuf *b)
 {
     (void)d;
