@@ -355,15 +355,15 @@ extern "C" enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf 
 /* A span at least this large whose live ranges cover at most a quarter of it is mapped sparsely. */
 #define SPARSE_MIN_SPAN ((size_t)64 << 20)
 
-#ifndef GG_GPU_HIP
-#include <cudaTypedefs.h>
-
 /* A piece of a sparse buffer with memory behind it: offset and length in the reserved span
-   (whole granules) and its physical allocation. */
+   (whole granules) and its physical allocation (a CUmemGenericAllocationHandle). */
 struct gg_devmap {
     size_t off, len;
-    CUmemGenericAllocationHandle handle;
+    unsigned long long handle;
 };
+
+#ifndef GG_GPU_HIP
+#include <cudaTypedefs.h>
 
 /* The driver's virtual memory management calls, found through the runtime (no link to the
    driver library, so a build without a driver still starts and says it has no device). */
