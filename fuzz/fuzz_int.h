@@ -5,11 +5,8 @@
 #define GG_FUZZ_INT_H
 
 #include "fuzz/gg_fuzz.h"
+#include "fuzz/gpu/gg_device.h" /* struct gg_range */
 #include "reference/gg_gen_core.h"
-
-struct gg_range {
-    size_t lo, hi;
-};
 
 /* Everything one run of a case needs, owned here and freed by gg_tensors_free(). */
 struct gg_tensors {

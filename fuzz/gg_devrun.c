@@ -161,18 +161,8 @@ static enum gg_status alloc_buf(struct mirror *m, const struct gg_tensors *t, in
     if (i != BUF_A && i != BUF_B)
         return gg_devbuf_alloc(m->dev, &m->buf[i], m->bytes[i], err, err_len);
     int w = i == BUF_B;
-    size_t n = t->n_live[w];
-    struct gg_devrange *live = calloc(n ? n : 1, sizeof *live);
-    if (!live) {
-        snprintf(err, err_len, "out of memory for the live ranges of an input");
-        return GG_E_NOMEM;
-    }
-    for (size_t r = 0; r < n; r++)
-        live[r] = (struct gg_devrange){t->live[w][r].lo, t->live[w][r].hi};
-    enum gg_status st = gg_devbuf_alloc_sparse(m->dev, &m->buf[i], m->bytes[i], live, n, err,
-                                               err_len);
-    free(live);
-    return st;
+    return gg_devbuf_alloc_sparse(m->dev, &m->buf[i], m->bytes[i], t->live[w], t->n_live[w], err,
+                                  err_len);
 }
 
 /* Allocates every buffer, uploads the inputs and points the device operands at them. */

@@ -247,7 +247,7 @@ Test(gpu_device, sparse_buffer_has_memory_only_behind_its_live_ranges)
     cr_assert_eq(gg_device_get(&d, err, sizeof err), GG_OK, "%s", err);
     /* 4 GiB of which 4 KiB at the start and 8 KiB at 3 GiB are used */
     const size_t bytes = (size_t)4 << 30, far = (size_t)3 << 30;
-    const struct gg_devrange live[2] = {{0, 4096}, {far, far + 8192}};
+    const struct gg_range live[2] = {{0, 4096}, {far, far + 8192}};
     int64_t free0 = 0, free1 = 0, total = 0;
     cr_assert_eq(gg_device_mem_info(d, &free0, &total, err, sizeof err), GG_OK, "%s", err);
     struct gg_devbuf b;

@@ -45,8 +45,8 @@ struct gg_devbuf {
     int n_maps;
 };
 
-/* A byte range [lo, hi) of a buffer's data. */
-struct gg_devrange {
+/* A byte range [lo, hi) of a buffer's data (host or device). */
+struct gg_range {
     size_t lo, hi;
 };
 
@@ -95,7 +95,7 @@ enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf *b, size_t 
  * zeros. Otherwise, and on HIP, it is gg_devbuf_alloc.
  */
 enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
-                                      const struct gg_devrange *live, size_t n, char *err,
+                                      const struct gg_range *live, size_t n, char *err,
                                       size_t err_len);
 void gg_devbuf_free(struct gg_device *d, struct gg_devbuf *b);
 /* Copies n bytes between host memory and the buffer's data at byte offset off (stream-ordered;

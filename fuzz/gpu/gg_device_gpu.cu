@@ -446,7 +446,7 @@ static int vmm_pieces(const size_t *lo, const size_t *hi, int n, size_t len, str
 
 /* Maps the pieces of a sparse buffer for bytes bytes with live ranges live[0..n): returns 0
    (nothing left behind) when the driver refuses any step. */
-static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_devrange *live, size_t n)
+static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *live, size_t n)
 {
     size_t span = round_up(layout_len(bytes), vmm.gran), pre = GG_DEVICE_GUARD_BYTES;
     size_t *lo = (size_t *)malloc((n + 2) * 2 * sizeof(size_t));
@@ -507,7 +507,7 @@ static int vmm_usable(void)
     return 0;
 }
 
-static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_devrange *live, size_t n)
+static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *live, size_t n)
 {
     (void)b, (void)bytes, (void)live, (void)n;
     return 0;
@@ -520,7 +520,7 @@ static void sparse_free(struct gg_device *d, struct gg_devbuf *b)
 #endif
 
 extern "C" enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_devbuf *b,
-                                                 size_t bytes, const struct gg_devrange *live,
+                                                 size_t bytes, const struct gg_range *live,
                                                  size_t n, char *err, size_t err_len)
 {
     memset(b, 0, sizeof *b);

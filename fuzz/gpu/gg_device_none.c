@@ -74,7 +74,7 @@ enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf *b, size_t 
 }
 
 enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
-                                      const struct gg_devrange *live, size_t n, char *err,
+                                      const struct gg_range *live, size_t n, char *err,
                                       size_t err_len)
 {
     (void)live, (void)n;

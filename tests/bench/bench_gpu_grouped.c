@@ -1,9 +1,9 @@
 /*
  * bench_gpu_grouped.c — TFLOP/s of the grouped GEMM kernels on MoE shapes (DeepSeek-V3: 32
  * experts, N 4096, K 7168; Qwen3-235B: 16 experts, N 3072, K 4096; gpt-oss-20B: 32 experts,
- * N 5760, K 2880; 32768 routed rows unless --rows), balanced and skewed routing, fwd, dgrad and wgrad: our bf16
- * and fp8 grouped kernels against the vendor kernels found by name in the builtin table (any not
- * registered is skipped). Each timing is the median of 20 cudaEvent-timed runs after 3 warm-up
+ * N 5760, K 2880; 32768 routed rows unless --rows), balanced and skewed routing, fwd, dgrad and
+ * wgrad: our bf16 and fp8 grouped kernels against the vendor kernels found by name in the builtin
+ * table (any not registered is skipped). Each timing is the median of 20 cudaEvent-timed runs after 3 warm-up
  * runs. Every timed kernel's output is then checked: C is poisoned with NaN, the kernel runs once
  * more, and the first and last rows of every group (wgrad: the first, middle and last row of
  * every group's weight gradient) must hold the closed-form value of the constant inputs, the
@@ -97,6 +97,12 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* The worse of two relative errors; a NaN (the poison read back) wins. */
+static double worse(double w, double e)
+{
+    return e > w || e != e ? e : w;
+}
+
 /* The largest relative error, against `want`, of the `count` bf16 values at C + at (bytes). */
 static double row_error(const struct bufs *bf, size_t at, int64_t count, double want, int *ok)
 {
@@ -108,10 +114,9 @@ static double row_error(const struct bufs *bf, size_t at, int64_t count, double 
         return INFINITY;
     }
     double worst = 0.0;
-    for (int64_t j = 0; j < count; j++) {
-        double e = fabs(gg_decode(GG_DTYPE_BF16, row[j]) - want) / (want != 0.0 ? want : 1.0);
-        worst = e > worst || e != e ? e : worst; /* NaN (the poison) stays */
-    }
+    for (int64_t j = 0; j < count; j++)
+        worst = worse(worst, fabs(gg_decode(GG_DTYPE_BF16, row[j]) - want) /
+                                 (want != 0.0 ? want : 1.0));
     return worst;
 }
 
@@ -135,10 +140,9 @@ static double output_error(const struct gg_problem *p, const struct bufs *bf, in
             rows[0] = off, rows[1] = off + len - 1, nrows = len > 0 ? 2 : 0;
             red = (double)(p->op == GG_OP_GROUPED_FWD ? p->k : p->n);
         }
-        for (int64_t r = 0; r < nrows && *ok; r++) {
-            double e = row_error(bf, base + (size_t)(rows[r] * p->ldc) * 2, width, red * v * v, ok);
-            worst = e > worst || e != e ? e : worst;
-        }
+        for (int64_t r = 0; r < nrows && *ok; r++)
+            worst = worse(worst, row_error(bf, base + (size_t)(rows[r] * p->ldc) * 2, width,
+                                           red * v * v, ok));
     }
     return worst;
 }
