@@ -100,6 +100,39 @@ Test(gpu_kernels, bitwise_twins_on_exact_data)
                 &gg_kernel_grouped_bf16_cpu_streams);
 }
 
+/* The persistent wgmma kernel loads by TMA where tensor maps describe the operands, and by every
+   thread's cp.async with GG_GPU_TMA=0: on cases whose boxes reach past K, N, a group's rows and
+   M (zeros from the copy engine, rows C does not take), both pass and agree bit for bit. */
+static void loads_agree(const char *name, const struct gg_kernel *k)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/gpu/%s.case", GG_TEST_DATA, name);
+    struct gpu_outcome tma, cp;
+    gpu_run_case(path, k, "", &tma);
+    setenv("GG_GPU_TMA", "0", 1);
+    gpu_run_case(path, k, "", &cp);
+    unsetenv("GG_GPU_TMA");
+    cr_expect_eq(tma.v.cls, GG_CLASS_PASS, "%s on %s by TMA: %s (%s)", name, k->name,
+                 gg_class_name(tma.v.cls), tma.v.detail);
+    cr_expect_eq(cp.v.cls, GG_CLASS_PASS, "%s on %s by cp.async: %s (%s)", name, k->name,
+                 gg_class_name(cp.v.cls), cp.v.detail);
+    cr_assert_eq(tma.c_bytes, cp.c_bytes);
+    cr_expect_eq(gg_oracle_first_diff(tma.out, cp.out, tma.c_bytes), -1,
+                 "%s on %s: TMA and cp.async loads differ", name, k->name);
+    gpu_outcome_free(&tma);
+    gpu_outcome_free(&cp);
+}
+
+Test(gpu_kernels, tma_and_cp_async_loads_agree)
+{
+    gpu_require_device();
+    loads_agree("tma_bf16_fwd_tails", &gg_kernel_grouped_bf16_gpu_persistent);
+    loads_agree("tma_bf16_dgrad_tails", &gg_kernel_grouped_bf16_gpu_persistent);
+    loads_agree("tma_bf16_wgrad_tails", &gg_kernel_grouped_bf16_gpu_persistent);
+    loads_agree("tma_fp8_fwd_tails", &gg_kernel_grouped_fp8_gpu_tiled);
+    loads_agree("tma_fp8_wgrad_tails", &gg_kernel_grouped_fp8_gpu_tiled);
+}
+
 /* The mutant's case gives the class it expects on k, and passes without the mutant. */
 static void mutant_caught(const char *name, const struct gg_kernel *k)
 {

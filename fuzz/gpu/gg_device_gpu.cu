@@ -363,10 +363,7 @@ struct gg_devmap {
 };
 
 #ifndef GG_GPU_HIP
-#include <cudaTypedefs.h>
-
-/* The driver's virtual memory management calls, found through the runtime (no link to the
-   driver library, so a build without a driver still starts and says it has no device). */
+/* The driver's virtual memory management calls, found through the runtime (gpu_driver_entry). */
 static struct {
     PFN_cuMemGetAllocationGranularity_v10020 granularity;
     PFN_cuMemAddressReserve_v10020 reserve;
@@ -383,10 +380,7 @@ static struct {
 
 static int vmm_entry(const char *name, void **fn)
 {
-    cudaDriverEntryPointQueryResult q;
-    return cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &q) ==
-               cudaSuccess &&
-           q == cudaDriverEntryPointSuccess && *fn != NULL;
+    return (*fn = gpu_driver_entry(name)) != NULL;
 }
 
 static int vmm_usable(void)

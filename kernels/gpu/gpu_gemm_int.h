@@ -61,6 +61,7 @@ struct gpu_grouped {
     const int64_t *offs; /* device group offsets, groups + 1 */
     int64_t split;
     int i32_row_offset, i32_group_base, skip_empty_wgrad, tail_rows, missing_fence, wrap32;
+    int mutant;            /* the problem names a mutant (it keeps the cp.async loads) */
     const void *a, *b;
     void *c;
     const float *a_scale, *b_scale; /* fp8: tensor scales (b_scale per group when per_group) */
@@ -520,6 +521,23 @@ __device__ __forceinline__ void gpu_store_c(void *c, int c_dtype, int64_t at, fl
         ((float *)c)[at] = v;
 }
 
+/* A barrier of a team of NT threads: the whole block (BAR 0), one warp (NT 32), or named barrier
+   BAR over NT threads (the consumer warpgroups of the warp-specialized kernel, which a producer
+   warp never joins). Teams other than the block exist only in the wgmma kernels. */
+template <int NT, int BAR> __device__ __forceinline__ void gpu_team_sync(void)
+{
+    if constexpr (BAR == 0) {
+        __syncthreads();
+    } else {
+#if GG_GPU_HAVE_MMA
+        if constexpr (NT == 32)
+            __syncwarp();
+        else
+            asm volatile("bar.sync %0, %1;\n" ::"n"(BAR), "n"(NT) : "memory");
+#endif
+    }
+}
+
 /* Per-CTA scratch of the tile lookup (static shared memory). */
 struct gpu_scan {
     int64_t sum[GPU_THREADS];
@@ -560,20 +578,22 @@ static __device__ void gpu_tile_in_group(const gpu_grouped &P, int64_t g, int64_
  * the order of gpu_tile_ij inside a group), t not below any tile found before with cursor c.
  * With FAST, a tile of the group of the last one is found without a search (a persistent
  * wgmma CTA's next tile mostly is; the mma.sync engine, capped at 128 registers, spilled with
- * the three more it keeps). Otherwise 256 groups at a time from c.cg: each thread counts one
- * group's tiles and a block-wide inclusive prefix sum finds the owner, so a CTA walking
- * increasing t reads every group offset once. Returns 0 past the end of the list. Every thread of the block must call it
- * (every thread takes the same path).
+ * the three more it keeps). Otherwise NT groups at a time from c.cg: each thread of the team
+ * (NT threads, synchronised by gpu_team_sync<NT, BAR>) counts one group's tiles and a prefix sum
+ * over the team finds the owner, so a team walking increasing t reads every group offset once.
+ * Returns 0 past the end of the list. Every thread of the team must call it (every thread takes
+ * the same path).
  */
-template <bool FAST = false>
+template <bool FAST = false, int NT = GPU_THREADS, int BAR = 0>
 static __device__ int gpu_locate(const gpu_grouped &P, int64_t t, gpu_cursor &c, gpu_scan &sc,
                                  gpu_tile &tile)
 {
+    static_assert(NT <= GPU_THREADS, "the scan holds GPU_THREADS sums");
     if (FAST && c.g >= 0 && t >= c.t0 && t < c.t0 + c.nt) {
         gpu_tile_in_group(P, c.g, t - c.t0, tile);
         return 1;
     }
-    const int tid = threadIdx.x;
+    const int tid = threadIdx.x % NT;
     int64_t gend = P.g0 + P.ng;
     for (;;) {
         if (c.cg >= gend)
@@ -581,30 +601,30 @@ static __device__ int gpu_locate(const gpu_grouped &P, int64_t t, gpu_cursor &c,
         int64_t g = c.cg + tid;
         int64_t cnt = g < gend ? gpu_group_tiles(P, g, P.offs) : 0;
         sc.sum[tid] = cnt;
-        __syncthreads();
-        for (int off = 1; off < GPU_THREADS; off <<= 1) {
+        gpu_team_sync<NT, BAR>();
+        for (int off = 1; off < NT; off <<= 1) {
             int64_t v = tid >= off ? sc.sum[tid - off] : 0;
-            __syncthreads();
+            gpu_team_sync<NT, BAR>();
             sc.sum[tid] += v;
-            __syncthreads();
+            gpu_team_sync<NT, BAR>();
         }
-        int64_t incl = sc.sum[tid], total = sc.sum[GPU_THREADS - 1];
+        int64_t incl = sc.sum[tid], total = sc.sum[NT - 1];
         if (cnt > 0 && t >= c.ct + incl - cnt && t < c.ct + incl) {
             sc.g = g;
             sc.local = t - (c.ct + incl - cnt);
             sc.cnt = cnt;
         }
-        __syncthreads();
+        gpu_team_sync<NT, BAR>();
         if (t < c.ct + total) {
             int64_t owner = sc.g, local = sc.local, nt = sc.cnt;
-            __syncthreads();
+            gpu_team_sync<NT, BAR>();
             c.g = owner;
             c.t0 = t - local;
             c.nt = nt;
             gpu_tile_in_group(P, owner, local, tile);
             return 1;
         }
-        c.cg += GPU_THREADS;
+        c.cg += NT;
         c.ct += total;
     }
 }
@@ -734,8 +754,9 @@ static __device__ void gpu_release(const gpu_grouped &P, volatile unsigned *flag
 }
 
 /* The epilogue that stores a tile into C (gpu_store_tile, below). EXTRA: the launch may have a
-   bias or MoE rows (without them the epilogue keeps fewer registers live). */
-template <bool WG, bool EXTRA>
+   bias or MoE rows (without them the epilogue keeps fewer registers live). BAR: the barrier of
+   the 256 threads that hold the tile (0: the block's). */
+template <bool WG, bool EXTRA, int BAR = 0>
 static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
                                       uint8_t *stg);
 
@@ -779,57 +800,64 @@ __host__ __device__ constexpr int gpu_out_pitch(int esize)
  * C's type, adjacent columns in pairs) into the staged tile in shared memory stg, then the
  * block copies the tile's rows out in 16-byte chunks, whole 128-byte lines per warp where C's
  * rows are 16-byte aligned, element by element at a partial or misaligned chunk. The per-element
- * stores of the fragments it replaces were a quarter of the fp8 wgmma kernel's time.
+ * stores of the fragments it replaces were a quarter of the fp8 wgmma kernel's time. ES: C's
+ * element size (bf16 or f32), so that the copy's index arithmetic is shifts.
  */
-template <bool WG>
-static __device__ void gpu_store_staged(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
-                                        uint8_t *stg)
+template <bool WG, int BAR, int ES>
+static __device__ void gpu_store_staged_as(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
+                                           uint8_t *stg)
 {
-    const int bf16 = P.c_dtype == GG_DTYPE_BF16, es = bf16 ? 2 : 4, pitch = gpu_out_pitch(es);
+    constexpr int pitch = gpu_out_pitch(ES), per_chunk = 16 / ES, chunks = GPU_BN / per_chunk;
     float s = gpu_tile_scale(P, tl.mat);
     const float *a = &acc[0][0][0];
-    __syncthreads(); /* every warp is done with the pipeline's shared memory */
+    gpu_team_sync<GPU_THREADS, BAR>(); /* every warp is done with the pipeline's shared memory */
     gpu_for_frag<WG>([&](int i, int row, int col) { /* pairs of columns: even e */
         if (i & 1)
             return;
         float v0 = gpu_finish<false>(P, tl.mat, tl.j0 + col, a[i], s);
         float v1 = gpu_finish<false>(P, tl.mat, tl.j0 + col + 1, a[i + 1], s);
-        uint8_t *d = stg + row * pitch + col * es;
-        if (bf16)
-            *(uint32_t *)d = gpu_f32_to_bf16(v0) | (uint32_t)gpu_f32_to_bf16(v1) << 16;
+        uint8_t *d = stg + row * pitch + col * ES;
+        if constexpr (ES == 2)
+            *(uint32_t *)d = gpu_f32x2_to_bf16x2(v0, v1);
         else
             *(float2 *)d = make_float2(v0, v1);
     });
-    __syncthreads();
-    const int per_chunk = 16 / es, chunks = GPU_BN / per_chunk;
+    gpu_team_sync<GPU_THREADS, BAR>();
     int64_t c0 = tl.blk.c_off + tl.i0 * P.ldc + tl.j0;
     for (int e = threadIdx.x; e < tl.rows * chunks; e += GPU_THREADS) {
         int r = e / chunks, j = (e % chunks) * per_chunk;
         if (j >= tl.cols)
             continue;
-        const uint8_t *src = stg + r * pitch + j * es;
-        uint8_t *dst = (uint8_t *)P.c + (c0 + r * P.ldc + j) * es;
+        const uint8_t *src = stg + r * pitch + j * ES;
+        uint8_t *dst = (uint8_t *)P.c + (c0 + r * P.ldc + j) * ES;
         if (j + per_chunk <= tl.cols && ((uintptr_t)dst & 15) == 0) {
             *(uint4 *)dst = *(const uint4 *)src;
             continue;
         }
-        for (int q = 0; q < per_chunk && j + q < tl.cols; q++) {
-            if (bf16)
-                ((uint16_t *)dst)[q] = ((const uint16_t *)src)[q];
-            else
-                ((float *)dst)[q] = ((const float *)src)[q];
-        }
+        for (int q = 0; q < per_chunk && j + q < tl.cols; q++)
+            for (int y = 0; y < ES; y++)
+                dst[q * ES + y] = src[q * ES + y];
     }
 }
 
-template <bool WG, bool EXTRA>
+template <bool WG, int BAR>
+static __device__ void gpu_store_staged(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
+                                        uint8_t *stg)
+{
+    if (P.c_dtype == GG_DTYPE_BF16)
+        gpu_store_staged_as<WG, BAR, 2>(P, tl, acc, stg);
+    else
+        gpu_store_staged_as<WG, BAR, 4>(P, tl, acc, stg);
+}
+
+template <bool WG, bool EXTRA, int BAR>
 static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, gpu_acc acc,
                                       uint8_t *stg)
 {
     if (gpu_tail_skipped(P, tl))
         return;
     if (!EXTRA) {
-        gpu_store_staged<WG>(P, tl, acc, stg);
+        gpu_store_staged<WG, BAR>(P, tl, acc, stg);
         return;
     }
     const int64_t *c_row = tl.c_row;
@@ -995,14 +1023,15 @@ static __global__ void __launch_bounds__(GPU_THREADS) gpu_reduce_kernel(const gp
  * tile's sums are done it finds its next tile and issues that tile's first stages before
  * storing the current one, so the loads' latency hides behind the epilogue, which stages the
  * output outside the pipeline's slots. Per tile it saves the CTA start, the barriers' set-up
- * and an empty pipeline.
+ * and an empty pipeline. Every thread loads by cp.async; gpu_wg_ws_kernel below is the same
+ * engine where tensor maps describe the operands.
  */
 template <int WGF>
 __global__ void __launch_bounds__(GPU_THREADS, 1) gpu_wg_persistent_kernel(const gpu_grouped P)
 {
     extern __shared__ __align__(1024) uint8_t gpu_dyn_smem[];
     __shared__ gpu_scan sc;
-    gpu_wg_pipe pp = gpu_wg_pipe_init(gpu_dyn_smem, gpu_dyn_smem + GPU_WGP_BAR_OFF);
+    gpu_wg_pipe pp = gpu_wg_pipe_init(gpu_dyn_smem, gpu_dyn_smem + GPU_WGP_BAR_OFF, NULL);
     __syncthreads();
     gpu_cursor cur = gpu_cursor_start(P);
     int64_t i = blockIdx.x;
@@ -1012,22 +1041,106 @@ __global__ void __launch_bounds__(GPU_THREADS, 1) gpu_wg_persistent_kernel(const
     gpu_wg_job j;
     gpu_operand a, b;
     int64_t r0 = gpu_tile_operands(P, tl, 0, a, b);
-    gpu_wg_job_of(a, b, r0, gpu_wg_esize(WGF), P.wrap32, j);
+    gpu_wg_job_of(pp, a, b, r0, gpu_wg_esize(WGF), P.wrap32, j);
     gpu_wg_prologue(pp, j, P.wrap32);
     for (;;) {
         gpu_acc acc;
-        gpu_wg_consume<WGF>(pp, j, acc, P.wrap32);
+        gpu_wg_consume<WGF, true>(pp, j, acc, P.wrap32);
         gpu_tile done = tl;
         i += gridDim.x;
         int more = i < P.items && gpu_locate<true>(P, P.t0 + i, cur, sc, tl);
         if (more) {
             r0 = gpu_tile_operands(P, tl, 0, a, b);
-            gpu_wg_job_of(a, b, r0, gpu_wg_esize(WGF), P.wrap32, j);
+            gpu_wg_job_of(pp, a, b, r0, gpu_wg_esize(WGF), P.wrap32, j);
             gpu_wg_prologue(pp, j, P.wrap32);
         }
         gpu_store_tile<true, false>(P, done, acc, gpu_dyn_smem + GPU_WGP_STG_OFF);
         if (!more)
             return;
+    }
+}
+
+/* The warp-specialized kernel's block: the two consumer warpgroups and a producer warpgroup, of
+   which one warp works; the register limits the warpgroups move to (of 65536: 168 each at
+   launch). */
+#define GPU_WS_THREADS (GPU_THREADS + 128)
+#define GPU_WS_PRODUCER_REGS 56
+#define GPU_WS_CONSUMER_REGS 224
+
+/* The producer warp's loop: the CTA's tiles in the consumers' order (its own lookup, a warp's
+   scan), every stage of each by TMA from lane 0, up to GPU_WG_STAGES stages ahead of the
+   consumers and across tile boundaries, the epilogues included. */
+template <int WGF>
+__device__ void gpu_wg_produce(const gpu_grouped &P, gpu_wg_pipe &pp, gpu_scan &sc)
+{
+    gpu_cursor cur = gpu_cursor_start(P);
+    for (int64_t i = blockIdx.x; i < P.items; i += gridDim.x) {
+        gpu_tile tl;
+        if (!gpu_locate<true, 32, 1>(P, P.t0 + i, cur, sc, tl))
+            return;
+        gpu_operand a, b;
+        gpu_wg_job j;
+        int64_t r0 = gpu_tile_operands(P, tl, 0, a, b);
+        gpu_wg_job_of(pp, a, b, r0, gpu_wg_esize(WGF), 0, j);
+        if ((threadIdx.x & 31) == 0)
+            for (int kt = 0; kt < j.ktiles; kt++)
+                gpu_wg_fill_tma(pp, j, pp.n0 + kt, kt);
+        pp.n0 += (unsigned)j.ktiles;
+        gpu_team_sync<32, 1>();
+    }
+}
+
+/* The stages of tile tl (no split-K): all the consumers of gpu_wg_ws_kernel need of its job. */
+template <int WGF> __device__ __forceinline__ int gpu_wg_tile_stages(const gpu_grouped &P, gpu_tile &tl)
+{
+    gpu_operand a, b;
+    int64_t r0 = gpu_tile_operands(P, tl, 0, a, b);
+    return gpu_wg_ktiles(a, r0, gpu_wg_esize(WGF));
+}
+
+/*
+ * The persistent wgmma engine where gpu_tma_maps_of describes the operands, warp-specialized as
+ * CUTLASS's Hopper kernels are: a producer warp (gpu_wg_produce) keeps the pipeline's slots
+ * filled by TMA while the two consumer warpgroups (threads 0 .. 255, as in the other kernels)
+ * only multiply and store, synchronised among themselves by named barrier 1. The producer gives
+ * up registers to the consumers (setmaxnreg). Its loads run GPU_WG_STAGES deep instead of the
+ * GPU_WG_AHEAD of the cp.async kernel, and keep going while the consumers store a tile.
+ */
+template <int WGF>
+__global__ void __launch_bounds__(GPU_WS_THREADS, 1)
+    gpu_wg_ws_kernel(const gpu_grouped P, const GG_GPU_GRID_CONSTANT gpu_tmaps M)
+{
+    extern __shared__ __align__(1024) uint8_t gpu_dyn_smem[];
+    __shared__ gpu_scan sc[2]; /* the consumers' lookup, the producer's */
+    gpu_wg_pipe pp = gpu_wg_pipe_init(gpu_dyn_smem, gpu_dyn_smem + GPU_WGP_BAR_OFF, &M);
+    __syncthreads();
+#if GG_GPU_HAVE_WGMMA
+    if (threadIdx.x >= GPU_THREADS) {
+        gpu_setmaxnreg_dec<GPU_WS_PRODUCER_REGS>();
+        if (threadIdx.x < GPU_THREADS + 32)
+            gpu_wg_produce<WGF>(P, pp, sc[1]);
+        return;
+    }
+    gpu_setmaxnreg_inc<GPU_WS_CONSUMER_REGS>();
+#endif
+    /* The consumers find the next tile (and read its group's offsets) before storing the
+       current one, so those loads' latency hides behind the epilogue. */
+    gpu_cursor cur = gpu_cursor_start(P);
+    int64_t i = blockIdx.x;
+    gpu_tile tl;
+    gpu_wg_job j;
+    int more = i < P.items && gpu_locate<true, GPU_THREADS, 2>(P, P.t0 + i, cur, sc[0], tl);
+    if (more)
+        j.ktiles = gpu_wg_tile_stages<WGF>(P, tl);
+    while (more) {
+        gpu_acc acc;
+        gpu_wg_consume<WGF, false>(pp, j, acc, 0);
+        gpu_tile done = tl;
+        i += gridDim.x;
+        more = i < P.items && gpu_locate<true, GPU_THREADS, 2>(P, P.t0 + i, cur, sc[0], tl);
+        if (more)
+            j.ktiles = gpu_wg_tile_stages<WGF>(P, tl);
+        gpu_store_tile<true, false, 2>(P, done, acc, gpu_dyn_smem + GPU_WGP_STG_OFF);
     }
 }
 
@@ -1066,29 +1179,30 @@ static inline size_t gpu_list_ws(int64_t tiles, int64_t split, int two_kernel)
     return gpu_ctr_bytes(tiles, split, two_kernel) + (size_t)slots * GPU_SLOT_BYTES;
 }
 
-/* Launches kern (one item per CTA, or with x.persistent a grid of as many CTAs as fit at once
-   striding over the items) with smem bytes of dynamic shared memory. */
-template <typename K>
-static enum gg_status gpu_start(K kern, int smem, const gpu_grouped &P, int64_t items,
-                                int persistent, const gpu_exec &x, char *err, size_t err_len)
+/* Launches kern(args...) (one item per CTA, or with x.persistent a grid of as many CTAs as fit
+   at once striding over the items) in blocks of threads with smem bytes of dynamic shared
+   memory. */
+template <typename K, typename... Args>
+static enum gg_status gpu_start(K kern, int smem, int threads, int64_t items, const gpu_exec &x,
+                                char *err, size_t err_len, const Args &...args)
 {
     GG_GPU_CHECK(cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       smem));
     int64_t grid = items;
-    if (persistent) {
+    if (x.persistent) {
         int sms = 0, per_sm = 0;
         enum gg_status st = gpu_sm_count(&sms, err, err_len);
         if (st != GG_OK)
             return st;
-        GG_GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)kern, GPU_THREADS,
-                                                                   smem));
+        GG_GPU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)kern,
+                                                                   threads, smem));
         int64_t cap = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
         grid = items < cap ? items : cap;
     }
     if (grid > 0x7FFFFFFF)
         return cpu_fail(err, err_len, GG_E_UNSUPPORTED, "%lld CTAs exceed the grid limit",
                         (long long)grid);
-    kern<<<(unsigned)grid, GPU_THREADS, smem, x.stream>>>(P);
+    kern<<<(unsigned)grid, (unsigned)threads, smem, x.stream>>>(args...);
     GG_GPU_CHECK(cudaGetLastError());
     return GG_OK;
 }
@@ -1098,13 +1212,14 @@ static enum gg_status gpu_launch_t(const gpu_grouped &P, int64_t items, const gp
                                    char *err, size_t err_len)
 {
     return gpu_start(gpu_grouped_kernel<In, AK, BK, RESCALE, WGF, EXTRA>,
-                     WGF != GPU_WG_NONE ? GPU_WG_SMEM_BYTES : GPU_SMEM_BYTES, P, items,
-                     x.persistent, x, err, err_len);
+                     WGF != GPU_WG_NONE ? GPU_WG_SMEM_BYTES : GPU_SMEM_BYTES, GPU_THREADS, items,
+                     x, err, err_len, P);
 }
 
 /* The wgmma launch of format pair WGF: the persistent kernel where it applies (no split-K, bf16
    out; grouped launches never have a bias or MoE rows; bf16 takes the wgmma path only there, see
-   wg_path of grouped_bf16_gpu.cu), else the engine. */
+   wg_path of grouped_bf16_gpu.cu), loading by TMA where the maps describe its operands, else the
+   engine. */
 template <int WGF>
 static enum gg_status gpu_launch_wg(const gpu_grouped &P, int64_t items, const gpu_exec &x,
                                     char *err, size_t err_len)
@@ -1113,8 +1228,14 @@ static enum gg_status gpu_launch_wg(const gpu_grouped &P, int64_t items, const g
         if (P.mode != GPU_DIRECT || P.c_dtype != GG_DTYPE_BF16)
             return gpu_launch_t<uint8_t, true, true, false, WGF>(P, items, x, err, err_len);
     }
-    return gpu_start(gpu_wg_persistent_kernel<WGF>, GPU_WGP_SMEM_BYTES, P, items, 1, x, err,
-                     err_len);
+    gpu_exec px = x;
+    px.persistent = 1;
+    gpu_tmaps M;
+    if (gpu_tma_maps_of(P, gpu_wg_esize(WGF), &M))
+        return gpu_start(gpu_wg_ws_kernel<WGF>, GPU_WGP_SMEM_BYTES, GPU_WS_THREADS, items, px,
+                         err, err_len, P, M);
+    return gpu_start(gpu_wg_persistent_kernel<WGF>, GPU_WGP_SMEM_BYTES, GPU_THREADS, items, px,
+                     err, err_len, P);
 }
 
 /* The instantiation for P: K-major operands as the ops lay them out (fwd and batched NK: both;
@@ -1249,6 +1370,7 @@ static inline gpu_grouped gpu_grouped_of(const struct gg_problem *p, const struc
     P.tail_rows = gg_mutant_is(p, "tail_rows_unwritten");
     P.missing_fence = gg_mutant_is(p, "missing_fence");
     P.wrap32 = gg_mutant_is(p, "i32_byte_limit");
+    P.mutant = p->mutant != NULL;
     P.red_limit = -1;
     gpu_finish_setup(&P);
     return P;

@@ -66,6 +66,22 @@ __device__ __forceinline__ uint16_t gpu_f32_to_bf16(float f)
     return (uint16_t)(u >> 16);
 }
 
+/* Two binary32 values as a bf16 pair (lo in the low half), rounded as gpu_f32_to_bf16 rounds:
+   by the hardware's round-to-nearest-even conversion where neither is NaN (the same result for
+   every other value, subnormals and overflow to Inf included), else one by one, so that a NaN
+   keeps its payload as on the CPU. */
+__device__ __forceinline__ uint32_t gpu_f32x2_to_bf16x2(float lo, float hi)
+{
+#if GG_GPU_HAVE_MMA
+    if (!isnan(lo) && !isnan(hi)) {
+        uint32_t r;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+        return r;
+    }
+#endif
+    return gpu_f32_to_bf16(lo) | (uint32_t)gpu_f32_to_bf16(hi) << 16;
+}
+
 /* The exact bf16 code of an 8-bit float code (every e4m3, e5m2, e4m3fnuz and e5m2fnuz value is
    a bf16 value): sign, exponent rebiased to 127, mantissa shifted; subnormals normalised; the
    format's NaN and Inf codes mapped to bf16 NaN and Inf. fmt is one of the GG_DTYPE values. */

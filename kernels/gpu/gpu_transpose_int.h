@@ -18,6 +18,7 @@
 #include "kernels/gpu/gpu_gemm_int.h"
 
 #define GPU_TR_TILE 64
+#define GPU_TR_GROUPS 512 /* groups whose offsets a wgrad copy's block keeps in shared memory */
 
 /* One transposing launch: dst[(item base) + c·ldd + col(r)] = src[(item base) + r·lds + c], in
    elements of es bytes. */
@@ -93,16 +94,33 @@ __device__ __forceinline__ int64_t gpu_group_of_col(const int64_t *remap, int64_
 }
 
 /* 64x64-byte tiles through shared memory, a grid-stride loop over (item, tile). A tile is 64
-   columns of the copy (T.rows: N per expert in dgrad, Mp in wgrad) by 64 bytes of source
-   columns (64 / es elements). Each thread reads 16 bytes of the source row behind one copy
-   column (none for a wgrad column of a group's zero padding) and writes 16 bytes of a copy row
-   (16 / es copy columns): by one vector access where the 16 bytes are inside the operand,
-   contiguous and aligned, else element by element. Walking the copy's columns, not the source
-   rows, keeps every wgrad write aligned whatever the group offsets. */
+   columns of the copy (T.rows: N per expert in dgrad, Mp in wgrad) by 64 bytes of source columns
+   (64 / ES elements). Each thread reads 16 bytes of the source row behind one copy column (none
+   for a wgrad column of a group's zero padding) and writes 16 bytes of a copy row (16 / ES copy
+   columns, gathered from the tile element by element into registers: byte by byte through a
+   stack array, the two copies of a DeepSeek-V3 skewed wgrad took 1.6 times as long on the H100):
+   by one vector access where the 16 bytes are inside the operand, contiguous and aligned, else
+   element by element. Walking the copy's columns, not the source rows, keeps every wgrad write
+   aligned whatever the group offsets. */
+template <int ES>
 static __global__ void __launch_bounds__(256) gpu_transpose_kernel(const gpu_transpose T)
 {
     __shared__ __align__(16) uint8_t t[GPU_TR_TILE][GPU_TR_TILE + 16];
-    const int es = T.es, per = 16 / es; /* elements in 16 bytes */
+    /* A wgrad copy finds each column's group by a binary search over remap: from shared memory
+       where the launch has few enough groups (the dependent global loads of the search were
+       about 4% of the copies' time). */
+    __shared__ int64_t s_offs[GPU_TR_GROUPS + 1], s_remap[GPU_TR_GROUPS + 1];
+    const int64_t *offs = T.offs, *remap = T.remap;
+    if (!T.by_group && T.groups <= GPU_TR_GROUPS) {
+        for (int64_t i = threadIdx.x; i <= T.groups; i += blockDim.x) {
+            s_offs[i] = T.offs[i];
+            s_remap[i] = T.remap[i];
+        }
+        __syncthreads();
+        offs = s_offs;
+        remap = s_remap;
+    }
+    constexpr int es = ES, per = 16 / ES; /* elements in 16 bytes */
     int64_t tr = (T.rows + GPU_TR_TILE - 1) / GPU_TR_TILE;
     int64_t tc = (T.cols + GPU_TR_TILE / es - 1) / (GPU_TR_TILE / es);
     int64_t items = T.by_group ? T.groups : 1;
@@ -110,7 +128,7 @@ static __global__ void __launch_bounds__(256) gpu_transpose_kernel(const gpu_tra
     /* the write side: copy row dr of the tile, its 16-byte chunk q */
     const int dr = threadIdx.x / (4 * es), q = threadIdx.x % (4 * es);
     for (int64_t it = blockIdx.x; it < items * tr * tc; it += gridDim.x) {
-        int64_t g = it / (tr * tc), rem = it % (tr * tc);
+        int64_t g = items > 1 ? it / (tr * tc) : 0, rem = items > 1 ? it % (tr * tc) : it;
         if (T.by_group && T.offs[g + 1] == T.offs[g])
             continue; /* uniform across the block */
         int64_t r0 = rem / tc * GPU_TR_TILE, c0 = rem % tc * (GPU_TR_TILE / es);
@@ -121,23 +139,25 @@ static __global__ void __launch_bounds__(256) gpu_transpose_kernel(const gpu_tra
         if (r >= T.rows) {
             r = -1;
         } else if (!T.by_group) {
-            int64_t h = gpu_group_of_col(T.remap, T.groups, r);
-            r = T.offs[h] + r - T.remap[h];
-            r = r < T.offs[h + 1] ? r : -1;
+            int64_t h = gpu_group_of_col(remap, T.groups, r);
+            r = offs[h] + r - remap[h];
+            r = r < offs[h + 1] ? r : -1;
         }
         int64_t at = src0 + r * T.lds + c;
         uint4 v = make_uint4(0, 0, 0, 0);
         if (r >= 0 && c + per <= T.cols && !T.wrap32 &&
             ((uintptr_t)(T.src + at * es) & 15) == 0) {
             v = *(const uint4 *)(T.src + at * es);
-        } else if (r >= 0) {
-            uint8_t *b = (uint8_t *)&v;
-            for (int j = 0; j < per && c + j < T.cols; j++) {
-                int64_t e = at + j;
+        } else if (r >= 0) { /* byte by byte, packed in registers */
+            uint32_t w[4] = {0, 0, 0, 0};
+#pragma unroll
+            for (int j = 0; j < 16; j++) {
+                int64_t e = at + j / es;
                 e = T.wrap32 ? (int64_t)((uint64_t)e & 0xFFFFFFFFull) : e;
-                for (int y = 0; y < es; y++)
-                    b[j * es + y] = T.src[e * es + y];
+                if (c + j / es < T.cols)
+                    w[j / 4] |= (uint32_t)T.src[e * es + j % es] << (8 * (j % 4));
             }
+            v = make_uint4(w[0], w[1], w[2], w[3]);
         }
         *(uint4 *)&t[lr][seg] = v;
         __syncthreads();
@@ -145,17 +165,19 @@ static __global__ void __launch_bounds__(256) gpu_transpose_kernel(const gpu_tra
         c = c0 + dr;
         r = r0 + q * per;
         if (c < T.cols && r < T.rows) {
-            uint4 w;
-            uint8_t *b = (uint8_t *)&w;
+            uint32_t w[4] = {0, 0, 0, 0};
 #pragma unroll
-            for (int j = 0; j < 16; j++)
-                b[j] = t[q * per + j / es][dr * es + j % es];
+            for (int j = 0; j < per; j++) {
+                uint32_t x = ES == 2 ? *(const uint16_t *)&t[q * per + j][dr * 2]
+                                     : (uint32_t)t[q * per + j][dr];
+                w[j * ES / 4] |= x << (8 * (j * ES % 4));
+            }
             uint8_t *d = T.dst + (dst0 + c * T.ldd + r) * es;
             if (r + per <= T.rows && ((uintptr_t)d & 15) == 0) {
-                *(uint4 *)d = w;
+                *(uint4 *)d = make_uint4(w[0], w[1], w[2], w[3]);
             } else {
                 for (int j = 0; j < per * es && r + j / es < T.rows; j++)
-                    d[j] = b[j];
+                    d[j] = (uint8_t)(w[j / 4] >> (8 * (j % 4)));
             }
         }
         __syncthreads();
@@ -185,7 +207,10 @@ static inline enum gg_status gpu_transpose_run(const gpu_transpose &T, cudaStrea
     if (st != GG_OK)
         return st;
     int64_t grid = tiles < (int64_t)sms * 8 ? tiles : (int64_t)sms * 8;
-    gpu_transpose_kernel<<<(unsigned)grid, 256, 0, s>>>(T);
+    if (T.es == 2)
+        gpu_transpose_kernel<2><<<(unsigned)grid, 256, 0, s>>>(T);
+    else
+        gpu_transpose_kernel<1><<<(unsigned)grid, 256, 0, s>>>(T);
     GG_GPU_CHECK(cudaGetLastError());
     return GG_OK;
 }

@@ -4,11 +4,13 @@
  * (e4m3/e5m2 in, fp32 accumulate), both operands read straight from shared memory through matrix
  * descriptors. Operands must be K-major (the only layout the 8-bit wgmma reads). A stage holds
  * 128 bytes of K of both tiles in the 128-byte swizzled layout the descriptors describe; stages
- * stream in by cp.async, GPU_WG_AHEAD stages ahead. The tensor cores accumulate FP8 products in
+ * stream in by every thread's cp.async, GPU_WG_AHEAD stages ahead, or by a producer warp's TMA
+ * (gpu_tma_int.h), GPU_WG_STAGES ahead. The tensor cores accumulate FP8 products in
  * less than fp32 precision (about 14 bits are kept, as DeepSeek-V3 reports for H800), so each
  * stage's 128-deep sum is taken fresh by the wgmmas and added into the fp32 accumulators with
  * ordinary fp32 adds, as DeepGEMM does every 128 (promoting every 64 measured 10-15% slower, for
- * an error the per-step alignment loss of the tensor cores dominates anyway). Stages pass between
+ * an error the per-step alignment loss of the tensor cores dominates anyway); bf16 operands
+ * (m64n128k16), whose sums the tensor cores keep in fp32, add straight into the accumulators. Stages pass between
  * the loads and the warpgroups through mbarriers (gpu_wg_mainloop). The accumulators land in the
  * gpu_acc array of the engine in wgmma's layout (see gpu_frag_rc). Included by gpu_gemm_int.h
  * after its loader building blocks.
@@ -231,51 +233,106 @@ __device__ __forceinline__ void gpu_mbar_wait(uint64_t *bar, unsigned parity)
                  : "memory");
 }
 
-/*
- * Fills the slot of stage n (a count over the CTA's life, so that the barriers' phases carry
- * from one tile to the next) with the tile's stage kt: waits until both warpgroups have released
- * the slot's previous stage (n - GPU_WG_STAGES), issues the thread's loads of both operands and
- * arrives twice on the slot's full barrier: once when its copies have landed (cp.async's own
- * arrival) and once now, after making any zeros or bytes it stored itself visible to the tensor
- * cores' (async) proxy.
- */
-__device__ __forceinline__ void gpu_wg_fill(unsigned n, int kt, const gpu_operand &a,
-                                            const gpu_operand &b, const gpu_wg_chunks &ca,
-                                            const gpu_wg_chunks &cb, int64_t r0, uint8_t *As,
-                                            uint8_t *Bs, uint64_t *full, uint64_t *empty,
-                                            int wrap32)
-{
-    int st = n % GPU_WG_STAGES;
-    if (n >= GPU_WG_STAGES)
-        gpu_mbar_wait(&empty[st], (n / GPU_WG_STAGES - 1) & 1);
-    int64_t r = r0 + (int64_t)kt * GPU_WG_BK;
-    int stored = gpu_wg_load_stage(a, ca, r, As + st * GPU_WG_TILE_BYTES, wrap32);
-    stored |= gpu_wg_load_stage(b, cb, r, Bs + st * GPU_WG_TILE_BYTES, wrap32);
-    gpu_mbar_arrive_cp_async(&full[st]);
-    if (stored)
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    gpu_mbar_arrive(&full[st]);
-}
 #endif
 
-/* The stage pipeline of a CTA: the slots of A and B, their full and empty barriers, and the
-   count of stages it has filled before the current tile (over the CTA's life, so that the
-   barriers' phases carry from one tile to the next). */
+#include "kernels/gpu/gpu_tma_int.h"
+
+/* The stage pipeline of a CTA: the slots of A and B, their full and empty barriers, the count
+   of stages it has filled before the current tile (over the CTA's life, so that the barriers'
+   phases carry from one tile to the next), and the launch's tensor maps where it loads by TMA. */
 struct gpu_wg_pipe {
     uint8_t *As, *Bs;
     uint64_t *full, *empty;
     unsigned n0;
+    const gpu_tmaps *tm;
 };
 
-/* The pipeline over smem (slots at 0) with its barriers at bar, initialised; every thread
-   calls it, and a block barrier must follow before the first fill. */
-__device__ __forceinline__ gpu_wg_pipe gpu_wg_pipe_init(uint8_t *smem, uint8_t *bar)
+/* One tile's reduction over [r0, a.r1) as the pipeline sees it: its operands, their chunks
+   (cp.async) or the box coordinates of its first stage (TMA; a stage is kstep elements), and its
+   number of stages. */
+struct gpu_wg_job {
+    gpu_operand a, b;
+    gpu_wg_chunks ca, cb;
+    gpu_tcoord ta, tb;
+    int kstep;
+    int64_t r0;
+    int ktiles;
+};
+
+#if GG_GPU_HAVE_WGMMA
+/* Waits until both warpgroups have released the slot of stage n's previous stage
+   (n - GPU_WG_STAGES). */
+__device__ __forceinline__ void gpu_wg_slot_free(const gpu_wg_pipe &pp, unsigned n)
+{
+    if (n >= GPU_WG_STAGES)
+        gpu_mbar_wait(&pp.empty[n % GPU_WG_STAGES], (n / GPU_WG_STAGES - 1) & 1);
+}
+
+/* Fills the slot of stage n (a count over the CTA's life) with stage kt of job j by cp.async:
+   every thread waits for the slot, issues its loads of both operands and arrives twice on the
+   slot's full barrier: once when its copies have landed (cp.async's own arrival) and once now,
+   after making any zeros or bytes it stored itself visible to the tensor cores' (async) proxy. */
+__device__ __forceinline__ void gpu_wg_fill(const gpu_wg_pipe &pp, const gpu_wg_job &j,
+                                            unsigned n, int kt, int wrap32)
+{
+    int st = n % GPU_WG_STAGES;
+    gpu_wg_slot_free(pp, n);
+    int64_t r = j.r0 + (int64_t)kt * GPU_WG_BK;
+    int stored = gpu_wg_load_stage(j.a, j.ca, r, pp.As + st * GPU_WG_TILE_BYTES, wrap32);
+    stored |= gpu_wg_load_stage(j.b, j.cb, r, pp.Bs + st * GPU_WG_TILE_BYTES, wrap32);
+    gpu_mbar_arrive_cp_async(&pp.full[st]);
+    if (stored)
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    gpu_mbar_arrive(&pp.full[st]);
+}
+
+/* Moves the warpgroup's register limit to N (sm_90a setmaxnreg): down for a producer, up for
+   the consumers, within the block's registers at launch. */
+template <int N> __device__ __forceinline__ void gpu_setmaxnreg_dec(void)
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+template <int N> __device__ __forceinline__ void gpu_setmaxnreg_inc(void)
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+#endif
+
+/* The same by TMA, from one thread: it waits for the slot, announces the stage's bytes on the
+   slot's full barrier and issues the two boxes, which complete them. */
+__device__ __forceinline__ void gpu_wg_fill_tma(const gpu_wg_pipe &pp, const gpu_wg_job &j,
+                                                unsigned n, int kt)
+{
+#if GG_GPU_HAVE_TMA
+    int st = n % GPU_WG_STAGES, dk = kt * j.kstep;
+    gpu_wg_slot_free(pp, n);
+    gpu_mbar_arrive_tx(&pp.full[st], 2 * GPU_WG_TILE_BYTES);
+    gpu_tma_load(pp.As + st * GPU_WG_TILE_BYTES, &pp.tm->a, &pp.full[st],
+                 {j.ta.x + dk, j.ta.y, j.ta.z});
+    gpu_tma_load(pp.Bs + st * GPU_WG_TILE_BYTES, &pp.tm->b, &pp.full[st],
+                 {j.tb.x + dk, j.tb.y, j.tb.z});
+#else
+    (void)pp;
+    (void)j;
+    (void)n;
+    (void)kt;
+#endif
+}
+
+/* The pipeline over smem (slots at 0) with its barriers at bar, initialised, loading by TMA
+   through the maps tm (else NULL: cp.async); every thread calls it, and a block barrier must
+   follow before the first fill. A full barrier expects the producer's one arrival (TMA) or two
+   of each of the GPU_THREADS threads (cp.async), an empty one an arrival of each consumer
+   warp. */
+__device__ __forceinline__ gpu_wg_pipe gpu_wg_pipe_init(uint8_t *smem, uint8_t *bar,
+                                                        const gpu_tmaps *tm)
 {
     gpu_wg_pipe pp = {smem, smem + GPU_WG_STAGES * GPU_WG_TILE_BYTES, (uint64_t *)bar,
-                      (uint64_t *)bar + GPU_WG_STAGES, 0};
+                      (uint64_t *)bar + GPU_WG_STAGES, 0, tm};
 #if GG_GPU_HAVE_WGMMA
     if (threadIdx.x < GPU_WG_STAGES) {
-        gpu_mbar_init(&pp.full[threadIdx.x], 2 * GPU_THREADS); /* see gpu_wg_fill */
+        gpu_mbar_init(&pp.full[threadIdx.x], tm != NULL ? 1 : 2 * GPU_THREADS);
         gpu_mbar_init(&pp.empty[threadIdx.x], GPU_THREADS / 32);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -283,19 +340,27 @@ __device__ __forceinline__ gpu_wg_pipe gpu_wg_pipe_init(uint8_t *smem, uint8_t *
     return pp;
 }
 
-/* One tile's reduction over [r0, a.r1) as the pipeline sees it: its operands, their chunks and
-   its number of stages. */
-struct gpu_wg_job {
-    gpu_operand a, b;
-    gpu_wg_chunks ca, cb;
-    int64_t r0;
-    int ktiles;
-};
-
-__device__ __forceinline__ void gpu_wg_job_of(const gpu_operand &a, const gpu_operand &b,
-                                              int64_t r0, int es, int wrap32, gpu_wg_job &j)
+/* Stages of 128 bytes from element r0 to the end of operand a's reduction (elements of es
+   bytes). */
+__device__ __forceinline__ int gpu_wg_ktiles(const gpu_operand &a, int64_t r0, int es)
 {
-    /* the loads count bytes: element offsets, strides and the reduction's ends times es */
+    return a.r1 > r0 ? (int)(((a.r1 - r0) * es + GPU_WG_BK - 1) / GPU_WG_BK) : 0;
+}
+
+/* Job j of the operands a and b (element offsets) reduced from r0, for the pipeline pp, whose
+   elements are es bytes. */
+__device__ __forceinline__ void gpu_wg_job_of(const gpu_wg_pipe &pp, const gpu_operand &a,
+                                              const gpu_operand &b, int64_t r0, int es,
+                                              int wrap32, gpu_wg_job &j)
+{
+    if (pp.tm != NULL) { /* boxes of r0 = 0 (no split-K on TMA launches) */
+        j.ta = gpu_tcoord_of(a.off, pp.tm->a_smn, pp.tm->a_sz);
+        j.tb = gpu_tcoord_of(b.off, pp.tm->b_smn, pp.tm->b_sz);
+        j.kstep = GPU_WG_BK / es;
+    }
+    j.ktiles = gpu_wg_ktiles(a, r0, es);
+    /* the cp.async loads count bytes: element offsets, strides and the reduction's ends times
+       es */
     j.a = a;
     j.b = b;
     j.a.off *= es;
@@ -306,19 +371,19 @@ __device__ __forceinline__ void gpu_wg_job_of(const gpu_operand &a, const gpu_op
     j.b.r1 *= es;
     r0 *= es;
     j.r0 = r0;
-    j.ktiles = j.a.r1 > r0 ? (int)((j.a.r1 - r0 + GPU_WG_BK - 1) / GPU_WG_BK) : 0;
-    gpu_wg_chunks_of(j.a, wrap32, j.ca);
-    gpu_wg_chunks_of(j.b, wrap32, j.cb);
+    if (pp.tm == NULL) {
+        gpu_wg_chunks_of(j.a, wrap32, j.ca);
+        gpu_wg_chunks_of(j.b, wrap32, j.cb);
+    }
 }
 
-/* Issues the first GPU_WG_AHEAD stages of job j, which starts at stage pp.n0. */
+/* Issues the first GPU_WG_AHEAD stages of job j, which starts at stage pp.n0 (cp.async). */
 __device__ __forceinline__ void gpu_wg_prologue(const gpu_wg_pipe &pp, const gpu_wg_job &j,
                                                 int wrap32)
 {
 #if GG_GPU_HAVE_WGMMA
     for (int s = 0; s < GPU_WG_AHEAD && s < j.ktiles; s++)
-        gpu_wg_fill(pp.n0 + s, s, j.a, j.b, j.ca, j.cb, j.r0, pp.As, pp.Bs, pp.full, pp.empty,
-                    wrap32);
+        gpu_wg_fill(pp, j, pp.n0 + s, s, wrap32);
 #else
     (void)pp;
     (void)j;
@@ -327,18 +392,26 @@ __device__ __forceinline__ void gpu_wg_prologue(const gpu_wg_pipe &pp, const gpu
 }
 
 /*
- * acc = the fp32 sums of job j (its first GPU_WG_AHEAD stages already issued by
- * gpu_wg_prologue) of operands of the format pair WGF; pp.n0 moves past its stages. Stages pass
- * between the loads and the two warpgroups through mbarriers, not block-wide barriers: a slot's
- * full barrier completes when all 256 threads' loads have landed and their own stores are
- * visible, its empty barrier when all 8 warps have waited for the wgmmas that read it. So a
- * warpgroup that waits for its wgmmas and promotes their sum does so while the other
- * warpgroup's wgmmas keep the tensor cores busy, and a warpgroup issues the loads of a later
- * stage while its own wgmmas run. Each stage's sum is taken fresh into part and added into acc
- * (the promotion). Filling the next tile's first stages from inside this loop, once j has none
- * left, made the fwd of the H100 benchmark 4-10% slower and the short wgrad tiles no faster.
+ * acc = the fp32 sums of job j of operands of the format pair WGF; pp.n0 moves past its stages.
+ * FILL: the consumers load by cp.async themselves (the first GPU_WG_AHEAD stages already issued
+ * by gpu_wg_prologue, each later one while the tensor cores work); else a producer warp fills
+ * the slots. Stages pass between the loads and the two warpgroups through mbarriers, not
+ * block-wide barriers: a slot's full barrier completes when its bytes have landed (and, with
+ * cp.async, every thread's own stores are visible), its empty barrier when all 8 consumer warps
+ * have waited for the wgmmas that read it.
+ * - fp8: the tensor cores keep about 14 bits of their sums, so each stage's sum is taken fresh
+ *   into part, waited for, and added into acc in fp32 (the promotion), the slot released; the
+ *   other warpgroup's wgmmas keep the tensor cores busy meanwhile.
+ * - bf16: the tensor cores accumulate in fp32, so the wgmmas add into acc directly and a
+ *   warpgroup keeps a stage of them in flight: it waits for stage kt - 1 (and releases its slot)
+ *   only after issuing stage kt. Under the warp-specialized kernel's TMA producer this took the
+ *   H100 benchmark's skewed bf16 wgrad from 0.40 to 0.43 of cuBLAS (DeepSeek-V3, Qwen3-235B);
+ *   with the cp.async loads it was neither faster nor slower, and both loads keep it so that
+ *   they sum in the same order.
+ * Filling the next tile's first stages from inside this loop, once j has none left, made the fwd
+ * of the H100 benchmark 4-10% slower and the short wgrad tiles no faster.
  */
-template <int WGF>
+template <int WGF, bool FILL>
 __device__ void gpu_wg_consume(gpu_wg_pipe &pp, const gpu_wg_job &j, gpu_acc acc, int wrap32)
 {
     float *d = &acc[0][0][0];
@@ -346,31 +419,44 @@ __device__ void gpu_wg_consume(gpu_wg_pipe &pp, const gpu_wg_job &j, gpu_acc acc
     for (int i = 0; i < 64; i++)
         d[i] = 0.0f;
 #if GG_GPU_HAVE_WGMMA
-    float part[64];
+    constexpr bool PROMOTE = WGF != GPU_WG_BF16;
+    float part[PROMOTE ? 64 : 1];
+    float *sum = PROMOTE ? part : d; /* where the wgmmas add */
     const uint8_t *a_wg = pp.As + (threadIdx.x >> 7) * 64 * GPU_WG_BK;
     for (int kt = 0; kt < j.ktiles; kt++) {
         unsigned n = pp.n0 + kt;
         int cs = n % GPU_WG_STAGES;
         gpu_mbar_wait(&pp.full[cs], (n / GPU_WG_STAGES) & 1);
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        if (FILL) /* (the copy engine writes through the async proxy already) */
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         const uint8_t *at = a_wg + cs * GPU_WG_TILE_BYTES, *bt = pp.Bs + cs * GPU_WG_TILE_BYTES;
-        gpu_wg_fence_acc(part);
+        gpu_wg_fence_acc(sum);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
         for (int kk = 0; kk < GPU_WG_BK; kk += 32)
-            gpu_wgmma<WGF>(part, gpu_wg_desc(at + kk), gpu_wg_desc(bt + kk), kk > 0);
+            gpu_wgmma<WGF>(sum, gpu_wg_desc(at + kk), gpu_wg_desc(bt + kk), !PROMOTE || kk > 0);
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        /* the loads of a later stage go out while the tensor cores work */
-        if (kt + GPU_WG_AHEAD < j.ktiles)
-            gpu_wg_fill(n + GPU_WG_AHEAD, kt + GPU_WG_AHEAD, j.a, j.b, j.ca, j.cb, j.r0, pp.As,
-                        pp.Bs, pp.full, pp.empty, wrap32);
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        gpu_wg_fence_acc(part);
-        if ((threadIdx.x & 31) == 0)
-            gpu_mbar_arrive(&pp.empty[cs]);
+        if (FILL && kt + GPU_WG_AHEAD < j.ktiles)
+            gpu_wg_fill(pp, j, n + GPU_WG_AHEAD, kt + GPU_WG_AHEAD, wrap32);
+        if constexpr (PROMOTE) {
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            gpu_wg_fence_acc(part);
+            if ((threadIdx.x & 31) == 0)
+                gpu_mbar_arrive(&pp.empty[cs]);
 #pragma unroll
-        for (int i = 0; i < 64; i++)
-            d[i] += part[i];
+            for (int i = 0; i < 64; i++)
+                d[i] += part[i];
+        } else {
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+            if (kt > 0 && (threadIdx.x & 31) == 0)
+                gpu_mbar_arrive(&pp.empty[(n - 1) % GPU_WG_STAGES]);
+        }
+    }
+    if (!PROMOTE && j.ktiles > 0) {
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        gpu_wg_fence_acc(d);
+        if ((threadIdx.x & 31) == 0)
+            gpu_mbar_arrive(&pp.empty[(pp.n0 + j.ktiles - 1) % GPU_WG_STAGES]);
     }
 #else /* never launched without wgmma (gpu_wg_formats gives GPU_WG_NONE) */
     (void)wrap32;
@@ -379,18 +465,19 @@ __device__ void gpu_wg_consume(gpu_wg_pipe &pp, const gpu_wg_job &j, gpu_acc acc
 }
 
 /* The main loop of one (tile, slice) item of the non-persistent engine: a fresh pipeline in
-   smem, its barriers at GPU_WG_BAR_OFF, and no shared memory in use when it returns. */
+   smem (cp.async loads), its barriers at GPU_WG_BAR_OFF, and no shared memory in use when it
+   returns. */
 template <int WGF>
 __device__ void gpu_wg_mainloop(const gpu_grouped &P, gpu_acc acc, const gpu_operand &a,
                                 const gpu_operand &b, int64_t r0, uint8_t *smem)
 {
-    gpu_wg_job j;
-    gpu_wg_job_of(a, b, r0, gpu_wg_esize(WGF), P.wrap32, j);
     __syncthreads(); /* the previous item is done with the barriers and the slots */
-    gpu_wg_pipe pp = gpu_wg_pipe_init(smem, smem + GPU_WG_BAR_OFF);
+    gpu_wg_pipe pp = gpu_wg_pipe_init(smem, smem + GPU_WG_BAR_OFF, NULL);
     __syncthreads();
+    gpu_wg_job j;
+    gpu_wg_job_of(pp, a, b, r0, gpu_wg_esize(WGF), P.wrap32, j);
     gpu_wg_prologue(pp, j, P.wrap32);
-    gpu_wg_consume<WGF>(pp, j, acc, P.wrap32);
+    gpu_wg_consume<WGF, true>(pp, j, acc, P.wrap32);
     __syncthreads(); /* the other warpgroup's wgmmas may still read a slot the epilogue reuses */
 }
 

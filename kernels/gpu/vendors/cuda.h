@@ -7,6 +7,7 @@
 #define GG_GPU_VENDORS_CUDA_H
 
 #include <cuda_runtime.h>
+#include <cudaTypedefs.h> /* the driver's types and entry-point signatures (no link to it) */
 
 #define GG_GPU_BACKEND GG_BACKEND_CUDA
 #define GG_GPU_BACKEND_NAME "cuda"
@@ -19,7 +20,23 @@
 /* The runtime names the kind of a kernel fault in its error code (hardware stack error, illegal
    instruction, misaligned address, invalid address space, invalid PC). */
 #define GG_GPU_HAVE_FAULT_CODES 1
+/* Hopper's tensor memory accelerator (cp.async.bulk.tensor with tensor maps). */
+/* A kernel parameter the kernel may take the address of (a tensor map). */
+#define GG_GPU_GRID_CONSTANT __grid_constant__
+#define GG_GPU_HAVE_TMA 1
 /* Host-side globals (the kernel descriptors) are compiled in every pass. */
 #define GG_GPU_DEVICE_PASS 0
+
+/* A driver function found through the runtime, or NULL (so a build links no driver library and
+   still starts, and says it has no device, where none is installed). */
+static inline void *gpu_driver_entry(const char *name)
+{
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+        return NULL;
+    return fn;
+}
 
 #endif /* GG_GPU_VENDORS_CUDA_H */

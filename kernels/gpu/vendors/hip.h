@@ -20,6 +20,10 @@
    for them leaves those cases out, and a fault the runtime reports at all comes as
    hipErrorLaunchFailure or hipErrorIllegalAddress (both mapped below). */
 #define GG_GPU_HAVE_FAULT_CODES 0
+/* No tensor memory accelerator: the persistent kernel keeps its per-thread loads. */
+/* A kernel parameter the kernel may take the address of: any const one on HIP. */
+#define GG_GPU_GRID_CONSTANT
+#define GG_GPU_HAVE_TMA 0
 /* clang emits namespace-scope const objects on the device too, so the kernel descriptors (which
    point at host functions) are left out of the device pass. */
 #ifdef __HIP_DEVICE_COMPILE__
