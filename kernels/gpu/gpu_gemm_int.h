@@ -521,8 +521,8 @@ __device__ __forceinline__ void gpu_store_c(void *c, int c_dtype, int64_t at, fl
         ((float *)c)[at] = v;
 }
 
-/* A barrier of a team of NT threads: the whole block (BAR 0), one warp (NT 32), or named barrier
-   BAR over NT threads (the consumer warpgroups of the warp-specialized kernel, which a producer
+/* A barrier of a team of NT threads: the whole block (BAR 0), one warp (NT 32: __syncwarp, any
+   BAR but 0), or named barrier BAR over NT threads (the consumer warpgroups of the warp-specialized kernel, which a producer
    warp never joins). Teams other than the block exist only in the wgmma kernels. */
 template <int NT, int BAR> __device__ __forceinline__ void gpu_team_sync(void)
 {
@@ -1102,7 +1102,8 @@ template <int WGF> __device__ __forceinline__ int gpu_wg_tile_stages(const gpu_g
  * The persistent wgmma engine where gpu_tma_maps_of describes the operands, warp-specialized as
  * CUTLASS's Hopper kernels are: a producer warp (gpu_wg_produce) keeps the pipeline's slots
  * filled by TMA while the two consumer warpgroups (threads 0 .. 255, as in the other kernels)
- * only multiply and store, synchronised among themselves by named barrier 1. The producer gives
+ * only multiply and store, synchronised among themselves by named barrier 2 (the producer warp
+ * syncs by __syncwarp, and nothing by barrier 0 after the roles split). The producer gives
  * up registers to the consumers (setmaxnreg). Its loads run GPU_WG_STAGES deep instead of the
  * GPU_WG_AHEAD of the cp.async kernel, and keep going while the consumers store a tile.
  */
