@@ -31,8 +31,16 @@ struct gg_tensors {
     struct gg_hostpool *pool; /* (optional, not owned) buffers come from and go back here */
 };
 
-/* Builds and checks the problem of case c in t (with the moe routing it needs); nothing large
-   is allocated yet. Free t with gg_tensors_free() whatever the result. */
+/* Builds the problem of case c in t, defaults filled and geometry checked, without the moe
+   routing: nothing is allocated, so the memory estimate and admission come first. Free t with
+   gg_tensors_free() whatever the result. */
+enum gg_status gg_tensors_shape(const struct gg_case *c, struct gg_tensors *t, char *err,
+                                size_t err_len);
+/* After gg_tensors_shape(): builds the moe routing (other ops have none) and checks the whole
+   problem. The routing costs what gg_tensors_estimate() counts for it. */
+enum gg_status gg_tensors_route(const struct gg_case *c, struct gg_tensors *t, char *err,
+                                size_t err_len);
+/* gg_tensors_shape(), then gg_tensors_route(): the problem a kernel's supports() sees. */
 enum gg_status gg_tensors_plan(const struct gg_case *c, struct gg_tensors *t, char *err,
                                size_t err_len);
 /* After gg_tensors_plan() (and setting t->pool, if any): allocates the guarded buffers and
@@ -45,7 +53,11 @@ struct gg_hash gg_tensors_hash_inputs(const struct gg_tensors *t);
 /* Pre-fills C with the NaN sentinel and the workspace with the given poison byte. */
 void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison);
 void gg_tensors_free(struct gg_tensors *t);
-/* Host bytes a run of the planned problem touches: operands, copies, reference. */
+/* Host bytes a run of the problem touches (operands, copies, routing, reference), after
+   gg_tensors_shape() alone; saturates at GG_SIZE_MAX. */
 int64_t gg_tensors_estimate(const struct gg_tensors *t);
+
+/* A byte count for messages: "1.5 KiB", "3.2 MiB", "2.00 GiB" (gg_runner.c). */
+void gg_fmt_bytes(int64_t n, char *buf, size_t len);
 
 #endif /* GG_FUZZ_INT_H */

@@ -469,10 +469,20 @@ static void operand_of(const struct gg_case *c, int64_t mrows, int w, struct ope
     };
 }
 
+/* Most bytes an operand's span (offset included) may reach: room is left for the guard bands
+   and the page rounding of its buffer, which must still fit in int64. */
+#define MAX_SPAN_BYTES ((int64_t)1 << 62)
+
+static int span_too_big(enum gg_dtype t, int64_t elements)
+{
+    return elements == GG_SIZE_MAX || gg_dtype_bytes(t, elements) > MAX_SPAN_BYTES;
+}
+
 /*
  * Leading dimensions at least the row length, strides only on strided operands, offsets ≥ 0,
  * and the element span off + (blocks-1)·stride + rows·ld of every operand (defaults: ld = row
- * length, stride = rows·ld) representable in int64.
+ * length, stride = rows·ld) representable in int64, and in bytes at most 2^62. The message names
+ * the key whose value makes the span too large.
  */
 static enum gg_status check_addressing(const struct gg_case *c, int64_t mrows, char *err,
                                        size_t err_len)
@@ -492,21 +502,23 @@ static enum gg_status check_addressing(const struct gg_case *c, int64_t mrows, c
                         gg_op_name(c->op));
         if (o.off < 0)
             return fail(err, err_len, GG_E_INVAL, "offset: %c must not be negative", name);
-        int64_t ld = o.ld ? o.ld : o.len, block, stride, span;
-        if (__builtin_mul_overflow(o.rows, ld, &block))
+        const enum gg_dtype dtype[3] = {c->a_dtype, c->b_dtype, c->c_dtype};
+        int64_t ld = o.ld ? o.ld : o.len;
+        int64_t block = gg_size_mul(o.rows, ld);
+        int64_t stride = o.stride ? o.stride : block;
+        int64_t span = gg_size_add(gg_size_mul(o.blocks - 1, stride), block);
+        if (span_too_big(dtype[w], block))
             return fail(err, err_len, GG_E_INVAL,
-                        "%s: operand %c would have more than 2^63 elements (rows x ld)",
+                        "%s: operand %c would span more than 2^62 bytes (rows x ld)",
                         o.ld ? "ld" : o.rows_key, operand);
-        stride = o.stride ? o.stride : block;
-        if (__builtin_mul_overflow(o.blocks - 1, stride, &span) ||
-            __builtin_add_overflow(span, block, &span))
+        if (span_too_big(dtype[w], span))
             return fail(err, err_len, GG_E_INVAL,
-                        "%s: operand %c would have more than 2^63 elements (blocks x stride)",
+                        "%s: operand %c would span more than 2^62 bytes (blocks x stride)",
                         o.stride ? "stride" : (c->op == GG_OP_BATCHED ? "batch" : "groups"),
                         operand);
-        if (__builtin_add_overflow(span, o.off, &span))
+        if (span_too_big(dtype[w], gg_size_add(span, o.off)))
             return fail(err, err_len, GG_E_INVAL,
-                        "offset: operand %c would end beyond 2^63 elements", operand);
+                        "offset: operand %c would end beyond 2^62 bytes", operand);
     }
     return GG_OK;
 }

@@ -71,14 +71,6 @@ static void plan(struct mirror *m, const struct gg_tensors *t)
         t->experts_dev ? (size_t)(p->sorted_len / p->block_m) * sizeof(int32_t) : 0;
 }
 
-static void fmt_bytes(int64_t n, char *buf, size_t len)
-{
-    if (n >= (int64_t)1 << 30)
-        snprintf(buf, len, "%.2f GiB", (double)n / (double)(1 << 30));
-    else
-        snprintf(buf, len, "%.1f MiB", (double)n / (double)(1 << 20));
-}
-
 /* Refuses a case whose buffers (whole spans: the device cannot reserve without committing) do
    not fit in the free device memory. */
 static enum gg_status admit(struct mirror *m, char *err, size_t err_len)
@@ -91,8 +83,8 @@ static enum gg_status admit(struct mirror *m, char *err, size_t err_len)
         return st;
     if (need > have) {
         char a[32], b[32];
-        fmt_bytes(need, a, sizeof a);
-        fmt_bytes(have, b, sizeof b);
+        gg_fmt_bytes(need, a, sizeof a);
+        gg_fmt_bytes(have, b, sizeof b);
         snprintf(err, err_len, "case needs %s of device memory, only %s free", a, b);
         return GG_E_NOMEM;
     }

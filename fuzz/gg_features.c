@@ -229,7 +229,7 @@ void gg_case_features(const struct gg_case *c, const struct gg_kernel *k,
         src = &copy;
     }
     struct gg_tensors t;
-    if (gg_tensors_plan(src, &t, err, sizeof err) == GG_OK)
+    if (gg_tensors_shape(src, &t, err, sizeof err) == GG_OK) /* geometry only: no routing */
         case_features(src, &t.p, k, f);
     gg_tensors_free(&t);
     gg_case_free(&copy);

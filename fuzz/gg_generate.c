@@ -78,13 +78,16 @@ static enum admission admit_why(const struct gg_kernel *k, struct gg_case *c, in
         gg_case_expand(c, why, sizeof why) != GG_OK)
         return ADMIT_REFUSED;
     struct gg_tensors t;
-    enum admission a = gg_tensors_plan(c, &t, why, sizeof why) == GG_OK &&
-                               k->supports(&t.p, why, sizeof why)
-                           ? ADMIT_OK
-                           : ADMIT_REFUSED;
+    enum admission a = ADMIT_REFUSED;
+    if (gg_tensors_shape(c, &t, why, sizeof why) != GG_OK)
+        a = ADMIT_REFUSED;
+    else if (max_bytes > 0 && gg_tensors_estimate(&t) > max_bytes)
+        a = ADMIT_MEMORY; /* before the routing is built */
+    else if (gg_tensors_route(c, &t, why, sizeof why) == GG_OK && k->supports(&t.p, why, sizeof why))
+        a = ADMIT_OK;
     if (a == ADMIT_OK && max_bytes > 0) {
         size_t ws = k->workspace_bytes ? k->workspace_bytes(&t.p) : 0;
-        if (gg_tensors_estimate(&t) + (int64_t)ws > max_bytes)
+        if (gg_size_add(gg_tensors_estimate(&t), (int64_t)ws) > max_bytes)
             a = ADMIT_MEMORY;
     }
     gg_tensors_free(&t);

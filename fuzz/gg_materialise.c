@@ -269,11 +269,19 @@ static void make_plan(const struct gg_case *c, const struct gg_problem *p, int w
     g->group_lens = rs.skip_empty_groups ? p->group_lens : NULL;
 }
 
-/* Allocates a guarded buffer for count elements of t after an offset of off elements. */
-static enum gg_status operand_buf(struct gg_hostpool *pool, struct gg_hostbuf *b, enum gg_dtype t,
-                                  int64_t off, int64_t count, char *err, size_t err_len)
+/* Allocates a guarded buffer for count elements of t after an offset of off elements; a
+   failure names the operand. */
+static enum gg_status operand_buf(struct gg_hostpool *pool, struct gg_hostbuf *b, char name,
+                                  enum gg_dtype t, int64_t off, int64_t count, char *err,
+                                  size_t err_len)
 {
-    return gg_hostbuf_alloc(pool, b, (size_t)gg_dtype_bytes(t, off + count), err, err_len);
+    char why[256];
+    enum gg_status st = gg_hostbuf_alloc(pool, b, (size_t)gg_dtype_bytes(t, gg_size_add(off, count)),
+                                         why, sizeof why);
+    if (st != GG_OK)
+        snprintf(err, err_len, "operand %c (%lld elements at offset %lld): %s", name,
+                 (long long)count, (long long)off, why);
+    return st;
 }
 
 static void *at_offset(const struct gg_hostbuf *b, enum gg_dtype t, int64_t off)
@@ -409,13 +417,33 @@ struct gg_hash gg_tensors_hash_inputs(const struct gg_tensors *t)
  * every expert's ids are sorted and padded with the out-of-range id m·topk to a multiple of
  * block_m, one expert id per block. Experts without tokens get no block.
  */
+/* Sorted entries of the routing: every expert's load padded to a multiple of block_m
+   (saturating; the moe case check bounds it by 2^40). */
+static int64_t routing_entries(const struct gg_problem *p)
+{
+    int64_t len = 0;
+    for (int64_t e = 0; e < p->groups; e++) {
+        int64_t blocks = p->group_lens[e] / p->block_m + (p->group_lens[e] % p->block_m != 0);
+        len = gg_size_add(len, gg_size_mul(blocks, p->block_m));
+    }
+    return len;
+}
+
+/* Host bytes of the routing: the shuffle of the m·topk ids, the sorted ids and the expert ids,
+   each twice (the harness's copy and the kernel's). */
+static int64_t routing_bytes(const struct gg_problem *p)
+{
+    if (p->op != GG_OP_MOE_SORTED)
+        return 0;
+    int64_t len = routing_entries(p), ids = gg_size_add(len, len / p->block_m + 1);
+    return gg_size_mul(4, gg_size_add(p->m * p->topk, gg_size_mul(2, ids)));
+}
+
 static enum gg_status make_routing(const struct gg_case *c, struct gg_tensors *t, char *err,
                                    size_t err_len)
 {
     struct gg_problem *p = &t->p;
-    int64_t pairs = p->m * p->topk, len = 0;
-    for (int64_t e = 0; e < p->groups; e++)
-        len += (p->group_lens[e] + p->block_m - 1) / p->block_m * p->block_m;
+    int64_t pairs = p->m * p->topk, len = routing_entries(p);
     int32_t *perm = malloc((size_t)(pairs > 0 ? pairs : 1) * sizeof *perm);
     t->sorted = malloc((size_t)(len > 0 ? len : 1) * sizeof *t->sorted);
     t->experts = malloc((size_t)(len / p->block_m + 1) * sizeof *t->experts);
@@ -483,16 +511,28 @@ static int dup_array(void *dst_ptr, const void *src, size_t n, size_t sz)
     return *dst != NULL;
 }
 
-enum gg_status gg_tensors_plan(const struct gg_case *c, struct gg_tensors *t, char *err,
-                               size_t err_len)
+enum gg_status gg_tensors_shape(const struct gg_case *c, struct gg_tensors *t, char *err,
+                                size_t err_len)
 {
     memset(t, 0, sizeof *t);
     gg_case_problem(c, t->opts, &t->p);
+    return gg_problem_check_geometry(&t->p, err, err_len);
+}
+
+enum gg_status gg_tensors_route(const struct gg_case *c, struct gg_tensors *t, char *err,
+                                size_t err_len)
+{
     enum gg_status st;
-    if (t->p.op == GG_OP_MOE_SORTED && t->p.topk > 0 && t->p.block_m > 0 && t->p.group_lens &&
-        (st = make_routing(c, t, err, err_len)) != GG_OK)
+    if (t->p.op == GG_OP_MOE_SORTED && (st = make_routing(c, t, err, err_len)) != GG_OK)
         return st;
     return gg_problem_check(&t->p, err, err_len);
+}
+
+enum gg_status gg_tensors_plan(const struct gg_case *c, struct gg_tensors *t, char *err,
+                               size_t err_len)
+{
+    enum gg_status st = gg_tensors_shape(c, t, err, err_len);
+    return st == GG_OK ? gg_tensors_route(c, t, err, err_len) : st;
 }
 
 enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
@@ -501,16 +541,16 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
     struct gg_problem *p = &t->p;
     enum gg_status st;
     int64_t na = gg_problem_a_span(p), nb = gg_problem_b_span(p), nc = gg_problem_c_span(p);
-    if ((st = operand_buf(t->pool, &t->a, p->a_dtype, c->off_a, na, err, err_len)) != GG_OK ||
-        (st = operand_buf(t->pool, &t->b, p->b_dtype, c->off_b, nb, err, err_len)) != GG_OK ||
-        (st = operand_buf(t->pool, &t->c, p->c_dtype, c->off_c, nc, err, err_len)) != GG_OK)
+    if ((st = operand_buf(t->pool, &t->a, 'A', p->a_dtype, c->off_a, na, err, err_len)) != GG_OK ||
+        (st = operand_buf(t->pool, &t->b, 'B', p->b_dtype, c->off_b, nb, err, err_len)) != GG_OK ||
+        (st = operand_buf(t->pool, &t->c, 'C', p->c_dtype, c->off_c, nc, err, err_len)) != GG_OK)
         return st;
     t->c_bytes = (size_t)gg_dtype_bytes(p->c_dtype, nc);
     int64_t nsa = gg_problem_a_scale_count(p), nsb = gg_problem_b_scale_count(p);
     int mx_a = p->scaling == GG_SCALING_MX, mx_b = mx_a || p->scaling == GG_SCALING_MX_B;
     int64_t nbias = gg_problem_bias_count(p);
-    if ((st = gg_hostbuf_alloc(t->pool, &t->a_scale, (size_t)nsa * (mx_a ? 1 : sizeof(float)), err, err_len)) != GG_OK ||
-        (st = gg_hostbuf_alloc(t->pool, &t->b_scale, (size_t)nsb * (mx_b ? 1 : sizeof(float)), err, err_len)) != GG_OK ||
+    if ((st = gg_hostbuf_alloc(t->pool, &t->a_scale, (size_t)gg_size_mul(nsa, mx_a ? 1 : 4), err, err_len)) != GG_OK ||
+        (st = gg_hostbuf_alloc(t->pool, &t->b_scale, (size_t)gg_size_mul(nsb, mx_b ? 1 : 4), err, err_len)) != GG_OK ||
         (st = gg_hostbuf_alloc(t->pool, &t->bias, (size_t)gg_dtype_bytes(p->bias_dtype, nbias), err, err_len)) != GG_OK ||
         (st = gg_hostbuf_alloc(t->pool, &t->ws, workspace_bytes, err, err_len)) != GG_OK)
         return st;
@@ -614,31 +654,50 @@ static int64_t used_bytes(const struct gg_problem *p, int which, enum gg_dtype t
     struct rowset rs = operand_rows(p, which);
     int64_t used = 0, page = sysconf(_SC_PAGESIZE);
     for (int64_t i = 0; i < rs.mats; i++)
-        used += mat_used(p, &rs, i) ? rs.rows : 0;
+        used = gg_size_add(used, mat_used(p, &rs, i) ? rs.rows : 0);
     int64_t gap = gg_dtype_bytes(t, rs.ld - rs.rowlen);
-    int64_t row = gap > page ? gg_dtype_bytes(t, rs.rowlen) + page : gg_dtype_bytes(t, rs.ld);
-    return used * row;
+    int64_t row = gap > page ? gg_size_add(gg_dtype_bytes(t, rs.rowlen), page)
+                             : gg_dtype_bytes(t, rs.ld);
+    return gg_size_mul(used, row);
+}
+
+/* The output block of group g as gg_problem_out_block() gives it once the routing exists (an
+   expert's block has as many rows as its load). */
+static void sized_block(const struct gg_problem *p, int64_t g, struct gg_out_block *b)
+{
+    gg_problem_out_block(p, g, b);
+    if (p->op == GG_OP_MOE_SORTED)
+        b->rows = p->group_lens[g];
 }
 
 int64_t gg_tensors_estimate(const struct gg_tensors *t)
 {
     const struct gg_problem *p = &t->p;
     int quantised = is_quantised(p->a_dtype) || is_quantised(p->b_dtype);
-    int64_t bytes = used_bytes(p, 0, p->a_dtype) + used_bytes(p, 1, p->b_dtype) +
-                    gg_dtype_bytes(p->c_dtype, gg_problem_c_span(p)) * 2 /* C and its copy */ +
-                    4 * (gg_problem_a_scale_count(p) + gg_problem_b_scale_count(p)) +
-                    gg_dtype_bytes(p->bias_dtype, gg_problem_bias_count(p)) +
-                    8 * 3 * GG_CANARY_BYTES;
-    if (quantised) /* the unquantised source operands in f32: pages of used rows only */
-        bytes += used_bytes(p, 0, GG_DTYPE_F32) + used_bytes(p, 1, GG_DTYPE_F32);
+    const int64_t terms[] = {
+        used_bytes(p, 0, p->a_dtype),
+        used_bytes(p, 1, p->b_dtype),
+        gg_size_mul(2, gg_dtype_bytes(p->c_dtype, gg_problem_c_span(p))), /* C and its copy */
+        gg_size_mul(4, gg_size_add(gg_problem_a_scale_count(p), gg_problem_b_scale_count(p))),
+        gg_dtype_bytes(p->bias_dtype, gg_problem_bias_count(p)),
+        8 * 3 * GG_CANARY_BYTES,
+        routing_bytes(p),
+        /* the unquantised source operands in f32: pages of used rows only */
+        quantised ? used_bytes(p, 0, GG_DTYPE_F32) : 0,
+        quantised ? used_bytes(p, 1, GG_DTYPE_F32) : 0,
+    };
+    int64_t bytes = 0;
+    for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
+        bytes = gg_size_add(bytes, terms[i]);
     /* Reference: c and |a||b| in double, plus the source product for quantised inputs; one
        group's operands gathered as doubles (values and magnitudes). */
-    int64_t gather = 0;
+    int64_t out = 0, gather = 0;
     for (int64_t g = 0; g < p->groups; g++) {
         struct gg_out_block b;
-        gg_problem_out_block(p, g, &b);
-        int64_t need = 16 * (b.rows + b.cols) * b.red;
+        sized_block(p, g, &b);
+        out = gg_size_add(out, gg_size_mul(b.rows, b.cols));
+        int64_t need = gg_size_mul(16, gg_size_mul(gg_size_add(b.rows, b.cols), b.red));
         gather = need > gather ? need : gather;
     }
-    return bytes + 8 * gg_problem_out_elems(p) * (quantised ? 3 : 2) + gather;
+    return gg_size_add(gg_size_add(bytes, gather), gg_size_mul(8 * (quantised ? 3 : 2), out));
 }

@@ -34,17 +34,39 @@ int64_t gg_case_mem_estimate(const struct gg_case *c)
 {
     struct gg_tensors t;
     char err[256];
-    int64_t bytes = gg_tensors_plan(c, &t, err, sizeof err) == GG_OK ? gg_tensors_estimate(&t) : 0;
+    int64_t bytes = gg_tensors_shape(c, &t, err, sizeof err) == GG_OK ? gg_tensors_estimate(&t) : 0;
     gg_tensors_free(&t);
     return bytes;
 }
 
-static void fmt_bytes(int64_t n, char *buf, size_t len)
+void gg_fmt_bytes(int64_t n, char *buf, size_t len)
 {
-    if (n >= (int64_t)1 << 30)
+    if (n == GG_SIZE_MAX)
+        snprintf(buf, len, "more than 2^63 bytes");
+    else if (n >= (int64_t)1 << 30)
         snprintf(buf, len, "%.2f GiB", (double)n / (double)(1 << 30));
-    else
+    else if (n >= (int64_t)1 << 20)
         snprintf(buf, len, "%.1f MiB", (double)n / (double)(1 << 20));
+    else
+        snprintf(buf, len, "%.1f KiB", (double)n / 1024.0);
+}
+
+/* The memory admission: the estimate of the shaped problem plus the workspace against the
+   limit. Runs before anything the estimate counts is allocated. */
+static enum gg_status admit_memory(const struct gg_tensors *t, size_t ws,
+                                   const struct gg_run_opts *o, struct gg_run_result *r,
+                                   char *err, size_t err_len)
+{
+    r->mem_bytes = gg_size_add(gg_tensors_estimate(t), (int64_t)ws);
+    int64_t limit = o && o->max_mem_bytes > 0 ? o->max_mem_bytes : mem_available();
+    if (r->mem_bytes <= limit)
+        return GG_OK;
+    char need[32], have[32];
+    gg_fmt_bytes(r->mem_bytes, need, sizeof need);
+    gg_fmt_bytes(limit, have, sizeof have);
+    snprintf(err, err_len, "case needs %s of host memory, %s %s", need,
+             o && o->max_mem_bytes > 0 ? "--max-mem allows" : "only", have);
+    return GG_E_NOMEM;
 }
 
 /* Kernel, mutant and support checks. */
@@ -164,7 +186,7 @@ static enum gg_status judge(const struct gg_case *c, const struct gg_kernel *k,
                             size_t err_len)
 {
     int64_t n = gg_problem_out_elems(&t->p);
-    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
+    size_t bytes = (size_t)gg_size_mul(n > 0 ? n : 1, sizeof(double));
     double *ref = malloc(bytes), *abs = malloc(bytes), *src = t->src_a ? malloc(bytes) : NULL;
     enum gg_status st = GG_E_NOMEM;
     snprintf(err, err_len, "out of memory for the reference (%lld outputs)", (long long)n);
@@ -213,7 +235,11 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
         goto done;
     snprintf(r->kernel, sizeof r->kernel, "%s", eff.kernel);
     snprintf(r->mutant, sizeof r->mutant, "%s", eff.mutant);
-    if ((st = gg_tensors_plan(&eff, &t, err, err_len)) != GG_OK)
+    /* Admitted on the estimate before the routing is built, and again with the workspace that
+       the kernel asks for once it has seen the whole problem. */
+    if ((st = gg_tensors_shape(&eff, &t, err, err_len)) != GG_OK ||
+        (st = admit_memory(&t, 0, o, r, err, err_len)) != GG_OK ||
+        (st = gg_tensors_route(&eff, &t, err, err_len)) != GG_OK)
         goto done;
     t.pool = o ? o->pool : NULL;
     char why[256] = "";
@@ -224,18 +250,8 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
         goto done;
     }
     size_t ws = k->workspace_bytes ? k->workspace_bytes(&t.p) : 0;
-    r->mem_bytes = gg_tensors_estimate(&t) + (int64_t)ws;
-    int64_t limit = o && o->max_mem_bytes > 0 ? o->max_mem_bytes : mem_available();
-    if (r->mem_bytes > limit) {
-        char need[32], have[32];
-        fmt_bytes(r->mem_bytes, need, sizeof need);
-        fmt_bytes(limit, have, sizeof have);
-        snprintf(err, err_len, "case needs %s of host memory, %s %s", need,
-                 o && o->max_mem_bytes > 0 ? "--max-mem allows" : "only", have);
-        st = GG_E_NOMEM;
-        goto done;
-    }
-    if ((st = gg_tensors_make(&eff, ws, &t, err, err_len)) != GG_OK)
+    if ((st = admit_memory(&t, ws, o, r, err, err_len)) != GG_OK ||
+        (st = gg_tensors_make(&eff, ws, &t, err, err_len)) != GG_OK)
         goto done;
     out1 = malloc(t.c_bytes ? t.c_bytes : 1);
     if (!out1) {

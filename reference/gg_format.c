@@ -89,7 +89,8 @@ int gg_dtype_bits(enum gg_dtype t)
 
 int64_t gg_dtype_bytes(enum gg_dtype t, int64_t n)
 {
-    return (n * props_of(t)->bits + 7) / 8;
+    int bits = props_of(t)->bits;
+    return bits == 4 ? n / 2 + n % 2 : gg_size_mul(n, bits / 8);
 }
 
 double gg_dtype_max(enum gg_dtype t)

@@ -87,7 +87,7 @@ int64_t gg_problem_out_elems(const struct gg_problem *p)
     for (int64_t g = 0; g < p->groups; g++) {
         struct gg_out_block b;
         gg_problem_out_block(p, g, &b);
-        total += b.rows * b.cols;
+        total = gg_size_add(total, gg_size_mul(b.rows, b.cols));
     }
     return total;
 }
@@ -194,18 +194,27 @@ static void row_lengths(const struct gg_problem *p, int64_t *ra, int64_t *rb, in
     }
 }
 
-/* The moe sorted layout of gg_kernel.h: blocks of one expert each, every expert's blocks
-   contiguous with its group_lens[e] valid entries first. (A duplicated id is legal here: the
-   oracles see the row that no id names as padding.) */
-static enum gg_status check_moe(const struct gg_problem *p, char *err, size_t err_len)
+/* The moe sizes: topk and block_m positive, the (token, slot) ids within int32. */
+static enum gg_status check_moe_sizes(const struct gg_problem *p, char *err, size_t err_len)
 {
     int64_t pairs;
+    if (!p->group_lens)
+        FAIL("moe op without expert loads");
     if (p->topk < 1 || p->block_m < 1)
         FAIL("moe needs topk >= 1 and block_m >= 1 (got %lld, %lld)", (long long)p->topk,
              (long long)p->block_m);
     if (__builtin_mul_overflow(p->m, p->topk, &pairs) || pairs > INT32_MAX)
         FAIL("moe: tokens x topk = %lld x %lld does not fit the int32 sorted ids",
              (long long)p->m, (long long)p->topk);
+    return GG_OK;
+}
+
+/* The moe sorted layout of gg_kernel.h: blocks of one expert each, every expert's blocks
+   contiguous with its group_lens[e] valid entries first. (A duplicated id is legal here: the
+   oracles see the row that no id names as padding.) */
+static enum gg_status check_moe_routing(const struct gg_problem *p, char *err, size_t err_len)
+{
+    int64_t pairs = p->m * p->topk; /* fits: check_moe_sizes */
     if (p->sorted_len < 0 || p->sorted_len % p->block_m != 0 || !p->sorted_ids || !p->expert_ids)
         FAIL("moe: sorted_len %lld is not a multiple of block_m %lld, or arrays missing",
              (long long)p->sorted_len, (long long)p->block_m);
@@ -249,7 +258,7 @@ static int64_t mul_add(int64_t a, int64_t b, int64_t c)
     return r;
 }
 
-enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len)
+enum gg_status gg_problem_check_geometry(struct gg_problem *p, char *err, size_t err_len)
 {
     if ((unsigned)p->op >= GG_OP_COUNT)
         FAIL("unknown op %d", (int)p->op);
@@ -277,9 +286,7 @@ enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len)
                  (long long)p->group_offs[p->groups], (long long)sum);
         p->m = sum;
     } else if (p->op == GG_OP_MOE_SORTED) {
-        if (!p->group_lens)
-            FAIL("moe op without expert loads");
-        enum gg_status st = check_moe(p, err, err_len);
+        enum gg_status st = check_moe_sizes(p, err, err_len);
         if (st != GG_OK)
             return st;
     } else if (p->op == GG_OP_DENSE && p->groups != 1) {
@@ -321,6 +328,10 @@ enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len)
         mul_add(n_stack, p->stride_c, 0) < 0 || mul_add(p->m, ld_rows, 0) < 0 ||
         mul_add(rows_c, p->ldc, 0) < 0)
         FAIL("operand size overflows int64");
+    if (gg_dtype_bytes(p->a_dtype, gg_problem_a_span(p)) == GG_SIZE_MAX ||
+        gg_dtype_bytes(p->b_dtype, gg_problem_b_span(p)) == GG_SIZE_MAX ||
+        gg_dtype_bytes(p->c_dtype, gg_problem_c_span(p)) == GG_SIZE_MAX)
+        FAIL("operand size in bytes overflows int64");
     if ((unsigned)p->scaling > GG_SCALING_MX_B)
         FAIL("unknown scaling recipe %d", (int)p->scaling);
     if (p->scaling >= GG_SCALING_MX && !along_k(p))
@@ -332,4 +343,12 @@ enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len)
         (p->op == GG_OP_GROUPED_DGRAD || p->op == GG_OP_GROUPED_WGRAD))
         FAIL("bias is defined for grouped_fwd, batched, dense and moe_sorted only");
     return GG_OK;
+}
+
+enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len)
+{
+    enum gg_status st = gg_problem_check_geometry(p, err, err_len);
+    if (st == GG_OK && p->op == GG_OP_MOE_SORTED)
+        st = check_moe_routing(p, err, err_len);
+    return st;
 }

@@ -12,15 +12,35 @@
 
 #include "kernels/gg_kernel.h"
 
-/* ------------------------------------------------------------------------------------------ */
-/* Formats (gg_format.c)                                                                        */
-/* ------------------------------------------------------------------------------------------ */
-
 /* Saturation mode of an encoder (OFP8 §5.2). */
 enum gg_sat {
     GG_SAT_NONE = 0, /* overflow goes to Inf (E5M2, bf16, fp16, fp32) or NaN (E4M3, fnuz) */
     GG_SAT_FINITE    /* finite overflow and ±Inf go to ±max finite; NaN stays NaN */
 };
+
+/* ------------------------------------------------------------------------------------------ */
+/* Checked sizes                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Element and byte counts of the harness go through these: a result that does not fit int64
+   saturates at GG_SIZE_MAX instead of wrapping, and a saturated argument stays saturated (but
+   for a product with 0), so a chain needs one test at its end and a saturated size is never
+   admitted or allocated. Arguments are ≥ 0. */
+#define GG_SIZE_MAX INT64_MAX
+static inline int64_t gg_size_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? GG_SIZE_MAX : r;
+}
+static inline int64_t gg_size_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? GG_SIZE_MAX : r;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Formats (gg_format.c)                                                                        */
+/* ------------------------------------------------------------------------------------------ */
 
 /* Lower-case name ("bf16", "e4m3", "e4m3fnuz", "e8m0", ...) or "none". */
 const char *gg_dtype_name(enum gg_dtype t);
@@ -28,7 +48,8 @@ const char *gg_dtype_name(enum gg_dtype t);
 enum gg_dtype gg_dtype_from_name(const char *name);
 /* Bits per element: 64, 32, 16, 8 or 4. */
 int gg_dtype_bits(enum gg_dtype t);
-/* Bytes that n packed elements occupy (E2M1: two per byte, rounded up). */
+/* Bytes that n ≥ 0 packed elements occupy (E2M1: two per byte, rounded up); GG_SIZE_MAX when
+   that does not fit int64. */
 int64_t gg_dtype_bytes(enum gg_dtype t, int64_t n);
 /* Largest finite value, smallest positive subnormal (E8M0: smallest value 2^-127). */
 double gg_dtype_max(enum gg_dtype t);
@@ -175,6 +196,9 @@ int64_t gg_problem_bias_count(const struct gg_problem *p);
    multiple of 32 on an op whose reduction is along K, the moe sorted layout of gg_kernel.h).
    Returns GG_OK or GG_E_INVAL + message. */
 enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len);
+/* gg_problem_check() but for the moe routing arrays (sorted_len, sorted_ids, expert_ids), which
+   need not exist yet: what sizing a problem before anything is allocated needs. */
+enum gg_status gg_problem_check_geometry(struct gg_problem *p, char *err, size_t err_len);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reference GEMM (gg_ref_gemm.c) and exact outputs (gg_ref_mpfr.c)                            */

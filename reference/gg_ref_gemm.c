@@ -438,15 +438,16 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
         if (len > max_len) max_len = len;
     }
     int has_bias = p->bias_dtype != GG_DTYPE_NONE;
-    double *a_buf = malloc((size_t)(max_rows * max_len + 1) * sizeof(double));
-    double *b_buf = malloc((size_t)(max_cols * max_len + 1) * sizeof(double));
-    double *bias_row = has_bias ? malloc((size_t)(p->n + 1) * sizeof(double)) : NULL;
+    int64_t a_len = gg_size_mul(max_rows, max_len), b_len = gg_size_mul(max_cols, max_len);
+    double *a_buf = malloc((size_t)gg_size_mul(gg_size_add(a_len, 1), sizeof(double)));
+    double *b_buf = malloc((size_t)gg_size_mul(gg_size_add(b_len, 1), sizeof(double)));
+    double *bias_row = has_bias ? malloc((size_t)gg_size_mul(p->n + 1, sizeof(double))) : NULL;
     if (!a_buf || !b_buf || (has_bias && !bias_row)) {
         free(a_buf);
         free(b_buf);
         free(bias_row);
         snprintf(err, err_len, "reference: cannot allocate %lld + %lld doubles",
-                 (long long)(max_rows * max_len), (long long)(max_cols * max_len));
+                 (long long)a_len, (long long)b_len);
         return GG_E_NOMEM;
     }
     double pow2[256];

@@ -589,8 +589,12 @@ Test(fuzz_case_io, recipe_bias_and_moe_rules_name_the_key)
     assert_refused(&c, "ld: c=47 is less than the row length 48 (n) of C");
     c.ldc = 0;
     c.off_c = INT64_MAX - 5 * 2 * 48 + 1; /* Y spans m·topk·n = 480 elements */
-    assert_refused(&c, "offset: operand C would end beyond 2^63 elements");
-    c.off_c = INT64_MAX - 5 * 2 * 48;
+    assert_refused(&c, "offset: operand C would end beyond 2^62 bytes");
+    c.off_c = ((int64_t)1 << 61) - 5 * 2 * 48; /* bf16: the last byte of Y at 2^62 */
+    check_and_round_trip(&c);
+    c.off_c++;
+    assert_refused(&c, "offset: operand C would end beyond 2^62 bytes");
+    c.off_c = 0;
     check_and_round_trip(&c);
     gg_case_free(&c);
 }

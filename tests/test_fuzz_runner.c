@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <criterion/criterion.h>
 
@@ -215,5 +216,61 @@ Test(runner, memory_estimate_counts_only_used_groups)
     int64_t est = gg_case_mem_estimate(&c);
     cr_expect_lt(est, 64ll << 20, "estimate %lld", (long long)est);
     cr_expect_gt(est, 512ll * 1024 * 2);
+    gg_case_free(&c);
+}
+
+/* Peak resident memory of this process, in bytes. */
+static int64_t peak_rss(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (int64_t)ru.ru_maxrss * 1024;
+}
+
+Test(runner, memory_estimate_saturates_instead_of_wrapping)
+{
+    /* C holds 2^60 bf16 elements (2^61 bytes): C and its copy alone pass 2^62 bytes, and the
+       reference's doubles 2^63. */
+    struct gg_case c;
+    load(&c, "ggfuzz-case 1\nop batched\nkernel batched_bf16_cpu_tiled\n"
+             "dtypes a=bf16 b=bf16 c=bf16\nbatch 1\nm 1073741824\nn 1073741824\nk 1\nseed 1\n");
+    cr_expect_eq(gg_case_mem_estimate(&c), GG_SIZE_MAX);
+    struct gg_run_result r;
+    char err[512];
+    struct gg_run_opts o = {.max_mem_bytes = 100ll << 30};
+    cr_expect_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_E_NOMEM);
+    cr_expect(strstr(err, "case needs more than 2^63 bytes of host memory"), "%s", err);
+    gg_case_free(&c);
+}
+
+Test(runner, moe_routing_is_admitted_before_it_is_built)
+{
+    /* Six loaded experts padded to block_m = 4·10^7 entries each: 1.8 GB of routing arrays. */
+    struct gg_case c;
+    load(&c, "ggfuzz-case 1\nop moe_sorted\nkernel moe_mx_e4m3_cpu_sorted\n"
+             "dtypes a=e4m3 b=e4m3 c=bf16 acc=f32\nscaling mx\ngroups 8\n"
+             "group_lens 5 0 9 4 0 12 1 7\nm 19\ntopk 2\nblock_m 40000000\nn 128\nk 256\nseed 1\n");
+    int64_t est = gg_case_mem_estimate(&c);
+    cr_expect_gt(est, 6ll * 40000000 * 8, "estimate %lld", (long long)est);
+    struct gg_run_result r;
+    char err[512];
+    struct gg_run_opts o = {.max_mem_bytes = 1024};
+    cr_expect_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_E_NOMEM);
+    cr_expect(strstr(err, "--max-mem allows 1.0 KiB"), "%s", err);
+    cr_expect_lt(peak_rss(), 100ll << 20, "peak %lld bytes", (long long)peak_rss());
+    gg_case_free(&c);
+}
+
+Test(runner, an_operand_past_the_address_space_is_refused_by_name)
+{
+    /* C placed 2^55 elements (2^56 bytes) into its allocation: valid, but no machine maps it. */
+    struct gg_case c;
+    load(&c, "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+             "dtypes a=bf16 b=bf16 c=bf16\ngroups 2\ngroup_lens 2 2\nn 64\nk 64\n"
+             "offset c=36028797018963968\nseed 1\n");
+    struct gg_run_result r;
+    char err[512];
+    cr_expect_eq(gg_run_case(&c, NULL, &r, err, sizeof err), GG_E_NOMEM);
+    cr_expect(strstr(err, "operand C (256 elements at offset 36028797018963968)"), "%s", err);
     gg_case_free(&c);
 }

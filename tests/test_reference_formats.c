@@ -207,6 +207,16 @@ Test(reference_formats, properties)
     cr_assert_eq(gg_dtype_bytes(GG_DTYPE_E2M1, 3), 2);
     cr_assert_eq(gg_dtype_bytes(GG_DTYPE_E2M1, 4), 2);
     cr_assert_eq(gg_dtype_bytes(GG_DTYPE_BF16, 3000000000LL), 6000000000LL);
+    /* Byte counts past int64 saturate instead of wrapping. */
+    cr_assert_eq(gg_dtype_bytes(GG_DTYPE_BF16, (int64_t)1 << 62), GG_SIZE_MAX);
+    cr_assert_eq(gg_dtype_bytes(GG_DTYPE_F64, ((int64_t)1 << 60) + 1), GG_SIZE_MAX);
+    cr_assert_eq(gg_dtype_bytes(GG_DTYPE_E8M0, INT64_MAX), INT64_MAX);
+    cr_assert_eq(gg_dtype_bytes(GG_DTYPE_E2M1, INT64_MAX), ((int64_t)1 << 62));
+    cr_assert_eq(gg_size_add(INT64_MAX - 1, 2), GG_SIZE_MAX);
+    cr_assert_eq(gg_size_mul((int64_t)1 << 32, (int64_t)1 << 31), GG_SIZE_MAX);
+    cr_assert_eq(gg_size_mul(GG_SIZE_MAX, 3), GG_SIZE_MAX);
+    cr_assert_eq(gg_size_add(GG_SIZE_MAX, 0), GG_SIZE_MAX);
+    cr_assert_eq(gg_size_mul(3, 5), 15);
     cr_assert_eq(gg_dtype_bits(GG_DTYPE_NONE), 0);
     cr_assert_eq(gg_dtype_is_float8(GG_DTYPE_NONE), 0);
 }
