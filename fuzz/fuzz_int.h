@@ -13,10 +13,11 @@ struct gg_tensors {
     struct gg_problem p;              /* checked, defaults filled; points into the case and opts */
     struct gg_kopt opts[GG_CASE_MAX_OPTS];
     struct gg_hostbuf a, b, c, a_scale, b_scale, bias, ws;
-    /* Byte ranges of A and B (page-rounded, relative to their data) that hold generated rows;
-       the pages between them are read-only zeros that no correct kernel reads. */
-    struct gg_range *live[2];
-    size_t n_live[2];
+    /* Byte ranges of A, B and C (page-rounded, relative to their data) that hold generated rows
+       (C: the rows a kernel writes); the pages between them are read-only zeros that no
+       correct kernel reads (C: pages no access may touch). */
+    struct gg_range *live[3];
+    size_t n_live[3];
     int64_t *lens_dev, *offs_dev;     /* the "device" copies of the group arrays */
     int32_t *sorted, *experts;        /* moe routing (the problem points here) */
     int32_t *sorted_dev, *experts_dev; /* and the kernel's copies */
@@ -50,8 +51,20 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
 /* Hash of everything the kernel may only read: the live ranges of A and B, the scales and the
    group arrays. Reads no page that was never written, so it stays cheap on huge sparse inputs. */
 struct gg_hash gg_tensors_hash_inputs(const struct gg_tensors *t);
-/* Pre-fills C with the NaN sentinel and the workspace with the given poison byte. */
+/* The output's live part (gg_output.c): range i of C's live ranges in bytes from element 0 of C,
+   clipped to C's span; 0 when nothing of C lies in it. */
+int gg_output_range(const struct gg_tensors *t, size_t i, struct gg_range *r);
+/* Pre-fills the live part of C with the NaN sentinel and the workspace with the poison byte. */
 void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison);
+/* A copy of C laid out like C (c_bytes of reserved memory, untouched pages cost nothing): NULL
+   when it cannot be reserved. Freed by gg_output_free(). */
+void *gg_output_alloc(const struct gg_tensors *t);
+void gg_output_free(const struct gg_tensors *t, void *copy);
+/* Copies the live part of C into copy; 1 when the live part of C differs from copy's. */
+void gg_output_save(const struct gg_tensors *t, void *copy);
+int gg_output_differs(const struct gg_tensors *t, const void *copy);
+/* 1 when an element of C's padding inside its live part lost the sentinel. */
+int gg_output_padding_hit(const struct gg_tensors *t);
 void gg_tensors_free(struct gg_tensors *t);
 /* Host bytes a run of the problem touches (operands, copies, routing, reference), after
    gg_tensors_shape() alone; saturates at GG_SIZE_MAX. */

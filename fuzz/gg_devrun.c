@@ -145,14 +145,15 @@ static enum gg_status place_operand(struct mirror *m, const struct gg_tensors *t
     return GG_OK;
 }
 
-/* Allocates buffer i: A and B sparsely over their live ranges (gg_devbuf_alloc_sparse), so that
-   strides that leave gigabytes between the used rows cost neither memory nor zeroing. */
+/* Allocates buffer i: A, B and C sparsely over their live ranges (gg_devbuf_alloc_sparse), so
+   that strides, leading dimensions and offsets that leave gigabytes between the used rows cost
+   neither memory nor zeroing. */
 static enum gg_status alloc_buf(struct mirror *m, const struct gg_tensors *t, int i, char *err,
                                 size_t err_len)
 {
-    if (i != BUF_A && i != BUF_B)
+    if (i != BUF_A && i != BUF_B && i != BUF_C)
         return gg_devbuf_alloc(m->dev, &m->buf[i], m->bytes[i], err, err_len);
-    int w = i == BUF_B;
+    int w = i == BUF_A ? 0 : i == BUF_B ? 1 : 2;
     return gg_devbuf_alloc_sparse(m->dev, &m->buf[i], m->bytes[i], t->live[w], t->n_live[w], err,
                                   err_len);
 }
@@ -221,8 +222,12 @@ static enum gg_status run_once(struct mirror *m, const struct gg_kernel *k, stru
 {
     enum gg_dtype ct = t->p.c_dtype;
     int eb = gg_dtype_bits(ct) >= 8 ? gg_dtype_bits(ct) / 8 : 1;
-    enum gg_status st = gg_device_fill(m->dev, m->ops.c, t->c_bytes, gg_oracle_sentinel(ct), eb,
-                                       err, err_len);
+    enum gg_status st = GG_OK;
+    struct gg_range r;
+    for (size_t i = 0; st == GG_OK && i < t->n_live[2]; i++)
+        if (gg_output_range(t, i, &r))
+            st = gg_device_fill(m->dev, (uint8_t *)m->ops.c + r.lo, r.hi - r.lo,
+                                gg_oracle_sentinel(ct), eb, err, err_len);
     if (st == GG_OK && m->ops.workspace)
         st = gg_device_fill(m->dev, m->ops.workspace, m->ops.workspace_bytes, poison, 1, err,
                             err_len);
@@ -253,8 +258,11 @@ static enum gg_status run_once(struct mirror *m, const struct gg_kernel *k, stru
         obs->guard_hit = 1;
         obs->guard_pre = pre;
     }
-    st = gg_devbuf_download(m->dev, &m->buf[BUF_C], m->c_off, t->ops.c, t->c_bytes, err, err_len);
-    if (st == GG_OK && gg_oracle_padding_check(&t->p, t->ops.c) >= 0)
+    for (size_t i = 0; st == GG_OK && i < t->n_live[2]; i++)
+        if (gg_output_range(t, i, &r))
+            st = gg_devbuf_download(m->dev, &m->buf[BUF_C], m->c_off + r.lo,
+                                    (uint8_t *)t->ops.c + r.lo, r.hi - r.lo, err, err_len);
+    if (st == GG_OK && gg_output_padding_hit(t))
         obs->padding_hit = 1;
     return st;
 }
@@ -267,14 +275,14 @@ static enum gg_status run_all(struct mirror *m, const struct gg_kernel *k, struc
     enum gg_status st = run_once(m, k, t, POISON_1, obs, seconds, err, err_len);
     if (st != GG_OK)
         return st;
-    memcpy(out1, t->ops.c, t->c_bytes);
+    gg_output_save(t, out1);
     if ((st = run_once(m, k, t, POISON_2, obs, NULL, err, err_len)) != GG_OK)
         return st;
-    if (gg_oracle_first_diff(out1, t->ops.c, t->c_bytes) < 0)
+    if (!gg_output_differs(t, out1))
         return GG_OK;
     if ((st = run_once(m, k, t, POISON_1, obs, NULL, err, err_len)) != GG_OK)
         return st;
-    if (gg_oracle_first_diff(out1, t->ops.c, t->c_bytes) < 0 && m->ops.workspace)
+    if (!gg_output_differs(t, out1) && m->ops.workspace)
         obs->workspace_dep = 1;
     else
         obs->nondeterministic = 1;

@@ -23,9 +23,27 @@ struct rowset {
     int skip_empty_groups; /* matrix i is the weight of group i: skip it when the group is empty */
 };
 
+/* The rows of C a kernel writes: every group's block (a wgrad group without tokens too: its dW
+   is zeros), every (token, slot) row of a moe output. */
+static struct rowset output_rows(const struct gg_problem *p)
+{
+    const int64_t one = 1;
+    switch (p->op) {
+    case GG_OP_GROUPED_FWD: return (struct rowset){one, p->m, p->n, 0, p->ldc, 0};
+    case GG_OP_GROUPED_DGRAD: return (struct rowset){one, p->m, p->k, 0, p->ldc, 0};
+    case GG_OP_GROUPED_WGRAD: return (struct rowset){p->groups, p->n, p->k, p->stride_c, p->ldc, 0};
+    case GG_OP_BATCHED: return (struct rowset){p->groups, p->m, p->n, p->stride_c, p->ldc, 0};
+    case GG_OP_MOE_SORTED: return (struct rowset){one, p->m * p->topk, p->n, 0, p->ldc, 0};
+    default: return (struct rowset){one, p->m, p->n, 0, p->ldc, 0};
+    }
+}
+
+/* The rows of A (which 0), B (1) or C (2). */
 static struct rowset operand_rows(const struct gg_problem *p, int which)
 {
     const int64_t one = 1;
+    if (which == 2)
+        return output_rows(p);
     switch (p->op) {
     case GG_OP_GROUPED_FWD:
         return which == 0 ? (struct rowset){one, p->m, p->k, 0, p->lda, 0}
@@ -42,6 +60,9 @@ static struct rowset operand_rows(const struct gg_problem *p, int which)
         return p->b_layout == GG_LAYOUT_KN
                    ? (struct rowset){p->groups, p->k, p->n, p->stride_b, p->ldb, 0}
                    : (struct rowset){p->groups, p->n, p->k, p->stride_b, p->ldb, 0};
+    case GG_OP_MOE_SORTED: /* X [T, K], W [E, N, K]: experts without tokens are skipped */
+        return which == 0 ? (struct rowset){one, p->m, p->k, 0, p->lda, 0}
+                          : (struct rowset){p->groups, p->n, p->k, p->stride_b, p->ldb, 1};
     default:
         return which == 0 ? (struct rowset){one, p->m, p->k, 0, p->lda, 0}
                           : (struct rowset){one, p->n, p->k, 0, p->ldb, 0};
@@ -316,16 +337,18 @@ static enum gg_status make_source(struct gg_tensors *t, char *err, size_t err_le
 }
 
 /*
- * Records the page-rounded byte ranges of operand which that hold used rows, and makes the
- * whole pages between them read-only: they stay zero pages that cost no memory, a kernel that
- * writes there faults, and hashing can skip them.
+ * Records the page-rounded byte ranges of operand which (A, B or C) that hold used rows, and
+ * protects the whole pages between them with prot: they stay untouched pages that cost no
+ * memory, and hashing, the sentinel fill and the padding check skip them. Inputs get PROT_READ
+ * (a kernel that writes there faults, a stray read sees zeros), the output PROT_NONE (any access
+ * between its rows faults).
  */
 static enum gg_status protect_unused(struct gg_tensors *t, int which, struct gg_hostbuf *buf,
-                                     char *err, size_t err_len)
+                                     int prot, char *err, size_t err_len)
 {
     const struct gg_problem *p = &t->p;
-    enum gg_dtype dt = which ? p->b_dtype : p->a_dtype;
-    const uint8_t *base = which ? t->ops.b : t->ops.a;
+    enum gg_dtype dt = which == 2 ? p->c_dtype : which ? p->b_dtype : p->a_dtype;
+    const uint8_t *base = which == 2 ? t->ops.c : which ? t->ops.b : t->ops.a;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), skip = (size_t)(base - buf->data);
     struct rowset rs = operand_rows(p, which);
     struct gg_range *live = NULL;
@@ -365,8 +388,9 @@ static enum gg_status protect_unused(struct gg_tensors *t, int which, struct gg_
         if (gap_end > data_end)
             gap_end = data_end;
         if (gap_end > at) {
-            if (mprotect(buf->data + at, gap_end - at, PROT_READ) != 0) {
-                snprintf(err, err_len, "cannot protect unused input pages");
+            if (mprotect(buf->data + at, gap_end - at, prot) != 0) {
+                snprintf(err, err_len, "cannot protect the unused pages of %s",
+                         which == 2 ? "the output" : "an input");
                 return GG_E_INTERNAL;
             }
             buf->sealed = 1;
@@ -600,32 +624,10 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
             .src = src[w],
         };
         if ((st = fill_operand(c, p, w, &r, err, err_len)) != GG_OK ||
-            (st = protect_unused(t, w, w == 0 ? &t->a : &t->b, err, err_len)) != GG_OK)
+            (st = protect_unused(t, w, w == 0 ? &t->a : &t->b, PROT_READ, err, err_len)) != GG_OK)
             return st;
     }
-    return GG_OK;
-}
-
-void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison)
-{
-    enum gg_dtype ct = t->p.c_dtype;
-    uint32_t s = gg_oracle_sentinel(ct);
-    int64_t nc = gg_problem_c_span(&t->p);
-    size_t bytes = (size_t)gg_dtype_bytes(ct, nc), unit = gg_dtype_bits(ct) == 4 ? 1 : (size_t)gg_dtype_bytes(ct, 1);
-    /* One element (a byte of two codes for 4-bit types; f64: the sentinel in both halves),
-       then doubling copies. */
-    if (bytes == 0)
-        unit = 0;
-    else if (gg_dtype_bits(ct) == 64)
-        memcpy(t->ops.c, (uint32_t[2]){s, s}, 8);
-    else
-        gg_store_code(ct, t->ops.c, 0, s);
-    if (gg_dtype_bits(ct) == 4)
-        gg_store_code(ct, t->ops.c, 1, s);
-    for (size_t done = unit; done > 0 && done < bytes; done *= 2)
-        memcpy((uint8_t *)t->ops.c + done, t->ops.c, done < bytes - done ? done : bytes - done);
-    if (t->ops.workspace)
-        memset(t->ops.workspace, ws_poison, t->ops.workspace_bytes);
+    return protect_unused(t, 2, &t->c, PROT_NONE, err, err_len);
 }
 
 void gg_tensors_free(struct gg_tensors *t)
@@ -638,8 +640,8 @@ void gg_tensors_free(struct gg_tensors *t)
     free(t->offs_dev);
     free(t->src_a);
     free(t->src_b);
-    free(t->live[0]);
-    free(t->live[1]);
+    for (int w = 0; w < 3; w++)
+        free(t->live[w]);
     free(t->sorted);
     free(t->experts);
     free(t->sorted_dev);
@@ -677,7 +679,7 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
     const int64_t terms[] = {
         used_bytes(p, 0, p->a_dtype),
         used_bytes(p, 1, p->b_dtype),
-        gg_size_mul(2, gg_dtype_bytes(p->c_dtype, gg_problem_c_span(p))), /* C and its copy */
+        gg_size_mul(2, used_bytes(p, 2, p->c_dtype)), /* C and its copy: written rows only */
         gg_size_mul(4, gg_size_add(gg_problem_a_scale_count(p), gg_problem_b_scale_count(p))),
         gg_dtype_bytes(p->bias_dtype, gg_problem_bias_count(p)),
         8 * 3 * GG_CANARY_BYTES,

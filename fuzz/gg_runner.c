@@ -125,7 +125,7 @@ static enum gg_status run_once(const struct gg_kernel *k, struct gg_tensors *t, 
         obs->guard_hit = 1;
         obs->guard_pre = pre;
     }
-    if (gg_oracle_padding_check(&t->p, t->ops.c) >= 0)
+    if (gg_output_padding_hit(t))
         obs->padding_hit = 1;
     return GG_OK;
 }
@@ -138,15 +138,15 @@ static enum gg_status run_kernel(const struct gg_kernel *k, struct gg_tensors *t
     enum gg_status st = run_once(k, t, POISON_1, obs, seconds, err, err_len);
     if (st != GG_OK)
         return st;
-    memcpy(out1, t->ops.c, t->c_bytes);
+    gg_output_save(t, out1);
     if ((st = run_once(k, t, POISON_2, obs, NULL, err, err_len)) != GG_OK)
         return st;
-    if (gg_oracle_first_diff(out1, t->ops.c, t->c_bytes) < 0)
+    if (!gg_output_differs(t, out1))
         return GG_OK;
     /* Outputs differ: the same poison again separates workspace reads from races. */
     if ((st = run_once(k, t, POISON_1, obs, NULL, err, err_len)) != GG_OK)
         return st;
-    if (gg_oracle_first_diff(out1, t->ops.c, t->c_bytes) < 0 && t->ops.workspace)
+    if (!gg_output_differs(t, out1) && t->ops.workspace)
         obs->workspace_dep = 1;
     else
         obs->nondeterministic = 1;
@@ -253,7 +253,7 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     if ((st = admit_memory(&t, ws, o, r, err, err_len)) != GG_OK ||
         (st = gg_tensors_make(&eff, ws, &t, err, err_len)) != GG_OK)
         goto done;
-    out1 = malloc(t.c_bytes ? t.c_bytes : 1);
+    out1 = gg_output_alloc(&t);
     if (!out1) {
         snprintf(err, err_len, "out of memory for a copy of the output");
         st = GG_E_NOMEM;
@@ -271,7 +271,7 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     gg_verdict_make(&t.p, k->name, k->tile_m, k->tile_n, k->tile_k, r->compared ? &r->cmp : NULL,
                     &obs, &r->verdict);
 done:
-    free(out1);
+    gg_output_free(&t, out1);
     gg_tensors_free(&t);
     gg_case_free(&eff);
     r->total_seconds = now_s() - t0;

@@ -2,14 +2,15 @@
  * gg_strategy_i64.c — cases aimed at the `i64` class: an element or byte offset of an operand
  * passes 2^31 or 2^32 (counted in elements or in bytes, so fp8, bf16 and e2m1 cross at different
  * element offsets) while only a few groups hold tokens, so the case runs on an ordinary machine:
- * many experts with a late one holding tokens, an explicit stride of B (or A), or a huge
- * leading dimension of A (or of X in wgrad) with enough rows before the last group.
+ * many experts with a late one holding tokens, an explicit stride of B (or A), a huge leading
+ * dimension of A (or of X in wgrad) with enough rows before the last group, or an output whose
+ * few rows reach past the limit (a huge ldc, stride_c or offset of C).
  */
 #include <stdlib.h>
 
 #include "fuzz/gg_gen_int.h"
 
-enum i64_kind { I_EXPERTS, I_STRIDE, I_LD, I_COUNT };
+enum i64_kind { I_EXPERTS, I_STRIDE, I_LD, I_OUTPUT, I_COUNT };
 
 /* Tokens of a group that holds some: few, so the case stays cheap. */
 static int64_t few_rows(struct gen *g)
@@ -133,6 +134,56 @@ static void leading(struct gen *g, struct gg_case *c)
         c->lda = ld;
 }
 
+static int64_t round_up64(int64_t x)
+{
+    return (x + 63) / 64 * 64; /* even for e2m1, 128-byte aligned for bf16 */
+}
+
+/* Rows of C and its row length, after the shape is drawn (wgrad: per group, batched: per batch). */
+static void output_geometry(const struct gg_case *c, int64_t *rows, int64_t *row_len)
+{
+    int64_t m = 0;
+    for (int i = 0; i < c->n_items; i++)
+        m += c->items[i].value * c->items[i].repeat;
+    switch (c->op) {
+    case GG_OP_GROUPED_FWD: *rows = m; *row_len = c->n; break;
+    case GG_OP_GROUPED_DGRAD: *rows = m; *row_len = c->k; break;
+    case GG_OP_GROUPED_WGRAD: *rows = c->n; *row_len = c->k; break;
+    case GG_OP_MOE_SORTED: *rows = c->m * c->topk; *row_len = c->n; break;
+    default: *rows = c->m; *row_len = c->n; break;
+    }
+}
+
+/*
+ * An output that reaches past the target with few rows written: the rows of C a huge ldc apart
+ * (the last one past the target), or the last batch or dW_g a huge stride_c from the first. (An
+ * offset of C in its allocation would not do: a kernel addresses C from the pointer it gets.)
+ * The harness reserves C's span and touches only the pages of its rows. An output of one row
+ * and one block (a GEMV) cannot reach far: the case aims at A's leading dimension instead.
+ */
+static void output(struct gen *g, struct gg_case *c)
+{
+    gen_small_nk(g, c);
+    int64_t lens[4], n = gen_range(&g->r, 1, 4);
+    for (int64_t i = 0; i < n; i++)
+        lens[i] = gen_is_grouped(c->op) && gen_chance(&g->r, 0.3) ? 0 : few_rows(g);
+    lens[n - 1] = few_rows(g);
+    gen_shape(g, c, lens, n);
+    int64_t t = target_elems(g, c->c_dtype), rows, row_len;
+    output_geometry(c, &rows, &row_len);
+    int strided = (c->op == GG_OP_BATCHED || c->op == GG_OP_GROUPED_WGRAD) && c->groups > 1;
+    if (rows < 2 && !strided) {
+        leading(g, c);
+        return;
+    }
+    if (rows >= 2 && (!strided || gen_chance(&g->r, 0.5))) {
+        int64_t ld = round_up64(ceil_div(t, rows - 1)) + 64 * gen_range(&g->r, 0, 2);
+        c->ldc = ld > row_len ? ld : round_up64(row_len);
+    } else {
+        c->stride_c = round_up64(ceil_div(t, c->groups - 1)) + 64 * gen_range(&g->r, 0, 2);
+    }
+}
+
 void gen_strategy_i64(struct gen *g, struct gg_case *c)
 {
     gen_use_config(g, c, ~0u);
@@ -141,7 +192,8 @@ void gen_strategy_i64(struct gen *g, struct gg_case *c)
     const unsigned stride_ops = experts_ops | GG_OP_BIT(GG_OP_BATCHED);
     const unsigned ld_ops = ~GG_OP_BIT(GG_OP_MOE_SORTED);
     unsigned kinds = ((experts_ops >> c->op) & 1u) << I_EXPERTS |
-                     ((stride_ops >> c->op) & 1u) << I_STRIDE | ((ld_ops >> c->op) & 1u) << I_LD;
+                     ((stride_ops >> c->op) & 1u) << I_STRIDE | ((ld_ops >> c->op) & 1u) << I_LD |
+                     1u << I_OUTPUT;
     int pick = (int)gen_range(&g->r, 0, __builtin_popcount(kinds) - 1), k = 0;
     for (; k < I_COUNT; k++)
         if ((kinds & (1u << k)) && pick-- == 0)
@@ -155,6 +207,8 @@ void gen_strategy_i64(struct gen *g, struct gg_case *c)
         experts(g, c);
     else if (k == I_STRIDE)
         stride(g, c);
-    else
+    else if (k == I_LD)
         leading(g, c);
+    else
+        output(g, c);
 }

@@ -148,6 +148,15 @@ int64_t gg_oracle_canary_check(const uint8_t *band, size_t n);
    row no valid sorted id names) must keep the sentinel: returns the first changed element index
    (in c's storage) or -1. */
 int64_t gg_oracle_padding_check(const struct gg_problem *p, const void *c);
+/* A range [lo, hi) of element indices in C's storage. */
+struct gg_elem_range {
+    int64_t lo, hi;
+};
+/* gg_oracle_padding_check() over the padding inside the n sorted, disjoint ranges live only:
+   the rest of C is never read (a sparse output whose pages between the written rows cannot be
+   accessed). Costs O(n + the padding inside the ranges). */
+int64_t gg_oracle_padding_check_live(const struct gg_problem *p, const void *c,
+                                     const struct gg_elem_range *live, size_t n_live);
 
 /* 128-bit content hash (XXH3-128) of n bytes, for input immutability. */
 struct gg_hash {

@@ -60,13 +60,26 @@ int64_t gg_oracle_first_diff(const void *x, const void *y, size_t n)
     return -1;
 }
 
-/* First element in [from, to) of c that no longer holds the sentinel, or -1. */
-static int64_t check_gap(enum gg_dtype t, const void *c, int64_t from, int64_t to)
+/* The elements of C that may be read: sorted, disjoint ranges, walked by gaps that come in
+   storage order (the cursor only moves forward). */
+struct live_walk {
+    const struct gg_elem_range *r;
+    size_t n, i;
+};
+
+/* First element in [from, to) ∩ live of c that no longer holds the sentinel, or -1. */
+static int64_t check_gap(enum gg_dtype t, const void *c, struct live_walk *w, int64_t from,
+                         int64_t to)
 {
     double v;
-    for (int64_t i = from; i < to; i++)
-        if (!gg_oracle_out_load(t, c, i, &v))
-            return i;
+    while (w->i < w->n && w->r[w->i].hi <= from)
+        w->i++;
+    for (size_t j = w->i; j < w->n && w->r[j].lo < to; j++) {
+        int64_t lo = from > w->r[j].lo ? from : w->r[j].lo, hi = to < w->r[j].hi ? to : w->r[j].hi;
+        for (int64_t i = lo; i < hi; i++)
+            if (!gg_oracle_out_load(t, c, i, &v))
+                return i;
+    }
     return -1;
 }
 
@@ -81,7 +94,7 @@ static int64_t check_gap(enum gg_dtype t, const void *c, int64_t from, int64_t t
  * (where C's span ends). Rows are checked in storage order, a window of MOE_ROW_WINDOW at a time,
  * each window after marking the ids that fall inside it.
  */
-static int64_t moe_padding_check(const struct gg_problem *p, const void *c)
+static int64_t moe_padding_check(const struct gg_problem *p, const void *c, struct live_walk *w)
 {
     uint8_t named[MOE_ROW_WINDOW / 8];
     int64_t rows = p->m * p->topk, hit;
@@ -100,7 +113,7 @@ static int64_t moe_padding_check(const struct gg_problem *p, const void *c)
         for (int64_t v = w0; v < w1; v++) {
             int64_t row = v * p->ldc, end = v + 1 < rows ? row + p->ldc : row + p->n;
             int is_named = named[(v - w0) / 8] >> ((v - w0) % 8) & 1;
-            if ((hit = check_gap(p->c_dtype, c, is_named ? row + p->n : row, end)) >= 0)
+            if ((hit = check_gap(p->c_dtype, c, w, is_named ? row + p->n : row, end)) >= 0)
                 return hit;
         }
     }
@@ -125,10 +138,12 @@ static int packed_output(const struct gg_problem *p)
  * but the last inside it (row r ends at base + r·ld + cols, the next starts at base + (r+1)·ld).
  * The scan stops at the end of the last block: that is where C's span ends.
  */
-int64_t gg_oracle_padding_check(const struct gg_problem *p, const void *c)
+int64_t gg_oracle_padding_check_live(const struct gg_problem *p, const void *c,
+                                     const struct gg_elem_range *live, size_t n_live)
 {
+    struct live_walk w = {live, n_live, 0};
     if (p->op == GG_OP_MOE_SORTED)
-        return moe_padding_check(p, c);
+        return moe_padding_check(p, c, &w);
     if (p->groups < 1 || packed_output(p))
         return -1;
     int64_t pos = 0, hit;
@@ -137,13 +152,19 @@ int64_t gg_oracle_padding_check(const struct gg_problem *p, const void *c)
         gg_problem_out_block(p, g, &b);
         if (b.rows == 0 || b.cols == 0)
             continue;
-        if ((hit = check_gap(p->c_dtype, c, pos, b.base)) >= 0)
+        if ((hit = check_gap(p->c_dtype, c, &w, pos, b.base)) >= 0)
             return hit;
         for (int64_t r = 0; r + 1 < b.rows; r++)
-            if ((hit = check_gap(p->c_dtype, c, b.base + r * b.ld + b.cols,
+            if ((hit = check_gap(p->c_dtype, c, &w, b.base + r * b.ld + b.cols,
                                  b.base + (r + 1) * b.ld)) >= 0)
                 return hit;
         pos = b.base + (b.rows - 1) * b.ld + b.cols;
     }
     return -1;
+}
+
+int64_t gg_oracle_padding_check(const struct gg_problem *p, const void *c)
+{
+    const struct gg_elem_range all = {0, INT64_MAX};
+    return gg_oracle_padding_check_live(p, c, &all, 1);
 }

@@ -274,3 +274,36 @@ Test(runner, an_operand_past_the_address_space_is_refused_by_name)
     cr_expect(strstr(err, "operand C (256 elements at offset 36028797018963968)"), "%s", err);
     gg_case_free(&c);
 }
+
+Test(runner, an_output_past_2p32_bytes_costs_its_rows_only)
+{
+    /* Y of 5 rows 2^30 bf16 elements apart spans 8 GiB; its rows touch five pages. */
+    struct gg_case c;
+    load(&c, "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+             "dtypes a=bf16 b=bf16 c=bf16\ngroups 2\ngroup_lens 3 2\nn 64\nk 64\n"
+             "ld c=1073741824\nseed 1\n");
+    cr_expect_lt(gg_case_mem_estimate(&c), 8ll << 20);
+    struct gg_run_result r;
+    char err[512];
+    cr_assert_eq(gg_run_case(&c, NULL, &r, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq(r.verdict.cls, GG_CLASS_PASS, "%s", r.verdict.signature);
+    gg_run_result_free(&r);
+    struct gg_run_opts o = {.mutant = "i32_store_offset"};
+    cr_assert_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq(r.verdict.cls, GG_CLASS_UNWRITTEN, "%s", r.verdict.signature);
+    gg_run_result_free(&r);
+    gg_case_free(&c);
+    /* Three batches of C 2^31 f32 elements (2^33 bytes) apart: the mutant writes batches 1 and
+       2 over batch 0. */
+    load(&c, "ggfuzz-case 1\nop batched\nkernel batched_bf16_cpu_tiled\n"
+             "dtypes a=bf16 b=bf16 c=f32\nbatch 3\nm 4\nn 32\nk 32\n"
+             "stride c=2147483648\nseed 2\n");
+    cr_assert_eq(gg_run_case(&c, NULL, &r, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq(r.verdict.cls, GG_CLASS_PASS, "%s", r.verdict.signature);
+    gg_run_result_free(&r);
+    cr_assert_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq(r.verdict.cls, GG_CLASS_UNWRITTEN, "%s", r.verdict.signature);
+    gg_run_result_free(&r);
+    cr_expect_lt(peak_rss(), 100ll << 20, "peak %lld bytes", (long long)peak_rss());
+    gg_case_free(&c);
+}

@@ -500,7 +500,8 @@ Test(kernels_cpu_batched, descriptors)
         cr_expect_eq(k->tile_k, FAMILIES[fi] == &A8W8 ? 128 : 256);
         cr_assert_not_null(k->mutants);
         cr_expect_str_eq(k->mutants[0], "n_tail");
-        cr_expect_null(k->mutants[1]);
+        cr_expect_str_eq(k->mutants[1], "i32_store_offset");
+        cr_expect_null(k->mutants[2]);
         cr_expect_not_null(k->summary);
     }
 }

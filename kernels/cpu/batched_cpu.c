@@ -61,7 +61,7 @@ static const struct variant V_AFP4WFP4 = {
     .a_dtype = GG_DTYPE_E2M1, .a_alt = GG_DTYPE_E2M1, .b_dtype = GG_DTYPE_E2M1,
     .b_alt = GG_DTYPE_E2M1, .kn_ok = 0, .tile_k = TILE_K_WIDE, .group_k = GG_MX_BLOCK};
 
-static const char *const MUTANTS[] = {"n_tail", NULL};
+static const char *const MUTANTS[] = {"n_tail", "i32_store_offset", NULL};
 
 /* Everything one run needs, with packed defaults resolved. */
 struct ctx {
@@ -303,7 +303,9 @@ static void resolve(const struct variant *v, const struct gg_problem *p,
     x->b_scale_f = v->recipe == R_BLOCK128 ? o->b_scale : NULL;
     x->a_scale_e = v->recipe == R_MX ? o->a_scale : NULL;
     x->b_scale_e = v->recipe >= R_MX_B ? o->b_scale : NULL;
-    x->out = (struct cpu_gemm_out){o->c, p->c_dtype, x->ldc, o->bias, p->bias_dtype};
+    /* i32_store_offset: C addressed by a 32-bit byte offset (see cpu_gemm_out). */
+    x->out = (struct cpu_gemm_out){o->c, p->c_dtype, x->ldc, o->bias, p->bias_dtype,
+                                   gg_mutant_is(p, "i32_store_offset")};
     x->n_tail = gg_mutant_is(p, "n_tail");
     cpu_decode_table(p->a_dtype, x->table_a);
     cpu_decode_table(p->b_dtype, x->table_b);

@@ -84,13 +84,15 @@ struct cpu_gemm_src {
 };
 
 /* Where an epilogue writes: C of c_dtype (bf16 or f32) with row stride ldc, and the bias rows
-   (bias_dtype GG_DTYPE_NONE: no bias). */
+   (bias_dtype GG_DTYPE_NONE: no bias). With wrap32 (the mutant i32_store_offset) the byte offset
+   of every stored element is reduced modulo 2^32, as a store through a 32-bit byte offset does. */
 struct cpu_gemm_out {
     void *c;
     enum gg_dtype c_dtype;
     int64_t ldc;
     const void *bias;
     enum gg_dtype bias_dtype;
+    int wrap32;
 };
 
 /* The rows x cols logical elements of one stored tile: row i goes to C row c_rows[i] (or i when

@@ -175,10 +175,27 @@ static void add_bias_row(const struct cpu_gemm_out *out, const struct cpu_gemm_d
     }
 }
 
+/* Element at of C after its byte offset went through 32 bits (wrap32). */
+static int64_t wrapped(const struct cpu_gemm_out *out, int64_t at)
+{
+    int64_t size = out->c_dtype == GG_DTYPE_BF16 ? 2 : 4;
+    return (int64_t)(uint32_t)((uint64_t)at * (uint64_t)size) / size;
+}
+
 /* C[at + j] = RN(ai[j] · scale), or RN(ai[j]) when scale is NULL, for j < cols. */
 static void write_row(const struct cpu_gemm_out *out, int64_t at, const float *ai, int64_t cols,
                       const float *scale)
 {
+    if (out->wrap32) { /* element by element: a row may cross a multiple of 2^32 bytes */
+        for (int64_t j = 0; j < cols; j++) {
+            float v = scale != NULL ? ai[j] * *scale : ai[j];
+            if (out->c_dtype == GG_DTYPE_BF16)
+                ((uint16_t *)out->c)[wrapped(out, at + j)] = cpu_f32_to_bf16(v);
+            else
+                ((float *)out->c)[wrapped(out, at + j)] = v;
+        }
+        return;
+    }
     if (out->c_dtype == GG_DTYPE_BF16) {
         uint16_t *cp = (uint16_t *)out->c + at;
         if (scale != NULL) {

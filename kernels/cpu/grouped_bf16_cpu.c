@@ -32,6 +32,10 @@ void cpu_bf16_map_init(const struct gg_problem *p, const int64_t *offs, struct c
     m->skip_empty_wgrad = gg_mutant_is(p, "wgrad_zero_uninit");
     m->tail_rows = gg_mutant_is(p, "tail_rows_unwritten");
     m->missing_fence = gg_mutant_is(p, "missing_fence");
+    /* i32_store_offset: the epilogue addresses C by a 32-bit byte offset, so an output that
+       reaches past 2^32 bytes (a large ldc or offset of C, or wgrad's dW with a large stride)
+       is written over its own beginning. */
+    m->store_wrap32 = gg_mutant_is(p, "i32_store_offset");
 }
 
 int64_t cpu_bf16_group_tiles(const struct cpu_bf16_map *m, int64_t g)
@@ -130,7 +134,7 @@ static void epilogue(const struct cpu_bf16_launch *l, const struct tile_pos *tp,
     if (m->tail_rows && m->geo.op != GG_OP_GROUPED_WGRAD && tp->at.rows < TILE_M &&
         tp->blk.row0 + tp->at.i0 + tp->at.rows == m->geo.m)
         return;
-    struct cpu_gemm_out out = {l->c, l->c_dtype, m->geo.ldc, NULL, GG_DTYPE_NONE};
+    struct cpu_gemm_out out = {l->c, l->c_dtype, m->geo.ldc, NULL, GG_DTYPE_NONE, m->store_wrap32};
     struct cpu_gemm_dst d = {tp->at.rows, tp->at.cols,
                              tp->blk.c_off + tp->at.i0 * m->geo.ldc + tp->at.j0, NULL, NULL, 0};
     cpu_gemm_store(&out, &d, acc, TILE_N);
@@ -375,7 +379,7 @@ enum gg_status cpu_bf16_prepare(const struct gg_problem *p, const char *const *m
 
 /* ---- grouped_bf16_cpu_tiled ------------------------------------------------------------- */
 
-static const char *const tiled_mutants[] = {CPU_BF16_MUTANTS_SHARED, NULL};
+static const char *const tiled_mutants[] = {CPU_BF16_MUTANTS_SHARED, "i32_store_offset", NULL};
 
 static int tiled_supports(const struct gg_problem *p, char *why, size_t why_len)
 {

@@ -32,6 +32,7 @@ struct cpu_bf16_map {
     int skip_empty_wgrad; /* wgrad_zero_uninit: wgrad groups without tokens are skipped */
     int tail_rows;        /* tail_rows_unwritten: the output's final partial row tile not stored */
     int missing_fence;    /* missing_fence: split-K reduction waits for slices to start only */
+    int store_wrap32;     /* i32_store_offset: C's byte offsets stored through 32 bits */
 };
 
 /* One GEMM launch: the tiles of groups g0 .. g0 + ng - 1 in one flat list. tile_start holds

@@ -299,7 +299,7 @@ static enum gg_status make_plan(const struct gg_problem *p, const struct gg_oper
     int wrap = gg_mutant_is(p, "i32_byte_limit");
     pl->a = (struct cpu_gemm_operand){o->a, p->a_dtype, pl->table_a, wrap};
     pl->b = (struct cpu_gemm_operand){o->b, p->b_dtype, pl->table_b, wrap};
-    pl->out = (struct cpu_gemm_out){o->c, p->c_dtype, pl->m.ldc, NULL, GG_DTYPE_NONE};
+    pl->out = (struct cpu_gemm_out){o->c, p->c_dtype, pl->m.ldc, NULL, GG_DTYPE_NONE, 0};
     pl->a_scale = o->a_scale != NULL ? *(const float *)o->a_scale : 0.0f;
     pl->b_scale = o->b_scale;
     pl->per_group_scale = p->op != GG_OP_GROUPED_WGRAD;

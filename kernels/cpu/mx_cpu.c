@@ -272,7 +272,7 @@ void cpu_mx_tile(struct cpu_mx_engine *e, int64_t mat, const int64_t *a_rows, in
 void cpu_mx_store(const struct cpu_mx_engine *e, float *acc, int64_t acc_ld,
                   const int64_t *c_rows, int64_t rows, int64_t j0, int64_t cols, int64_t mat)
 {
-    struct cpu_gemm_out out = {e->o->c, e->p->c_dtype, e->ldc, e->o->bias, e->p->bias_dtype};
+    struct cpu_gemm_out out = {e->o->c, e->p->c_dtype, e->ldc, e->o->bias, e->p->bias_dtype, 0};
     struct cpu_gemm_dst d = {rows, cols, j0, c_rows, NULL, mat * e->p->n + j0};
     cpu_gemm_store(&out, &d, acc, acc_ld);
 }
