@@ -402,6 +402,8 @@ static enum gg_status check_inputs(const struct gg_case *c, char *err, size_t er
 {
     if ((unsigned)c->b_layout > GG_LAYOUT_KN)
         return fail(err, err_len, GG_E_INVAL, "layout: unknown layout");
+    if ((unsigned)c->guard > GG_GUARD_START)
+        return fail(err, err_len, GG_E_INVAL, "guard: unknown placement");
     if (c->b_layout != GG_LAYOUT_NK && c->op != GG_OP_BATCHED)
         return fail(err, err_len, GG_E_INVAL, "layout: not valid for op %s", gg_op_name(c->op));
     if (c->bias_dtype != GG_DTYPE_NONE && c->bias_dtype != GG_DTYPE_F32 &&

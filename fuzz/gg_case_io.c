@@ -37,6 +37,7 @@ static const char *const SCALING_NAMES[] = {"none", "tensor", "mx", "block128", 
 static const char *const RULE_NAMES[] = {"floor", "ceil"};            /* enum gg_mx_rule */
 static const char *const SAT_NAMES[] = {"none", "finite"};            /* enum gg_sat */
 static const char *const LAYOUT_NAMES[] = {"nk", "kn"};               /* enum gg_layout */
+static const char *const GUARD_NAMES[] = {"band", "end", "start"};     /* enum gg_guard */
 /* bias: the names and the dtypes they stand for ("none" is the default, no bias). */
 static const char *const BIAS_NAMES[] = {"none", "f32", "bf16"};
 static const enum gg_dtype BIAS_DTYPES[] = {GG_DTYPE_NONE, GG_DTYPE_F32, GG_DTYPE_BF16};
@@ -499,29 +500,61 @@ static void print_bias(FILE *f, const struct key_def *k, const struct gg_case *c
         fprintf(f, "%s %s\n", k->name, gg_dtype_name(c->bias_dtype));
 }
 
+/* A key of one SUB=NAME assignment naming a value of an enum (layout b=, guard inputs=); the
+   enum's first name is the default and is not printed. */
+static enum gg_status parse_one_enum(const struct pctx *x, char *args, const char *sub,
+                                     const char *const *names, int n, const char *what, int *out)
+{
+    const char *const subs[] = {sub};
+    char *v[1];
+    enum gg_status st = assigns(x, args, subs, 1, v, 0);
+    if (st != GG_OK)
+        return st;
+    if (v[0] == NULL)
+        return bad(x, "missing %s=", sub);
+    return get_enum(x, names, n, what, v[0], out);
+}
+
+static void print_one_enum(FILE *f, const struct key_def *k, const char *sub,
+                           const char *const *names, int n, int value)
+{
+    if (value != 0)
+        fprintf(f, "%s %s=%s\n", k->name, sub, name_of(names, n, value));
+}
+
 static enum gg_status parse_layout(const struct pctx *x, const struct key_def *k,
                                    struct gg_case *c, char *args)
 {
     (void)k;
-    static const char *const names[] = {"b"};
-    char *v[1];
     int layout;
-    enum gg_status st = assigns(x, args, names, 1, v, 0);
-    if (st != GG_OK)
-        return st;
-    if (v[0] == NULL)
-        return bad(x, "missing b=");
-    if ((st = get_enum(x, LAYOUT_NAMES, COUNT(LAYOUT_NAMES), "layout", v[0], &layout)) != GG_OK)
-        return st;
-    c->b_layout = (enum gg_layout)layout;
-    return GG_OK;
+    enum gg_status st =
+        parse_one_enum(x, args, "b", LAYOUT_NAMES, COUNT(LAYOUT_NAMES), "layout", &layout);
+    if (st == GG_OK)
+        c->b_layout = (enum gg_layout)layout;
+    return st;
 }
 
 static void print_layout(FILE *f, const struct key_def *k, const struct gg_case *c)
 {
-    if (c->b_layout != GG_LAYOUT_NK)
-        fprintf(f, "%s b=%s\n", k->name,
-                name_of(LAYOUT_NAMES, COUNT(LAYOUT_NAMES), (int)c->b_layout));
+    print_one_enum(f, k, "b", LAYOUT_NAMES, COUNT(LAYOUT_NAMES), (int)c->b_layout);
+}
+
+/* guard inputs=band|end|start. */
+static enum gg_status parse_guard(const struct pctx *x, const struct key_def *k,
+                                  struct gg_case *c, char *args)
+{
+    (void)k;
+    int guard;
+    enum gg_status st =
+        parse_one_enum(x, args, "inputs", GUARD_NAMES, COUNT(GUARD_NAMES), "placement", &guard);
+    if (st == GG_OK)
+        c->guard = (enum gg_guard)guard;
+    return st;
+}
+
+static void print_guard(FILE *f, const struct key_def *k, const struct gg_case *c)
+{
+    print_one_enum(f, k, "inputs", GUARD_NAMES, COUNT(GUARD_NAMES), (int)c->guard);
 }
 
 /* One group_lens token: V, V*R, rand(LO,HI) or rand(LO,HI)*R. */
@@ -717,6 +750,7 @@ static const struct key_def KEYS[] = {
     {"stride", OPS_ALL, 0, parse_triple, print_triple,
      {OFF(stride_a), OFF(stride_b), OFF(stride_c)}},
     {"offset", OPS_ALL, 0, parse_triple, print_triple, {OFF(off_a), OFF(off_b), OFF(off_c)}},
+    {"guard", OPS_ALL, 0, parse_guard, print_guard, {0}},
     {"data", OPS_ALL, 0, parse_data, print_data, {0}},
     {"plant", OPS_ALL, 0, parse_plant, print_plant, {0}},
     {"seed", OPS_ALL, OPS_ALL, parse_seed, print_seed, {0}},

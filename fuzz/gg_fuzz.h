@@ -41,6 +41,13 @@ struct gg_meta {
     char *text; /* the rest of the line, trimmed */
 };
 
+/* Where the harness places the inputs A and B in their guarded buffers. */
+enum gg_guard {
+    GG_GUARD_BAND = 0, /* a canary band on each side (writes into it are seen; reads are not) */
+    GG_GUARD_END,      /* the input ends flush against an inaccessible page: an over-read faults */
+    GG_GUARD_START     /* the input starts right after an inaccessible page: an under-read faults */
+};
+
 /*
  * A case: everything needed to reproduce one kernel run. Owns items, lens, offs and meta; freed
  * by gg_case_free(). Zero strides and leading dimensions mean packed (the default).
@@ -66,6 +73,7 @@ struct gg_case {
     int64_t lda, ldb, ldc;
     int64_t stride_a, stride_b, stride_c;
     int64_t off_a, off_b, off_c;   /* element offsets of each operand in its allocation */
+    enum gg_guard guard;           /* placement of A and B against their guard pages */
     struct gg_dist dist_a, dist_b, dist_bias; /* dist_bias.fmt is bias_dtype */
     double plant_e8m0;             /* fraction of MX scale codes replaced by edge codes */
     uint64_t seed;
@@ -165,7 +173,8 @@ struct gg_hostbuf {
     uint8_t *pre, *post; /* canary bands, pre_len and post_len bytes */
     size_t pre_len, post_len;
     int owns;       /* 1: gg_hostbuf_free() unmaps (or gives the mapping back to its pool) */
-    int sealed;     /* some data pages were made read-only: never reused from a pool */
+    int sealed;     /* some data pages were protected, or the data is placed flush against a
+                       guard page: never reused from a pool */
 };
 
 /*
@@ -186,6 +195,15 @@ void gg_hostpool_drain(struct gg_hostpool *pool);
 /* A guarded buffer of bytes bytes, taken from pool when one fits (pool may be NULL). */
 enum gg_status gg_hostbuf_alloc(struct gg_hostpool *pool, struct gg_hostbuf *b, size_t bytes,
                                 char *err, size_t err_len);
+/* Alignment of the first byte of a buffer placed flush against a guard page: a buffer of bytes
+   bytes placed at the end leaves (-bytes mod GG_GUARD_ALIGN) bytes of canary before the page,
+   the longest over-read that goes unseen. */
+#define GG_GUARD_ALIGN 64
+/* A buffer whose data ends (at_end) at, or starts right after, an inaccessible page, with no
+   canary band between: the first byte past the end (or before the start) faults. The other
+   side keeps a canary band. Never taken from or given to a pool. */
+enum gg_status gg_hostbuf_alloc_flush(struct gg_hostbuf *b, size_t bytes, int at_end, char *err,
+                                      size_t err_len);
 /* 0 when both canary bands are intact; else 1 and *pre = 1 if the band before was hit. */
 int gg_hostbuf_guard_hit(const struct gg_hostbuf *b, int *pre);
 /* Gives b back to pool (when it qualifies and there is room) or unmaps it. */

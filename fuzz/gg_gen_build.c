@@ -304,6 +304,14 @@ struct gg_dist gen_dist_any(struct gen *g, enum gg_dtype fmt)
     return d;
 }
 
+void gen_place(struct gen *g, struct gg_case *c)
+{
+    /* Most cases keep the canary bands; the others put the inputs' ends (or starts) against an
+       inaccessible page, where an over-read (or under-read) faults. */
+    int64_t roll = gen_range(&g->r, 0, 9);
+    c->guard = roll < 2 ? GG_GUARD_END : roll < 3 ? GG_GUARD_START : GG_GUARD_BAND;
+}
+
 void gen_fit_data(struct gg_case *c)
 {
     if (c->mx_rule != GG_MX_RULE_FLOOR)

@@ -142,6 +142,10 @@ struct gg_dist gen_dist_any(struct gen *g, enum gg_dtype fmt);
  */
 void gen_fit_data(struct gg_case *c);
 
+/* The placement of the inputs against their guard pages (gg_case.guard): the canary bands
+   mostly, an input's end or start flush against an inaccessible page otherwise. */
+void gen_place(struct gen *g, struct gg_case *c);
+
 /*
  * Planted E8M0 edge codes (recipe mx): a fraction f of the scale codes of A and B become
  * 0x00, 0x01, 0xFE or 0xFF, on small data (normal(0, 1e-9), natural scales near 2^-37). Two

@@ -436,6 +436,7 @@ enum gg_status gen_draw(const struct gg_gen_config *cfg, const struct gg_gen_cap
             cls = strategy_targeted(&g, c, classes);
         else
             strategy_uniform(&g, c);
+        gen_place(&g, c);
         enum admission a = g.nomem ? ADMIT_REFUSED : admit_why(cfg->kernel, c, g.max_bytes);
         if (g.nomem) {
             gg_case_free(c);

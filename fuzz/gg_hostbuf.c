@@ -92,6 +92,44 @@ enum gg_status gg_hostbuf_alloc(struct gg_hostpool *pool, struct gg_hostbuf *b, 
     return GG_OK;
 }
 
+enum gg_status gg_hostbuf_alloc_flush(struct gg_hostbuf *b, size_t bytes, int at_end, char *err,
+                                      size_t err_len)
+{
+    memset(b, 0, sizeof *b);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (bytes > SIZE_MAX / 4) {
+        snprintf(err, err_len, "buffer of %zu bytes is too large", bytes);
+        return GG_E_NOMEM;
+    }
+    /* One accessible run of a canary band and the data rounded up to GG_GUARD_ALIGN, between
+       two inaccessible pages; the data at the run's end (at_end) or at its start. */
+    size_t room = (bytes + GG_GUARD_ALIGN - 1) / GG_GUARD_ALIGN * GG_GUARD_ALIGN;
+    size_t run = (room + GG_CANARY_BYTES + page - 1) / page * page, len = page + run + page;
+    uint8_t *map = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED) {
+        snprintf(err, err_len, "cannot reserve %zu bytes: %s", len, strerror(errno));
+        return GG_E_NOMEM;
+    }
+    if (mprotect(map + page, run, PROT_READ | PROT_WRITE) != 0) {
+        snprintf(err, err_len, "cannot map %zu bytes: %s", run, strerror(errno));
+        munmap(map, len);
+        return GG_E_NOMEM;
+    }
+    b->map = map;
+    b->map_len = len;
+    b->data = at_end ? map + page + run - room : map + page;
+    b->bytes = bytes;
+    b->pre = map + page;
+    b->pre_len = (size_t)(b->data - b->pre);
+    b->post = b->data + bytes;
+    b->post_len = (size_t)(map + page + run - b->post);
+    b->owns = 1;
+    b->sealed = 1; /* never pooled: a pooled buffer has bands on both sides */
+    gg_oracle_canary_fill(b->pre, b->pre_len);
+    gg_oracle_canary_fill(b->post, b->post_len);
+    return GG_OK;
+}
+
 int gg_hostbuf_guard_hit(const struct gg_hostbuf *b, int *pre)
 {
     if (gg_oracle_canary_check(b->pre, b->pre_len) >= 0) {

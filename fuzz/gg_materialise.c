@@ -290,15 +290,17 @@ static void make_plan(const struct gg_case *c, const struct gg_problem *p, int w
     g->group_lens = rs.skip_empty_groups ? p->group_lens : NULL;
 }
 
-/* Allocates a guarded buffer for count elements of t after an offset of off elements; a
-   failure names the operand. */
+/* Allocates a guarded buffer for count elements of t after an offset of off elements, placed
+   as guard says; a failure names the operand. */
 static enum gg_status operand_buf(struct gg_hostpool *pool, struct gg_hostbuf *b, char name,
-                                  enum gg_dtype t, int64_t off, int64_t count, char *err,
-                                  size_t err_len)
+                                  enum gg_guard guard, enum gg_dtype t, int64_t off, int64_t count,
+                                  char *err, size_t err_len)
 {
     char why[256];
-    enum gg_status st = gg_hostbuf_alloc(pool, b, (size_t)gg_dtype_bytes(t, gg_size_add(off, count)),
-                                         why, sizeof why);
+    size_t bytes = (size_t)gg_dtype_bytes(t, gg_size_add(off, count));
+    enum gg_status st = guard == GG_GUARD_BAND
+                            ? gg_hostbuf_alloc(pool, b, bytes, why, sizeof why)
+                            : gg_hostbuf_alloc_flush(b, bytes, guard == GG_GUARD_END, why, sizeof why);
     if (st != GG_OK)
         snprintf(err, err_len, "operand %c (%lld elements at offset %lld): %s", name,
                  (long long)count, (long long)off, why);
@@ -350,6 +352,9 @@ static enum gg_status protect_unused(struct gg_tensors *t, int which, struct gg_
     enum gg_dtype dt = which == 2 ? p->c_dtype : which ? p->b_dtype : p->a_dtype;
     const uint8_t *base = which == 2 ? t->ops.c : which ? t->ops.b : t->ops.a;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), skip = (size_t)(base - buf->data);
+    /* Pages are counted from the page holding the data's first byte: lead bytes before it (a
+       buffer placed flush against its end guard need not start on a page). */
+    size_t lead = (size_t)((uintptr_t)buf->data % page);
     struct rowset rs = operand_rows(p, which);
     struct gg_range *live = NULL;
     size_t n = 0, cap = 0;
@@ -361,8 +366,10 @@ static enum gg_status protect_unused(struct gg_tensors *t, int which, struct gg_
         for (int64_t r = 0; r < (per_row ? rs.rows : 1); r++) {
             int64_t first = i * rs.mstride + r * rs.ld;
             int64_t end = per_row ? first + rs.rowlen : first + (rs.rows - 1) * rs.ld + rs.rowlen;
-            size_t lo = (skip + (size_t)gg_dtype_bytes(dt, first)) / page * page;
-            size_t hi = (skip + (size_t)gg_dtype_bytes(dt, end) + page - 1) / page * page;
+            size_t lo = (lead + skip + (size_t)gg_dtype_bytes(dt, first)) / page * page;
+            size_t hi = (lead + skip + (size_t)gg_dtype_bytes(dt, end) + page - 1) / page * page;
+            lo = lo > lead ? lo - lead : 0; /* back to offsets from the data */
+            hi -= lead;
             if (n > 0 && lo <= live[n - 1].hi) {
                 live[n - 1].hi = hi > live[n - 1].hi ? hi : live[n - 1].hi;
                 continue;
@@ -371,7 +378,7 @@ static enum gg_status protect_unused(struct gg_tensors *t, int which, struct gg_
                 struct gg_range *grown = realloc(live, (cap = cap ? 2 * cap : 16) * sizeof *live);
                 if (!grown) {
                     free(live);
-                    snprintf(err, err_len, "out of memory for the live ranges of an input");
+                    snprintf(err, err_len, "out of memory for the live ranges of an operand");
                     return GG_E_NOMEM;
                 }
                 live = grown;
@@ -381,9 +388,10 @@ static enum gg_status protect_unused(struct gg_tensors *t, int which, struct gg_
     }
     t->live[which] = live;
     t->n_live[which] = n;
-    /* Gaps of whole pages inside the data; the last partial page shares the canary band. */
-    size_t data_end = buf->bytes / page * page, at = 0;
-    for (size_t i = 0; i <= n; i++) {
+    /* Gaps of whole pages inside the data; partial pages at either end share a canary band. */
+    size_t first_page = lead ? page - lead : 0;
+    size_t data_end = (lead + buf->bytes) / page * page - lead, at = first_page;
+    for (size_t i = 0; i <= n && data_end > first_page; i++) {
         size_t gap_end = i < n ? live[i].lo : data_end;
         if (gap_end > data_end)
             gap_end = data_end;
@@ -565,9 +573,9 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
     struct gg_problem *p = &t->p;
     enum gg_status st;
     int64_t na = gg_problem_a_span(p), nb = gg_problem_b_span(p), nc = gg_problem_c_span(p);
-    if ((st = operand_buf(t->pool, &t->a, 'A', p->a_dtype, c->off_a, na, err, err_len)) != GG_OK ||
-        (st = operand_buf(t->pool, &t->b, 'B', p->b_dtype, c->off_b, nb, err, err_len)) != GG_OK ||
-        (st = operand_buf(t->pool, &t->c, 'C', p->c_dtype, c->off_c, nc, err, err_len)) != GG_OK)
+    if ((st = operand_buf(t->pool, &t->a, 'A', c->guard, p->a_dtype, c->off_a, na, err, err_len)) != GG_OK ||
+        (st = operand_buf(t->pool, &t->b, 'B', c->guard, p->b_dtype, c->off_b, nb, err, err_len)) != GG_OK ||
+        (st = operand_buf(t->pool, &t->c, 'C', GG_GUARD_BAND, p->c_dtype, c->off_c, nc, err, err_len)) != GG_OK)
         return st;
     t->c_bytes = (size_t)gg_dtype_bytes(p->c_dtype, nc);
     int64_t nsa = gg_problem_a_scale_count(p), nsb = gg_problem_b_scale_count(p);

@@ -686,6 +686,7 @@ static const char *const ID_BASE =
     "ld a=600\n"
     "stride b=200000\n"
     "offset c=3\n"
+    "guard inputs=end\n"
     "data a=normal(0,1) b=ints(4)\n"
     "plant e8m0=0.01\n"
     "seed 0x5f3759df\n";
@@ -707,7 +708,7 @@ Test(fuzz_case_io, id_ignores_metadata_comments_whitespace_and_order)
         "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\noptions split_k=2\n"
         "mutant m1\ndtypes a=e4m3 b=e4m3 c=bf16\nscaling mx\ngroups 4\n"
         "group_lens 0 128 0 rand(0,64)\nn 256\nk 512\nld a=600\nstride b=200000\noffset c=3\n"
-        "data a=normal(0,1) b=ints(4)\nplant e8m0=0.01\nseed 0x5f3759df\n"
+        "guard inputs=end\ndata a=normal(0,1) b=ints(4)\nplant e8m0=0.01\nseed 0x5f3759df\n"
         "@found today\n@expect class=snr sig=x\n",
         /* comments, blank lines, tabs, CRLF, defaults spelt out, decimal seed, any key order */
         "# leading comment\n\nggfuzz-case 1   # header comment\r\n"
@@ -722,12 +723,13 @@ Test(fuzz_case_io, id_ignores_metadata_comments_whitespace_and_order)
         "groups 4\n"
         "group_lens 0*1 128 0 rand(0,64)*1\n"
         "n 256\nk 0x200\nld a=600 b=0\nstride b=200000\noffset c=3 a=0\n"
-        "data b=ints(4)\nplant e8m0=1e-2\n",
+        "guard   inputs=end\ndata b=ints(4)\nplant e8m0=1e-2\n",
         /* no bias and the default bias recipe, spelt out */
         "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\noptions split_k=2\n"
         "mutant m1\ndtypes a=e4m3 b=e4m3 c=bf16\nscaling mx\nbias none\ngroups 4\n"
         "group_lens 0 128 0 rand(0,64)\nn 256\nk 512\nld a=600\nstride b=200000\noffset c=3\n"
-        "data a=normal(0,1) b=ints(4) bias=normal(0,1)\nplant e8m0=0.01\nseed 0x5f3759df\n",
+        "guard inputs=end\ndata a=normal(0,1) b=ints(4) bias=normal(0,1)\nplant e8m0=0.01\n"
+        "seed 0x5f3759df\n",
     };
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
         id_of(same[i], id);
@@ -797,6 +799,8 @@ Test(fuzz_case_io, id_changes_with_every_input_line)
         {{"ld a=600"}, {"ld a=601"}},
         {{"stride b=200000"}, {"stride b=200001"}},
         {{"offset c=3"}, {"offset c=4"}},
+        {{"guard inputs=end"}, {"guard inputs=start"}},
+        {{"guard inputs=end\n"}, {""}},
         {{"data a=normal(0,1) b=ints(4)"}, {"data a=normal(0,2) b=ints(4)"}},
         {{"plant e8m0=0.01"}, {"plant e8m0=0.02"}},
         {{"seed 0x5f3759df"}, {"seed 0x5f3759de"}},

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -306,4 +309,59 @@ Test(runner, an_output_past_2p32_bytes_costs_its_rows_only)
     gg_run_result_free(&r);
     cr_expect_lt(peak_rss(), 100ll << 20, "peak %lld bytes", (long long)peak_rss());
     gg_case_free(&c);
+}
+
+Test(runner, an_over_read_faults_only_where_the_input_ends_at_a_guard_page)
+{
+    /* read_past_end loads one row of A past the last row tile of the last group: inside the
+       canary band it goes unseen, flush against the guard page the process dies. */
+    static const char *const placements[] = {"", "guard inputs=end\n", "guard inputs=start\n"};
+    static const enum gg_class expect[] = {GG_CLASS_PASS, GG_CLASS_CRASH, GG_CLASS_PASS};
+    for (int i = 0; i < 3; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+                 "mutant read_past_end\ndtypes a=bf16 b=bf16 c=bf16\ngroups 2\n"
+                 "group_lens 3 5\nn 64\nk 64\n%sseed 1\n", placements[i]);
+        struct gg_case c;
+        load(&c, text);
+        struct gg_run_result r;
+        char err[512];
+        cr_assert_eq(gg_run_case_isolated(&c, NULL, 60, &r, err, sizeof err), GG_OK, "%s", err);
+        cr_expect_eq(r.verdict.cls, expect[i], "%s: %s", placements[i], r.verdict.signature);
+        gg_run_result_free(&r);
+        struct gg_run_opts o = {.mutant = "none"};
+        cr_assert_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_OK, "%s", err);
+        cr_expect_eq(r.verdict.cls, GG_CLASS_PASS, "correct kernel, %s: %s", placements[i],
+                     r.verdict.signature);
+        gg_run_result_free(&r);
+        gg_case_free(&c);
+    }
+}
+
+Test(runner, flush_placements_keep_the_alignment_and_fault_at_the_edge)
+{
+    for (int at_end = 0; at_end < 2; at_end++) {
+        struct gg_hostbuf b;
+        char err[256];
+        cr_assert_eq(gg_hostbuf_alloc_flush(&b, 1000, at_end, err, sizeof err), GG_OK, "%s", err);
+        cr_expect_eq((uintptr_t)b.data % GG_GUARD_ALIGN, 0);
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        if (at_end) /* 1000 bytes rounded to 1024: 24 bytes of band, then the page */
+            cr_expect_eq((uintptr_t)(b.data + 1024) % page, 0);
+        else
+            cr_expect_eq((uintptr_t)b.data % page, 0);
+        memset(b.data, 7, 1000);
+        cr_expect_eq(gg_hostbuf_guard_hit(&b, &(int){0}), 0);
+        pid_t pid = fork();
+        if (pid == 0) { /* one byte past the edge of the accessible run */
+            volatile uint8_t x = at_end ? b.data[1024] : b.data[-1];
+            (void)x;
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "at_end %d", at_end);
+        gg_hostbuf_free(NULL, &b);
+    }
 }

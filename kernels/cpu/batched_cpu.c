@@ -182,7 +182,7 @@ static void compute_tile(const void *ctx, const struct cpu_tile *tl, int64_t sl,
     int64_t b_valid = x->n_tail && tl->cols < TILE_N ? tl->cols - 1 : tl->cols;
     struct cpu_gemm_src src = {&x->a, &x->b, tl->g * x->sa + tl->i0 * x->lda, x->lda, 1,
                                tl->g * x->sb + tl->j0 * x->b_sq, x->b_sq, x->b_sr,
-                               tl->rows, tl->cols, b_valid};
+                               tl->rows, tl->cols, b_valid, 0};
     cpu_gemm_clear(acc, tl->rows);
     for (int64_t rk = k0; rk < k1; rk += v->tile_k) {
         int64_t kc = cpu_min64(v->tile_k, k1 - rk);

@@ -75,12 +75,16 @@ struct cpu_gemm_scratch cpu_gemm_scratch_at(float *buf, int64_t tile_k, int64_t 
  * The operands of one output tile of rows x cols:
  *   A(i, r) = a[a_off + i·a_si + r·a_sr],  B(r, j) = b[b_off + r·b_sr + j·b_sj];
  * only the first b_valid columns of B are loaded (a tail mask), the others count as zero.
+ * a_overread (the mutant read_past_end) also loads row `rows` of A, one past the tile, and
+ * discards it: an off-by-one load bound that changes no result but reads past A's end at the
+ * last row tile.
  */
 struct cpu_gemm_src {
     const struct cpu_gemm_operand *a, *b;
     int64_t a_off, a_si, a_sr;
     int64_t b_off, b_sj, b_sr;
     int64_t rows, cols, b_valid;
+    int a_overread;
 };
 
 /* Where an epilogue writes: C of c_dtype (bf16 or f32) with row stride ldc, and the bias rows

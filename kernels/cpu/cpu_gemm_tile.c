@@ -93,9 +93,23 @@ __attribute__((always_inline)) static inline void pack_panels(float *restrict ds
     }
 }
 
+/* Loads row `row` of A's step into a throw-away row (read_past_end). */
+static void overread_row(const struct cpu_gemm_src *src, int64_t rk, int64_t kc, int64_t row)
+{
+    float sink[64];
+    for (int64_t r0 = 0; r0 < kc; r0 += 64) {
+        int64_t n = cpu_min64(64, kc - r0);
+        decode_run(src->a, src->a_off + row * src->a_si + (rk + r0) * src->a_sr, src->a_sr, n,
+                   sink, 1);
+        __asm__ volatile("" : : "r"(sink) : "memory"); /* the loads happen */
+    }
+}
+
 void cpu_gemm_pack_step(const struct cpu_gemm_src *src, int64_t rk, int64_t kc,
                         const struct cpu_gemm_panels *pn)
 {
+    if (src->a_overread)
+        overread_row(src, rk, kc, src->rows);
     pack_panels(pn->ap, src->a, src->a_off + rk * src->a_sr, src->a_si, src->a_sr, src->rows,
                 src->rows, kc, MICRO_M);
     pack_panels(pn->bp, src->b, src->b_off + rk * src->b_sr, src->b_sj, src->b_sr, src->cols,

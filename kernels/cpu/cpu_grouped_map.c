@@ -93,7 +93,7 @@ struct cpu_gemm_src cpu_grouped_src(const struct cpu_grouped_map *m,
 {
     return (struct cpu_gemm_src){a, b, blk->a_off + t->i0 * m->a_si, m->a_si, m->a_sr,
                                  blk->b_off + t->j0 * m->b_sj, m->b_sj, m->b_sr,
-                                 t->rows, t->cols, t->cols};
+                                 t->rows, t->cols, t->cols, 0};
 }
 
 int cpu_grouped_ws_map(const struct gg_problem *p, struct cpu_grouped_map *m)

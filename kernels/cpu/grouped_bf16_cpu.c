@@ -36,6 +36,10 @@ void cpu_bf16_map_init(const struct gg_problem *p, const int64_t *offs, struct c
        reaches past 2^32 bytes (a large ldc or offset of C, or wgrad's dW with a large stride)
        is written over its own beginning. */
     m->store_wrap32 = gg_mutant_is(p, "i32_store_offset");
+    /* read_past_end: the load bound of A's rows is off by one in a partial row tile, so the
+       last tile of the last group reads one row past A (the row is discarded: every result is
+       right, and only a read guard sees it). */
+    m->overread = gg_mutant_is(p, "read_past_end");
 }
 
 int64_t cpu_bf16_group_tiles(const struct cpu_bf16_map *m, int64_t g)
@@ -120,6 +124,7 @@ static void accumulate_tile(const struct cpu_bf16_launch *l, const struct tile_p
     struct cpu_gemm_operand a = {l->a, GG_DTYPE_BF16, NULL, 0};
     struct cpu_gemm_operand b = {l->b, GG_DTYPE_BF16, NULL, 0};
     struct cpu_gemm_src src = cpu_grouped_src(&l->m->geo, &tp->blk, &tp->at, &a, &b);
+    src.a_overread = l->m->overread && tp->at.rows < TILE_M;
     cpu_gemm_accumulate(&src, r0, r1, TILE_K, &s->pn, acc);
 }
 
@@ -379,7 +384,8 @@ enum gg_status cpu_bf16_prepare(const struct gg_problem *p, const char *const *m
 
 /* ---- grouped_bf16_cpu_tiled ------------------------------------------------------------- */
 
-static const char *const tiled_mutants[] = {CPU_BF16_MUTANTS_SHARED, "i32_store_offset", NULL};
+static const char *const tiled_mutants[] = {CPU_BF16_MUTANTS_SHARED, "i32_store_offset",
+                                            "read_past_end", NULL};
 
 static int tiled_supports(const struct gg_problem *p, char *why, size_t why_len)
 {

@@ -33,6 +33,7 @@ struct cpu_bf16_map {
     int tail_rows;        /* tail_rows_unwritten: the output's final partial row tile not stored */
     int missing_fence;    /* missing_fence: split-K reduction waits for slices to start only */
     int store_wrap32;     /* i32_store_offset: C's byte offsets stored through 32 bits */
+    int overread;         /* read_past_end: a partial row tile loads one row of A too many */
 };
 
 /* One GEMM launch: the tiles of groups g0 .. g0 + ng - 1 in one flat list. tile_start holds

@@ -5,11 +5,12 @@
  * B with one fp32 scale per batch: each 128-K group's tensor-core sum is scaled by its row's
  * scale and added, the total times the batch's scale in the epilogue). One tile list over the
  * batches on the grouped engine, split-K on 128-K group boundaries, and the CPU family's
- * supports() and mutant n_tail (the last partial N tile loads B one column short).
+ * supports() and mutants n_tail (the last partial N tile loads B one column short) and
+ * i32_store_offset (C addressed by a 32-bit byte offset).
  */
 #include "kernels/gpu/gpu_gemm_int.h"
 
-[[maybe_unused]] static const char *const batched_mutants[] = {"n_tail", NULL};
+[[maybe_unused]] static const char *const batched_mutants[] = {"n_tail", "i32_store_offset", NULL};
 
 /* The launch description of p for kernel recipe r (plain bf16 or block128), checked. */
 static enum gg_status batched_plan(const struct gg_problem *p, const struct gg_operands *o,

@@ -61,6 +61,7 @@ struct gpu_grouped {
     const int64_t *offs; /* device group offsets, groups + 1 */
     int64_t split;
     int i32_row_offset, i32_group_base, skip_empty_wgrad, tail_rows, missing_fence, wrap32;
+    int store_wrap32;      /* i32_store_offset: C's byte offsets go through 32 bits */
     int mutant;            /* the problem names a mutant (it keeps the cp.async loads) */
     const void *a, *b;
     void *c;
@@ -512,13 +513,24 @@ __device__ void gpu_mainloop(const gpu_grouped &P, const gpu_tile &tl, gpu_acc a
 /* The FP8 main loop on wgmma (it uses the loader building blocks above). */
 #include "kernels/gpu/gpu_wgmma_int.h"
 
-/* Stores one fp32 value of C, rounded once (bf16) or as is (f32). */
-__device__ __forceinline__ void gpu_store_c(void *c, int c_dtype, int64_t at, float v)
+/* Element at of C as the stores address it: i32_store_offset sends its byte offset through
+   32 bits, so an output past 2^32 bytes is written over its beginning. */
+__device__ __forceinline__ int64_t gpu_c_index(const gpu_grouped &P, int64_t at)
 {
-    if (c_dtype == GG_DTYPE_BF16)
-        ((uint16_t *)c)[at] = gpu_f32_to_bf16(v);
+    if (!P.store_wrap32)
+        return at;
+    uint64_t es = P.c_dtype == GG_DTYPE_BF16 ? 2 : 4;
+    return (int64_t)((uint64_t)(uint32_t)((uint64_t)at * es) / es);
+}
+
+/* Stores one fp32 value of C at element at, rounded once (bf16) or as is (f32). */
+__device__ __forceinline__ void gpu_store_c(const gpu_grouped &P, int64_t at, float v)
+{
+    at = gpu_c_index(P, at);
+    if (P.c_dtype == GG_DTYPE_BF16)
+        ((uint16_t *)P.c)[at] = gpu_f32_to_bf16(v);
     else
-        ((float *)c)[at] = v;
+        ((float *)P.c)[at] = v;
 }
 
 /* A barrier of a team of NT threads: the whole block (BAR 0), one warp (NT 32: __syncwarp, any
@@ -678,7 +690,7 @@ static __device__ void gpu_reduce_tile(const gpu_grouped &P, const gpu_tile &tl,
         float v = __ldcg(part + e);
         for (int64_t sl = 1; sl < P.split; sl++)
             v += __ldcg(part + sl * GPU_TILE_ELEMS + e);
-        gpu_store_c(P.c, P.c_dtype, c0 + r * P.ldc + j, gpu_finish<true>(P, tl.mat, tl.j0 + j, v, s));
+        gpu_store_c(P, c0 + r * P.ldc + j, gpu_finish<true>(P, tl.mat, tl.j0 + j, v, s));
     }
 }
 
@@ -829,14 +841,15 @@ static __device__ void gpu_store_staged_as(const gpu_grouped &P, const gpu_tile 
         if (j >= tl.cols)
             continue;
         const uint8_t *src = stg + r * pitch + j * ES;
-        uint8_t *dst = (uint8_t *)P.c + (c0 + r * P.ldc + j) * ES;
-        if (j + per_chunk <= tl.cols && ((uintptr_t)dst & 15) == 0) {
+        int64_t at = c0 + r * P.ldc + j;
+        uint8_t *dst = (uint8_t *)P.c + at * ES;
+        if (j + per_chunk <= tl.cols && ((uintptr_t)dst & 15) == 0 && !P.store_wrap32) {
             *(uint4 *)dst = *(const uint4 *)src;
             continue;
         }
         for (int q = 0; q < per_chunk && j + q < tl.cols; q++)
             for (int y = 0; y < ES; y++)
-                dst[q * ES + y] = src[q * ES + y];
+                ((uint8_t *)P.c)[gpu_c_index(P, at + q) * ES + y] = src[q * ES + y];
     }
 }
 
@@ -868,7 +881,7 @@ static __device__ void gpu_store_tile(const gpu_grouped &P, const gpu_tile &tl, 
         if (row >= tl.rows || col >= tl.cols || (c_row && c_row[row] < 0))
             return;
         int64_t at = c_row ? c_row[row] * P.ldc + tl.j0 + col : c0 + row * P.ldc + col;
-        gpu_store_c(P.c, P.c_dtype, at, gpu_finish<EXTRA>(P, tl.mat, tl.j0 + col, a[i], s));
+        gpu_store_c(P, at, gpu_finish<EXTRA>(P, tl.mat, tl.j0 + col, a[i], s));
     });
 }
 
@@ -1371,6 +1384,7 @@ static inline gpu_grouped gpu_grouped_of(const struct gg_problem *p, const struc
     P.tail_rows = gg_mutant_is(p, "tail_rows_unwritten");
     P.missing_fence = gg_mutant_is(p, "missing_fence");
     P.wrap32 = gg_mutant_is(p, "i32_byte_limit");
+    P.store_wrap32 = gg_mutant_is(p, "i32_store_offset");
     P.mutant = p->mutant != NULL;
     P.red_limit = -1;
     gpu_finish_setup(&P);
@@ -1414,6 +1428,8 @@ static inline gpu_grouped gpu_batched_of(const struct gg_problem *p, const struc
     P.b_off_fixed = -1;
     P.red_limit = -1;
     P.n_tail = gg_mutant_is(p, "n_tail");
+    P.store_wrap32 = gg_mutant_is(p, "i32_store_offset");
+    P.mutant = p->mutant != NULL;
     if (p->bias_dtype != GG_DTYPE_NONE) {
         P.bias = o->bias;
         P.bias_dtype = (int)p->bias_dtype;
