@@ -30,6 +30,7 @@ struct gg_tensors {
     /* How A and B were generated: the device path regenerates them from these (gg_devrun.c). */
     struct gg_gen_plan gen[2];
     struct gg_hostpool *pool; /* (optional, not owned) buffers come from and go back here */
+    enum gg_guard guard;      /* the case's placement of A and B */
 };
 
 /* Builds the problem of case c in t, defaults filled and geometry checked, without the moe

@@ -147,13 +147,17 @@ static enum gg_status place_operand(struct mirror *m, const struct gg_tensors *t
 
 /* Allocates buffer i: A, B and C sparsely over their live ranges (gg_devbuf_alloc_sparse), so
    that strides, leading dimensions and offsets that leave gigabytes between the used rows cost
-   neither memory nor zeroing. */
+   neither memory nor zeroing; A and B flush against unmapped memory where the case places them
+   so (gg_devbuf_alloc_flush). */
 static enum gg_status alloc_buf(struct mirror *m, const struct gg_tensors *t, int i, char *err,
                                 size_t err_len)
 {
     if (i != BUF_A && i != BUF_B && i != BUF_C)
         return gg_devbuf_alloc(m->dev, &m->buf[i], m->bytes[i], err, err_len);
     int w = i == BUF_A ? 0 : i == BUF_B ? 1 : 2;
+    if (w < 2 && t->guard != GG_GUARD_BAND) /* the inputs' placement of the case */
+        return gg_devbuf_alloc_flush(m->dev, &m->buf[i], m->bytes[i], t->live[w], t->n_live[w],
+                                     t->guard == GG_GUARD_END, err, err_len);
     return gg_devbuf_alloc_sparse(m->dev, &m->buf[i], m->bytes[i], t->live[w], t->n_live[w], err,
                                   err_len);
 }

@@ -573,6 +573,7 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
     struct gg_problem *p = &t->p;
     enum gg_status st;
     int64_t na = gg_problem_a_span(p), nb = gg_problem_b_span(p), nc = gg_problem_c_span(p);
+    t->guard = c->guard;
     if ((st = operand_buf(t->pool, &t->a, 'A', c->guard, p->a_dtype, c->off_a, na, err, err_len)) != GG_OK ||
         (st = operand_buf(t->pool, &t->b, 'B', c->guard, p->b_dtype, c->off_b, nb, err, err_len)) != GG_OK ||
         (st = operand_buf(t->pool, &t->c, 'C', GG_GUARD_BAND, p->c_dtype, c->off_c, nc, err, err_len)) != GG_OK)

@@ -97,6 +97,17 @@ enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf *b, size_t 
 enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
                                       const struct gg_range *live, size_t n, char *err,
                                       size_t err_len);
+/*
+ * A buffer for an input placed flush against unmapped device memory: its data (aligned to
+ * GG_DEVICE_ALIGN, so an over-read of fewer than -bytes mod GG_DEVICE_ALIGN bytes lands in
+ * mapped slack) ends at (at_end) or starts at the edge of an unmapped granule, with no canary
+ * band, and only the granules of the live ranges have memory (zeroed): an access past the edge
+ * is a fault (a `device` finding). Where the device has no virtual memory management (HIP), it
+ * is gg_devbuf_alloc_sparse, with bands.
+ */
+enum gg_status gg_devbuf_alloc_flush(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
+                                     const struct gg_range *live, size_t n, int at_end, char *err,
+                                     size_t err_len);
 void gg_devbuf_free(struct gg_device *d, struct gg_devbuf *b);
 /* Copies n bytes between host memory and the buffer's data at byte offset off (stream-ordered;
    a download waits for the stream). */

@@ -438,6 +438,30 @@ static int vmm_pieces(const size_t *lo, const size_t *hi, int n, size_t len, str
     return m;
 }
 
+/* Gives each of the m pieces of the span reserved at va memory, mapped read-write: returns 0,
+   the span unreserved and nothing left behind, when the driver refuses any step. */
+static int vmm_map_all(CUdeviceptr va, size_t span, struct gg_devmap *maps, int m)
+{
+    CUmemAccessDesc rw;
+    memset(&rw, 0, sizeof rw);
+    rw.location = vmm.prop.location;
+    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    for (int i = 0; i < m; i++) {
+        int ok = vmm.create(&maps[i].handle, maps[i].len, &vmm.prop, 0) == CUDA_SUCCESS;
+        if (ok && (vmm.map(va + maps[i].off, maps[i].len, 0, maps[i].handle, 0) != CUDA_SUCCESS ||
+                   vmm.access(va + maps[i].off, maps[i].len, &rw, 1) != CUDA_SUCCESS)) {
+            (void)vmm.unmap(va + maps[i].off, maps[i].len);
+            (void)vmm.release(maps[i].handle);
+            ok = 0;
+        }
+        if (!ok) {
+            vmm_unwind(va, span, maps, i);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Maps the pieces of a sparse buffer for bytes bytes with live ranges live[0..n): returns 0
    (nothing left behind) when the driver refuses any step. */
 static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *live, size_t n)
@@ -458,32 +482,50 @@ static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *l
     int m = vmm_pieces(lo, hi, (int)n + 2, span, maps);
     free(lo);
     CUdeviceptr va = 0;
-    if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS) {
+    if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS || !vmm_map_all(va, span, maps, m)) {
         free(maps);
         return 0;
-    }
-    CUmemAccessDesc rw;
-    memset(&rw, 0, sizeof rw);
-    rw.location = vmm.prop.location;
-    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    for (int i = 0; i < m; i++) {
-        int ok = vmm.create(&maps[i].handle, maps[i].len, &vmm.prop, 0) == CUDA_SUCCESS;
-        if (ok && (vmm.map(va + maps[i].off, maps[i].len, 0, maps[i].handle, 0) != CUDA_SUCCESS ||
-                   vmm.access(va + maps[i].off, maps[i].len, &rw, 1) != CUDA_SUCCESS)) {
-            (void)vmm.unmap(va + maps[i].off, maps[i].len);
-            (void)vmm.release(maps[i].handle);
-            ok = 0;
-        }
-        if (!ok) {
-            vmm_unwind(va, span, maps, i);
-            free(maps);
-            return 0;
-        }
     }
     b->base = (uint8_t *)va;
     b->alloc_len = span;
     b->maps = maps;
     b->n_maps = m;
+    return 1;
+}
+
+/* A buffer placed flush against unmapped memory: one unmapped granule, the data rounded up to
+   GG_DEVICE_ALIGN at the end of whole granules (at_end) or at their start, one unmapped granule;
+   only the granules of the live ranges get memory. No canary bands. */
+static int vmm_build_flush(struct gg_devbuf *b, size_t bytes, const struct gg_range *live,
+                           size_t n, int at_end)
+{
+    size_t room = round_up(bytes, GG_DEVICE_ALIGN), body = round_up(room, vmm.gran);
+    size_t data_off = vmm.gran + (at_end ? body - room : 0), span = vmm.gran + body + vmm.gran;
+    size_t *lo = (size_t *)malloc((n + 1) * 2 * sizeof(size_t));
+    struct gg_devmap *maps = (struct gg_devmap *)calloc(n + 1, sizeof *maps);
+    if (!lo || !maps) {
+        free(lo);
+        free(maps);
+        return 0;
+    }
+    size_t *hi = lo + n + 1, m = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t h = live[i].hi < bytes ? live[i].hi : bytes;
+        if (h > live[i].lo)
+            lo[m] = data_off + live[i].lo, hi[m++] = data_off + h;
+    }
+    int pieces = vmm_pieces(lo, hi, (int)m, span - vmm.gran, maps);
+    free(lo);
+    CUdeviceptr va = 0;
+    if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS || !vmm_map_all(va, span, maps, pieces)) {
+        free(maps);
+        return 0;
+    }
+    b->base = (uint8_t *)va;
+    b->alloc_len = span;
+    b->maps = maps;
+    b->n_maps = pieces;
+    b->data = b->base + data_off;
     return 1;
 }
 
@@ -507,11 +549,33 @@ static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *l
     return 0;
 }
 
+static int vmm_build_flush(struct gg_devbuf *b, size_t bytes, const struct gg_range *live,
+                           size_t n, int at_end)
+{
+    (void)b, (void)bytes, (void)live, (void)n, (void)at_end;
+    return 0;
+}
+
 static void sparse_free(struct gg_device *d, struct gg_devbuf *b)
 {
     (void)d, (void)b;
 }
 #endif
+
+/* Zeroes the parts of the data that have memory behind them. */
+static enum gg_status zero_mapped(struct gg_device *d, const struct gg_devbuf *b, char *err,
+                                  size_t err_len)
+{
+    size_t data_off = (size_t)(b->data - b->base);
+    for (int i = 0; i < b->n_maps; i++) {
+        size_t lo = b->maps[i].off, hi = lo + b->maps[i].len;
+        lo = lo > data_off ? lo : data_off;
+        hi = hi < data_off + b->bytes ? hi : data_off + b->bytes;
+        if (hi > lo)
+            CK(d, cudaMemsetAsync(b->base + lo, 0, hi - lo, d->stream));
+    }
+    return GG_OK;
+}
 
 extern "C" enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_devbuf *b,
                                                  size_t bytes, const struct gg_range *live,
@@ -525,17 +589,21 @@ extern "C" enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_
     size_t len = bytes <= SIZE_MAX / 2 ? layout_len(bytes) : 0;
     if (len < SPARSE_MIN_SPAN || used > len / 4 || !vmm_usable() || !vmm_build(b, bytes, live, n))
         return gg_devbuf_alloc(d, b, bytes, err, err_len);
-    uint8_t *base = b->base;
-    size_t span = b->alloc_len;
-    enum gg_status st = place(d, b, base, span, bytes, err, err_len);
-    for (int i = 0; st == GG_OK && i < b->n_maps; i++) { /* zeros where the data has memory */
-        size_t lo = b->maps[i].off, hi = lo + b->maps[i].len;
-        lo = lo > b->pre_len ? lo : b->pre_len;
-        hi = hi < b->pre_len + bytes ? hi : b->pre_len + bytes;
-        if (hi > lo)
-            CK(d, cudaMemsetAsync(base + lo, 0, hi - lo, d->stream));
-    }
-    return st;
+    enum gg_status st = place(d, b, b->base, b->alloc_len, bytes, err, err_len);
+    return st == GG_OK ? zero_mapped(d, b, err, err_len) : st;
+}
+
+extern "C" enum gg_status gg_devbuf_alloc_flush(struct gg_device *d, struct gg_devbuf *b,
+                                                size_t bytes, const struct gg_range *live,
+                                                size_t n, int at_end, char *err, size_t err_len)
+{
+    memset(b, 0, sizeof *b);
+    LIVE(d);
+    if (bytes > SIZE_MAX / 4 || !vmm_usable() || !vmm_build_flush(b, bytes, live, n, at_end))
+        return gg_devbuf_alloc_sparse(d, b, bytes, live, n, err, err_len);
+    b->bytes = bytes;
+    b->owns = 1;
+    return zero_mapped(d, b, err, err_len);
 }
 
 extern "C" void gg_devbuf_free(struct gg_device *d, struct gg_devbuf *b)

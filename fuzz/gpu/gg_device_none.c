@@ -81,6 +81,14 @@ enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_devbuf *b, 
     return gg_devbuf_alloc(d, b, bytes, err, err_len);
 }
 
+enum gg_status gg_devbuf_alloc_flush(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
+                                     const struct gg_range *live, size_t n, int at_end, char *err,
+                                     size_t err_len)
+{
+    (void)live, (void)n, (void)at_end;
+    return gg_devbuf_alloc(d, b, bytes, err, err_len);
+}
+
 void gg_devbuf_free(struct gg_device *d, struct gg_devbuf *b)
 {
     (void)d;

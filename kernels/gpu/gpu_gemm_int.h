@@ -62,6 +62,7 @@ struct gpu_grouped {
     int64_t split;
     int i32_row_offset, i32_group_base, skip_empty_wgrad, tail_rows, missing_fence, wrap32;
     int store_wrap32;      /* i32_store_offset: C's byte offsets go through 32 bits */
+    int overread;          /* read_past_end: a partial row tile loads one row of A too many */
     int mutant;            /* the problem names a mutant (it keeps the cp.async loads) */
     const void *a, *b;
     void *c;
@@ -934,7 +935,10 @@ static __device__ __forceinline__ int64_t gpu_tile_operands(const gpu_grouped &P
     chunk = (chunk + P.unit - 1) / P.unit * P.unit;
     int64_t r0 = gpu_min64(sl * chunk, red), r1 = gpu_min64(r0 + chunk, red);
     int64_t b_lim = P.n_tail && tl.cols < GPU_BN ? tl.cols - 1 : tl.cols;
-    a = {(const uint8_t *)P.a, tl.blk.a_off + tl.i0 * P.a_si, P.a_si, P.a_sr, tl.rows, r1, NULL};
+    /* read_past_end: a partial row tile loads one row of A too many (its product row is never
+       stored), past A's end at the last row tile. */
+    int64_t a_lim = P.overread && tl.rows < GPU_BM ? tl.rows + 1 : tl.rows;
+    a = {(const uint8_t *)P.a, tl.blk.a_off + tl.i0 * P.a_si, P.a_si, P.a_sr, a_lim, r1, NULL};
     b = {(const uint8_t *)P.b, tl.blk.b_off + tl.j0 * P.b_sj, P.b_sj, P.b_sr, b_lim, r1, NULL};
     return r0;
 }
@@ -1385,6 +1389,7 @@ static inline gpu_grouped gpu_grouped_of(const struct gg_problem *p, const struc
     P.missing_fence = gg_mutant_is(p, "missing_fence");
     P.wrap32 = gg_mutant_is(p, "i32_byte_limit");
     P.store_wrap32 = gg_mutant_is(p, "i32_store_offset");
+    P.overread = gg_mutant_is(p, "read_past_end");
     P.mutant = p->mutant != NULL;
     P.red_limit = -1;
     gpu_finish_setup(&P);

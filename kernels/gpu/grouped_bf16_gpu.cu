@@ -37,7 +37,8 @@ static int ws_plan(const struct gg_problem *p, gpu_grouped *P)
 
 /* ---- one tile list over all groups: persistent and tiled ----------------------------------- */
 
-static const char *const list_mutants[] = {CPU_BF16_MUTANTS_SHARED, "i32_store_offset", NULL};
+static const char *const list_mutants[] = {CPU_BF16_MUTANTS_SHARED, "i32_store_offset",
+                                           "read_past_end", NULL};
 
 GG_GPU_ENTRY int list_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
