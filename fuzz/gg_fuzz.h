@@ -139,9 +139,14 @@ void gg_registry_truncate(size_t count);
  * of its kernels are registered or none. The ABI version is checked before any plugin code is
  * called; each descriptor is validated by gg_registry_add(). A refused plugin is closed again;
  * an accepted one stays loaded until the process exits (the registry points into it), and
- * loading it again does nothing. Returns GG_OK, or a status and "PATH: problem" in err: GG_E_IO
- * when it cannot be opened, GG_E_ABI for a missing symbol, an ABI mismatch, a refused descriptor
- * or no kernel at all, or the status the plugin's register function returned.
+ * loading it again does nothing. The plugin is first loaded in a forked child with a time limit
+ * (GGFUZZ_PLUGIN_TIMEOUT seconds, default 10, 0: none), so a plugin whose initialisers or
+ * register function crash, exit or hang is refused without harm to this process. Returns GG_OK,
+ * or a status and "PATH: problem" in err: GG_E_IO when it cannot be opened, GG_E_ABI for a
+ * missing symbol, an ABI mismatch, a refused descriptor, no kernel at all, or a trial that died
+ * on a signal, exited or ran past the limit ("PATH: gg_plugin_register died on signal 11
+ * (Segmentation fault)"), GG_E_INVAL for a malformed GGFUZZ_PLUGIN_TIMEOUT, or the status the
+ * plugin's register function returned.
  */
 enum gg_status gg_plugin_load(const char *path, char *err, size_t err_len);
 /* Loads each path of a colon-separated list (GGFUZZ_PLUGINS) in order, skipping empty entries;

@@ -3,10 +3,14 @@
  * tests/CMakeLists.txt builds it once per variant with BAD_<VARIANT> defined; ggfuzz must refuse
  * every variant with a message naming the problem and leave its registry as it was, except
  * run_error, a valid plugin whose kernel fails every run (a campaign logs those failures).
+ * segv_register, hang_register and exit_register crash, hang or exit in gg_plugin_register;
+ * segv_init crashes in an initialiser, when the object is loaded.
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "gg_kernel.h"
 
@@ -69,10 +73,28 @@ const uint32_t gg_plugin_abi_version = GG_KERNEL_ABI_VERSION - 1;
 const uint32_t gg_plugin_abi_version = GG_KERNEL_ABI_VERSION;
 #endif
 
+#if defined(BAD_SEGV_INIT)
+__attribute__((constructor)) static void crash_on_load(void)
+{
+    raise(SIGSEGV);
+}
+#endif
+
 #if !defined(BAD_NO_REGISTER)
 enum gg_status gg_plugin_register(const struct gg_plugin_host *host, char *err, size_t err_len)
 {
-#if defined(BAD_ABI_VERSION)
+#if defined(BAD_SEGV_REGISTER)
+    (void)host, (void)err, (void)err_len;
+    raise(SIGSEGV);
+    return GG_OK;
+#elif defined(BAD_HANG_REGISTER)
+    (void)host, (void)err, (void)err_len;
+    for (;;)
+        pause();
+#elif defined(BAD_EXIT_REGISTER)
+    (void)host, (void)err, (void)err_len;
+    exit(0);
+#elif defined(BAD_ABI_VERSION)
     /* The host must refuse this plugin before calling it: if it does not, the test dies here. */
     (void)host, (void)err, (void)err_len;
     abort();
