@@ -236,7 +236,9 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
 /*
  * gg_run_case() in a child process (gg_isolate.c): a kernel that kills its process gives a
  * `crash` verdict, one that runs past timeout_s (0: no limit) is killed and gives `timeout`;
- * the caller goes on either way. Forks without exec: for CPU kernels.
+ * the caller goes on either way. A child killed from outside (SIGKILL this function did not
+ * send: kill -9, the OOM killer) gives GG_E_IO and a message saying so, not a verdict. Forks
+ * without exec: for CPU kernels.
  */
 enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run_opts *o,
                                     double timeout_s, struct gg_run_result *r, char *err,
@@ -432,6 +434,10 @@ struct gg_campaign_stats {
     int64_t minimized;          /* signatures minimised */
     enum gg_class worst_new;    /* most severe class among the new signatures (PASS: none) */
     int64_t worker_restarts, timeouts, refused, errors;
+    int64_t worker_kills;       /* workers killed from outside (SIGKILL the supervisor did not
+                                   send: kill -9, the OOM killer): harness events, not findings */
+    int64_t crashes_unconfirmed; /* cases whose worker died (or exited) and whose re-run in a
+                                   fresh worker did not end the same way: not findings */
     double slowest_s;           /* slowest run to an outcome */
     double min_snr_margin_db;   /* smallest SNR margin of a passing run (+inf: none) */
     int max_offset_bits;        /* largest offset a case reached, in bits */

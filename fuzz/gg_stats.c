@@ -79,6 +79,8 @@ static void write_body(FILE *f, const struct gg_stats_view *v)
     fprintf(f, "minimized         : %lld\n", (long long)s->minimized);
     fprintf(f, "last_fault_s      : %.1f\n", s->last_fault_s);
     fprintf(f, "worker_restarts   : %lld\n", (long long)s->worker_restarts);
+    fprintf(f, "worker_kills      : %lld\n", (long long)s->worker_kills);
+    fprintf(f, "crashes_unconfirmed: %lld\n", (long long)s->crashes_unconfirmed);
     fprintf(f, "timeouts          : %lld\n", (long long)s->timeouts);
     fprintf(f, "refused           : %lld\n", (long long)s->refused);
     fprintf(f, "errors            : %lld\n", (long long)s->errors);
@@ -179,6 +181,8 @@ void gg_stats_final(FILE *f, const struct gg_stats_view *v)
     fprintf(f, "stat::new_faults:               %lld\n", (long long)s->new_sigs);
     fprintf(f, "stat::worker_restarts:          %lld\n", (long long)s->worker_restarts);
     fprintf(f, "stat::timeouts:                 %lld\n", (long long)s->timeouts);
+    fprintf(f, "stat::worker_kills:             %lld\n", (long long)s->worker_kills);
+    fprintf(f, "stat::crashes_unconfirmed:      %lld\n", (long long)s->crashes_unconfirmed);
     fprintf(f, "stat::possibly_fixed:           %lld\n", (long long)s->possibly_fixed);
     char why[128];
     switch (s->stop) {

@@ -147,6 +147,29 @@ Test(cli_plugin, bad_plugins_exit_3_with_a_message)
     }
 }
 
+Test(cli_plugin, a_case_killed_from_outside_is_an_error_not_a_crash)
+{
+    char path[64], args[512];
+    snprintf(path, sizeof path, "/tmp/ggfuzz-cli-kill-XXXXXX.case");
+    int fd = mkstemps(path, 5);
+    cr_assert(fd >= 0);
+    static const char text[] = "ggfuzz-case 1\nop grouped_fwd\nkernel bad_crash_run\n"
+                               "dtypes a=bf16 b=bf16 c=f32\nscaling none\ngroups 2\n"
+                               "group_lens 3 4\nn 8\nk 16\nseed 3\n";
+    cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    snprintf(args, sizeof args, "run --plugin %s %s", BAD("crash_run"), path);
+    /* SIGKILL, which a kernel does not raise as a bug: killed from outside (kill -9, OOM). */
+    cr_expect_eq(ggfuzz_env("GGFUZZ_PLUGINS= BAD_PLUGIN_SIGNAL=9", args, 0), 3, "%s", out);
+    cr_expect(strstr(out, "was killed by signal 9 (Killed) from outside ggfuzz (out of memory?)"),
+              "%s", out);
+    cr_expect(strstr(out, "1 cases: 0 passed, 0 failed, 0 refused, 1 errors"), "%s", out);
+    /* A signal the kernel raises itself is a crash verdict. */
+    cr_expect_eq(ggfuzz_env("GGFUZZ_PLUGINS= BAD_PLUGIN_SIGNAL=11", args, 0), 11, "%s", out);
+    cr_expect(strstr(out, "died on signal 11"), "%s", out);
+    unlink(path);
+}
+
 Test(cli_plugin, a_campaign_logs_the_cases_a_kernel_cannot_run)
 {
     char dir[] = "/tmp/ggfuzz-plugin-XXXXXX", args[1024];

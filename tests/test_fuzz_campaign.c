@@ -1,9 +1,11 @@
 /*
  * test_fuzz_campaign.c — campaigns through the library API, with real worker processes (the
  * ggfuzz binary): a correct kernel gives no finding and sane statistics files; a mutant is found
- * with its class and a minimised artifact that replays; a worker killed mid-campaign is replaced;
- * the stop file and the run limit end a campaign; stored failures are replayed first, reported as
- * possibly fixed when they pass, and known signatures do not count as new.
+ * with its class and a minimised artifact that replays; a worker killed mid-campaign is replaced
+ * and logged as a harness event, not a finding; a crash is a finding only when a re-run in a fresh
+ * worker dies the same way; the stop file and the run limit end a campaign; stored failures are
+ * replayed first, reported as possibly fixed when they pass, and known signatures do not count as
+ * new.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "fuzz/gg_fuzz.h"
 
 #define MUTANTS GG_SOURCE_DIR "/corpus/mutants"
+#define CRASH_PLUGIN GG_TEST_PLUGINS "/crash_run.so"
 
 /* Workers are the ggfuzz binary: it must be built. */
 static void need_ggfuzz(void)
@@ -229,6 +232,23 @@ static void kill_and_stop(const struct gg_campaign_stats *s, const int *pids, in
     }
 }
 
+/* The campaign's log, kept in a temporary file. */
+static FILE *open_log(void)
+{
+    FILE *f = tmpfile();
+    cr_assert_not_null(f);
+    return f;
+}
+
+static const char *read_log(FILE *f)
+{
+    static char buf[1 << 16];
+    rewind(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    return buf;
+}
+
 Test(campaign, killed_and_hung_workers_are_replaced_and_the_campaign_goes_on)
 {
     struct dirs d;
@@ -238,11 +258,14 @@ Test(campaign, killed_and_hung_workers_are_replaced_and_the_campaign_goes_on)
     cfg.max_total_time_s = 6;
     cfg.timeout_s = 2;
     cfg.no_minimize = 1;
+    cfg.log = open_log();
     struct killer k = {0};
     cfg.on_tick = kill_and_stop;
     cfg.user = &k;
     struct gg_campaign_stats st;
     run_campaign(&cfg, &st);
+    const char *log = read_log(cfg.log);
+    fclose(cfg.log);
     cr_assert_neq(k.killed_pid, 0, "no worker was killed (%lld runs)", (long long)st.execs);
     cr_assert_neq(k.stopped_pid, 0, "no worker was stopped (%lld runs)", (long long)st.execs);
     cr_expect_eq(st.stop, GG_STOP_TIME);
@@ -252,10 +275,96 @@ Test(campaign, killed_and_hung_workers_are_replaced_and_the_campaign_goes_on)
        where it passes: a timeout, but no timeout finding. */
     cr_expect_geq(st.timeouts, 1);
     cr_expect_eq(st.faults[GG_CLASS_TIMEOUT], 0);
-    /* A worker killed while running a case is a crash finding of that case; killed between
-       cases it is only replaced. Nothing else may be found on the correct kernel. */
-    cr_expect_eq(st.faults_total, st.faults[GG_CLASS_CRASH]);
-    cr_expect_leq(st.faults[GG_CLASS_CRASH], 1);
+    /* The killed worker is a harness event, whether it was running a case or idle; nothing may
+       be found on the correct kernel. */
+    cr_expect_eq(st.faults_total, 0);
+    cr_expect_eq(st.worker_kills, 1);
+    char want[128];
+    snprintf(want, sizeof want, "worker 0 (pid %d) was killed by signal 9 (Killed) from outside",
+             k.killed_pid);
+    cr_expect(strstr(log, want) && strstr(log, "a harness event, not a finding"), "%s", log);
+    char path[256];
+    snprintf(path, sizeof path, "%s/fuzzer_stats", d.root);
+    cr_expect_eq(stat_value(slurp(path), "worker_kills"), 1);
+    remove_dirs(&d);
+}
+
+/* A stored crash of bad_crash_run on zero data (which its kernel gets right when it does not
+   crash), replayed by a one-run campaign; the log is returned. */
+static const char *replay_crash(const struct dirs *d, struct gg_campaign_stats *st)
+{
+    char err[512], path[256];
+    cr_assert_eq(gg_plugin_load(CRASH_PLUGIN, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(mkdir(d->corpus, 0755), 0);
+    snprintf(path, sizeof path, "%s/crash.case", d->corpus);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("ggfuzz-case 1\nop grouped_fwd\nkernel bad_crash_run\ndtypes a=bf16 b=bf16 c=f32\n"
+          "scaling none\ngroups 2\ngroup_lens 3 4\nn 8\nk 16\ndata a=const(0) b=const(0)\n"
+          "seed 1\n@expect class=crash\n", f);
+    fclose(f);
+    const char *corpus[1], *plugins[] = {CRASH_PLUGIN};
+    struct gg_campaign_config cfg = config(d, "bad_crash_run", NULL, corpus);
+    cfg.workers = 1;
+    cfg.max_runs = 1;
+    cfg.no_minimize = 1;
+    cfg.plugins = plugins;
+    cfg.n_plugins = 1;
+    cfg.log = open_log();
+    run_campaign(&cfg, st);
+    const char *log = read_log(cfg.log);
+    fclose(cfg.log);
+    cr_expect_eq(st->replayed, 1);
+    cr_expect_eq(st->execs, 1);
+    cr_expect_eq(st->worker_kills, 0);
+    return log;
+}
+
+Test(campaign, a_crash_is_a_finding_once_a_fresh_worker_confirms_it)
+{
+    struct dirs d;
+    make_dirs(&d);
+    unsetenv("BAD_PLUGIN_CRASH_ONCE");
+    struct gg_campaign_stats st;
+    const char *log = replay_crash(&d, &st);
+    cr_expect_eq(st.faults[GG_CLASS_CRASH], 1, "%s", log);
+    cr_expect_eq(st.faults_total, 1);
+    cr_expect_eq(st.crashes_unconfirmed, 0);
+    cr_expect_eq(st.worker_restarts, 2); /* after the crash and after its confirmation */
+    cr_expect(strstr(log, "died on signal 11 (Segmentation fault), re-running in a fresh worker "
+                          "to confirm"), "%s", log);
+    cr_expect(strstr(log, "INFO: still failing: "), "%s", log);
+    cr_expect(strstr(log, "FAULT crash (new)"), "%s", log);
+    remove_dirs(&d);
+}
+
+Test(campaign, a_crash_that_does_not_reproduce_is_no_finding)
+{
+    struct dirs d;
+    make_dirs(&d);
+    char once[128];
+    snprintf(once, sizeof once, "%s/crashed-once", d.root);
+    cr_assert_eq(setenv("BAD_PLUGIN_CRASH_ONCE", once, 1), 0);
+    struct gg_campaign_stats st;
+    const char *log = replay_crash(&d, &st);
+    unsetenv("BAD_PLUGIN_CRASH_ONCE");
+    cr_expect_eq(access(once, F_OK), 0, "the kernel never crashed");
+    cr_expect_eq(st.faults_total, 0, "%s", log);
+    cr_expect_eq(st.crashes_unconfirmed, 1);
+    cr_expect_eq(st.possibly_fixed, 1);
+    cr_expect_eq(st.worker_restarts, 1);
+    cr_expect(strstr(log, "died on signal 11 (Segmentation fault), which did not reproduce on "
+                          "re-run"), "%s", log);
+    /* Nothing was stored. */
+    char **files;
+    size_t n;
+    char err[512];
+    cr_assert_eq(gg_corpus_list(d.artifacts, &files, &n, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq(n, 0);
+    gg_corpus_list_free(files, n);
+    char path[256];
+    snprintf(path, sizeof path, "%s/fuzzer_stats", d.root);
+    cr_expect_eq(stat_value(slurp(path), "crashes_unconfirmed"), 1);
     remove_dirs(&d);
 }
 
