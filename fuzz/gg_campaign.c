@@ -12,6 +12,7 @@
  * kept when it adds a feature or a margin closer to failing), the findings store, and the
  * minimiser, which runs in a child process of its own so the campaign keeps going meanwhile.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -790,6 +791,61 @@ static void poll_min(struct campaign *c, int kill_it)
         finish_min(c, wst, 0);
 }
 
+/* A progress file .min-NAME that a killed campaign left in the artifacts directory (name): its
+   case, which reproduced the signature of its @expect line, goes into the findings store (which
+   keeps it when it is smaller than the stored case of NAME), the file is removed, and the
+   minimisation is queued to go on from the stored case. 0 when name is not a progress file. */
+static int resume_min(struct campaign *c, const char *name)
+{
+    size_t len = strlen(name);
+    if (strncmp(name, ".min-", 5) != 0 || len <= 10 || strcmp(name + len - 5, ".case") != 0)
+        return 0;
+    char progress[PATH_MAX_LEN], path[PATH_MAX_LEN], err[1024], cls[64] = "", seed[32] = "";
+    if (snprintf(progress, sizeof progress, "%s/%s", c->artifacts, name) >= (int)sizeof progress ||
+        snprintf(path, sizeof path, "%s/%s", c->artifacts, name + 5) >= (int)sizeof path)
+        return 1;
+    struct gg_case kase;
+    if (gg_case_load(progress, &kase, err, sizeof err) != GG_OK) {
+        log_line(c, "WARNING: removing a minimisation's progress that cannot be read: %s\n", err);
+        unlink(progress);
+        return 1;
+    }
+    const char *expect = gg_case_meta(&kase, "expect"), *finding = gg_case_meta(&kase, "finding");
+    struct gg_verdict v = {.cls = GG_CLASS_COUNT};
+    if (expect && gg_meta_field(expect, "class", cls, sizeof cls) &&
+        gg_meta_field(expect, "sig", v.signature, sizeof v.signature))
+        v.cls = gg_class_from_name(cls);
+    if (finding)
+        gg_meta_field(finding, "seed", seed, sizeof seed);
+    if (v.cls == GG_CLASS_COUNT || v.cls == GG_CLASS_PASS) {
+        log_line(c, "WARNING: removing %s: no finding's @expect to minimise for\n", progress);
+        unlink(progress);
+    } else if (gg_findings_record(c->artifacts, &kase, &v, strtoull(seed, NULL, 0), NULL, path,
+                                  sizeof path, err, sizeof err) != GG_OK) {
+        log_line(c, "WARNING: cannot resume the minimisation of %s: %s\n", progress, err);
+    } else {
+        unlink(progress);
+        if (!c->cfg->no_minimize)
+            queue_min(c, path, &v);
+        log_line(c, "INFO: %s the minimisation of %s that a stopped campaign left at %lld "
+                 "groups\n", c->cfg->no_minimize ? "stored the progress of" : "resuming", path,
+                 (long long)case_groups(&kase));
+    }
+    gg_case_free(&kase);
+    return 1;
+}
+
+/* Resumes every minimisation whose progress file is in the artifacts directory. */
+static void resume_mins(struct campaign *c)
+{
+    DIR *d = opendir(c->artifacts);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        resume_min(c, e->d_name);
+    closedir(d);
+}
+
 /* ---- drawing and dispatching --------------------------------------------------------------- */
 
 /* The next case: queued seeds and replays first, then mutated or generated cases. 0 when j is
@@ -1269,12 +1325,18 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
     snprintf(c->exe, sizeof c->exe, "%s", cfg->worker_exe ? cfg->worker_exe : "/proc/self/exe");
     const char *dirs[] = {c->artifacts, c->stats_dir,
                           cfg->n_corpus_dirs > 0 ? cfg->corpus_dirs[0] : NULL};
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 3; i++) {
         if (dirs[i] && gg_mkdir_p(dirs[i]) != 0) {
             snprintf(c->err, c->err_len, "%s: cannot create the directory: %s", dirs[i],
                      strerror(errno));
             return GG_E_IO;
         }
+        /* Temporary files of writers killed between their write and its rename. */
+        int swept = dirs[i] ? gg_tmpfile_sweep(dirs[i]) : 0;
+        if (swept > 0)
+            log_line(c, "INFO: removed %d temporary files left by writers that are gone from "
+                     "%s\n", swept, dirs[i]);
+    }
     if (cfg->known_path) {
         enum gg_status st = gg_sigset_load(cfg->known_path, &c->known, c->err, c->err_len);
         if (st != GG_OK)
@@ -1356,6 +1418,7 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
              "max_total_time=%gs runs=%lld artifacts=%s\n", c.k->name,
              c.mutant[0] ? c.mutant : "none", strategies[cfg->strategy == GG_STRATEGY_UNIFORM],
              c.n_workers, c.timeout, c.budget, (long long)cfg->max_runs, c.artifacts);
+    resume_mins(&c);
     load_stored(&c);
     for (int i = 0; i < c.n_workers && c.fatal == GG_OK; i++)
         if (spawn_worker(&c, &c.w[i]) != 0)

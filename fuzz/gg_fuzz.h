@@ -255,6 +255,17 @@ enum gg_status gg_corpus_list(const char *path, char ***files, size_t *count, ch
 void gg_corpus_list_free(char **files, size_t count);
 /* Creates directory path and its missing parents (mode 0755); 0, or -1 with errno set. */
 int gg_mkdir_p(const char *path);
+
+/* Temporary files of atomic writes (gg_tmpfile.c). A temporary file not modified for this long
+   was abandoned, whichever host wrote it: an atomic write takes milliseconds. */
+#define GG_TMPFILE_STALE_S 3600.0
+/* The temporary file an atomic write of path goes through, "PATH.tmp.HOST.PID" (malloc'd, the
+   caller frees it; NULL when out of memory). */
+char *gg_tmpfile_name(const char *path);
+/* Removes the temporary files in dir (not below it) whose writer is gone: written on this host
+   (or naming no host) by a process that is no longer alive, or not modified for
+   GG_TMPFILE_STALE_S. Returns how many it removed; a missing directory has none. */
+int gg_tmpfile_sweep(const char *dir);
 /* 1 when verdict v reproduces expect ("class=C [sig=S]"; NULL means class=pass): the class
    matches (C may list alternatives, "nondeterminism|snr", for a race that can also be lost the
    same way twice) and, when the expectation names a signature, the signature matches too. */

@@ -538,14 +538,17 @@ static json_t *result_json(struct suite *s, const char *started, double seconds)
 
 static enum gg_status write_json(json_t *root, const char *path, char *err, size_t err_len)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (json_dump_file(root, tmp, JSON_INDENT(1)) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, err_len, "%s: cannot write the suite result: %s", path, strerror(errno));
-        unlink(tmp);
-        return GG_E_IO;
+    char *tmp = gg_tmpfile_name(path);
+    enum gg_status st = GG_OK;
+    if (!tmp || json_dump_file(root, tmp, JSON_INDENT(1)) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, err_len, "%s: cannot write the suite result: %s", path,
+                 tmp ? strerror(errno) : "out of memory");
+        if (tmp)
+            unlink(tmp);
+        st = GG_E_IO;
     }
-    return GG_OK;
+    free(tmp);
+    return st;
 }
 
 /* JUnit: one test case per case and kernel, grouped by tier and model. */

@@ -5,14 +5,19 @@
  * and logged as a harness event, not a finding; a crash is a finding only when a re-run in a fresh
  * worker dies the same way; the stop file and the run limit end a campaign; stored failures are
  * replayed first, reported as possibly fixed when they pass, and known signatures do not count as
- * new.
+ * new; a campaign starts by removing the temporary files of writers that are gone and by resuming
+ * the minimisations that a killed campaign left progress files of.
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include <criterion/criterion.h>
 
@@ -491,5 +496,180 @@ Test(campaign, refuses_an_unknown_kernel_or_mutant)
     cr_expect_eq(gg_campaign_run(&cfg, &st, err, sizeof err), GG_E_INVAL);
     cr_expect(strstr(err, "no_such_mutant"), "%s", err);
     cr_expect_eq(st.stop, GG_STOP_ERROR);
+    remove_dirs(&d);
+}
+
+/* Creates an empty file dir/name, modified age_s seconds ago. */
+static void touch(const char *dir, const char *name, double age_s)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fclose(f);
+    time_t t = time(NULL) - (time_t)age_s;
+    struct utimbuf times = {.actime = t, .modtime = t};
+    cr_assert_eq(utime(path, &times), 0);
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* The id of a process that has ended. */
+static int dead_pid(void)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(0);
+    cr_assert_eq(waitpid(pid, NULL, 0), pid);
+    return (int)pid;
+}
+
+Test(campaign, temporary_files_of_writers_that_are_gone_are_removed_at_start)
+{
+    struct dirs d;
+    make_dirs(&d);
+    cr_assert_eq(mkdir(d.corpus, 0755), 0);
+    cr_assert_eq(mkdir(d.artifacts, 0755), 0);
+    char host[256] = "", name[512], live[512], other[512];
+    cr_assert_eq(gethostname(host, sizeof host), 0);
+    int dead = dead_pid();
+    /* An atomic write's temporary file is named after the target, this host and this process. */
+    char *tmp = gg_tmpfile_name("dir/x.case");
+    snprintf(name, sizeof name, "dir/x.case.tmp.%s.%d", host, (int)getpid());
+    cr_expect_str_eq(tmp, name);
+    free(tmp);
+    /* Gone: written here by a process that has ended (also in the old form without a host), or
+       by anyone more than an hour ago. */
+    snprintf(name, sizeof name, "a.case.tmp.%d", dead);
+    touch(d.artifacts, name, 0);
+    snprintf(name, sizeof name, "b.case.tmp.%s.%d", host, dead);
+    touch(d.artifacts, name, 0);
+    touch(d.corpus, name, 0);
+    snprintf(name, sizeof name, "fuzzer_stats.tmp.%s.%d", host, dead);
+    touch(d.root, name, 0);
+    snprintf(name, sizeof name, ".min-snr-0123456789abcdef.case.tmp.%s.%d", host, dead);
+    touch(d.artifacts, name, 0);
+    touch(d.artifacts, "f.case.tmp.other-host.example.12", GG_TMPFILE_STALE_S + 60);
+    /* Kept: a live writer here, a fresh file of another host, a file that only looks alike. */
+    snprintf(live, sizeof live, "d.case.tmp.%s.%d", host, (int)getpid());
+    touch(d.artifacts, live, 0);
+    snprintf(other, sizeof other, "e.case.tmp.other-host.example.%d", dead);
+    touch(d.artifacts, other, 0);
+    touch(d.artifacts, "notes.tmp.txt", GG_TMPFILE_STALE_S + 60);
+
+    const char *corpus[1];
+    struct gg_campaign_config cfg = config(&d, "grouped_bf16_cpu_tiled", NULL, corpus);
+    cfg.max_runs = 1;
+    cfg.log = open_log();
+    struct gg_campaign_stats st;
+    run_campaign(&cfg, &st);
+    const char *log = read_log(cfg.log);
+    fclose(cfg.log);
+    char want[256];
+    snprintf(want, sizeof want, "INFO: removed 4 temporary files left by writers that are gone "
+             "from %s\n", d.artifacts);
+    cr_expect(strstr(log, want), "%s", log);
+    struct dirs_left {
+        const char *dir;
+        int left;
+    } expect[] = {{d.artifacts, 3}, {d.corpus, 0}, {d.root, 0}};
+    for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
+        int left = 0;
+        DIR *dir = opendir(expect[i].dir);
+        cr_assert_not_null(dir);
+        for (struct dirent *e; (e = readdir(dir)) != NULL;)
+            left += strstr(e->d_name, ".tmp.") != NULL;
+        closedir(dir);
+        cr_expect_eq(left, expect[i].left, "%s: %d temporary files left", expect[i].dir, left);
+    }
+    cr_expect(exists(d.artifacts, live) && exists(d.artifacts, other) &&
+              exists(d.artifacts, "notes.tmp.txt"));
+    remove_dirs(&d);
+}
+
+/* The finding of the zero_len_ptr_skip mutant case in d's artifacts (its path in finding), and
+   a progress file beside it holding a smaller case of the same signature, as a minimisation
+   killed with its supervisor leaves. Returns the groups of the smaller case. */
+static int64_t leave_progress(const struct dirs *d, char *finding, size_t len)
+{
+    char err[1024], progress[512];
+    struct gg_case a;
+    cr_assert_eq(gg_case_load(MUTANTS "/zero_len_ptr_skip.case", &a, err, sizeof err), GG_OK,
+                 "%s", err);
+    struct gg_run_opts o = {0};
+    struct gg_run_result r;
+    cr_assert_eq(gg_run_case(&a, &o, &r, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_findings_record(d->artifacts, &a, &r.verdict, 7, NULL, finding, len, err,
+                                    sizeof err), GG_OK, "%s", err);
+    struct gg_case b;
+    cr_assert_eq(gg_case_load(finding, &b, err, sizeof err), GG_OK, "%s", err);
+    struct gg_min_opts mo = {.max_total_time_s = 20, .timeout_s = 30};
+    struct gg_min_stats ms;
+    cr_assert_eq(gg_minimize(&b, r.verdict.signature, &mo, &ms, err, sizeof err), GG_OK, "%s",
+                 err);
+    cr_assert_lt(b.groups, a.groups);
+    const char *base = strrchr(finding, '/') + 1;
+    snprintf(progress, sizeof progress, "%s/.min-%s", d->artifacts, base);
+    cr_assert_eq(gg_case_save(&b, progress, err, sizeof err), GG_OK, "%s", err);
+    int64_t groups = b.groups;
+    gg_run_result_free(&r);
+    gg_case_free(&a);
+    gg_case_free(&b);
+    return groups;
+}
+
+static int64_t groups_of(const char *path)
+{
+    struct gg_case c;
+    char err[512];
+    cr_assert_eq(gg_case_load(path, &c, err, sizeof err), GG_OK, "%s", err);
+    int64_t g = c.groups;
+    gg_case_free(&c);
+    return g;
+}
+
+Test(campaign, a_minimisation_left_by_a_killed_campaign_is_resumed)
+{
+    struct dirs d;
+    make_dirs(&d);
+    cr_assert_eq(mkdir(d.artifacts, 0755), 0);
+    char finding[512], progress[600];
+    int64_t groups = leave_progress(&d, finding, sizeof finding);
+    snprintf(progress, sizeof progress, "%s/.min-%s", d.artifacts, strrchr(finding, '/') + 1);
+
+    /* Without minimisation the progress still goes into the findings store. */
+    const char *corpus[1];
+    struct gg_campaign_config cfg = config(&d, "grouped_bf16_cpu_serial", "zero_len_ptr_skip",
+                                           corpus);
+    cfg.max_runs = 1;
+    cfg.no_minimize = 1;
+    cfg.log = open_log();
+    struct gg_campaign_stats st;
+    run_campaign(&cfg, &st);
+    const char *log = read_log(cfg.log);
+    cr_expect(strstr(log, "INFO: stored the progress of the minimisation of "), "%s", log);
+    fclose(cfg.log);
+    cr_expect_neq(access(progress, F_OK), 0, "the progress file is still there");
+    cr_expect_eq(groups_of(finding), groups);
+    cr_expect_eq(st.minimized, 0);
+
+    /* With minimisation it goes on from there and ends. */
+    leave_progress(&d, finding, sizeof finding);
+    cfg.no_minimize = 0;
+    cfg.log = open_log();
+    run_campaign(&cfg, &st);
+    log = read_log(cfg.log);
+    cr_expect(strstr(log, "INFO: resuming the minimisation of "), "%s", log);
+    cr_expect(strstr(log, " MIN "), "%s", log);
+    fclose(cfg.log);
+    cr_expect_eq(st.minimized, 1);
+    cr_expect_neq(access(progress, F_OK), 0, "the progress file is still there");
+    cr_expect_leq(groups_of(finding), groups);
     remove_dirs(&d);
 }
