@@ -4,6 +4,7 @@
  * each --plugin), and whether a kernel can run here (a GPU kernel needs its device).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -86,14 +87,21 @@ const char gg_cli_usage[] =
     "19 snr (the most severe fault found, in this order), 21 device (a sticky GPU error);\n"
     "30 suite --gate failed.\n";
 
+/* A size is decimal digits with at most one '.', then an optional binary unit K, M, G or T
+   (either case, optionally followed by "iB" or "B"): no sign, exponent, hexadecimal, nan or inf.
+   It must come to at least one byte and stay below 2^63 bytes. */
 int gg_cli_size(const char *opt, const char *s, int64_t *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
+    size_t len = strspn(s, "0123456789"), any = len;
+    if (s[len] == '.') {
+        size_t frac = strspn(s + len + 1, "0123456789");
+        any += frac;
+        len += 1 + frac;
+    }
+    if (any == 0)
         goto bad;
     double mult = 1;
+    const char *end = s + len;
     switch (*end) {
     case 'k': case 'K': mult = 1024.0; end++; break;
     case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
@@ -105,10 +113,20 @@ int gg_cli_size(const char *opt, const char *s, int64_t *out)
         end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
     if (*end != '\0')
         goto bad;
-    *out = (int64_t)(v * mult);
+    double v = strtod(s, NULL) * mult;
+    if (!(v >= 1)) {
+        fprintf(stderr, "ggfuzz: %s: size '%s' is less than one byte\n", opt, s);
+        return -1;
+    }
+    if (!(v < 9223372036854775807.0)) {
+        fprintf(stderr, "ggfuzz: %s: size '%s' is too large (at most 2^63 - 1 bytes)\n", opt, s);
+        return -1;
+    }
+    *out = (int64_t)v;
     return 0;
 bad:
-    fprintf(stderr, "ggfuzz: %s: cannot read size '%s'\n", opt, s);
+    fprintf(stderr, "ggfuzz: %s: cannot read size '%s' (digits with an optional K, M, G or T: "
+            "512M, 1.5G)\n", opt, s);
     return -1;
 }
 
@@ -118,7 +136,8 @@ int gg_cli_number(const char *opt, const char *s, int whole, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= 0) || (whole && v != (double)(int64_t)v)) {
+    if (errno || end == s || *end || !(v >= 0) || !isfinite(v) ||
+        (whole && v != (double)(int64_t)v)) {
         fprintf(stderr, "ggfuzz: %s: not a %s: '%s'\n", opt, whole ? "count" : "number >= 0", s);
         return -1;
     }

@@ -360,15 +360,18 @@ static int seed_fits(const struct campaign *c, struct gg_case *kase)
 static void load_dir(struct campaign *c, const char *dir, int is_corpus, char ***seen,
                      size_t *n_seen)
 {
-    char **files = NULL, err[512];
-    size_t n = 0;
+    char **files = NULL, **skipped = NULL, err[512];
+    size_t n = 0, n_skipped = 0;
     struct stat sb;
     if (stat(dir, &sb) != 0)
         return;
-    if (gg_corpus_list(dir, &files, &n, err, sizeof err) != GG_OK) {
+    if (gg_corpus_list(dir, &files, &n, &skipped, &n_skipped, err, sizeof err) != GG_OK) {
         log_line(c, "WARNING: %s\n", err);
         return;
     }
+    for (size_t i = 0; i < n_skipped; i++)
+        log_line(c, "WARNING: skipping %s\n", skipped[i]);
+    gg_corpus_list_free(skipped, n_skipped);
     for (size_t i = 0; i < n; i++) {
         char *real = realpath(files[i], NULL);
         int dup = 0;
@@ -614,10 +617,11 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
     else if (j->origin == ORIGIN_REPLAY)
         log_line(c, "INFO: fails differently now: %s\n", j->path);
     gg_case_set_meta(&j->c, "observed", v->detail);
-    char path[PATH_MAX_LEN] = "", err[1024];
+    char path[PATH_MAX_LEN] = "", err[1024], where[PATH_MAX_LEN + 1040];
     int stored_new = 0;
-    if (gg_findings_record(c->artifacts, &j->c, v, st->seed, &stored_new, path, sizeof path, err,
-                           sizeof err) != GG_OK) {
+    int stored = gg_findings_record(c->artifacts, &j->c, v, st->seed, &stored_new, path,
+                                    sizeof path, err, sizeof err) == GG_OK;
+    if (!stored) {
         log_line(c, "WARNING: cannot record a finding: %s\n", err);
         st->errors++;
     }
@@ -627,9 +631,12 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
     int is_new = !gg_sigset_has(&c->known, v->signature);
     if (stored_new)
         st->stored_sigs++;
+    /* Whether the signature is new to the known file, and what became of its record. */
+    const char *label = !stored ? (is_new ? "new, not stored" : "known, not stored")
+                        : !is_new ? "known" : stored_new ? "new" : "stored before";
+    snprintf(where, sizeof where, "%s%s", stored ? "" : "not stored: ", stored ? path : err);
     log_line(c, "#%lld FAULT %s (%s) %s\n    %s\n    -> %s\n", (long long)st->execs,
-             gg_class_name(v->cls), is_new ? (stored_new ? "new" : "stored before") : "known",
-             v->signature, v->detail, path);
+             gg_class_name(v->cls), label, v->signature, v->detail, where);
     if (stored_new && !c->cfg->no_minimize && path[0])
         queue_min(c, path, v);
     if (!is_new)
@@ -642,7 +649,7 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
         st->first_finding_execs = st->execs;
         st->first_class = v->cls;
         snprintf(st->first_signature, sizeof st->first_signature, "%s", v->signature);
-        snprintf(st->first_path, sizeof st->first_path, "%s", path);
+        snprintf(st->first_path, sizeof st->first_path, "%s", stored ? path : "");
         st->first_groups = case_groups(&j->c);
     }
     if (c->cfg->stop_after_findings > 0 && st->new_sigs >= c->cfg->stop_after_findings)

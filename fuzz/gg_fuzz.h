@@ -249,9 +249,12 @@ enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run
 /* ------------------------------------------------------------------------------------------ */
 
 /* Case files under path: path itself when it is a file, else every *.case below it (recursive,
-   sorted, dot-files skipped). *files is freed by gg_corpus_list_free(). */
-enum gg_status gg_corpus_list(const char *path, char ***files, size_t *count, char *err,
-                              size_t err_len);
+   sorted, dot-files skipped). *files is freed by gg_corpus_list_free(). Fails only when path
+   itself cannot be read: an entry below it that cannot be (a directory without permission, a
+   dangling link) is left out, and when skipped is not NULL it is named with the reason in
+   *skipped ("PATH: Permission denied"; *n_skipped entries, freed by gg_corpus_list_free()). */
+enum gg_status gg_corpus_list(const char *path, char ***files, size_t *count, char ***skipped,
+                              size_t *n_skipped, char *err, size_t err_len);
 void gg_corpus_list_free(char **files, size_t count);
 /* Creates directory path and its missing parents (mode 0755); 0, or -1 with errno set. */
 int gg_mkdir_p(const char *path);

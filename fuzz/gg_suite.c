@@ -317,31 +317,36 @@ static void run_on(struct suite *s, const char *path, const struct gg_case *c, c
     json_array_append_new(s->cases, obj);
 }
 
-/* Runs every case of path on each kernel asked for. A file that cannot be read is an error. */
+/* A path whose cases could not be run (it or a directory below it cannot be read, or the case
+   file is malformed): an error entry with the message. */
+static void path_error(struct suite *s, const char *path, const char *err)
+{
+    json_t *obj = case_base(path, NULL, NULL, NULL);
+    case_no_verdict(s, obj, 0, err);
+    json_object_set_new(obj, "seconds", json_real(0));
+    json_object_set_new(obj, "time_us", json_null());
+    json_object_set_new(obj, "perf_regressed", json_false());
+    print_case(s->o->out, obj);
+    json_array_append_new(s->cases, obj);
+}
+
+/* Runs every case of path on each kernel asked for. A file or a directory below path that
+   cannot be read is an error. */
 static void run_path(struct suite *s, const char *path)
 {
-    char **files = NULL, err[1024];
-    size_t n = 0;
-    if (gg_corpus_list(path, &files, &n, err, sizeof err) != GG_OK) {
-        json_t *obj = case_base(path, NULL, NULL, NULL);
-        case_no_verdict(s, obj, 0, err);
-        json_object_set_new(obj, "seconds", json_real(0));
-        json_object_set_new(obj, "time_us", json_null());
-        json_object_set_new(obj, "perf_regressed", json_false());
-        print_case(s->o->out, obj);
-        json_array_append_new(s->cases, obj);
+    char **files = NULL, **skipped = NULL, err[1024];
+    size_t n = 0, n_skipped = 0;
+    if (gg_corpus_list(path, &files, &n, &skipped, &n_skipped, err, sizeof err) != GG_OK) {
+        path_error(s, path, err);
         return;
     }
+    for (size_t i = 0; i < n_skipped; i++)
+        path_error(s, path, skipped[i]);
+    gg_corpus_list_free(skipped, n_skipped);
     for (size_t i = 0; i < n; i++) {
         struct gg_case c;
         if (gg_case_load(files[i], &c, err, sizeof err) != GG_OK) {
-            json_t *obj = case_base(files[i], NULL, NULL, NULL);
-            case_no_verdict(s, obj, 0, err);
-            json_object_set_new(obj, "seconds", json_real(0));
-            json_object_set_new(obj, "time_us", json_null());
-            json_object_set_new(obj, "perf_regressed", json_false());
-            print_case(s->o->out, obj);
-            json_array_append_new(s->cases, obj);
+            path_error(s, files[i], err);
             continue;
         }
         if (s->o->n_kernels == 0)

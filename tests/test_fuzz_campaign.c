@@ -146,7 +146,8 @@ Test(campaign, a_correct_kernel_gives_nothing_and_sane_statistics)
     char **files;
     size_t n;
     char err[512];
-    cr_assert_eq(gg_corpus_list(d.corpus, &files, &n, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_corpus_list(d.corpus, &files, &n, NULL, NULL, err, sizeof err), GG_OK, "%s",
+                 err);
     cr_expect_eq((int64_t)n, st.new_units);
     gg_corpus_list_free(files, n);
     remove_dirs(&d);
@@ -178,7 +179,8 @@ static void find_mutant(const char *kernel, const char *mutant, enum gg_class cl
     char **files;
     size_t n;
     char err[1024];
-    cr_assert_eq(gg_corpus_list(d.artifacts, &files, &n, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_corpus_list(d.artifacts, &files, &n, NULL, NULL, err, sizeof err), GG_OK, "%s",
+                 err);
     cr_assert_geq(n, 1);
     int first_seen = 0;
     for (size_t i = 0; i < n; i++) {
@@ -237,20 +239,18 @@ static void kill_and_stop(const struct gg_campaign_stats *s, const int *pids, in
     }
 }
 
-/* The campaign's log, kept in a temporary file. */
-static FILE *open_log(void)
-{
-    FILE *f = tmpfile();
-    cr_assert_not_null(f);
-    return f;
-}
-
-static const char *read_log(FILE *f)
+/* Runs a campaign logging to a temporary file; returns the log (valid until the next call). */
+static const char *run_logged(struct gg_campaign_config *cfg, struct gg_campaign_stats *st)
 {
     static char buf[1 << 16];
-    rewind(f);
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    cfg->log = tmpfile();
+    cr_assert_not_null(cfg->log);
+    run_campaign(cfg, st);
+    rewind(cfg->log);
+    size_t n = fread(buf, 1, sizeof buf - 1, cfg->log);
     buf[n] = '\0';
+    fclose(cfg->log);
+    cfg->log = NULL;
     return buf;
 }
 
@@ -263,14 +263,11 @@ Test(campaign, killed_and_hung_workers_are_replaced_and_the_campaign_goes_on)
     cfg.max_total_time_s = 6;
     cfg.timeout_s = 2;
     cfg.no_minimize = 1;
-    cfg.log = open_log();
     struct killer k = {0};
     cfg.on_tick = kill_and_stop;
     cfg.user = &k;
     struct gg_campaign_stats st;
-    run_campaign(&cfg, &st);
-    const char *log = read_log(cfg.log);
-    fclose(cfg.log);
+    const char *log = run_logged(&cfg, &st);
     cr_assert_neq(k.killed_pid, 0, "no worker was killed (%lld runs)", (long long)st.execs);
     cr_assert_neq(k.stopped_pid, 0, "no worker was stopped (%lld runs)", (long long)st.execs);
     cr_expect_eq(st.stop, GG_STOP_TIME);
@@ -315,10 +312,7 @@ static const char *replay_crash(const struct dirs *d, struct gg_campaign_stats *
     cfg.no_minimize = 1;
     cfg.plugins = plugins;
     cfg.n_plugins = 1;
-    cfg.log = open_log();
-    run_campaign(&cfg, st);
-    const char *log = read_log(cfg.log);
-    fclose(cfg.log);
+    const char *log = run_logged(&cfg, st);
     cr_expect_eq(st->replayed, 1);
     cr_expect_eq(st->execs, 1);
     cr_expect_eq(st->worker_kills, 0);
@@ -364,7 +358,8 @@ Test(campaign, a_crash_that_does_not_reproduce_is_no_finding)
     char **files;
     size_t n;
     char err[512];
-    cr_assert_eq(gg_corpus_list(d.artifacts, &files, &n, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_corpus_list(d.artifacts, &files, &n, NULL, NULL, err, sizeof err), GG_OK, "%s",
+                 err);
     cr_expect_eq(n, 0);
     gg_corpus_list_free(files, n);
     char path[256];
@@ -482,6 +477,35 @@ Test(campaign, stored_failures_are_replayed_first)
     remove_dirs(&d);
 }
 
+Test(campaign, a_finding_that_cannot_be_stored_says_so)
+{
+    struct dirs d;
+    make_dirs(&d);
+    cr_assert_eq(mkdir(d.corpus, 0755), 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/still.case", d.corpus);
+    copy_case(MUTANTS "/zero_len_ptr_skip.case", path, "grouped_bf16_cpu_serial",
+              "zero_len_ptr_skip");
+    /* The findings store cannot take its lock: a directory stands where the lock file goes. */
+    cr_assert_eq(mkdir(d.artifacts, 0755), 0);
+    snprintf(path, sizeof path, "%s/.lock", d.artifacts);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    const char *corpus[1];
+    struct gg_campaign_config cfg = config(&d, "grouped_bf16_cpu_serial", "zero_len_ptr_skip",
+                                           corpus);
+    cfg.max_runs = 1;
+    struct gg_campaign_stats st;
+    const char *log = run_logged(&cfg, &st);
+    cr_expect_eq(st.unique_sigs, 1);
+    cr_expect_eq(st.stored_sigs, 0);
+    cr_expect_eq(st.minimized, 0);
+    cr_expect(strstr(log, "FAULT snr (new, not stored) "), "%s", log);
+    cr_expect(strstr(log, "-> not stored: ") && strstr(log, "cannot lock: Is a directory"), "%s",
+              log);
+    cr_expect_null(strstr(log, "stored before"), "%s", log);
+    remove_dirs(&d);
+}
+
 Test(campaign, refuses_an_unknown_kernel_or_mutant)
 {
     struct dirs d;
@@ -566,11 +590,8 @@ Test(campaign, temporary_files_of_writers_that_are_gone_are_removed_at_start)
     const char *corpus[1];
     struct gg_campaign_config cfg = config(&d, "grouped_bf16_cpu_tiled", NULL, corpus);
     cfg.max_runs = 1;
-    cfg.log = open_log();
     struct gg_campaign_stats st;
-    run_campaign(&cfg, &st);
-    const char *log = read_log(cfg.log);
-    fclose(cfg.log);
+    const char *log = run_logged(&cfg, &st);
     char want[256];
     snprintf(want, sizeof want, "INFO: removed 4 temporary files left by writers that are gone "
              "from %s\n", d.artifacts);
@@ -649,12 +670,9 @@ Test(campaign, a_minimisation_left_by_a_killed_campaign_is_resumed)
                                            corpus);
     cfg.max_runs = 1;
     cfg.no_minimize = 1;
-    cfg.log = open_log();
     struct gg_campaign_stats st;
-    run_campaign(&cfg, &st);
-    const char *log = read_log(cfg.log);
+    const char *log = run_logged(&cfg, &st);
     cr_expect(strstr(log, "INFO: stored the progress of the minimisation of "), "%s", log);
-    fclose(cfg.log);
     cr_expect_neq(access(progress, F_OK), 0, "the progress file is still there");
     cr_expect_eq(groups_of(finding), groups);
     cr_expect_eq(st.minimized, 0);
@@ -662,12 +680,9 @@ Test(campaign, a_minimisation_left_by_a_killed_campaign_is_resumed)
     /* With minimisation it goes on from there and ends. */
     leave_progress(&d, finding, sizeof finding);
     cfg.no_minimize = 0;
-    cfg.log = open_log();
-    run_campaign(&cfg, &st);
-    log = read_log(cfg.log);
+    log = run_logged(&cfg, &st);
     cr_expect(strstr(log, "INFO: resuming the minimisation of "), "%s", log);
     cr_expect(strstr(log, " MIN "), "%s", log);
-    fclose(cfg.log);
     cr_expect_eq(st.minimized, 1);
     cr_expect_neq(access(progress, F_OK), 0, "the progress file is still there");
     cr_expect_leq(groups_of(finding), groups);
