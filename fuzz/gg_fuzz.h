@@ -389,7 +389,7 @@ struct gg_min_opts {
                                     as many runs (0: 1; intermittent faults want 2 or more) */
     double timeout_s;            /* per run (0: 300 s) */
     struct gg_run_opts run;      /* kernel/mutant overrides, memory limit */
-    const char *progress_path;   /* (optional) saved after each successful round */
+    const char *progress_path;   /* (optional) saved after each pass that shrank the case */
     const char *findings_dir;    /* (optional) a different fault met on the way is recorded here */
 };
 
