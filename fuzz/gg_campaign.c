@@ -546,13 +546,12 @@ static void job_name(const struct job *j, char *out, size_t len)
 static int outside_kill(struct campaign *c, const struct worker *w, int pid, int signo,
                         const char *during)
 {
-    char msg[512];
-    if (!gg_killed_from_outside(signo, pid, msg, sizeof msg))
+    char killed[256];
+    if (!gg_killed_from_outside(signo, killed, sizeof killed))
         return 0;
     c->st->worker_kills++;
-    log_line(c, "WARNING: worker %d (pid %d) was killed by signal %d (%s) from outside (out of "
-             "memory?) while %s: a harness event, not a finding\n", (int)(w - c->w), pid, signo,
-             strsignal(signo), during);
+    log_line(c, "WARNING: worker %d (pid %d) was %s while %s: a harness event, not a finding\n",
+             (int)(w - c->w), pid, killed, during);
     return 1;
 }
 
@@ -1338,8 +1337,11 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
                      strerror(errno));
             return GG_E_IO;
         }
-        /* Temporary files of writers killed between their write and its rename. */
-        int swept = dirs[i] ? gg_tmpfile_sweep(dirs[i]) : 0;
+        /* Temporary files of writers killed between their write and its rename: of case files
+           in the artifacts and corpus directories, of fuzzer_stats in the statistics one (which
+           may be a directory of the user's, such as "."). */
+        int swept = dirs[i] ? gg_tmpfile_sweep(dirs[i], i == 1 ? "fuzzer_stats" : ".case")
+                            : 0;
         if (swept > 0)
             log_line(c, "INFO: removed %d temporary files left by writers that are gone from "
                      "%s\n", swept, dirs[i]);

@@ -265,10 +265,11 @@ int gg_mkdir_p(const char *path);
 /* The temporary file an atomic write of path goes through, "PATH.tmp.HOST.PID" (malloc'd, the
    caller frees it; NULL when out of memory). */
 char *gg_tmpfile_name(const char *path);
-/* Removes the temporary files in dir (not below it) whose writer is gone: written on this host
-   (or naming no host) by a process that is no longer alive, or not modified for
+/* Removes the temporary files in dir (not below it) of atomic writes to files whose name ends
+   in target_suffix (".case", "fuzzer_stats") whose writer is gone: written on this host (or
+   naming no host) by a process that is no longer alive, or not modified for
    GG_TMPFILE_STALE_S. Returns how many it removed; a missing directory has none. */
-int gg_tmpfile_sweep(const char *dir);
+int gg_tmpfile_sweep(const char *dir, const char *target_suffix);
 /* 1 when verdict v reproduces expect ("class=C [sig=S]"; NULL means class=pass): the class
    matches (C may list alternatives, "nondeterminism|snr", for a race that can also be lost the
    same way twice) and, when the expectation names a signature, the signature matches too. */

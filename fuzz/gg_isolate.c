@@ -64,8 +64,11 @@ enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run
     if (got == 0)
         return st;
     int signo = got == 1 ? 0 : WIFSIGNALED(wst) ? WTERMSIG(wst) : -1;
-    if (gg_killed_from_outside(signo, (int)pid, err, err_len))
+    char killed[256];
+    if (gg_killed_from_outside(signo, killed, sizeof killed)) {
+        snprintf(err, err_len, "the process running the case (pid %d) was %s", (int)pid, killed);
         return GG_E_IO;
+    }
     st = gg_run_ended_early(c, o, signo, got == 1 ? timeout_s : 0, r, err, err_len);
     r->total_seconds = gg_wire_now() - t0;
     return st;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,12 +51,13 @@ static int alive(long pid)
     return pid > 0 && pid <= INT_MAX && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
-/* 1 when name is a temporary file whose writer is gone (see the top of the file); mtime is the
-   file's last modification. */
-static int abandoned(const char *name, time_t mtime, const char *host)
+/* 1 when name is a temporary file of a write to a name ending in suffix whose writer is gone
+   (see the top of the file); mtime is the file's last modification. */
+static int abandoned(const char *name, const char *suffix, time_t mtime, const char *host)
 {
     const char *mark = strstr(name, TMP_MARK);
-    if (mark == NULL || mark == name)
+    size_t len = strlen(suffix);
+    if (mark == NULL || mark - name < (ptrdiff_t)len || strncmp(mark - len, suffix, len) != 0)
         return 0;
     const char *rest = mark + strlen(TMP_MARK), *dot = strrchr(rest, '.');
     const char *digits = dot ? dot + 1 : rest;
@@ -70,7 +72,7 @@ static int abandoned(const char *name, time_t mtime, const char *host)
     return here && !alive(pid);
 }
 
-int gg_tmpfile_sweep(const char *dir)
+int gg_tmpfile_sweep(const char *dir, const char *target_suffix)
 {
     DIR *d = opendir(dir);
     if (d == NULL)
@@ -88,7 +90,7 @@ int gg_tmpfile_sweep(const char *dir)
         snprintf(path, len, "%s/%s", dir, e->d_name);
         struct stat sb;
         if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
-            abandoned(e->d_name, sb.st_mtime, host) && unlink(path) == 0)
+            abandoned(e->d_name, target_suffix, sb.st_mtime, host) && unlink(path) == 0)
             removed++;
         free(path);
     }

@@ -168,12 +168,12 @@ int gg_wire_recv_result(int fd, double deadline, enum gg_status *st, char *err, 
     return 0;
 }
 
-int gg_killed_from_outside(int signo, int pid, char *msg, size_t msg_len)
+int gg_killed_from_outside(int signo, char *msg, size_t msg_len)
 {
     if (signo != SIGKILL)
         return 0;
-    snprintf(msg, msg_len, "the process running the case (pid %d) was killed by signal %d (%s) "
-             "from outside ggfuzz (out of memory?)", pid, signo, strsignal(signo));
+    snprintf(msg, msg_len, "killed by signal %d (%s) from outside ggfuzz (out of memory?)", signo,
+             strsignal(signo));
     return 1;
 }
 
