@@ -72,6 +72,14 @@ enum gg_status gg_run_ended_early(const struct gg_case *c, const struct gg_run_o
                                   double timeout_s, struct gg_run_result *r, char *err,
                                   size_t err_len);
 
+/*
+ * SIGKILL is not a signal a kernel raises as a bug: a process running a case that ends on it,
+ * when its parent did not send it, was killed from outside (kill -9, the OOM killer). Returns 1
+ * and says so in msg, to follow "... was" ("killed by signal 9 (Killed) from outside ggfuzz (out
+ * of memory?)"), else 0 with msg untouched.
+ */
+int gg_killed_from_outside(int signo, char *msg, size_t msg_len);
+
 /* ---- Statistics (gg_stats.c) ------------------------------------------------------------- */
 
 /* Everything the stats writers show, kept up to date by the supervisor. */

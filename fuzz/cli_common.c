@@ -4,6 +4,7 @@
  * each --plugin), and whether a kernel can run here (a GPU kernel needs its device).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -29,7 +30,10 @@ const char gg_cli_usage[] =
     "\n"
     "options of run, replay and list (also before the command):\n"
     "  --plugin PATH         load the kernels of a plugin .so (repeatable); the paths of\n"
-    "                        GGFUZZ_PLUGINS (PATH:PATH...) are loaded before them\n"
+    "                        GGFUZZ_PLUGINS (PATH:PATH...) are loaded before them; a plugin\n"
+    "                        that crashes, exits or does not register within\n"
+    "                        GGFUZZ_PLUGIN_TIMEOUT seconds (default 10) in a trial child\n"
+    "                        process is refused\n"
     "\n"
     "options of run and replay:\n"
     "  --kernel NAME         run every case on this kernel instead of the case's own\n"
@@ -46,7 +50,8 @@ const char gg_cli_usage[] =
     "\n"
     "options of minimize (exit 0 when minimised, 3 when the case passes):\n"
     "  -o, --output FILE     the minimised case (default: CASE with .case replaced by\n"
-    "                        .min.case); progress is saved there after each round\n"
+    "                        .min.case); progress is saved there after each pass that\n"
+    "                        shrank the case\n"
     "  --max-total-time S    stop after S seconds (default 600)\n"
     "  --repeats R           keep a step only when R runs of R reproduce the signature\n"
     "                        (default 1; 2 for nondeterminism)\n"
@@ -62,7 +67,9 @@ const char gg_cli_usage[] =
     "  --seed N              campaign seed (0 or absent: chosen and printed)\n"
     "  --workers N           worker processes (default: one per CPU)\n"
     "  --timeout S           a case past S seconds (default 10) is re-run once with 4x, then\n"
-    "                        kept as a timeout finding\n"
+    "                        kept as a timeout finding; a case whose worker dies is re-run\n"
+    "                        and kept as a crash finding when it dies again on that signal\n"
+    "                        (a worker killed by SIGKILL from outside is never a finding)\n"
     "  --artifacts DIR       findings store (default ggfuzz-out/artifacts)\n"
     "  --stats-dir DIR       fuzzer_stats, plot_data, cur_input.* (default: DIR/..)\n"
     "  --known FILE          signatures that do not count as new (one per line)\n"
@@ -86,14 +93,21 @@ const char gg_cli_usage[] =
     "19 snr (the most severe fault found, in this order), 21 device (a sticky GPU error);\n"
     "30 suite --gate failed.\n";
 
+/* A size is decimal digits with at most one '.', then an optional binary unit K, M, G or T
+   (either case, optionally followed by "iB" or "B"): no sign, exponent, hexadecimal, nan or inf.
+   It must come to at least one byte and stay below 2^63 bytes. */
 int gg_cli_size(const char *opt, const char *s, int64_t *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
+    size_t len = strspn(s, "0123456789"), any = len;
+    if (s[len] == '.') {
+        size_t frac = strspn(s + len + 1, "0123456789");
+        any += frac;
+        len += 1 + frac;
+    }
+    if (any == 0)
         goto bad;
     double mult = 1;
+    const char *end = s + len;
     switch (*end) {
     case 'k': case 'K': mult = 1024.0; end++; break;
     case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
@@ -105,10 +119,20 @@ int gg_cli_size(const char *opt, const char *s, int64_t *out)
         end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
     if (*end != '\0')
         goto bad;
-    *out = (int64_t)(v * mult);
+    double v = strtod(s, NULL) * mult;
+    if (!(v >= 1)) {
+        fprintf(stderr, "ggfuzz: %s: size '%s' is less than one byte\n", opt, s);
+        return -1;
+    }
+    if (!(v < 9223372036854775807.0)) {
+        fprintf(stderr, "ggfuzz: %s: size '%s' is too large (at most 2^63 - 1 bytes)\n", opt, s);
+        return -1;
+    }
+    *out = (int64_t)v;
     return 0;
 bad:
-    fprintf(stderr, "ggfuzz: %s: cannot read size '%s'\n", opt, s);
+    fprintf(stderr, "ggfuzz: %s: cannot read size '%s' (digits with an optional K, M, G or T: "
+            "512M, 1.5G)\n", opt, s);
     return -1;
 }
 
@@ -118,7 +142,8 @@ int gg_cli_number(const char *opt, const char *s, int whole, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= 0) || (whole && v != (double)(int64_t)v)) {
+    if (errno || end == s || *end || !(v >= 0) || !isfinite(v) ||
+        (whole && v != (double)(int64_t)v)) {
         fprintf(stderr, "ggfuzz: %s: not a %s: '%s'\n", opt, whole ? "count" : "number >= 0", s);
         return -1;
     }

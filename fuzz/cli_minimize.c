@@ -37,7 +37,7 @@ static void minimize_print_case(const char *label, const struct gg_case *c, int6
 
 /*
  * `ggfuzz minimize FILE`: runs FILE once for its signature, shrinks it with gg_minimize() and
- * writes the result (atomically, progress after each successful round) with its @expect and
+ * writes the result (atomically, progress after each pass that shrank it) with its @expect and
  * @min lines. Exit 0 when minimised; 3 when FILE passes or cannot be read or minimised; 4 when
  * the case is refused.
  */

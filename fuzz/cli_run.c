@@ -73,16 +73,22 @@ static void run_file(struct cli *cli, const char *path)
     gg_case_free(&c);
 }
 
-/* Runs path: a case file, or every *.case below a directory in sorted order. */
+/* Runs path: a case file, or every *.case below a directory in sorted order. A directory below
+   path that cannot be read is an error line (its cases were not run) and the walk goes on. */
 static void run_path(struct cli *cli, const char *path)
 {
-    char **files = NULL, err[512];
-    size_t n = 0;
-    if (gg_corpus_list(path, &files, &n, err, sizeof err) != GG_OK) {
+    char **files = NULL, **skipped = NULL, err[512];
+    size_t n = 0, n_skipped = 0;
+    if (gg_corpus_list(path, &files, &n, &skipped, &n_skipped, err, sizeof err) != GG_OK) {
         printf("%-6s %s\n", "ERROR", err);
         cli->n_error++;
         return;
     }
+    for (size_t i = 0; i < n_skipped; i++) {
+        printf("%-6s %s (skipped: its cases are not run)\n", "ERROR", skipped[i]);
+        cli->n_error++;
+    }
+    gg_corpus_list_free(skipped, n_skipped);
     for (size_t i = 0; i < n; i++)
         run_file(cli, files[i]);
     gg_corpus_list_free(files, n);

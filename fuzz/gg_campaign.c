@@ -2,12 +2,17 @@
  * gg_campaign.c — the campaign supervisor. It never runs a kernel: it starts worker processes
  * (`ggfuzz worker`, by posix_spawn), replays stored failures, runs the corpus seeds, then draws
  * cases (generated, or mutated from the corpus) and feeds one case at a time to each worker,
- * writing it to cur_input.<w> first. A worker that dies gives a `crash` finding, one past the
- * time limit is killed and its case re-run once with 4x the limit in a fresh worker before it is
- * a `timeout` finding; either way the worker is restarted. Results feed the corpus (a case is
+ * writing it to cur_input.<w> first. A case whose worker dies or runs past the time limit is run
+ * again in a fresh worker (after a timeout with 4x the limit) and is a `crash` or `timeout`
+ * finding only when the re-run ends the same way (the same signal); a case that then passes or
+ * fails differently is an unconfirmed crash, logged and counted, not a finding. A worker killed
+ * by SIGKILL that the supervisor did not send (kill -9, the OOM killer) is a harness event,
+ * logged and counted (worker_kills), never a finding; its case is re-run. Either way the worker
+ * is restarted. Results feed the corpus (a case is
  * kept when it adds a feature or a margin closer to failing), the findings store, and the
  * minimiser, which runs in a child process of its own so the campaign keeps going meanwhile.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -34,6 +39,7 @@ extern char **environ;
 #define DEFAULT_MINIMIZE_S 30.0
 #define MIN_MINIMIZE_S 2.0      /* a minimisation shorter than this is not worth starting */
 #define RETRY_FACTOR 4.0        /* a timeout is re-run once with this many times the limit */
+#define MAX_RERUNS 2            /* re-runs of one case after early ends; then it is dropped */
 #define STOP_GRACE_S 1.0        /* in-flight cases may finish this long after a stop */
 #define START_LIMIT_S 30.0      /* a worker that has not announced itself by then failed */
 #define MAX_START_FAILURES 3    /* consecutive failed starts end the campaign */
@@ -50,7 +56,9 @@ static const char *const origin_names[] = {"generate", "mutate", "seed", "replay
 struct job {
     struct gg_case c;
     enum origin origin;
-    int retry;       /* the re-run of a case that timed out */
+    int reruns;      /* times the case was given to a fresh worker again after an early end */
+    int ended_early; /* it ended without a result before: end_signo says how */
+    int end_signo;   /* > 0 died on that signal, -1 exited without a result, 0 timed out */
     char *path;      /* seed and replay: the file */
     uint64_t index;  /* generated and mutated: the case number */
 };
@@ -352,15 +360,18 @@ static int seed_fits(const struct campaign *c, struct gg_case *kase)
 static void load_dir(struct campaign *c, const char *dir, int is_corpus, char ***seen,
                      size_t *n_seen)
 {
-    char **files = NULL, err[512];
-    size_t n = 0;
+    char **files = NULL, **skipped = NULL, err[512];
+    size_t n = 0, n_skipped = 0;
     struct stat sb;
     if (stat(dir, &sb) != 0)
         return;
-    if (gg_corpus_list(dir, &files, &n, err, sizeof err) != GG_OK) {
+    if (gg_corpus_list(dir, &files, &n, &skipped, &n_skipped, err, sizeof err) != GG_OK) {
         log_line(c, "WARNING: %s\n", err);
         return;
     }
+    for (size_t i = 0; i < n_skipped; i++)
+        log_line(c, "WARNING: skipping %s\n", skipped[i]);
+    gg_corpus_list_free(skipped, n_skipped);
     for (size_t i = 0; i < n; i++) {
         char *real = realpath(files[i], NULL);
         int dup = 0;
@@ -488,10 +499,12 @@ static int spawn_worker(struct campaign *c, struct worker *w)
     return 0;
 }
 
-/* Waits for a worker that has closed its end or been killed; returns its wait status. */
+/* Waits for a worker that has closed its end, or kills it first (kill_first). Returns how it
+   ended: the signal it died on; -1 when it exited, or when it had to be killed because it did
+   not exit after closing its end; 0 when kill_first. */
 static int reap(struct worker *w, int kill_first)
 {
-    int wst = 0;
+    int wst = 0, signo = kill_first ? 0 : -1;
     if (w->pid <= 0)
         goto done;
     if (kill_first)
@@ -499,9 +512,9 @@ static int reap(struct worker *w, int kill_first)
     /* A worker whose socket closed is exiting: give it a moment before forcing it. */
     for (int tries = 0; !kill_first && tries < 2000; tries++) {
         pid_t got = waitpid(w->pid, &wst, WNOHANG);
-        if (got == w->pid)
-            goto done;
-        if (got < 0 && errno != EINTR)
+        if (got == w->pid && WIFSIGNALED(wst))
+            signo = WTERMSIG(wst);
+        if (got == w->pid || (got < 0 && errno != EINTR))
             goto done;
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
@@ -514,7 +527,32 @@ done:
     w->fd = -1;
     w->pid = 0;
     w->state = W_NONE;
-    return wst;
+    return signo;
+}
+
+/* The case a job runs, for log lines: its file, or its number and origin. */
+static void job_name(const struct job *j, char *out, size_t len)
+{
+    if (j->path)
+        snprintf(out, len, "%s", j->path);
+    else
+        snprintf(out, len, "case %llu (%s)", (unsigned long long)j->index,
+                 origin_names[j->origin]);
+}
+
+/* A worker (slot i, process pid) that ended on signo: when that was an outside kill, logs it as
+   the harness event it is, counts it and returns 1. during: what it was doing ("starting",
+   "idle", or the case it ran). */
+static int outside_kill(struct campaign *c, const struct worker *w, int pid, int signo,
+                        const char *during)
+{
+    char killed[256];
+    if (!gg_killed_from_outside(signo, killed, sizeof killed))
+        return 0;
+    c->st->worker_kills++;
+    log_line(c, "WARNING: worker %d (pid %d) was %s while %s: a harness event, not a finding\n",
+             (int)(w - c->w), pid, killed, during);
+    return 1;
 }
 
 /* Replaces a worker that is gone; the job it holds (if any) stays to run next. */
@@ -578,10 +616,11 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
     else if (j->origin == ORIGIN_REPLAY)
         log_line(c, "INFO: fails differently now: %s\n", j->path);
     gg_case_set_meta(&j->c, "observed", v->detail);
-    char path[PATH_MAX_LEN] = "", err[1024];
+    char path[PATH_MAX_LEN] = "", err[1024], where[PATH_MAX_LEN + 1040];
     int stored_new = 0;
-    if (gg_findings_record(c->artifacts, &j->c, v, st->seed, &stored_new, path, sizeof path, err,
-                           sizeof err) != GG_OK) {
+    int stored = gg_findings_record(c->artifacts, &j->c, v, st->seed, &stored_new, path,
+                                    sizeof path, err, sizeof err) == GG_OK;
+    if (!stored) {
         log_line(c, "WARNING: cannot record a finding: %s\n", err);
         st->errors++;
     }
@@ -591,9 +630,12 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
     int is_new = !gg_sigset_has(&c->known, v->signature);
     if (stored_new)
         st->stored_sigs++;
+    /* Whether the signature is new to the known file, and what became of its record. */
+    const char *label = !stored ? (is_new ? "new, not stored" : "known, not stored")
+                        : !is_new ? "known" : stored_new ? "new" : "stored before";
+    snprintf(where, sizeof where, "%s%s", stored ? "" : "not stored: ", stored ? path : err);
     log_line(c, "#%lld FAULT %s (%s) %s\n    %s\n    -> %s\n", (long long)st->execs,
-             gg_class_name(v->cls), is_new ? (stored_new ? "new" : "stored before") : "known",
-             v->signature, v->detail, path);
+             gg_class_name(v->cls), label, v->signature, v->detail, where);
     if (stored_new && !c->cfg->no_minimize && path[0])
         queue_min(c, path, v);
     if (!is_new)
@@ -606,7 +648,7 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
         st->first_finding_execs = st->execs;
         st->first_class = v->cls;
         snprintf(st->first_signature, sizeof st->first_signature, "%s", v->signature);
-        snprintf(st->first_path, sizeof st->first_path, "%s", path);
+        snprintf(st->first_path, sizeof st->first_path, "%s", stored ? path : "");
         st->first_groups = case_groups(&j->c);
     }
     if (c->cfg->stop_after_findings > 0 && st->new_sigs >= c->cfg->stop_after_findings)
@@ -755,6 +797,61 @@ static void poll_min(struct campaign *c, int kill_it)
         finish_min(c, wst, 0);
 }
 
+/* A progress file .min-NAME that a killed campaign left in the artifacts directory (name): its
+   case, which reproduced the signature of its @expect line, goes into the findings store (which
+   keeps it when it is smaller than the stored case of NAME), the file is removed, and the
+   minimisation is queued to go on from the stored case. 0 when name is not a progress file. */
+static int resume_min(struct campaign *c, const char *name)
+{
+    size_t len = strlen(name);
+    if (strncmp(name, ".min-", 5) != 0 || len <= 10 || strcmp(name + len - 5, ".case") != 0)
+        return 0;
+    char progress[PATH_MAX_LEN], path[PATH_MAX_LEN], err[1024], cls[64] = "", seed[32] = "";
+    if (snprintf(progress, sizeof progress, "%s/%s", c->artifacts, name) >= (int)sizeof progress ||
+        snprintf(path, sizeof path, "%s/%s", c->artifacts, name + 5) >= (int)sizeof path)
+        return 1;
+    struct gg_case kase;
+    if (gg_case_load(progress, &kase, err, sizeof err) != GG_OK) {
+        log_line(c, "WARNING: removing a minimisation's progress that cannot be read: %s\n", err);
+        unlink(progress);
+        return 1;
+    }
+    const char *expect = gg_case_meta(&kase, "expect"), *finding = gg_case_meta(&kase, "finding");
+    struct gg_verdict v = {.cls = GG_CLASS_COUNT};
+    if (expect && gg_meta_field(expect, "class", cls, sizeof cls) &&
+        gg_meta_field(expect, "sig", v.signature, sizeof v.signature))
+        v.cls = gg_class_from_name(cls);
+    if (finding)
+        gg_meta_field(finding, "seed", seed, sizeof seed);
+    if (v.cls == GG_CLASS_COUNT || v.cls == GG_CLASS_PASS) {
+        log_line(c, "WARNING: removing %s: no finding's @expect to minimise for\n", progress);
+        unlink(progress);
+    } else if (gg_findings_record(c->artifacts, &kase, &v, strtoull(seed, NULL, 0), NULL, path,
+                                  sizeof path, err, sizeof err) != GG_OK) {
+        log_line(c, "WARNING: cannot resume the minimisation of %s: %s\n", progress, err);
+    } else {
+        unlink(progress);
+        if (!c->cfg->no_minimize)
+            queue_min(c, path, &v);
+        log_line(c, "INFO: %s the minimisation of %s that a stopped campaign left at %lld "
+                 "groups\n", c->cfg->no_minimize ? "stored the progress of" : "resuming", path,
+                 (long long)case_groups(&kase));
+    }
+    gg_case_free(&kase);
+    return 1;
+}
+
+/* Resumes every minimisation whose progress file is in the artifacts directory. */
+static void resume_mins(struct campaign *c)
+{
+    DIR *d = opendir(c->artifacts);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        resume_min(c, e->d_name);
+    closedir(d);
+}
+
 /* ---- drawing and dispatching --------------------------------------------------------------- */
 
 /* The next case: queued seeds and replays first, then mutated or generated cases. 0 when j is
@@ -843,14 +940,16 @@ static void dispatch(struct campaign *c, struct worker *w)
     int sent = gg_wire_send_case(w->fd, text, len, &c->cfg->run);
     free(text);
     if (sent != 0) {
-        reap(w, 0);
+        int pid = w->pid;
+        outside_kill(c, w, pid, reap(w, 0), "idle");
         if (restart(c, w) != 0)
             c->fatal = GG_E_IO;
         return;
     }
     w->state = W_BUSY;
     w->since = gg_wire_now();
-    w->limit = w->job.retry ? RETRY_FACTOR * c->timeout : c->timeout;
+    w->limit = w->job.ended_early && w->job.end_signo == 0 ? RETRY_FACTOR * c->timeout
+                                                           : c->timeout;
 }
 
 static void done_job(struct worker *w)
@@ -874,6 +973,20 @@ static void log_error(struct campaign *c, enum gg_status status, const char *msg
                  MAX_LOGGED_ERRORS);
 }
 
+/* A crash of j's previous run that its re-run did not repeat: a harness event, not a finding. */
+static void unconfirmed(struct campaign *c, const struct job *j, const char *how)
+{
+    char name[PATH_MAX_LEN];
+    job_name(j, name, sizeof name);
+    c->st->crashes_unconfirmed++;
+    if (j->end_signo > 0)
+        log_line(c, "WARNING: %s died on signal %d (%s), which did not reproduce on re-run (%s): "
+                 "not a finding\n", name, j->end_signo, strsignal(j->end_signo), how);
+    else
+        log_line(c, "WARNING: %s ended its worker without a result, which did not reproduce on "
+                 "re-run (%s): not a finding\n", name, how);
+}
+
 static void handle_result(struct campaign *c, struct worker *w, enum gg_status status,
                           const char *msg, struct gg_run_result *r)
 {
@@ -883,6 +996,8 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
     double secs = gg_wire_now() - w->since;
     if (secs > st->slowest_s)
         st->slowest_s = secs;
+    if (j->ended_early && j->end_signo != 0)
+        unconfirmed(c, j, "its re-run gave a result");
     if (status != GG_OK) {
         if (status == GG_E_UNSUPPORTED || status == GG_E_NOMEM)
             st->refused++;
@@ -907,26 +1022,58 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
     done_job(w);
 }
 
-/* A worker ended without a result (signo > 0: killed by it; -1: exited), or ran past its limit
-   (signo 0). */
-static void handle_early_end(struct campaign *c, struct worker *w, int signo)
+/*
+ * The case of worker w (process pid) ended without a result: signo > 0 the worker died on that
+ * signal, -1 it exited, 0 it ran past its limit and was killed. An outside kill is logged and the
+ * case re-run; a crash or timeout is a finding only when the case ended the same way before, else
+ * the case is re-run in a fresh worker (a timeout with RETRY_FACTOR times the limit). A case that
+ * keeps ending early in different ways is dropped after MAX_RERUNS re-runs. The job stays with w
+ * for its replacement unless it is done.
+ */
+static void handle_early_end(struct campaign *c, struct worker *w, int pid, int signo)
 {
-    struct gg_run_result r;
-    char msg[1024];
-    if (signo == 0 && !w->job.retry) {
-        /* Once more, in a fresh worker, with a longer limit. */
-        w->job.retry = 1;
-        c->st->timeouts++;
-        log_line(c, "#%lld TIMEOUT after %.1f s, re-running with %.0f s\n",
-                 (long long)c->st->execs, w->limit, RETRY_FACTOR * c->timeout);
-        return;
-    }
+    struct job *j = &w->job;
+    char name[PATH_MAX_LEN], during[PATH_MAX_LEN + 16];
+    job_name(j, name, sizeof name);
+    snprintf(during, sizeof during, "running %s", name);
     if (signo == 0)
         c->st->timeouts++;
-    if (gg_run_ended_early(&w->job.c, NULL, signo, w->limit, &r, msg, sizeof msg) == GG_OK)
-        handle_result(c, w, GG_OK, "", &r);
+    int killed = outside_kill(c, w, pid, signo, during);
+    if (!killed && j->ended_early && j->end_signo == signo) {
+        struct gg_run_result r;
+        char msg[1024];
+        j->ended_early = 0; /* confirmed */
+        if (gg_run_ended_early(&j->c, NULL, signo, w->limit, &r, msg, sizeof msg) == GG_OK)
+            handle_result(c, w, GG_OK, "", &r);
+        else
+            handle_result(c, w, GG_E_INTERNAL, msg, &r);
+        return;
+    }
+    if (!killed && j->ended_early && j->end_signo != 0)
+        unconfirmed(c, j, signo == 0 ? "it timed out" : signo > 0 ? "it died on another signal"
+                                                                  : "it exited");
+    if (j->reruns >= MAX_RERUNS) {
+        log_line(c, "WARNING: %s dropped: it ended early %d times without a confirmed finding\n",
+                 name, j->reruns + 1);
+        done_job(w);
+        return;
+    }
+    j->reruns++;
+    if (killed)
+        return;
+    j->ended_early = 1;
+    j->end_signo = signo;
+    if (signo == 0)
+        log_line(c, "#%lld TIMEOUT of %s after %.1f s, re-running with %.0f s\n",
+                 (long long)c->st->execs, name, w->limit, RETRY_FACTOR * c->timeout);
+    else if (signo > 0)
+        log_line(c, "#%lld CRASH? %s: worker %d (pid %d) died on signal %d (%s), re-running in a "
+                 "fresh worker to confirm\n", (long long)c->st->execs, name, (int)(w - c->w),
+                 pid, signo, strsignal(signo));
     else
-        handle_result(c, w, GG_E_INTERNAL, msg, &r);
+        log_line(c, "#%lld CRASH? %s: worker %d (pid %d) exited without a result, re-running in "
+                 "a fresh worker to confirm\n", (long long)c->st->execs, name, (int)(w - c->w),
+                 pid);
 }
 
 /* Reads what a worker has to say: its announcement, a result, or its end. */
@@ -940,7 +1087,12 @@ static void on_readable(struct campaign *c, struct worker *w)
             c->start_failures = 0;
             return;
         }
-        reap(w, 0);
+        int pid = w->pid;
+        if (outside_kill(c, w, pid, reap(w, 0), "starting")) {
+            if (restart(c, w) != 0) /* not a failure of the worker to start */
+                c->fatal = GG_E_IO;
+            return;
+        }
         if (++c->start_failures >= MAX_START_FAILURES) {
             snprintf(c->err, c->err_len, "workers (%s worker) exit before they start", c->exe);
             c->fatal = GG_E_IO;
@@ -966,12 +1118,12 @@ static void on_readable(struct campaign *c, struct worker *w)
                 c->fatal = GG_E_IO;
             return;
         }
-        int wst = reap(w, got == 1);
-        int signo = got == 1 ? 0 : WIFSIGNALED(wst) ? WTERMSIG(wst) : -1;
-        handle_early_end(c, w, signo);
+        int pid = w->pid;
+        handle_early_end(c, w, pid, reap(w, got == 1));
     } else {
         /* An idle worker has nothing to say: it is gone. */
-        reap(w, 0);
+        int pid = w->pid;
+        outside_kill(c, w, pid, reap(w, 0), "idle");
     }
     if (restart(c, w) != 0)
         c->fatal = GG_E_IO;
@@ -983,8 +1135,8 @@ static void check_deadlines(struct campaign *c)
     for (int i = 0; i < c->n_workers; i++) {
         struct worker *w = &c->w[i];
         if (w->state == W_BUSY && now > w->since + w->limit) {
-            reap(w, 1);
-            handle_early_end(c, w, 0);
+            int pid = w->pid;
+            handle_early_end(c, w, pid, reap(w, 1));
             if (restart(c, w) != 0)
                 c->fatal = GG_E_IO;
         } else if (w->state == W_STARTING && now > w->since + START_LIMIT_S) {
@@ -1064,7 +1216,7 @@ static int busy_workers(const struct campaign *c)
 {
     int n = 0;
     for (int i = 0; i < c->n_workers; i++)
-        n += c->w[i].state == W_BUSY || (c->w[i].has_job && c->w[i].job.retry);
+        n += c->w[i].state == W_BUSY || (c->w[i].has_job && c->w[i].job.reruns);
     return n;
 }
 
@@ -1087,7 +1239,7 @@ static void loop(struct campaign *c)
         }
         for (int i = 0; i < c->n_workers; i++) {
             struct worker *w = &c->w[i];
-            int retry = w->has_job && w->job.retry;
+            int retry = w->has_job && w->job.reruns;
             if (w->state == W_IDLE && (c->st->stop == GG_STOP_NONE || retry))
                 dispatch(c, w);
         }
@@ -1179,12 +1331,21 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
     snprintf(c->exe, sizeof c->exe, "%s", cfg->worker_exe ? cfg->worker_exe : "/proc/self/exe");
     const char *dirs[] = {c->artifacts, c->stats_dir,
                           cfg->n_corpus_dirs > 0 ? cfg->corpus_dirs[0] : NULL};
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 3; i++) {
         if (dirs[i] && gg_mkdir_p(dirs[i]) != 0) {
             snprintf(c->err, c->err_len, "%s: cannot create the directory: %s", dirs[i],
                      strerror(errno));
             return GG_E_IO;
         }
+        /* Temporary files of writers killed between their write and its rename: of case files
+           in the artifacts and corpus directories, of fuzzer_stats in the statistics one (which
+           may be a directory of the user's, such as "."). */
+        int swept = dirs[i] ? gg_tmpfile_sweep(dirs[i], i == 1 ? "fuzzer_stats" : ".case")
+                            : 0;
+        if (swept > 0)
+            log_line(c, "INFO: removed %d temporary files left by writers that are gone from "
+                     "%s\n", swept, dirs[i]);
+    }
     if (cfg->known_path) {
         enum gg_status st = gg_sigset_load(cfg->known_path, &c->known, c->err, c->err_len);
         if (st != GG_OK)
@@ -1266,6 +1427,7 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
              "max_total_time=%gs runs=%lld artifacts=%s\n", c.k->name,
              c.mutant[0] ? c.mutant : "none", strategies[cfg->strategy == GG_STRATEGY_UNIFORM],
              c.n_workers, c.timeout, c.budget, (long long)cfg->max_runs, c.artifacts);
+    resume_mins(&c);
     load_stored(&c);
     for (int i = 0; i < c.n_workers && c.fatal == GG_OK; i++)
         if (spawn_worker(&c, &c.w[i]) != 0)

@@ -1037,14 +1037,12 @@ enum gg_status gg_case_save(const struct gg_case *c, const char *path, char *err
         snprintf(err, err_len, "%s: cannot format the case", path);
         return GG_E_INVAL;
     }
-    size_t tmp_len = strlen(path) + 32;
-    char *tmp = malloc(tmp_len);
+    char *tmp = gg_tmpfile_name(path);
     if (tmp == NULL) {
         free(text);
         snprintf(err, err_len, "%s: out of memory", path);
         return GG_E_NOMEM;
     }
-    snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
     enum gg_status st = GG_OK;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0) {

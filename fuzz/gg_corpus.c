@@ -1,5 +1,6 @@
 /*
- * gg_corpus.c — the corpus as the harness sees it: finding case files under a path, and judging
+ * gg_corpus.c — the corpus as the harness sees it: finding case files under a path (an entry
+ * below it that cannot be read is reported and passed over, not the end of the walk), and judging
  * whether a replayed verdict reproduces the case's stored expectation (`@expect class=C sig=S`).
  */
 #include <dirent.h>
@@ -50,13 +51,32 @@ static char *join(const char *dir, const char *name)
     return s;
 }
 
-static enum gg_status walk(const char *path, int top, struct list *out, char *err, size_t err_len)
+/* An entry below the top that cannot be read: "path: reason" goes to skipped (when listing
+   them), and the walk goes on. At the top it is the error of the listing. */
+static enum gg_status unreadable(const char *path, int top, struct list *skipped, char *err,
+                                 size_t err_len)
 {
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        snprintf(err, err_len, "%s: %s", path, strerror(errno));
+    char msg[4200];
+    snprintf(msg, sizeof msg, "%s: %s", path, strerror(errno));
+    if (top) {
+        snprintf(err, err_len, "%s", msg);
         return GG_E_IO;
     }
+    char *s = skipped ? strdup(msg) : NULL;
+    if (skipped && (!s || push(skipped, s) != 0)) {
+        free(s);
+        snprintf(err, err_len, "out of memory listing %s", path);
+        return GG_E_NOMEM;
+    }
+    return GG_OK;
+}
+
+static enum gg_status walk(const char *path, int top, struct list *out, struct list *skipped,
+                           char *err, size_t err_len)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return unreadable(path, top, skipped, err, err_len);
     if (!S_ISDIR(sb.st_mode)) {
         if (!top && !has_case_suffix(path))
             return GG_OK;
@@ -69,10 +89,8 @@ static enum gg_status walk(const char *path, int top, struct list *out, char *er
         return GG_OK;
     }
     DIR *d = opendir(path);
-    if (!d) {
-        snprintf(err, err_len, "%s: %s", path, strerror(errno));
-        return GG_E_IO;
-    }
+    if (!d)
+        return unreadable(path, top, skipped, err, err_len);
     struct list names = {0};
     enum gg_status st = GG_OK;
     for (struct dirent *e; st == GG_OK && (e = readdir(d)) != NULL;) {
@@ -89,25 +107,29 @@ static enum gg_status walk(const char *path, int top, struct list *out, char *er
     qsort(names.v, names.n, sizeof *names.v, cmp_str);
     for (size_t i = 0; i < names.n; i++) {
         if (st == GG_OK)
-            st = walk(names.v[i], 0, out, err, err_len);
+            st = walk(names.v[i], 0, out, skipped, err, err_len);
         free(names.v[i]);
     }
     free(names.v);
     return st;
 }
 
-enum gg_status gg_corpus_list(const char *path, char ***files, size_t *count, char *err,
-                              size_t err_len)
+enum gg_status gg_corpus_list(const char *path, char ***files, size_t *count, char ***skipped,
+                              size_t *n_skipped, char *err, size_t err_len)
 {
-    struct list out = {0};
-    enum gg_status st = walk(path, 1, &out, err, err_len);
+    struct list out = {0}, skips = {0};
+    enum gg_status st = walk(path, 1, &out, skipped ? &skips : NULL, err, err_len);
     if (st != GG_OK) {
         gg_corpus_list_free(out.v, out.n);
-        out.v = NULL;
-        out.n = 0;
+        gg_corpus_list_free(skips.v, skips.n);
+        out = skips = (struct list){0};
     }
     *files = out.v;
     *count = out.n;
+    if (skipped) {
+        *skipped = skips.v;
+        *n_skipped = skips.n;
+    }
     return st;
 }
 

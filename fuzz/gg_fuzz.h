@@ -147,9 +147,14 @@ void gg_registry_truncate(size_t count);
  * of its kernels are registered or none. The ABI version is checked before any plugin code is
  * called; each descriptor is validated by gg_registry_add(). A refused plugin is closed again;
  * an accepted one stays loaded until the process exits (the registry points into it), and
- * loading it again does nothing. Returns GG_OK, or a status and "PATH: problem" in err: GG_E_IO
- * when it cannot be opened, GG_E_ABI for a missing symbol, an ABI mismatch, a refused descriptor
- * or no kernel at all, or the status the plugin's register function returned.
+ * loading it again does nothing. The plugin is first loaded in a forked child with a time limit
+ * (GGFUZZ_PLUGIN_TIMEOUT seconds, default 10, 0: none), so a plugin whose initialisers or
+ * register function crash, exit or hang is refused without harm to this process. Returns GG_OK,
+ * or a status and "PATH: problem" in err: GG_E_IO when it cannot be opened, GG_E_ABI for a
+ * missing symbol, an ABI mismatch, a refused descriptor, no kernel at all, or a trial that died
+ * on a signal, exited or ran past the limit ("PATH: gg_plugin_register died on signal 11
+ * (Segmentation fault)"), GG_E_INVAL for a malformed GGFUZZ_PLUGIN_TIMEOUT, or the status the
+ * plugin's register function returned.
  */
 enum gg_status gg_plugin_load(const char *path, char *err, size_t err_len);
 /* Loads each path of a colon-separated list (GGFUZZ_PLUGINS) in order, skipping empty entries;
@@ -249,7 +254,9 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
 /*
  * gg_run_case() in a child process (gg_isolate.c): a kernel that kills its process gives a
  * `crash` verdict, one that runs past timeout_s (0: no limit) is killed and gives `timeout`;
- * the caller goes on either way. Forks without exec: for CPU kernels.
+ * the caller goes on either way. A child killed from outside (SIGKILL this function did not
+ * send: kill -9, the OOM killer) gives GG_E_IO and a message saying so, not a verdict. Forks
+ * without exec: for CPU kernels.
  */
 enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run_opts *o,
                                     double timeout_s, struct gg_run_result *r, char *err,
@@ -260,12 +267,27 @@ enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run
 /* ------------------------------------------------------------------------------------------ */
 
 /* Case files under path: path itself when it is a file, else every *.case below it (recursive,
-   sorted, dot-files skipped). *files is freed by gg_corpus_list_free(). */
-enum gg_status gg_corpus_list(const char *path, char ***files, size_t *count, char *err,
-                              size_t err_len);
+   sorted, dot-files skipped). *files is freed by gg_corpus_list_free(). Fails only when path
+   itself cannot be read: an entry below it that cannot be (a directory without permission, a
+   dangling link) is left out, and when skipped is not NULL it is named with the reason in
+   *skipped ("PATH: Permission denied"; *n_skipped entries, freed by gg_corpus_list_free()). */
+enum gg_status gg_corpus_list(const char *path, char ***files, size_t *count, char ***skipped,
+                              size_t *n_skipped, char *err, size_t err_len);
 void gg_corpus_list_free(char **files, size_t count);
 /* Creates directory path and its missing parents (mode 0755); 0, or -1 with errno set. */
 int gg_mkdir_p(const char *path);
+
+/* Temporary files of atomic writes (gg_tmpfile.c). A temporary file not modified for this long
+   was abandoned, whichever host wrote it: an atomic write takes milliseconds. */
+#define GG_TMPFILE_STALE_S 3600.0
+/* The temporary file an atomic write of path goes through, "PATH.tmp.HOST.PID" (malloc'd, the
+   caller frees it; NULL when out of memory). */
+char *gg_tmpfile_name(const char *path);
+/* Removes the temporary files in dir (not below it) of atomic writes to files whose name ends
+   in target_suffix (".case", "fuzzer_stats") whose writer is gone: written on this host (or
+   naming no host) by a process that is no longer alive, or not modified for
+   GG_TMPFILE_STALE_S. Returns how many it removed; a missing directory has none. */
+int gg_tmpfile_sweep(const char *dir, const char *target_suffix);
 /* 1 when verdict v reproduces expect ("class=C [sig=S]"; NULL means class=pass): the class
    matches (C may list alternatives, "nondeterminism|snr", for a race that can also be lost the
    same way twice) and, when the expectation names a signature, the signature matches too. */
@@ -386,7 +408,7 @@ struct gg_min_opts {
                                     as many runs (0: 1; intermittent faults want 2 or more) */
     double timeout_s;            /* per run (0: 300 s) */
     struct gg_run_opts run;      /* kernel/mutant overrides, memory limit */
-    const char *progress_path;   /* (optional) saved after each successful round */
+    const char *progress_path;   /* (optional) saved after each pass that shrank the case */
     const char *findings_dir;    /* (optional) a different fault met on the way is recorded here */
 };
 
@@ -445,6 +467,10 @@ struct gg_campaign_stats {
     int64_t minimized;          /* signatures minimised */
     enum gg_class worst_new;    /* most severe class among the new signatures (PASS: none) */
     int64_t worker_restarts, timeouts, refused, errors;
+    int64_t worker_kills;       /* workers killed from outside (SIGKILL the supervisor did not
+                                   send: kill -9, the OOM killer): harness events, not findings */
+    int64_t crashes_unconfirmed; /* cases whose worker died (or exited) and whose re-run in a
+                                   fresh worker did not end the same way: not findings */
     double slowest_s;           /* slowest run to an outcome */
     double min_snr_margin_db;   /* smallest SNR margin of a passing run (+inf: none) */
     int max_offset_bits;        /* largest offset a case reached, in bits */

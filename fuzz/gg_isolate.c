@@ -3,7 +3,8 @@
  * scribbles over the harness's memory ends only that child. The parent turns a death by signal
  * into a `crash` verdict and a run past the time limit into a `timeout` verdict, and goes on with
  * the next case. The child replies over a pipe in the wire format of the campaign workers
- * (gg_worker.c).
+ * (gg_worker.c). A child killed by SIGKILL that the parent did not send (kill -9, the OOM killer)
+ * is no verdict but a harness failure (GG_E_IO): a kernel does not raise SIGKILL.
  *
  * The child is forked without exec, which suits CPU kernels (a plugin loaded before the fork is
  * inherited); kernels on a GPU need workers started with exec, since a CUDA or HIP context does
@@ -63,6 +64,11 @@ enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run
     if (got == 0)
         return st;
     int signo = got == 1 ? 0 : WIFSIGNALED(wst) ? WTERMSIG(wst) : -1;
+    char killed[256];
+    if (gg_killed_from_outside(signo, killed, sizeof killed)) {
+        snprintf(err, err_len, "the process running the case (pid %d) was %s", (int)pid, killed);
+        return GG_E_IO;
+    }
     st = gg_run_ended_early(c, o, signo, got == 1 ? timeout_s : 0, r, err, err_len);
     r->total_seconds = gg_wire_now() - t0;
     return st;

@@ -671,12 +671,15 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
     }
     while (!stopped(&x)) {
         int kept = 0;
-        for (size_t i = 0; i < sizeof PASSES / sizeof PASSES[0] && !stopped(&x); i++)
-            kept += PASSES[i](&x, c);
+        for (size_t i = 0; i < sizeof PASSES / sizeof PASSES[0] && !stopped(&x); i++) {
+            int by_pass = PASSES[i](&x, c);
+            kept += by_pass;
+            /* Saved after every pass that shrank the case: a killed minimiser loses one pass. */
+            if (by_pass > 0 && o->progress_path != NULL && x.fatal == GG_OK &&
+                (s = gg_case_save(c, o->progress_path, err, err_len)) != GG_OK)
+                x.fatal = s;
+        }
         st->rounds++;
-        if (kept > 0 && o->progress_path != NULL && x.fatal == GG_OK &&
-            (s = gg_case_save(c, o->progress_path, err, err_len)) != GG_OK)
-            x.fatal = s;
         if (kept == 0)
             break;
     }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -79,6 +80,8 @@ static void write_body(FILE *f, const struct gg_stats_view *v)
     fprintf(f, "minimized         : %lld\n", (long long)s->minimized);
     fprintf(f, "last_fault_s      : %.1f\n", s->last_fault_s);
     fprintf(f, "worker_restarts   : %lld\n", (long long)s->worker_restarts);
+    fprintf(f, "worker_kills      : %lld\n", (long long)s->worker_kills);
+    fprintf(f, "crashes_unconfirmed: %lld\n", (long long)s->crashes_unconfirmed);
     fprintf(f, "timeouts          : %lld\n", (long long)s->timeouts);
     fprintf(f, "refused           : %lld\n", (long long)s->refused);
     fprintf(f, "errors            : %lld\n", (long long)s->errors);
@@ -91,24 +94,28 @@ static void write_body(FILE *f, const struct gg_stats_view *v)
 enum gg_status gg_stats_write(const char *dir, const struct gg_stats_view *v, char *err,
                               size_t err_len)
 {
-    char path[4096], tmp[4096];
-    if (join(path, sizeof path, dir, "fuzzer_stats") || join(tmp, sizeof tmp, dir, ".fuzzer_stats.tmp")) {
+    char path[4096];
+    if (join(path, sizeof path, dir, "fuzzer_stats")) {
         snprintf(err, err_len, "%s: path too long", dir);
         return GG_E_INVAL;
     }
-    FILE *f = fopen(tmp, "w");
+    char *tmp = gg_tmpfile_name(path);
+    FILE *f = tmp ? fopen(tmp, "w") : NULL;
     if (!f) {
-        snprintf(err, err_len, "%s: %s", tmp, strerror(errno));
+        snprintf(err, err_len, "%s: %s", path, tmp ? strerror(errno) : "out of memory");
+        free(tmp);
         return GG_E_IO;
     }
     write_body(f, v);
     int bad = ferror(f);
+    enum gg_status st = GG_OK;
     if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
         snprintf(err, err_len, "%s: %s", path, strerror(errno));
         unlink(tmp);
-        return GG_E_IO;
+        st = GG_E_IO;
     }
-    return GG_OK;
+    free(tmp);
+    return st;
 }
 
 enum gg_status gg_stats_plot(const char *dir, const struct gg_stats_view *v, char *err,
@@ -179,6 +186,8 @@ void gg_stats_final(FILE *f, const struct gg_stats_view *v)
     fprintf(f, "stat::new_faults:               %lld\n", (long long)s->new_sigs);
     fprintf(f, "stat::worker_restarts:          %lld\n", (long long)s->worker_restarts);
     fprintf(f, "stat::timeouts:                 %lld\n", (long long)s->timeouts);
+    fprintf(f, "stat::worker_kills:             %lld\n", (long long)s->worker_kills);
+    fprintf(f, "stat::crashes_unconfirmed:      %lld\n", (long long)s->crashes_unconfirmed);
     fprintf(f, "stat::possibly_fixed:           %lld\n", (long long)s->possibly_fixed);
     char why[128];
     switch (s->stop) {

@@ -317,31 +317,36 @@ static void run_on(struct suite *s, const char *path, const struct gg_case *c, c
     json_array_append_new(s->cases, obj);
 }
 
-/* Runs every case of path on each kernel asked for. A file that cannot be read is an error. */
+/* A path whose cases could not be run (it or a directory below it cannot be read, or the case
+   file is malformed): an error entry with the message. */
+static void path_error(struct suite *s, const char *path, const char *err)
+{
+    json_t *obj = case_base(path, NULL, NULL, NULL);
+    case_no_verdict(s, obj, 0, err);
+    json_object_set_new(obj, "seconds", json_real(0));
+    json_object_set_new(obj, "time_us", json_null());
+    json_object_set_new(obj, "perf_regressed", json_false());
+    print_case(s->o->out, obj);
+    json_array_append_new(s->cases, obj);
+}
+
+/* Runs every case of path on each kernel asked for. A file or a directory below path that
+   cannot be read is an error. */
 static void run_path(struct suite *s, const char *path)
 {
-    char **files = NULL, err[1024];
-    size_t n = 0;
-    if (gg_corpus_list(path, &files, &n, err, sizeof err) != GG_OK) {
-        json_t *obj = case_base(path, NULL, NULL, NULL);
-        case_no_verdict(s, obj, 0, err);
-        json_object_set_new(obj, "seconds", json_real(0));
-        json_object_set_new(obj, "time_us", json_null());
-        json_object_set_new(obj, "perf_regressed", json_false());
-        print_case(s->o->out, obj);
-        json_array_append_new(s->cases, obj);
+    char **files = NULL, **skipped = NULL, err[1024];
+    size_t n = 0, n_skipped = 0;
+    if (gg_corpus_list(path, &files, &n, &skipped, &n_skipped, err, sizeof err) != GG_OK) {
+        path_error(s, path, err);
         return;
     }
+    for (size_t i = 0; i < n_skipped; i++)
+        path_error(s, path, skipped[i]);
+    gg_corpus_list_free(skipped, n_skipped);
     for (size_t i = 0; i < n; i++) {
         struct gg_case c;
         if (gg_case_load(files[i], &c, err, sizeof err) != GG_OK) {
-            json_t *obj = case_base(files[i], NULL, NULL, NULL);
-            case_no_verdict(s, obj, 0, err);
-            json_object_set_new(obj, "seconds", json_real(0));
-            json_object_set_new(obj, "time_us", json_null());
-            json_object_set_new(obj, "perf_regressed", json_false());
-            print_case(s->o->out, obj);
-            json_array_append_new(s->cases, obj);
+            path_error(s, files[i], err);
             continue;
         }
         if (s->o->n_kernels == 0)
@@ -538,14 +543,17 @@ static json_t *result_json(struct suite *s, const char *started, double seconds)
 
 static enum gg_status write_json(json_t *root, const char *path, char *err, size_t err_len)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (json_dump_file(root, tmp, JSON_INDENT(1)) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, err_len, "%s: cannot write the suite result: %s", path, strerror(errno));
-        unlink(tmp);
-        return GG_E_IO;
+    char *tmp = gg_tmpfile_name(path);
+    enum gg_status st = GG_OK;
+    if (!tmp || json_dump_file(root, tmp, JSON_INDENT(1)) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, err_len, "%s: cannot write the suite result: %s", path,
+                 tmp ? strerror(errno) : "out of memory");
+        if (tmp)
+            unlink(tmp);
+        st = GG_E_IO;
     }
-    return GG_OK;
+    free(tmp);
+    return st;
 }
 
 /* JUnit: one test case per case and kernel, grouped by tier and model. */

@@ -3,7 +3,8 @@
  * shares: a length-prefixed case text goes in, a result record (status, message, run result and
  * per-group metrics) comes out. `ggfuzz worker` loops over requests on its standard input; the
  * forked child of gg_run_case_isolated() sends one reply the same way. Also here: the verdict of
- * a run that ended without a reply (crash or timeout), which both parents build.
+ * a run that ended without a reply (crash or timeout), which both parents build, and what an
+ * outside kill of such a process (SIGKILL) is, which neither turns into a verdict.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -165,6 +166,15 @@ int gg_wire_recv_result(int fd, double deadline, enum gg_status *st, char *err, 
     *st = w.status;
     snprintf(err, err_len, "%s", w.err);
     return 0;
+}
+
+int gg_killed_from_outside(int signo, char *msg, size_t msg_len)
+{
+    if (signo != SIGKILL)
+        return 0;
+    snprintf(msg, msg_len, "killed by signal %d (%s) from outside ggfuzz (out of memory?)", signo,
+             strsignal(signo));
+    return 1;
 }
 
 enum gg_status gg_run_ended_early(const struct gg_case *c, const struct gg_run_opts *o, int signo,

@@ -127,6 +127,66 @@ Test(cli, oversized_case_is_refused_before_allocation)
     cr_expect(strstr(out, "GiB of host memory"), "%s", out);
 }
 
+Test(cli, sizes_are_parsed_strictly)
+{
+    static const char *const bad[] = {"nan", "inf", "1e30", "1e-3", "0", "-1", "0x10", "5Q", "",
+                                      "8388608T"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "run --max-mem '%s' " SEEDS "/fwd_basic.case", bad[i]);
+        cr_expect_eq(ggfuzz(args, out, sizeof out), 2, "--max-mem %s: %s", bad[i], out);
+        char want[64];
+        snprintf(want, sizeof want, "ggfuzz: --max-mem: ");
+        cr_expect(strstr(out, want) && strstr(out, bad[i]), "--max-mem %s: %s", bad[i], out);
+        snprintf(args, sizeof args, "fuzz --kernel grouped_bf16_cpu_tiled --runs 1 --max-mem '%s'",
+                 bad[i]);
+        cr_expect_eq(ggfuzz(args, out, sizeof out), 2, "fuzz --max-mem %s: %s", bad[i], out);
+    }
+    cr_expect_eq(ggfuzz("run --timeout inf " SEEDS "/fwd_basic.case", out, sizeof out), 2, "%s",
+                 out);
+    cr_expect(strstr(out, "--timeout: not a number >= 0: 'inf'"), "%s", out);
+    static const char *const good[] = {"1.5G", "8g", "512MiB", "100000000", ".5T", "2KB"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "run --max-mem %s " SEEDS "/fwd_basic.case", good[i]);
+        int code = ggfuzz(args, out, sizeof out);
+        cr_expect(code == 0 || code == 4, "--max-mem %s: exit %d: %s", good[i], code, out);
+    }
+}
+
+/* A directory below the one to run that cannot be read is an error line naming it; the walk goes
+   on with the rest and the exit code says that not everything ran. A loop of symbolic links
+   cannot be read by anyone; a directory without permissions by anyone but root. */
+Test(cli, an_unreadable_directory_does_not_stop_the_walk)
+{
+    char dir[] = "/tmp/ggfuzz-cli-walk-XXXXXX", cmd[512], args[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir a b c && for d in a b c; do cp '" SEEDS "/fwd_basic.case' $d/; "
+             "done && ln -s loop loop && chmod 000 b", dir);
+    cr_assert_eq(system(cmd), 0);
+    int root = geteuid() == 0;
+    for (int replay = 0; replay < 2; replay++) {
+        snprintf(args, sizeof args, "%s %s", replay ? "--replay" : "run", dir);
+        cr_expect_eq(ggfuzz(args, out, sizeof out), 3, "%s", out);
+        char want[256];
+        snprintf(want, sizeof want, "ERROR  %s/loop: Too many levels of symbolic links (skipped: "
+                 "its cases are not run)", dir);
+        cr_expect(strstr(out, want), "%s", out);
+        snprintf(want, sizeof want, "ERROR  %s/b: Permission denied (skipped", dir);
+        cr_expect(root || strstr(out, want), "%s", out);
+        snprintf(want, sizeof want, "%s/c/fwd_basic.case", dir);
+        cr_expect(strstr(out, want), "the walk stopped: %s", out);
+        snprintf(want, sizeof want, replay ? "%d reproduced (%d pass" : "%d passed", 3 - !root,
+                 3 - !root);
+        cr_expect(strstr(out, want), "%s", out);
+        snprintf(want, sizeof want, "%d errors", 2 - root);
+        cr_expect(strstr(out, want), "%s", out);
+    }
+    snprintf(cmd, sizeof cmd, "chmod 755 '%s/b' && rm -rf '%s'", dir, dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
 Test(cli, unknown_kernel_and_mutant)
 {
     cr_expect_eq(ggfuzz("run --kernel nope " SEEDS "/fwd_basic.case", out, sizeof out), 3, "%s", out);

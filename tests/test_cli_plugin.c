@@ -1,8 +1,9 @@
 /*
  * test_cli_plugin.c — plugins on the ggfuzz command line: `--plugin PATH` before or after the
  * command and GGFUZZ_PLUGINS load the example plugin, whose kernel then shows in `list` and runs
- * and replays cases; a bad plugin stops ggfuzz with exit code 3 and a message on stderr naming
- * the plugin and the problem, never a crash.
+ * and replays cases; a bad plugin, also one that crashes, exits or hangs while it registers, stops
+ * ggfuzz with exit code 3 and a message on stderr naming the plugin and the problem, never a crash
+ * or a hang.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,9 @@ Test(cli_plugin, environment_variable_loads_plugins)
     cr_expect_eq(ggfuzz_env("GGFUZZ_PLUGINS=" BAD("no_kernel"), "--version", 0), 0, "%s", out);
 }
 
+/* hang_register is refused after GGFUZZ_PLUGIN_TIMEOUT seconds. */
+#define ENV "GGFUZZ_PLUGINS= GGFUZZ_PLUGIN_TIMEOUT=1"
+
 Test(cli_plugin, bad_plugins_exit_3_with_a_message)
 {
     static const struct {
@@ -118,20 +122,52 @@ Test(cli_plugin, bad_plugins_exit_3_with_a_message)
         {BAD("null_run"), "required slot 'run' is NULL"},
         {BAD("register_error"), "registration failed: no licence for this kernel"},
         {BAD("partial"), "kernel grouped_bf16_cpu_tiled is already registered"},
+        {BAD("segv_register"), "gg_plugin_register died on signal 11 (Segmentation fault)"},
+        {BAD("exit_register"), "gg_plugin_register ended the process (exit status 0)"},
+        {BAD("segv_init"), "loading (its initialisers) died on signal 11"},
+        {BAD("hang_register"), "gg_plugin_register did not return within 1 s"},
         {GG_TEST_PLUGINS "/no_such_plugin.so", "cannot load: "},
         {GG_SOURCE_DIR "/README.md", "cannot load: "},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char args[1024], want[1024];
         snprintf(args, sizeof args, "--plugin %s list", bad[i].path);
-        cr_expect_eq(ggfuzz_env("GGFUZZ_PLUGINS=", args, 1), 3, "%s: %s", bad[i].path, out);
+        cr_expect_eq(ggfuzz_env(ENV, args, 1), 3, "%s: %s", bad[i].path, out);
         snprintf(want, sizeof want, "ggfuzz: %s: ", bad[i].path);
         cr_expect(strncmp(out, want, strlen(want)) == 0 && strstr(out, bad[i].want),
                   "expected '%s...%s' on stderr, got: %s", want, bad[i].want, out);
         snprintf(args, sizeof args, "run --plugin %s %s/fwd_basic.case", bad[i].path, SEEDS);
-        cr_expect_eq(ggfuzz_env("GGFUZZ_PLUGINS=", args, 0), 3, "%s: %s", bad[i].path, out);
+        cr_expect_eq(ggfuzz_env(ENV, args, 0), 3, "%s: %s", bad[i].path, out);
         cr_expect_null(strstr(out, "PASS"), "ran cases despite a bad plugin: %s", out);
+        snprintf(args, sizeof args, "fuzz --plugin %s --kernel grouped_bf16_cpu_tiled --runs 1",
+                 bad[i].path);
+        cr_expect_eq(ggfuzz_env(ENV, args, 1), 3, "fuzz: %s: %s", bad[i].path, out);
+        cr_expect(strstr(out, bad[i].want), "fuzz: expected '%s' on stderr, got: %s",
+                  bad[i].want, out);
     }
+}
+
+Test(cli_plugin, a_case_killed_from_outside_is_an_error_not_a_crash)
+{
+    char path[64], args[512];
+    snprintf(path, sizeof path, "/tmp/ggfuzz-cli-kill-XXXXXX.case");
+    int fd = mkstemps(path, 5);
+    cr_assert(fd >= 0);
+    static const char text[] = "ggfuzz-case 1\nop grouped_fwd\nkernel bad_crash_run\n"
+                               "dtypes a=bf16 b=bf16 c=f32\nscaling none\ngroups 2\n"
+                               "group_lens 3 4\nn 8\nk 16\nseed 3\n";
+    cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    snprintf(args, sizeof args, "run --plugin %s %s", BAD("crash_run"), path);
+    /* SIGKILL, which a kernel does not raise as a bug: killed from outside (kill -9, OOM). */
+    cr_expect_eq(ggfuzz_env("GGFUZZ_PLUGINS= BAD_PLUGIN_SIGNAL=9", args, 0), 3, "%s", out);
+    cr_expect(strstr(out, "was killed by signal 9 (Killed) from outside ggfuzz (out of memory?)"),
+              "%s", out);
+    cr_expect(strstr(out, "1 cases: 0 passed, 0 failed, 0 refused, 1 errors"), "%s", out);
+    /* A signal the kernel raises itself is a crash verdict. */
+    cr_expect_eq(ggfuzz_env("GGFUZZ_PLUGINS= BAD_PLUGIN_SIGNAL=11", args, 0), 11, "%s", out);
+    cr_expect(strstr(out, "died on signal 11"), "%s", out);
+    unlink(path);
 }
 
 Test(cli_plugin, a_campaign_logs_the_cases_a_kernel_cannot_run)

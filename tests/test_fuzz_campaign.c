@@ -1,22 +1,30 @@
 /*
  * test_fuzz_campaign.c — campaigns through the library API, with real worker processes (the
  * ggfuzz binary): a correct kernel gives no finding and sane statistics files; a mutant is found
- * with its class and a minimised artifact that replays; a worker killed mid-campaign is replaced;
- * the stop file and the run limit end a campaign; stored failures are replayed first, reported as
- * possibly fixed when they pass, and known signatures do not count as new.
+ * with its class and a minimised artifact that replays; a worker killed mid-campaign is replaced
+ * and logged as a harness event, not a finding; a crash is a finding only when a re-run in a fresh
+ * worker dies the same way; the stop file and the run limit end a campaign; stored failures are
+ * replayed first, reported as possibly fixed when they pass, and known signatures do not count as
+ * new; a campaign starts by removing the temporary files of writers that are gone and by resuming
+ * the minimisations that a killed campaign left progress files of.
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include <criterion/criterion.h>
 
 #include "fuzz/gg_fuzz.h"
 
 #define MUTANTS GG_SOURCE_DIR "/corpus/mutants"
+#define CRASH_PLUGIN GG_TEST_PLUGINS "/crash_run.so"
 
 /* Workers are the ggfuzz binary: it must be built. */
 static void need_ggfuzz(void)
@@ -138,7 +146,8 @@ Test(campaign, a_correct_kernel_gives_nothing_and_sane_statistics)
     char **files;
     size_t n;
     char err[512];
-    cr_assert_eq(gg_corpus_list(d.corpus, &files, &n, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_corpus_list(d.corpus, &files, &n, NULL, NULL, err, sizeof err), GG_OK, "%s",
+                 err);
     cr_expect_eq((int64_t)n, st.new_units);
     gg_corpus_list_free(files, n);
     remove_dirs(&d);
@@ -170,7 +179,8 @@ static void find_mutant(const char *kernel, const char *mutant, enum gg_class cl
     char **files;
     size_t n;
     char err[1024];
-    cr_assert_eq(gg_corpus_list(d.artifacts, &files, &n, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_corpus_list(d.artifacts, &files, &n, NULL, NULL, err, sizeof err), GG_OK, "%s",
+                 err);
     cr_assert_geq(n, 1);
     int first_seen = 0;
     for (size_t i = 0; i < n; i++) {
@@ -229,6 +239,21 @@ static void kill_and_stop(const struct gg_campaign_stats *s, const int *pids, in
     }
 }
 
+/* Runs a campaign logging to a temporary file; returns the log (valid until the next call). */
+static const char *run_logged(struct gg_campaign_config *cfg, struct gg_campaign_stats *st)
+{
+    static char buf[1 << 16];
+    cfg->log = tmpfile();
+    cr_assert_not_null(cfg->log);
+    run_campaign(cfg, st);
+    rewind(cfg->log);
+    size_t n = fread(buf, 1, sizeof buf - 1, cfg->log);
+    buf[n] = '\0';
+    fclose(cfg->log);
+    cfg->log = NULL;
+    return buf;
+}
+
 Test(campaign, killed_and_hung_workers_are_replaced_and_the_campaign_goes_on)
 {
     struct dirs d;
@@ -242,7 +267,7 @@ Test(campaign, killed_and_hung_workers_are_replaced_and_the_campaign_goes_on)
     cfg.on_tick = kill_and_stop;
     cfg.user = &k;
     struct gg_campaign_stats st;
-    run_campaign(&cfg, &st);
+    const char *log = run_logged(&cfg, &st);
     cr_assert_neq(k.killed_pid, 0, "no worker was killed (%lld runs)", (long long)st.execs);
     cr_assert_neq(k.stopped_pid, 0, "no worker was stopped (%lld runs)", (long long)st.execs);
     cr_expect_eq(st.stop, GG_STOP_TIME);
@@ -252,10 +277,94 @@ Test(campaign, killed_and_hung_workers_are_replaced_and_the_campaign_goes_on)
        where it passes: a timeout, but no timeout finding. */
     cr_expect_geq(st.timeouts, 1);
     cr_expect_eq(st.faults[GG_CLASS_TIMEOUT], 0);
-    /* A worker killed while running a case is a crash finding of that case; killed between
-       cases it is only replaced. Nothing else may be found on the correct kernel. */
-    cr_expect_eq(st.faults_total, st.faults[GG_CLASS_CRASH]);
-    cr_expect_leq(st.faults[GG_CLASS_CRASH], 1);
+    /* The killed worker is a harness event, whether it was running a case or idle; nothing may
+       be found on the correct kernel. */
+    cr_expect_eq(st.faults_total, 0);
+    cr_expect_eq(st.worker_kills, 1);
+    char want[128];
+    snprintf(want, sizeof want, "worker 0 (pid %d) was killed by signal 9 (Killed) from outside",
+             k.killed_pid);
+    cr_expect(strstr(log, want) && strstr(log, "a harness event, not a finding"), "%s", log);
+    char path[256];
+    snprintf(path, sizeof path, "%s/fuzzer_stats", d.root);
+    cr_expect_eq(stat_value(slurp(path), "worker_kills"), 1);
+    remove_dirs(&d);
+}
+
+/* A stored crash of bad_crash_run on zero data (which its kernel gets right when it does not
+   crash), replayed by a one-run campaign; the log is returned. */
+static const char *replay_crash(const struct dirs *d, struct gg_campaign_stats *st)
+{
+    char err[512], path[256];
+    cr_assert_eq(gg_plugin_load(CRASH_PLUGIN, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(mkdir(d->corpus, 0755), 0);
+    snprintf(path, sizeof path, "%s/crash.case", d->corpus);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("ggfuzz-case 1\nop grouped_fwd\nkernel bad_crash_run\ndtypes a=bf16 b=bf16 c=f32\n"
+          "scaling none\ngroups 2\ngroup_lens 3 4\nn 8\nk 16\ndata a=const(0) b=const(0)\n"
+          "seed 1\n@expect class=crash\n", f);
+    fclose(f);
+    const char *corpus[1], *plugins[] = {CRASH_PLUGIN};
+    struct gg_campaign_config cfg = config(d, "bad_crash_run", NULL, corpus);
+    cfg.workers = 1;
+    cfg.max_runs = 1;
+    cfg.no_minimize = 1;
+    cfg.plugins = plugins;
+    cfg.n_plugins = 1;
+    const char *log = run_logged(&cfg, st);
+    cr_expect_eq(st->replayed, 1);
+    cr_expect_eq(st->execs, 1);
+    cr_expect_eq(st->worker_kills, 0);
+    return log;
+}
+
+Test(campaign, a_crash_is_a_finding_once_a_fresh_worker_confirms_it)
+{
+    struct dirs d;
+    make_dirs(&d);
+    unsetenv("BAD_PLUGIN_CRASH_ONCE");
+    struct gg_campaign_stats st;
+    const char *log = replay_crash(&d, &st);
+    cr_expect_eq(st.faults[GG_CLASS_CRASH], 1, "%s", log);
+    cr_expect_eq(st.faults_total, 1);
+    cr_expect_eq(st.crashes_unconfirmed, 0);
+    cr_expect_eq(st.worker_restarts, 2); /* after the crash and after its confirmation */
+    cr_expect(strstr(log, "died on signal 11 (Segmentation fault), re-running in a fresh worker "
+                          "to confirm"), "%s", log);
+    cr_expect(strstr(log, "INFO: still failing: "), "%s", log);
+    cr_expect(strstr(log, "FAULT crash (new)"), "%s", log);
+    remove_dirs(&d);
+}
+
+Test(campaign, a_crash_that_does_not_reproduce_is_no_finding)
+{
+    struct dirs d;
+    make_dirs(&d);
+    char once[128];
+    snprintf(once, sizeof once, "%s/crashed-once", d.root);
+    cr_assert_eq(setenv("BAD_PLUGIN_CRASH_ONCE", once, 1), 0);
+    struct gg_campaign_stats st;
+    const char *log = replay_crash(&d, &st);
+    unsetenv("BAD_PLUGIN_CRASH_ONCE");
+    cr_expect_eq(access(once, F_OK), 0, "the kernel never crashed");
+    cr_expect_eq(st.faults_total, 0, "%s", log);
+    cr_expect_eq(st.crashes_unconfirmed, 1);
+    cr_expect_eq(st.possibly_fixed, 1);
+    cr_expect_eq(st.worker_restarts, 1);
+    cr_expect(strstr(log, "died on signal 11 (Segmentation fault), which did not reproduce on "
+                          "re-run"), "%s", log);
+    /* Nothing was stored. */
+    char **files;
+    size_t n;
+    char err[512];
+    cr_assert_eq(gg_corpus_list(d.artifacts, &files, &n, NULL, NULL, err, sizeof err), GG_OK, "%s",
+                 err);
+    cr_expect_eq(n, 0);
+    gg_corpus_list_free(files, n);
+    char path[256];
+    snprintf(path, sizeof path, "%s/fuzzer_stats", d.root);
+    cr_expect_eq(stat_value(slurp(path), "crashes_unconfirmed"), 1);
     remove_dirs(&d);
 }
 
@@ -368,6 +477,35 @@ Test(campaign, stored_failures_are_replayed_first)
     remove_dirs(&d);
 }
 
+Test(campaign, a_finding_that_cannot_be_stored_says_so)
+{
+    struct dirs d;
+    make_dirs(&d);
+    cr_assert_eq(mkdir(d.corpus, 0755), 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/still.case", d.corpus);
+    copy_case(MUTANTS "/zero_len_ptr_skip.case", path, "grouped_bf16_cpu_serial",
+              "zero_len_ptr_skip");
+    /* The findings store cannot take its lock: a directory stands where the lock file goes. */
+    cr_assert_eq(mkdir(d.artifacts, 0755), 0);
+    snprintf(path, sizeof path, "%s/.lock", d.artifacts);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    const char *corpus[1];
+    struct gg_campaign_config cfg = config(&d, "grouped_bf16_cpu_serial", "zero_len_ptr_skip",
+                                           corpus);
+    cfg.max_runs = 1;
+    struct gg_campaign_stats st;
+    const char *log = run_logged(&cfg, &st);
+    cr_expect_eq(st.unique_sigs, 1);
+    cr_expect_eq(st.stored_sigs, 0);
+    cr_expect_eq(st.minimized, 0);
+    cr_expect(strstr(log, "FAULT snr (new, not stored) "), "%s", log);
+    cr_expect(strstr(log, "-> not stored: ") && strstr(log, "cannot lock: Is a directory"), "%s",
+              log);
+    cr_expect_null(strstr(log, "stored before"), "%s", log);
+    remove_dirs(&d);
+}
+
 Test(campaign, refuses_an_unknown_kernel_or_mutant)
 {
     struct dirs d;
@@ -382,5 +520,174 @@ Test(campaign, refuses_an_unknown_kernel_or_mutant)
     cr_expect_eq(gg_campaign_run(&cfg, &st, err, sizeof err), GG_E_INVAL);
     cr_expect(strstr(err, "no_such_mutant"), "%s", err);
     cr_expect_eq(st.stop, GG_STOP_ERROR);
+    remove_dirs(&d);
+}
+
+/* Creates an empty file dir/name, modified age_s seconds ago. */
+static void touch(const char *dir, const char *name, double age_s)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fclose(f);
+    time_t t = time(NULL) - (time_t)age_s;
+    struct utimbuf times = {.actime = t, .modtime = t};
+    cr_assert_eq(utime(path, &times), 0);
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* The id of a process that has ended. */
+static int dead_pid(void)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(0);
+    cr_assert_eq(waitpid(pid, NULL, 0), pid);
+    return (int)pid;
+}
+
+Test(campaign, temporary_files_of_writers_that_are_gone_are_removed_at_start)
+{
+    struct dirs d;
+    make_dirs(&d);
+    cr_assert_eq(mkdir(d.corpus, 0755), 0);
+    cr_assert_eq(mkdir(d.artifacts, 0755), 0);
+    char host[256] = "", name[512], live[512], other[512];
+    cr_assert_eq(gethostname(host, sizeof host), 0);
+    int dead = dead_pid();
+    /* An atomic write's temporary file is named after the target, this host and this process. */
+    char *tmp = gg_tmpfile_name("dir/x.case");
+    snprintf(name, sizeof name, "dir/x.case.tmp.%s.%d", host, (int)getpid());
+    cr_expect_str_eq(tmp, name);
+    free(tmp);
+    /* Gone: written here by a process that has ended (also in the old form without a host), or
+       by anyone more than an hour ago. */
+    snprintf(name, sizeof name, "a.case.tmp.%d", dead);
+    touch(d.artifacts, name, 0);
+    snprintf(name, sizeof name, "b.case.tmp.%s.%d", host, dead);
+    touch(d.artifacts, name, 0);
+    touch(d.corpus, name, 0);
+    snprintf(name, sizeof name, "fuzzer_stats.tmp.%s.%d", host, dead);
+    touch(d.root, name, 0);
+    snprintf(name, sizeof name, ".min-snr-0123456789abcdef.case.tmp.%s.%d", host, dead);
+    touch(d.artifacts, name, 0);
+    touch(d.artifacts, "f.case.tmp.other-host.example.12", GG_TMPFILE_STALE_S + 60);
+    /* Kept: a live writer here, a fresh file of another host, files that only look alike, the
+       temporary file of someone else's write in the statistics directory. */
+    snprintf(live, sizeof live, "d.case.tmp.%s.%d", host, (int)getpid());
+    touch(d.artifacts, live, 0);
+    snprintf(other, sizeof other, "e.case.tmp.other-host.example.%d", dead);
+    touch(d.artifacts, other, 0);
+    touch(d.artifacts, "notes.tmp.txt", GG_TMPFILE_STALE_S + 60);
+    snprintf(name, sizeof name, "notes.txt.tmp.%s.%d", host, dead);
+    touch(d.root, name, 0);
+
+    const char *corpus[1];
+    struct gg_campaign_config cfg = config(&d, "grouped_bf16_cpu_tiled", NULL, corpus);
+    cfg.max_runs = 1;
+    struct gg_campaign_stats st;
+    const char *log = run_logged(&cfg, &st);
+    char want[256];
+    snprintf(want, sizeof want, "INFO: removed 4 temporary files left by writers that are gone "
+             "from %s\n", d.artifacts);
+    cr_expect(strstr(log, want), "%s", log);
+    struct dirs_left {
+        const char *dir;
+        int left;
+    } expect[] = {{d.artifacts, 3}, {d.corpus, 0}, {d.root, 1}};
+    for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
+        int left = 0;
+        DIR *dir = opendir(expect[i].dir);
+        cr_assert_not_null(dir);
+        for (struct dirent *e; (e = readdir(dir)) != NULL;)
+            left += strstr(e->d_name, ".tmp.") != NULL;
+        closedir(dir);
+        cr_expect_eq(left, expect[i].left, "%s: %d temporary files left", expect[i].dir, left);
+    }
+    cr_expect(exists(d.artifacts, live) && exists(d.artifacts, other) &&
+              exists(d.artifacts, "notes.tmp.txt") && exists(d.root, name));
+    remove_dirs(&d);
+}
+
+/* The finding of the zero_len_ptr_skip mutant case in d's artifacts (its path in finding), and
+   a progress file beside it holding a smaller case of the same signature, as a minimisation
+   killed with its supervisor leaves. Returns the groups of the smaller case. */
+static int64_t leave_progress(const struct dirs *d, char *finding, size_t len)
+{
+    char err[1024], progress[512];
+    struct gg_case a;
+    cr_assert_eq(gg_case_load(MUTANTS "/zero_len_ptr_skip.case", &a, err, sizeof err), GG_OK,
+                 "%s", err);
+    struct gg_run_opts o = {0};
+    struct gg_run_result r;
+    cr_assert_eq(gg_run_case(&a, &o, &r, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_findings_record(d->artifacts, &a, &r.verdict, 7, NULL, finding, len, err,
+                                    sizeof err), GG_OK, "%s", err);
+    struct gg_case b;
+    cr_assert_eq(gg_case_load(finding, &b, err, sizeof err), GG_OK, "%s", err);
+    struct gg_min_opts mo = {.max_total_time_s = 20, .timeout_s = 30};
+    struct gg_min_stats ms;
+    cr_assert_eq(gg_minimize(&b, r.verdict.signature, &mo, &ms, err, sizeof err), GG_OK, "%s",
+                 err);
+    cr_assert_lt(b.groups, a.groups);
+    const char *base = strrchr(finding, '/') + 1;
+    snprintf(progress, sizeof progress, "%s/.min-%s", d->artifacts, base);
+    cr_assert_eq(gg_case_save(&b, progress, err, sizeof err), GG_OK, "%s", err);
+    int64_t groups = b.groups;
+    gg_run_result_free(&r);
+    gg_case_free(&a);
+    gg_case_free(&b);
+    return groups;
+}
+
+static int64_t groups_of(const char *path)
+{
+    struct gg_case c;
+    char err[512];
+    cr_assert_eq(gg_case_load(path, &c, err, sizeof err), GG_OK, "%s", err);
+    int64_t g = c.groups;
+    gg_case_free(&c);
+    return g;
+}
+
+Test(campaign, a_minimisation_left_by_a_killed_campaign_is_resumed)
+{
+    struct dirs d;
+    make_dirs(&d);
+    cr_assert_eq(mkdir(d.artifacts, 0755), 0);
+    char finding[512], progress[600];
+    int64_t groups = leave_progress(&d, finding, sizeof finding);
+    snprintf(progress, sizeof progress, "%s/.min-%s", d.artifacts, strrchr(finding, '/') + 1);
+
+    /* Without minimisation the progress still goes into the findings store. */
+    const char *corpus[1];
+    struct gg_campaign_config cfg = config(&d, "grouped_bf16_cpu_serial", "zero_len_ptr_skip",
+                                           corpus);
+    cfg.max_runs = 1;
+    cfg.no_minimize = 1;
+    struct gg_campaign_stats st;
+    const char *log = run_logged(&cfg, &st);
+    cr_expect(strstr(log, "INFO: stored the progress of the minimisation of "), "%s", log);
+    cr_expect_neq(access(progress, F_OK), 0, "the progress file is still there");
+    cr_expect_eq(groups_of(finding), groups);
+    cr_expect_eq(st.minimized, 0);
+
+    /* With minimisation it goes on from there and ends. */
+    leave_progress(&d, finding, sizeof finding);
+    cfg.no_minimize = 0;
+    log = run_logged(&cfg, &st);
+    cr_expect(strstr(log, "INFO: resuming the minimisation of "), "%s", log);
+    cr_expect(strstr(log, " MIN "), "%s", log);
+    cr_expect_eq(st.minimized, 1);
+    cr_expect_neq(access(progress, F_OK), 0, "the progress file is still there");
+    cr_expect_leq(groups_of(finding), groups);
     remove_dirs(&d);
 }

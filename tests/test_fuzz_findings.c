@@ -292,7 +292,8 @@ Test(findings, two_signatures_give_two_files)
     /* The listing of the corpus sees the findings, not the lock file. */
     char **files, err[512];
     size_t n;
-    cr_assert_eq(gg_corpus_list(dir, &files, &n, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_corpus_list(dir, &files, &n, NULL, NULL, err, sizeof err), GG_OK, "%s",
+                 err);
     cr_expect_eq(n, 2);
     gg_corpus_list_free(files, n);
     gg_case_free(&c);

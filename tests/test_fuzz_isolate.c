@@ -1,6 +1,8 @@
 /*
  * test_fuzz_isolate.c — a kernel that crashes, hangs or exits ends only the child process that
- * ran it: the caller gets a crash or timeout verdict with a signature, and the next case runs.
+ * ran it: the caller gets a crash or timeout verdict with a signature, and the next case runs. A
+ * child killed by SIGKILL (as kill -9 or the OOM killer would) is a harness failure, not a crash
+ * verdict, so the minimiser never keeps a step because of one.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -24,6 +26,11 @@ static enum gg_status misbehave(const struct gg_problem *p, const struct gg_oper
     (void)err, (void)len;
     if (gg_mutant_is(p, "segv"))
         raise(SIGSEGV);
+    if (gg_mutant_is(p, "sigkill"))
+        raise(SIGKILL);
+    /* A segfault on the 7 rows of the case below; any other shape is killed "from outside". */
+    if (gg_mutant_is(p, "segv_or_killed"))
+        raise(p->m == 7 ? SIGSEGV : SIGKILL);
     if (gg_mutant_is(p, "hang"))
         for (;;)
             pause();
@@ -35,7 +42,7 @@ static enum gg_status misbehave(const struct gg_problem *p, const struct gg_oper
     return GG_OK;
 }
 
-static const char *const mutants[] = {"segv", "hang", "exit", NULL};
+static const char *const mutants[] = {"segv", "hang", "exit", "sigkill", "segv_or_killed", NULL};
 static const struct gg_kernel k = {.abi_version = GG_KERNEL_ABI_VERSION,
                                    .name = "test_misbehaving_cpu",
                                    .backend = GG_BACKEND_CPU,
@@ -117,4 +124,42 @@ Test(isolate, an_exit_without_a_result_is_a_crash)
     cr_expect_eq(r.verdict.cls, GG_CLASS_CRASH);
     cr_expect(strstr(r.verdict.detail, "exited without a result"), "%s", r.verdict.detail);
     gg_run_result_free(&r);
+}
+
+Test(isolate, a_child_killed_from_outside_is_an_error_not_a_crash)
+{
+    struct gg_case c;
+    char err[512];
+    cr_assert_eq(gg_case_parse(text, strlen(text), "t", &c, err, sizeof err), GG_OK, "%s", err);
+    struct gg_run_opts o = {.mutant = "sigkill"};
+    struct gg_run_result r;
+    cr_expect_eq(gg_run_case_isolated(&c, &o, 30, &r, err, sizeof err), GG_E_IO);
+    cr_expect(strstr(err, "was killed by signal 9 (Killed) from outside ggfuzz (out of memory?)"),
+              "%s", err);
+    cr_expect_eq(r.verdict.cls, GG_CLASS_PASS, "a verdict was made: %s", r.verdict.signature);
+    gg_run_result_free(&r);
+    gg_case_free(&c);
+}
+
+Test(isolate, the_minimiser_keeps_no_step_whose_run_was_killed_from_outside)
+{
+    struct gg_case c;
+    char err[512];
+    cr_assert_eq(gg_case_parse(text, strlen(text), "t", &c, err, sizeof err), GG_OK, "%s", err);
+    snprintf(c.mutant, sizeof c.mutant, "segv_or_killed");
+    struct gg_run_opts o = {0};
+    struct gg_run_result r;
+    cr_assert_eq(gg_run_case_isolated(&c, &o, 30, &r, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(r.verdict.cls, GG_CLASS_CRASH);
+    char sig[GG_SIGNATURE_MAX];
+    snprintf(sig, sizeof sig, "%s", r.verdict.signature);
+    gg_run_result_free(&r);
+    /* Every candidate with other than 7 rows is killed: none of them may count as the crash. */
+    struct gg_min_opts mo = {.max_total_time_s = 30, .timeout_s = 30};
+    struct gg_min_stats ms;
+    cr_assert_eq(gg_minimize(&c, sig, &mo, &ms, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_gt(ms.attempts, 1);
+    cr_expect_eq(ms.elems_after / c.n, 7, "kept a step with %lld rows",
+                 (long long)(ms.elems_after / c.n));
+    gg_case_free(&c);
 }

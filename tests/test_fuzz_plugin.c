@@ -2,11 +2,14 @@
  * test_fuzz_plugin.c — plugin loading: the example plugin registers its kernel, passes cases of
  * every op through the runner and is caught by the runner under its own mutant; every broken
  * plugin of tests/plugins/ is refused with a message naming the problem and leaves the registry
- * as it was; the example source includes nothing but gg_kernel.h and the C standard library.
+ * as it was; a plugin that crashes, exits or hangs while it loads or registers is refused with a
+ * message saying so and this process goes on; the example source includes nothing but gg_kernel.h
+ * and the C standard library.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -161,6 +164,47 @@ Test(plugin, register_failure_and_no_kernel_are_refused)
     load_refused(BAD("register_error"), GG_E_UNSUPPORTED,
                  "registration failed: no licence for this kernel");
     load_refused(BAD("no_kernel"), GG_E_ABI, "registers no kernel");
+}
+
+Test(plugin, a_crash_in_registration_or_loading_is_refused)
+{
+    load_refused(BAD("segv_register"), GG_E_ABI,
+                 "gg_plugin_register died on signal 11 (Segmentation fault)");
+    load_refused(BAD("segv_init"), GG_E_ABI,
+                 "loading (its initialisers) died on signal 11 (Segmentation fault)");
+    load_refused(BAD("exit_register"), GG_E_ABI,
+                 "gg_plugin_register ended the process (exit status 0)");
+    /* This process is intact and loads a good plugin afterwards. */
+    load_ok(GG_EXAMPLE_PLUGIN);
+    cr_expect_not_null(gg_registry_find(EXAMPLE_KERNEL));
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+Test(plugin, a_hang_in_registration_is_refused_at_the_time_limit, .timeout = 30)
+{
+    cr_assert_eq(setenv("GGFUZZ_PLUGIN_TIMEOUT", "0.5", 1), 0);
+    double t0 = now_s();
+    load_refused(BAD("hang_register"), GG_E_ABI,
+                 "gg_plugin_register did not return within 0.5 s (GGFUZZ_PLUGIN_TIMEOUT)");
+    double took = now_s() - t0;
+    cr_expect(took >= 0.5 && took < 5, "refused after %.2f s", took);
+    /* A limit that is not a number of seconds refuses every plugin. */
+    static const char *const bad[] = {"-1", "ten", "nan", "inf", "1s"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(setenv("GGFUZZ_PLUGIN_TIMEOUT", bad[i], 1), 0);
+        cr_expect_eq(gg_plugin_load(GG_EXAMPLE_PLUGIN, err, sizeof err), GG_E_INVAL, "%s", bad[i]);
+        cr_expect(strstr(err, "GGFUZZ_PLUGIN_TIMEOUT: not a number of seconds >= 0"), "%s", err);
+    }
+    cr_expect_null(gg_registry_find(EXAMPLE_KERNEL));
+    cr_assert_eq(setenv("GGFUZZ_PLUGIN_TIMEOUT", "0", 1), 0); /* 0: no limit */
+    load_ok(GG_EXAMPLE_PLUGIN);
+    unsetenv("GGFUZZ_PLUGIN_TIMEOUT");
 }
 
 Test(plugin, files_that_are_not_plugins_are_refused)

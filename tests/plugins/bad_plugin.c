@@ -2,11 +2,19 @@
  * bad_plugin.c — test-only plugins, each breaking the plugin contract of gg_kernel.h in one way.
  * tests/CMakeLists.txt builds it once per variant with BAD_<VARIANT> defined; ggfuzz must refuse
  * every variant with a message naming the problem and leave its registry as it was, except
- * run_error, a valid plugin whose kernel fails every run (a campaign logs those failures).
+ * run_error, a valid plugin whose kernel fails every run (a campaign logs those failures), and
+ * crash_run, a valid plugin whose kernel kills its process with a signal (BAD_PLUGIN_SIGNAL, default
+ * SIGSEGV) on every run, or, when BAD_PLUGIN_CRASH_ONCE names a file, only while that file does not
+ * exist (it creates it, so the next run writes zeros: a crash that does not reproduce).
+ * segv_register, hang_register and exit_register crash, hang or exit in gg_plugin_register;
+ * segv_init crashes in an initialiser, when the object is loaded.
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "gg_kernel.h"
 
@@ -39,6 +47,33 @@ MAYBE_UNUSED static enum gg_status run_error(const struct gg_problem *p,
     return GG_E_DEVICE;
 }
 
+MAYBE_UNUSED static int f32_fwd_only(const struct gg_problem *p, char *why, size_t why_len)
+{
+    if (p->op == GG_OP_GROUPED_FWD && p->c_dtype == GG_DTYPE_F32)
+        return 1;
+    snprintf(why, why_len, "grouped_fwd with f32 output only");
+    return 0;
+}
+
+/* Dies as the environment says (see the top of the file), else writes zeros to C. */
+MAYBE_UNUSED static enum gg_status crash_run(const struct gg_problem *p,
+                                             const struct gg_operands *o, char *err,
+                                             size_t err_len)
+{
+    (void)err, (void)err_len;
+    const char *sig = getenv("BAD_PLUGIN_SIGNAL");
+    const char *once = getenv("BAD_PLUGIN_CRASH_ONCE");
+    if (once == NULL || access(once, F_OK) != 0) {
+        FILE *f = once ? fopen(once, "w") : NULL;
+        if (f)
+            fclose(f);
+        raise(sig ? atoi(sig) : SIGSEGV);
+    }
+    for (int64_t m = 0; m < p->m; m++)
+        memset((float *)o->c + m * p->ldc, 0, (size_t)p->n * sizeof(float));
+    return GG_OK;
+}
+
 #define ABI GG_KERNEL_ABI_VERSION
 #define KERNEL(name_, abi_, supports_, run_)                                                      \
     {.abi_version = (abi_), .name = (name_), .backend = GG_BACKEND_CPU,                           \
@@ -58,6 +93,8 @@ MAYBE_UNUSED static const struct gg_kernel kernels[] = {
     KERNEL("grouped_bf16_cpu_tiled", ABI, any_supports, never_run),
 #elif defined(BAD_RUN_ERROR)
     KERNEL("bad_run_error", ABI, any_supports, run_error),
+#elif defined(BAD_CRASH_RUN)
+    KERNEL("bad_crash_run", ABI, f32_fwd_only, crash_run),
 #else
     KERNEL("bad_plugin_kernel", ABI, any_supports, never_run),
 #endif
@@ -69,10 +106,28 @@ const uint32_t gg_plugin_abi_version = GG_KERNEL_ABI_VERSION - 1;
 const uint32_t gg_plugin_abi_version = GG_KERNEL_ABI_VERSION;
 #endif
 
+#if defined(BAD_SEGV_INIT)
+__attribute__((constructor)) static void crash_on_load(void)
+{
+    raise(SIGSEGV);
+}
+#endif
+
 #if !defined(BAD_NO_REGISTER)
 enum gg_status gg_plugin_register(const struct gg_plugin_host *host, char *err, size_t err_len)
 {
-#if defined(BAD_ABI_VERSION)
+#if defined(BAD_SEGV_REGISTER)
+    (void)host, (void)err, (void)err_len;
+    raise(SIGSEGV);
+    return GG_OK;
+#elif defined(BAD_HANG_REGISTER)
+    (void)host, (void)err, (void)err_len;
+    for (;;)
+        pause();
+#elif defined(BAD_EXIT_REGISTER)
+    (void)host, (void)err, (void)err_len;
+    exit(0);
+#elif defined(BAD_ABI_VERSION)
     /* The host must refuse this plugin before calling it: if it does not, the test dies here. */
     (void)host, (void)err, (void)err_len;
     abort();
