@@ -36,6 +36,17 @@ struct gg_wire_reply {
     struct gg_run_result res; /* res.cmp.groups is not meaningful on the wire */
 };
 
+/* What a process running a case sends, from its signal handler, when the kernel faulted on a
+   guard page of an operand (gg_faultnote.c): it dies on the signal right after. */
+#define GG_WIRE_FAULT_MAGIC 0x67676631u /* "ggf1" */
+struct gg_wire_fault {
+    uint32_t magic;
+    uint32_t size;            /* sizeof(struct gg_wire_fault) */
+    int32_t where;            /* enum gg_fault_where */
+    int32_t operand;          /* 0 A, 1 B, 2 C */
+    int32_t write;            /* 1 write, 0 read, -1 not known */
+};
+
 /* What a worker sends once it is ready; the supervisor feeds it only after this. */
 struct gg_wire_hello {
     uint32_t magic;
@@ -59,18 +70,20 @@ int gg_wire_recv_case(int fd, char **text, size_t *len, struct gg_run_opts *o);
 /* Sends the outcome of one run. */
 int gg_wire_send_result(int fd, enum gg_status st, const char *err, const struct gg_run_result *r);
 /* Receives it: 0 with *st, err and r filled (r owns its groups), 1 deadline, -1 end of file or a
-   broken reply. r is left zeroed unless 0 is returned. */
+   broken reply, 2 a fault note instead (*fault filled; the process is dying on the signal; fault
+   may be NULL, which reads a note as a broken reply). r is left zeroed unless 0 is returned. */
 int gg_wire_recv_result(int fd, double deadline, enum gg_status *st, char *err, size_t err_len,
-                        struct gg_run_result *r);
+                        struct gg_run_result *r, struct gg_wire_fault *fault);
 
 /*
  * The verdict of a run that ended without a result: signo > 0 the process died on that signal,
  * -1 it exited without a report, 0 with timeout_s > 0 it ran past that limit and was killed.
- * o's kernel and mutant overrides apply as in gg_run_case().
+ * fault (may be NULL) is the note of where the fault hit. o's kernel and mutant overrides apply
+ * as in gg_run_case().
  */
 enum gg_status gg_run_ended_early(const struct gg_case *c, const struct gg_run_opts *o, int signo,
-                                  double timeout_s, struct gg_run_result *r, char *err,
-                                  size_t err_len);
+                                  double timeout_s, const struct gg_wire_fault *fault,
+                                  struct gg_run_result *r, char *err, size_t err_len);
 
 /*
  * SIGKILL is not a signal a kernel raises as a bug: a process running a case that ends on it,

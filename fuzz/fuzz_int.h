@@ -71,6 +71,14 @@ void gg_tensors_free(struct gg_tensors *t);
    gg_tensors_shape() alone; saturates at GG_SIZE_MAX. */
 int64_t gg_tensors_estimate(const struct gg_tensors *t);
 
+/* Where a kernel's fault hit (gg_faultnote.c): the process that runs kernels installs the
+   handler once with its reply channel; the runner watches the operand buffers of each case
+   (operand 0 A, 1 B, 2 C) and says when a kernel runs. */
+void gg_faultnote_install(int fd);
+void gg_faultnote_watch(int operand, const struct gg_hostbuf *b);
+void gg_faultnote_clear(void);
+void gg_faultnote_kernel(int running);
+
 /* A byte count for messages: "1.5 KiB", "3.2 MiB", "2.00 GiB" (gg_runner.c). */
 void gg_fmt_bytes(int64_t n, char *buf, size_t len);
 

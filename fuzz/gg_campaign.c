@@ -1024,13 +1024,15 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
 
 /*
  * The case of worker w (process pid) ended without a result: signo > 0 the worker died on that
- * signal, -1 it exited, 0 it ran past its limit and was killed. An outside kill is logged and the
+ * signal (fault, may be NULL: where it hit), -1 it exited, 0 it ran past its limit and was
+ * killed. An outside kill is logged and the
  * case re-run; a crash or timeout is a finding only when the case ended the same way before, else
  * the case is re-run in a fresh worker (a timeout with RETRY_FACTOR times the limit). A case that
  * keeps ending early in different ways is dropped after MAX_RERUNS re-runs. The job stays with w
  * for its replacement unless it is done.
  */
-static void handle_early_end(struct campaign *c, struct worker *w, int pid, int signo)
+static void handle_early_end(struct campaign *c, struct worker *w, int pid, int signo,
+                             const struct gg_wire_fault *fault)
 {
     struct job *j = &w->job;
     char name[PATH_MAX_LEN], during[PATH_MAX_LEN + 16];
@@ -1043,7 +1045,7 @@ static void handle_early_end(struct campaign *c, struct worker *w, int pid, int 
         struct gg_run_result r;
         char msg[1024];
         j->ended_early = 0; /* confirmed */
-        if (gg_run_ended_early(&j->c, NULL, signo, w->limit, &r, msg, sizeof msg) == GG_OK)
+        if (gg_run_ended_early(&j->c, NULL, signo, w->limit, fault, &r, msg, sizeof msg) == GG_OK)
             handle_result(c, w, GG_OK, "", &r);
         else
             handle_result(c, w, GG_E_INTERNAL, msg, &r);
@@ -1105,7 +1107,8 @@ static void on_readable(struct campaign *c, struct worker *w)
         enum gg_status status = GG_OK;
         char msg[1024];
         struct gg_run_result r;
-        int got = gg_wire_recv_result(w->fd, now + 2, &status, msg, sizeof msg, &r);
+        struct gg_wire_fault fault = {0};
+        int got = gg_wire_recv_result(w->fd, now + 2, &status, msg, sizeof msg, &r, &fault);
         if (got == 0) {
             /* A sticky GPU error ends the worker after this reply: start a fresh one now rather
                than hand it a case it would not run. */
@@ -1119,7 +1122,7 @@ static void on_readable(struct campaign *c, struct worker *w)
             return;
         }
         int pid = w->pid;
-        handle_early_end(c, w, pid, reap(w, got == 1));
+        handle_early_end(c, w, pid, reap(w, got == 1), got == 2 ? &fault : NULL);
     } else {
         /* An idle worker has nothing to say: it is gone. */
         int pid = w->pid;
@@ -1136,7 +1139,7 @@ static void check_deadlines(struct campaign *c)
         struct worker *w = &c->w[i];
         if (w->state == W_BUSY && now > w->since + w->limit) {
             int pid = w->pid;
-            handle_early_end(c, w, pid, reap(w, 1));
+            handle_early_end(c, w, pid, reap(w, 1), NULL);
             if (restart(c, w) != 0)
                 c->fatal = GG_E_IO;
         } else if (w->state == W_STARTING && now > w->since + START_LIMIT_S) {

@@ -18,12 +18,14 @@
 #include <unistd.h>
 
 #include "fuzz/campaign_int.h"
+#include "fuzz/fuzz_int.h"
 
 static void child(int fd, const struct gg_case *c, const struct gg_run_opts *o)
 {
     struct gg_run_result r;
     char err[1024] = "";
     memset(&r, 0, sizeof r);
+    gg_faultnote_install(fd);
     enum gg_status st = gg_run_case(c, o, &r, err, sizeof err);
     _exit(gg_wire_send_result(fd, st, err, st == GG_OK ? &r : NULL) == 0 ? 0 : 1);
 }
@@ -54,7 +56,9 @@ enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run
     }
     close(fds[1]);
     enum gg_status st = GG_OK;
-    int got = gg_wire_recv_result(fds[0], timeout_s > 0 ? t0 + timeout_s : 0, &st, err, err_len, r);
+    struct gg_wire_fault fault = {0};
+    int got = gg_wire_recv_result(fds[0], timeout_s > 0 ? t0 + timeout_s : 0, &st, err, err_len, r,
+                                  &fault);
     if (got == 1)
         kill(pid, SIGKILL);
     close(fds[0]);
@@ -69,7 +73,8 @@ enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run
         snprintf(err, err_len, "the process running the case (pid %d) was %s", (int)pid, killed);
         return GG_E_IO;
     }
-    st = gg_run_ended_early(c, o, signo, got == 1 ? timeout_s : 0, r, err, err_len);
+    st = gg_run_ended_early(c, o, signo, got == 1 ? timeout_s : 0, got == 2 ? &fault : NULL, r,
+                            err, err_len);
     r->total_seconds = gg_wire_now() - t0;
     return st;
 }

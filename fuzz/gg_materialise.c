@@ -579,6 +579,9 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
         (st = operand_buf(t->pool, &t->c, 'C', GG_GUARD_BAND, p->c_dtype, c->off_c, nc, err, err_len)) != GG_OK)
         return st;
     t->c_bytes = (size_t)gg_dtype_bytes(p->c_dtype, nc);
+    gg_faultnote_watch(0, &t->a);
+    gg_faultnote_watch(1, &t->b);
+    gg_faultnote_watch(2, &t->c);
     int64_t nsa = gg_problem_a_scale_count(p), nsb = gg_problem_b_scale_count(p);
     int mx_a = p->scaling == GG_SCALING_MX, mx_b = mx_a || p->scaling == GG_SCALING_MX_B;
     int64_t nbias = gg_problem_bias_count(p);
@@ -641,6 +644,7 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
 
 void gg_tensors_free(struct gg_tensors *t)
 {
+    gg_faultnote_clear();
     struct gg_hostbuf *bufs[] = {&t->a, &t->b, &t->c, &t->a_scale, &t->b_scale, &t->bias, &t->ws};
     struct gg_hostpool *pool = t->pool;
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)

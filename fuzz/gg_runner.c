@@ -113,7 +113,9 @@ static enum gg_status run_once(const struct gg_kernel *k, struct gg_tensors *t, 
     gg_tensors_poison(t, poison);
     char kerr[256] = "";
     double t0 = now_s();
+    gg_faultnote_kernel(1);
     enum gg_status st = k->run(&t->p, &t->ops, kerr, sizeof kerr);
+    gg_faultnote_kernel(0);
     if (seconds)
         *seconds = now_s() - t0;
     if (st != GG_OK) {

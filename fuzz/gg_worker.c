@@ -139,15 +139,26 @@ int gg_wire_send_result(int fd, enum gg_status st, const char *err, const struct
 }
 
 int gg_wire_recv_result(int fd, double deadline, enum gg_status *st, char *err, size_t err_len,
-                        struct gg_run_result *r)
+                        struct gg_run_result *r, struct gg_wire_fault *fault)
 {
     struct gg_wire_reply w;
     memset(r, 0, sizeof *r);
-    int got = gg_wire_read(fd, &w, sizeof w, deadline);
+    /* magic and size first: a reply, or the fault note of a dying process */
+    int got = gg_wire_read(fd, &w, 2 * sizeof(uint32_t), deadline);
     if (got != 0)
         return got;
+    if (w.magic == GG_WIRE_FAULT_MAGIC && w.size == sizeof *fault && fault != NULL) {
+        memcpy(fault, &w, 2 * sizeof(uint32_t));
+        got = gg_wire_read(fd, (char *)fault + 2 * sizeof(uint32_t),
+                           sizeof *fault - 2 * sizeof(uint32_t), deadline);
+        return got == 0 ? 2 : got;
+    }
     if (w.magic != GG_WIRE_MAGIC || w.size != sizeof w)
         return -1;
+    got = gg_wire_read(fd, (char *)&w + 2 * sizeof(uint32_t), sizeof w - 2 * sizeof(uint32_t),
+                       deadline);
+    if (got != 0)
+        return got;
     struct gg_group_metrics *groups = NULL;
     if (w.status == GG_OK && w.res.compared) {
         size_t n = w.res.cmp.n_groups > 0 ? (size_t)w.res.cmp.n_groups : 0;
@@ -178,8 +189,8 @@ int gg_killed_from_outside(int signo, char *msg, size_t msg_len)
 }
 
 enum gg_status gg_run_ended_early(const struct gg_case *c, const struct gg_run_opts *o, int signo,
-                                  double timeout_s, struct gg_run_result *r, char *err,
-                                  size_t err_len)
+                                  double timeout_s, const struct gg_wire_fault *fault,
+                                  struct gg_run_result *r, char *err, size_t err_len)
 {
     memset(r, 0, sizeof *r);
     struct gg_case eff;
@@ -197,6 +208,12 @@ enum gg_status gg_run_ended_early(const struct gg_case *c, const struct gg_run_o
     if (st == GG_OK) {
         const struct gg_kernel *k = gg_registry_find(eff.kernel);
         struct gg_observations obs = {.crash_signal = signo, .timeout_s = signo ? 0 : timeout_s};
+        if (fault && signo > 0 && fault->where > GG_FAULT_NONE && fault->where <= GG_FAULT_UNUSED &&
+            fault->operand >= 0 && fault->operand < 3) {
+            obs.fault_where = (enum gg_fault_where)fault->where;
+            obs.fault_operand = fault->operand;
+            obs.fault_write = fault->write;
+        }
         snprintf(r->kernel, sizeof r->kernel, "%s", eff.kernel);
         snprintf(r->mutant, sizeof r->mutant, "%s", eff.mutant);
         gg_verdict_make(&t.p, eff.kernel, k ? k->tile_m : 0, k ? k->tile_n : 0,
@@ -221,6 +238,7 @@ enum gg_status gg_worker_main(int in_fd, int out_fd, char *err, size_t err_len)
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     struct gg_hostpool pool = {.n = 0};
+    gg_faultnote_install(out_fd);
     struct gg_wire_hello h = {.magic = GG_WIRE_MAGIC, .pid = (uint32_t)getpid()};
     if (gg_wire_write(out_fd, &h, sizeof h) != 0) {
         snprintf(err, err_len, "cannot write to the supervisor: %s", strerror(errno));

@@ -175,6 +175,14 @@ int64_t gg_oracle_first_diff(const void *x, const void *y, size_t n);
 /* Verdicts and signatures (gg_verdict.c)                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Where a fault of the kernel's process hit the harness's own memory (gg_observations). */
+enum gg_fault_where {
+    GG_FAULT_NONE = 0,     /* not known: a wild address, or no fault */
+    GG_FAULT_PAST_END,     /* the inaccessible page right after an operand's last byte */
+    GG_FAULT_BEFORE_START, /* the inaccessible page right before its first byte */
+    GG_FAULT_UNUSED        /* a protected page between the rows of an operand that are used */
+};
+
 /* The structural observations of one case run, gathered by the runner. */
 struct gg_observations {
     int guard_hit;          /* a canary band around C or the workspace changed */
@@ -187,6 +195,10 @@ struct gg_observations {
                                result; 0: no crash) */
     double timeout_s;       /* the kernel ran past this limit and was killed (0: none) */
     int device_error;       /* a sticky GPU error ended the run (the output was not compared) */
+    /* With crash_signal: where the fault was, when it hit one of the harness's guard pages. */
+    enum gg_fault_where fault_where;
+    int fault_operand;      /* 0 A, 1 B, 2 C */
+    int fault_write;        /* 1 a write, 0 a read, -1 not known */
 };
 
 #define GG_SIGNATURE_MAX 256

@@ -155,6 +155,14 @@ static void make_detail(const struct gg_compare *cmp, const struct gg_observatio
     case GG_CLASS_CRASH:
         if (obs->crash_signal < 0)
             snprintf(d, len, "the process running the kernel exited without a result");
+        else if (obs->fault_where != GG_FAULT_NONE)
+            snprintf(d, len, "the kernel %s %s %c and died on signal %d (%s)",
+                     obs->fault_write < 0 ? "accessed" : obs->fault_write ? "wrote" : "read",
+                     obs->fault_where == GG_FAULT_PAST_END       ? "past the end of"
+                     : obs->fault_where == GG_FAULT_BEFORE_START ? "before the start of"
+                                                                 : "an unused row of",
+                     "ABC"[obs->fault_operand % 3], obs->crash_signal,
+                     strsignal(obs->crash_signal));
         else
             snprintf(d, len, "the process running the kernel died on signal %d (%s)",
                      obs->crash_signal, strsignal(obs->crash_signal));
@@ -346,6 +354,18 @@ static enum gg_region verdict_region(const struct gg_verdict *v, const struct gg
     }
 }
 
+/* The region field of a signature: the region's name, or for a fault on a guard page of an
+   operand where it was (a_past_end, b_before_start, c_unused, ...). */
+static void region_text(const struct gg_verdict *v, const struct gg_compare *cmp,
+                        const struct gg_observations *obs, char *out, size_t len)
+{
+    static const char *const where[] = {"", "past_end", "before_start", "unused"};
+    if (v->cls == GG_CLASS_CRASH && obs && obs->fault_where != GG_FAULT_NONE)
+        snprintf(out, len, "%c_%s", "abc"[obs->fault_operand % 3], where[obs->fault_where]);
+    else
+        snprintf(out, len, "%s", gg_region_name(verdict_region(v, cmp, obs)));
+}
+
 static void make_signature(const struct gg_problem *p, const char *kernel_name, int64_t tm,
                            int64_t tn, int64_t tk, const struct gg_compare *cmp,
                            const struct gg_observations *obs, const struct gg_threshold *t,
@@ -367,12 +387,13 @@ static void make_signature(const struct gg_problem *p, const char *kernel_name, 
                             : v->cls == GG_CLASS_NAN || cmp->n_nan > 0 ? "nan"
                             : v->worst_snr_db <= 0                     ? "garbage"
                                                                        : "degraded";
+    char region[32];
+    region_text(v, cmp, obs, region, sizeof region);
     snprintf(v->signature, sizeof v->signature, "%s/%s/%s-%s-%s/%s/%s/g:%s/%s/%s",
              gg_class_name(v->cls), kernel, gg_dtype_name(p->a_dtype), gg_dtype_name(p->b_dtype),
              gg_dtype_name(p->c_dtype),
              gg_op_name(p->op), shape,
-             group_pattern_of(p, v->cls, cmp, t, f), gg_region_name(verdict_region(v, cmp, obs)),
-             magnitude);
+             group_pattern_of(p, v->cls, cmp, t, f), region, magnitude);
 }
 
 void gg_verdict_make(const struct gg_problem *p, const char *kernel_name, int64_t tile_m,

@@ -329,6 +329,11 @@ Test(runner, an_over_read_faults_only_where_the_input_ends_at_a_guard_page)
         char err[512];
         cr_assert_eq(gg_run_case_isolated(&c, NULL, 60, &r, err, sizeof err), GG_OK, "%s", err);
         cr_expect_eq(r.verdict.cls, expect[i], "%s: %s", placements[i], r.verdict.signature);
+        if (expect[i] == GG_CLASS_CRASH) { /* the handler said where the fault hit */
+            cr_expect(strstr(r.verdict.signature, "/g:none/a_past_end/structural"), "%s",
+                      r.verdict.signature);
+            cr_expect(strstr(r.verdict.detail, "read past the end of A"), "%s", r.verdict.detail);
+        }
         gg_run_result_free(&r);
         struct gg_run_opts o = {.mutant = "none"};
         cr_assert_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_OK, "%s", err);
@@ -364,4 +369,22 @@ Test(runner, flush_placements_keep_the_alignment_and_fault_at_the_edge)
         cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "at_end %d", at_end);
         gg_hostbuf_free(NULL, &b);
     }
+}
+
+Test(runner, a_write_between_the_rows_of_c_is_named)
+{
+    /* i32_store_offset, f32 rows 6442451200 bytes apart: row 1 wraps to byte 2147483904, an
+       inaccessible page between rows 0 and 1 of C. */
+    struct gg_case c;
+    load(&c, "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+             "mutant i32_store_offset\ndtypes a=bf16 b=bf16 c=f32\ngroups 1\ngroup_lens 3\n"
+             "n 64\nk 64\nld c=1610612800\nseed 1\n");
+    struct gg_run_result r;
+    char err[512];
+    cr_assert_eq(gg_run_case_isolated(&c, NULL, 60, &r, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq(r.verdict.cls, GG_CLASS_CRASH, "%s", r.verdict.signature);
+    cr_expect(strstr(r.verdict.signature, "/c_unused/"), "%s", r.verdict.signature);
+    cr_expect(strstr(r.verdict.detail, "wrote an unused row of C"), "%s", r.verdict.detail);
+    gg_run_result_free(&r);
+    gg_case_free(&c);
 }
