@@ -373,6 +373,11 @@ uint32_t gg_encode(enum gg_dtype t, double x, enum gg_sat sat)
     return gg_core_encode(t, x, sat);
 }
 
+uint32_t gg_encode_scaled(enum gg_dtype t, double v, double s, enum gg_sat sat)
+{
+    return gg_core_encode_scaled(t, v, s, sat);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Packed element access                                                                         */
 /* ------------------------------------------------------------------------------------------ */
