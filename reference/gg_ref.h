@@ -236,8 +236,11 @@ void gg_ref_threads(int n);
  * blocks one after the other in group order, each block packed rows × cols) receive the product
  * of the dequantised inputs (OpenBLAS dgemm, error ≤ γ_red(2^-53)·Σ|ab|) and Σ_t |a_t·b_t|; with
  * a bias, c includes the bias and abs |bias| (the bound then counts red + 1 terms).
- * abs may be NULL. Groups are decoded one at a time with 64-bit offsets; a group with red = 0
- * yields exact zeros. Host pointers. Returns GG_OK, or GG_E_NOMEM with a message.
+ * abs may be NULL. An output with an Inf or NaN term gets its IEEE value exactly (NaN for a NaN
+ * term, Inf·0 or Inf - Inf, else the infinity), and abs then holds Σ|a_t·b_t| over its finite
+ * terms only; an output whose terms are all -0 is -0. Groups are decoded one at a time with
+ * 64-bit offsets; a group with red = 0 yields exact zeros. Host pointers. Returns GG_OK, or
+ * GG_E_NOMEM with a message.
  */
 enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands *o, double *c,
                            double *abs, char *err, size_t err_len);
