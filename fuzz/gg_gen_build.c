@@ -339,9 +339,12 @@ void gen_codes(struct gen *g, struct gg_case *c)
 
 void gen_fit_data(struct gg_case *c)
 {
+    struct gg_dist *d[2] = {&c->dist_a, &c->dist_b};
+    if ((c->scaling == GG_SCALING_MX || c->scaling == GG_SCALING_MX_B) &&
+        (d[0]->kind == GG_DIST_CODES || d[1]->kind == GG_DIST_CODES))
+        c->quant_sat = GG_SAT_NONE;
     if (c->mx_rule != GG_MX_RULE_FLOOR)
         return;
-    struct gg_dist *d[2] = {&c->dist_a, &c->dist_b};
     for (int w = 0; w < 2; w++)
         if ((d[w]->kind == GG_DIST_UNIFORM || d[w]->kind == GG_DIST_NEARSAT) &&
             (w == 1 || c->scaling == GG_SCALING_MX))

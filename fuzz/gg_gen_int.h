@@ -152,6 +152,10 @@ void gen_codes(struct gen *g, struct gg_case *c);
  * 448·2^floor(log2 amax) / 256 (e4m3) and clips the values above, which uniform data (amax near
  * the top of its binade) hits for about one value in ten and nearsat data (464, 480 above 448)
  * for most; such operands of an MX block scale with the floor rule become normal(0,1).
+ * codes() under an MX recipe turns saturation off: saturated, the ceil rule makes a block
+ * holding an Inf a 0xFE scale over ±max elements (6·2^127 or 448·2^127, past fp32), which a
+ * correct weight-only (mx_b) kernel overflows when it dequantises the weights to fp32 where the
+ * binary64 reference does not (the reason gen_plant avoids mx_b).
  */
 void gen_fit_data(struct gg_case *c);
 

@@ -346,11 +346,13 @@ Test(fuzz_generate, uniform_baseline_is_untargeted)
 
 /* One targeted case in five carries special codes in both inputs with saturation off, for
    every format a kernel takes (fp8 with tensor scales, MX e4m3 and e2m1, bf16), about 0.5 to 6
-   per reduction vector; none without the snr class, and none over planted E8M0 scales. */
+   per reduction vector; none without the snr class, and none over planted E8M0 scales. Codes
+   under an MX recipe never saturate (gen_fit_data). */
 Test(fuzz_generate, special_codes_aimed_at_the_nan_class)
 {
     static const char *const kernels[] = {"grouped_fp8_cpu_tiled", "batched_afp4wfp4_cpu_tiled",
-                                          "mx_e4m3_cpu_grouped", "grouped_bf16_cpu_tiled"};
+                                          "mx_e4m3_cpu_grouped", "grouped_bf16_cpu_tiled",
+                                          "batched_a16wfp4_cpu_tiled"};
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
         struct gg_gen_config cfg = config(kernels[k], "", 0, GG_STRATEGY_TARGETED);
         int codes = 0, formats = 0;
@@ -359,6 +361,10 @@ Test(fuzz_generate, special_codes_aimed_at_the_nan_class)
         for (uint64_t n = 0; n < N; n++) {
             struct gg_case c;
             generate(&cfg, 21, n, &c);
+            int mx = c.scaling == GG_SCALING_MX || c.scaling == GG_SCALING_MX_B;
+            if (mx && (c.dist_a.kind == GG_DIST_CODES || c.dist_b.kind == GG_DIST_CODES))
+                cr_expect_eq(c.quant_sat, GG_SAT_NONE, "%s: codes under MX saturate",
+                             kernels[k]);
             if (c.dist_a.kind == GG_DIST_CODES && c.dist_b.kind == GG_DIST_CODES &&
                 c.quant_sat == GG_SAT_NONE) {
                 codes++;
