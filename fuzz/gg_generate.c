@@ -23,7 +23,8 @@
 
 /* ---- capabilities ------------------------------------------------------------------------- */
 
-/* Dtype tuples of the probe menu, per recipe (the operand types gg_case_check allows). */
+/* Dtype tuples of the probe menu, per recipe (the operand types gg_case_check allows): fp8
+   also unscaled, for kernels that take their codes as they are. */
 static const struct {
     enum gg_scaling s;
     enum gg_dtype a, b;
@@ -31,6 +32,12 @@ static const struct {
     {GG_SCALING_NONE, GG_DTYPE_BF16, GG_DTYPE_BF16},
     {GG_SCALING_NONE, GG_DTYPE_F16, GG_DTYPE_F16},
     {GG_SCALING_NONE, GG_DTYPE_F32, GG_DTYPE_F32},
+    {GG_SCALING_NONE, GG_DTYPE_E4M3, GG_DTYPE_E4M3},
+    {GG_SCALING_NONE, GG_DTYPE_E4M3, GG_DTYPE_E5M2},
+    {GG_SCALING_NONE, GG_DTYPE_E5M2, GG_DTYPE_E4M3},
+    {GG_SCALING_NONE, GG_DTYPE_E5M2, GG_DTYPE_E5M2},
+    {GG_SCALING_NONE, GG_DTYPE_E4M3FNUZ, GG_DTYPE_E4M3FNUZ},
+    {GG_SCALING_NONE, GG_DTYPE_E5M2FNUZ, GG_DTYPE_E4M3FNUZ},
     {GG_SCALING_TENSOR, GG_DTYPE_E4M3, GG_DTYPE_E4M3},
     {GG_SCALING_TENSOR, GG_DTYPE_E4M3, GG_DTYPE_E5M2},
     {GG_SCALING_TENSOR, GG_DTYPE_E5M2, GG_DTYPE_E4M3},

@@ -398,6 +398,41 @@ Test(fuzz_generate, special_codes_aimed_at_the_nan_class)
     caps_done(&cfg);
 }
 
+/* A kernel that takes unscaled fp8 codes only (dense, f32 out). */
+static int unscaled_fp8_only(const struct gg_problem *p, char *why, size_t len)
+{
+    int ok = p->op == GG_OP_DENSE && p->scaling == GG_SCALING_NONE &&
+             gg_dtype_is_float8(p->a_dtype) && gg_dtype_is_float8(p->b_dtype) &&
+             p->c_dtype == GG_DTYPE_F32 && p->bias_dtype == GG_DTYPE_NONE;
+    if (!ok)
+        snprintf(why, len, "unscaled fp8 dense only");
+    return ok;
+}
+
+/* Unscaled fp8 is on the probe menu: such a kernel gets cases, and codes reach it as Inf and
+   NaN codes. */
+Test(fuzz_generate, unscaled_fp8_kernels_get_special_codes)
+{
+    const struct gg_kernel k = {.abi_version = GG_KERNEL_ABI_VERSION,
+                                .name = "test_unscaled_fp8_cpu",
+                                .ops = GG_OP_BIT(GG_OP_DENSE),
+                                .supports = unscaled_fp8_only};
+    struct gg_gen_config cfg = {.kernel = &k, .strategy = GG_STRATEGY_TARGETED,
+                                .max_host_bytes = MAX_BYTES};
+    int codes = 0, e5m2 = 0;
+    for (uint64_t n = 0; n < 100; n++) {
+        struct gg_case c;
+        generate(&cfg, 5, n, &c);
+        cr_expect_eq(c.scaling, GG_SCALING_NONE);
+        cr_expect(gg_dtype_is_float8(c.a_dtype) && gg_dtype_is_float8(c.b_dtype));
+        codes += c.dist_a.kind == GG_DIST_CODES && c.quant_sat == GG_SAT_NONE;
+        e5m2 += c.a_dtype == GG_DTYPE_E5M2 || c.b_dtype == GG_DTYPE_E5M2;
+        gg_case_free(&c);
+    }
+    cr_expect_gt(codes, 5, "%d cases with codes", codes);
+    cr_expect_gt(e5m2, 10, "%d cases with an e5m2 input", e5m2);
+}
+
 static struct gg_case load(const char *name)
 {
     char path[512], err[512];
