@@ -338,7 +338,8 @@ void gg_sigset_free(struct gg_sigset *s);
 
 /* Fault classes a campaign aims at (a bit mask). */
 enum gg_faults {
-    GG_FAULTS_SNR = 1u << 0,   /* accuracy: K from tiny to large, tile tails, data recipes, specials */
+    GG_FAULTS_SNR = 1u << 0,   /* accuracy: K from tiny to large, tile tails, data recipes, specials;
+                                  and special codes in one case in five of any class (nan) */
     GG_FAULTS_I64 = 1u << 1,   /* offsets past 2^31 elements or 2^32 bytes, few groups with tokens */
     GG_FAULTS_ZERO = 1u << 2,  /* empty groups in every position, K = 0 wgrad groups, all empty */
     GG_FAULTS_ALIAS = 1u << 3, /* split-K, streams, workspace poisons, repeated runs */

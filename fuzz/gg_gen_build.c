@@ -260,6 +260,7 @@ struct gg_dist gen_dist_plain(struct gen *g)
  * kernel, which is not a fault. outliers are drawn for those wide formats only: quantised to 8
  * or 4 bits, a block or tensor scaled to its outliers loses the rest of its values, and the
  * source SNR (quantiser plus kernel) falls below its level without any fault of the kernel.
+ * codes are drawn for every format (outputs past the accumulator's range are not judged).
  */
 struct gg_dist gen_dist_any(struct gen *g, enum gg_dtype fmt)
 {
@@ -295,6 +296,7 @@ struct gg_dist gen_dist_any(struct gen *g, enum gg_dtype fmt)
         d.p[0] = FRAC[gen_range(&g->r, 1, 3)];
         break;
     case GG_DIST_SPECIALS: /* rare: one value in a thousand or a hundred */
+    case GG_DIST_CODES:
         d.p[0] = FRAC[gen_range(&g->r, 0, 1)];
         break;
     default:
@@ -312,11 +314,45 @@ void gen_place(struct gen *g, struct gg_case *c)
     c->guard = roll < 2 ? GG_GUARD_END : roll < 3 ? GG_GUARD_START : GG_GUARD_BAND;
 }
 
+/* The length of c's reductions: N for dgrad, the mean group size for wgrad, K otherwise. */
+static int64_t reduction_length(const struct gg_case *c)
+{
+    if (c->op == GG_OP_GROUPED_DGRAD)
+        return c->n;
+    if (c->op != GG_OP_GROUPED_WGRAD)
+        return c->k;
+    int64_t rows = 0;
+    for (int i = 0; i < c->n_items; i++)
+        rows += (c->items[i].is_rand ? c->items[i].hi : c->items[i].value) * c->items[i].repeat;
+    return c->groups > 0 ? rows / c->groups : 0;
+}
+
+struct gg_dist gen_dist_codes(struct gen *g, const struct gg_case *c, enum gg_dtype fmt)
+{
+    static const double PER_VECTOR[] = {0.5, 2.0, 6.0};
+    int64_t red = reduction_length(c);
+    double f = PER_VECTOR[gen_range(&g->r, 0, 2)] / (double)(red > 1 ? red : 1);
+    char text[32];
+    snprintf(text, sizeof text, "%.0e", f < 1e-5 ? 1e-5 : f > 0.5 ? 0.5 : f);
+    return (struct gg_dist){.kind = GG_DIST_CODES, .p = {strtod(text, NULL), 0.0, 0.0},
+                            .fmt = fmt};
+}
+
+void gen_codes(struct gen *g, struct gg_case *c)
+{
+    c->dist_a = gen_dist_codes(g, c, c->a_dtype);
+    c->dist_b = gen_dist_codes(g, c, c->b_dtype);
+    c->quant_sat = GG_SAT_NONE;
+}
+
 void gen_fit_data(struct gg_case *c)
 {
+    struct gg_dist *d[2] = {&c->dist_a, &c->dist_b};
+    if ((c->scaling == GG_SCALING_MX || c->scaling == GG_SCALING_MX_B) &&
+        (d[0]->kind == GG_DIST_CODES || d[1]->kind == GG_DIST_CODES))
+        c->quant_sat = GG_SAT_NONE;
     if (c->mx_rule != GG_MX_RULE_FLOOR)
         return;
-    struct gg_dist *d[2] = {&c->dist_a, &c->dist_b};
     for (int w = 0; w < 2; w++)
         if ((d[w]->kind == GG_DIST_UNIFORM || d[w]->kind == GG_DIST_NEARSAT) &&
             (w == 1 || c->scaling == GG_SCALING_MX))

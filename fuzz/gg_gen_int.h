@@ -134,11 +134,28 @@ struct gg_dist gen_dist_plain(struct gen *g);
 struct gg_dist gen_dist_any(struct gen *g, enum gg_dtype fmt);
 
 /*
+ * Special codes aimed at the nan class. gen_dist_codes: codes() for format fmt with about 0.5,
+ * 2 or 6 special values per reduction vector of c (its shape drawn), the fraction rounded to
+ * one significant digit: some rows and columns stay free of Inf and NaN, so that the finite
+ * specials (-0, ±max, ±min subnormal) are judged too. gen_codes: both operands get codes and
+ * the encoders stop saturating (sat none), so that ±Inf reaches e5m2, bf16 and f16 as Inf codes
+ * and e4m3 as its NaN codes, and MX blocks keep their Inf and NaN elements under a finite scale
+ * (under saturation ±Inf would become ±max, which codes() draws anyway, and MX blocks NaN
+ * scales, which specials() and planted scales give).
+ */
+struct gg_dist gen_dist_codes(struct gen *g, const struct gg_case *c, enum gg_dtype fmt);
+void gen_codes(struct gen *g, struct gg_case *c);
+
+/*
  * Keeps the data within what the quantiser represents well, so that the source SNR judges the
  * kernel: the OCP floor rule of MX scales a block so that its largest code stands for
  * 448·2^floor(log2 amax) / 256 (e4m3) and clips the values above, which uniform data (amax near
  * the top of its binade) hits for about one value in ten and nearsat data (464, 480 above 448)
  * for most; such operands of an MX block scale with the floor rule become normal(0,1).
+ * codes() under an MX recipe turns saturation off: saturated, the ceil rule makes a block
+ * holding an Inf a 0xFE scale over ±max elements (6·2^127 or 448·2^127, past fp32), which a
+ * correct weight-only (mx_b) kernel overflows when it dequantises the weights to fp32 where the
+ * binary64 reference does not (the reason gen_plant avoids mx_b).
  */
 void gen_fit_data(struct gg_case *c);
 

@@ -17,10 +17,14 @@
 /* Draws that fail admission before the generator falls back to a probe-sized case. */
 #define GEN_ATTEMPTS 24
 #define DEFAULT_MAX_BYTES ((int64_t)2 << 30)
+/* Shares of cases whose inputs carry special codes (gen_codes). */
+#define TARGETED_CODES 0.2
+#define UNIFORM_CODES 0.1
 
 /* ---- capabilities ------------------------------------------------------------------------- */
 
-/* Dtype tuples of the probe menu, per recipe (the operand types gg_case_check allows). */
+/* Dtype tuples of the probe menu, per recipe (the operand types gg_case_check allows): fp8
+   also unscaled, for kernels that take their codes as they are. */
 static const struct {
     enum gg_scaling s;
     enum gg_dtype a, b;
@@ -28,6 +32,12 @@ static const struct {
     {GG_SCALING_NONE, GG_DTYPE_BF16, GG_DTYPE_BF16},
     {GG_SCALING_NONE, GG_DTYPE_F16, GG_DTYPE_F16},
     {GG_SCALING_NONE, GG_DTYPE_F32, GG_DTYPE_F32},
+    {GG_SCALING_NONE, GG_DTYPE_E4M3, GG_DTYPE_E4M3},
+    {GG_SCALING_NONE, GG_DTYPE_E4M3, GG_DTYPE_E5M2},
+    {GG_SCALING_NONE, GG_DTYPE_E5M2, GG_DTYPE_E4M3},
+    {GG_SCALING_NONE, GG_DTYPE_E5M2, GG_DTYPE_E5M2},
+    {GG_SCALING_NONE, GG_DTYPE_E4M3FNUZ, GG_DTYPE_E4M3FNUZ},
+    {GG_SCALING_NONE, GG_DTYPE_E5M2FNUZ, GG_DTYPE_E4M3FNUZ},
     {GG_SCALING_TENSOR, GG_DTYPE_E4M3, GG_DTYPE_E4M3},
     {GG_SCALING_TENSOR, GG_DTYPE_E4M3, GG_DTYPE_E5M2},
     {GG_SCALING_TENSOR, GG_DTYPE_E5M2, GG_DTYPE_E4M3},
@@ -239,7 +249,8 @@ static enum gg_status probe_caps(const struct gg_gen_config *cfg, struct gg_gen_
 
 /* The uniform baseline: op, dtypes and recipe among the supported configurations, 1..16 groups
    of 0..512 rows (M and the batch drawn alike), N and K uniform in 1..2048 (K a multiple of 32
-   for E8M0 recipes), packed layouts, normal or uniform data, options uniform in their range. */
+   for E8M0 recipes), packed layouts, normal or uniform data (special codes in both inputs one
+   case in UNIFORM_CODES), options uniform in their range. */
 static void strategy_uniform(struct gen *g, struct gg_case *c)
 {
     gen_use_config(g, c, ~0u);
@@ -258,10 +269,15 @@ static void strategy_uniform(struct gen *g, struct gg_case *c)
     c->dist_b = gen_dist_plain(g);
     c->dist_a.fmt = c->a_dtype;
     c->dist_b.fmt = c->b_dtype;
+    if (gen_chance(&g->r, UNIFORM_CODES))
+        gen_codes(g, c);
 }
 
 /* A case of one of the fault classes in the mask `classes` (uniformly); returns the class drawn,
-   or -1 when the mask is empty. */
+   or -1 when the mask is empty. With the snr class selected, one case in TARGETED_CODES, of
+   whatever class, carries special codes in both inputs (gen_codes), aimed at the nan class: a
+   kernel that decodes or propagates an Inf, NaN, -0, largest finite or smallest subnormal code
+   wrongly shows it on any shape. Cases with planted E8M0 codes keep their small data. */
 static int strategy_targeted(struct gen *g, struct gg_case *c, unsigned classes)
 {
     static void (*const CLASSES[4])(struct gen *, struct gg_case *) = {
@@ -273,6 +289,8 @@ static int strategy_targeted(struct gen *g, struct gg_case *c, unsigned classes)
         if ((classes & (1u << i)) && pick-- == 0)
             break;
     CLASSES[i](g, c);
+    if ((classes & GG_FAULTS_SNR) && c->plant_e8m0 == 0 && gen_chance(&g->r, TARGETED_CODES))
+        gen_codes(g, c);
     gen_fit_data(c);
     return i;
 }

@@ -156,7 +156,7 @@ static void encode_run(const struct gg_case *c, const struct recipe *r, int64_t 
                        const double *v, int64_t n, double s)
 {
     for (int64_t j = 0; j < n; j++)
-        gg_store_code(r->dtype, r->data, addr + j, gg_encode(r->dtype, v[j] * s, c->quant_sat));
+        gg_store_code(r->dtype, r->data, addr + j, gg_encode_scaled(r->dtype, v[j], s, c->quant_sat));
 }
 
 static void store_mx(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
@@ -167,7 +167,8 @@ static void store_mx(const struct gg_case *c, const struct recipe *r, const stru
     for (int64_t b = 0; b < blocks; b++) {
         uint8_t scale, planted;
         uint32_t codes[GG_MX_BLOCK];
-        gg_mx_quantise_block(v + b * GG_MX_BLOCK, GG_MX_BLOCK, r->dtype, c->mx_rule, &scale, codes);
+        gg_mx_quantise_block_sat(v + b * GG_MX_BLOCK, GG_MX_BLOCK, r->dtype, c->mx_rule,
+                                 c->quant_sat, &scale, codes);
         int64_t si = row_index * blocks + b;
         if (c->plant_e8m0 > 0 &&
             gg_rng_plant_e8m0(c->seed, r->scale_stream, (uint64_t)si, c->plant_e8m0, &planted))

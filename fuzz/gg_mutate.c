@@ -1,9 +1,10 @@
 /*
  * gg_mutate.c — new cases from corpus cases: one to three small edits of a parent (a group size,
  * an empty group inserted or deleted, N or K moved to a tile neighbour, split_k, a data recipe,
- * special values or planted E8M0 codes), kept when the kernel supports the result within the
- * memory bound and it differs from the parent. Attempt t draws from stream MUT_STREAM + t; the
- * generator takes over after MUT_ATTEMPTS, or for a parent the kernel cannot run.
+ * special values or codes, or planted E8M0 codes), kept when the kernel supports the result
+ * within the memory bound and it differs from the parent. Attempt t draws from stream
+ * MUT_STREAM + t; the generator takes over after MUT_ATTEMPTS, or for a parent the kernel cannot
+ * run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ enum edit {
     EDIT_K,            /* K to a tile neighbour */
     EDIT_SPLIT,        /* split_k to another value */
     EDIT_DATA,         /* the data recipe of one operand */
-    EDIT_SPECIALS,     /* special values, or planted E8M0 codes */
+    EDIT_SPECIALS,     /* special values or codes (gen_codes), or planted E8M0 codes */
     EDIT_COUNT
 };
 
@@ -100,6 +101,8 @@ static void apply_edit(struct gen *g, struct gg_case *c, enum edit e)
             c->dist_b = gen_dist_any(g, c->b_dtype);
     } else if (e8m0 && gen_chance(&g->r, 0.5)) {
         gen_plant(g, c);
+    } else if (c->plant_e8m0 == 0 && gen_chance(&g->r, 0.5)) {
+        gen_codes(g, c); /* planted scales keep their small data (gen_plant) */
     } else {
         struct gg_dist *d = gen_chance(&g->r, 0.5) ? &c->dist_a : &c->dist_b;
         *d = (struct gg_dist){.kind = gg_dtype_bits(d->fmt) <= 8 ? GG_DIST_SPECIALS

@@ -174,11 +174,12 @@ static int nearly_constant(const struct gg_dist *d)
     }
 }
 
-/* Data whose SNR is only advisory: planted specials (NaN, ±max) and far outliers, whose sums
-   cancel, and nearly constant operands. */
+/* Data whose SNR is only advisory: planted specials (NaN, ±max) and special codes, and far
+   outliers, whose sums cancel, and nearly constant operands. */
 static int snr_advisory_data(const struct gg_dist *d)
 {
-    return d->kind == GG_DIST_SPECIALS || d->kind == GG_DIST_OUTLIERS || nearly_constant(d);
+    return d->kind == GG_DIST_SPECIALS || d->kind == GG_DIST_CODES ||
+           d->kind == GG_DIST_OUTLIERS || nearly_constant(d);
 }
 
 /* Reference, optional source product and MPFR certification; then the comparison. */

@@ -98,6 +98,13 @@ static int overflow_ok(const struct scan *s, double out, double ref, double abs,
            fabs(ref) + gg_oracle_bound(s->t, max, abs, h) >= max;
 }
 
+/* An infinite reference (a term with an infinite factor) may come out NaN when the finite terms,
+   whose Σ|ab| is abs (gg_ref_gemm), can overflow the fp32 accumulator to the other infinity. */
+static int overflow_nan(const struct scan *s, double abs, int64_t h)
+{
+    return !(abs + gg_oracle_bound(s->t, ACC_MAX, abs, h) < ACC_MAX);
+}
+
 /* Judges one finite, written output against a finite reference. Returns 2 when past τ, 1 when
    past the warning level tw only, 0 otherwise. */
 static int judge_finite(struct scan *s, const struct gg_threshold *tw, double out, double ref,
@@ -153,7 +160,8 @@ static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref
                 /* Past the fp32 accumulator's range: overflow is allowed anywhere in the sum
                    (Inf, or NaN from Inf - Inf), so the element is not judged. */
             } else if (!isfinite(rf)) {
-                bad = isnan(rf) ? !isnan(out) : out != rf;
+                bad = isnan(rf) ? !isnan(out)
+                                : out != rf && !(isnan(out) && abs && overflow_nan(s, abs[i], h));
                 gm->n_nan += bad;
             } else if (!isfinite(out)) {
                 bad = !(abs && overflow_ok(s, out, rf, abs[i], h));
@@ -198,7 +206,8 @@ static enum gg_region compare_region(const struct scan *s, const struct gg_compa
 
 /*
  * Element rules: a sentinel is unwritten (and takes no further part); a NaN reference needs a
- * NaN output and an infinite one the same infinity; a finite reference with a NaN or infinite
+ * NaN output and an infinite one the same infinity (or NaN, when its finite terms can overflow
+ * the accumulator); a finite reference with a NaN or infinite
  * output is a NaN mismatch unless it is a correctly rounded overflow; everything else enters the
  * SNR sums and the bound (abs NULL: no bound, SNR only). first_bad is the packed index.
  */

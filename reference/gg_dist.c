@@ -57,6 +57,7 @@ static const struct kind_info KINDS[GG_DIST_COUNT] = {
     [GG_DIST_NEARSAT] = {"nearsat", 0, "()"},
     [GG_DIST_SUBNORMAL] = {"subnormal", 1, "(frac)"},
     [GG_DIST_SPECIALS] = {"specials", 1, "(frac)"},
+    [GG_DIST_CODES] = {"codes", 1, "(frac)"},
 };
 
 #define MAX_ARGS 3
@@ -119,6 +120,7 @@ static enum gg_status check_ranges(const struct gg_dist *d, char *err, size_t er
         return GG_OK;
     case GG_DIST_SUBNORMAL:
     case GG_DIST_SPECIALS:
+    case GG_DIST_CODES:
         if (!(p[0] >= 0.0 && p[0] <= 1.0))
             return fail(err, err_len, "%s: frac must be in [0,1], got %.17g", name, p[0]);
         return GG_OK;
@@ -193,7 +195,7 @@ enum gg_status gg_dist_parse(const char *s, struct gg_dist *out, char *err, size
     if (kind == GG_DIST_COUNT)
         return fail(err, err_len,
                     "unknown distribution '%.*s' (expected normal, uniform, ints, const, outliers, "
-                    "nearsat, subnormal or specials)",
+                    "nearsat, subnormal, specials or codes)",
                     (int)(name_len > 40 ? 40 : name_len), name);
     const struct kind_info *ki = &KINDS[kind];
 

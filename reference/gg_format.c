@@ -373,6 +373,12 @@ uint32_t gg_encode(enum gg_dtype t, double x, enum gg_sat sat)
     return gg_core_encode(t, x, sat);
 }
 
+/* gg_core_encode_scaled through gg_encode, so that the encoder is inlined in one place. */
+uint32_t gg_encode_scaled(enum gg_dtype t, double v, double s, enum gg_sat sat)
+{
+    return gg_encode(t, (gg_core_d2u(v) & GG_CORE_ABS_MASK) > GG_CORE_INF_BITS ? v : v * s, sat);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Packed element access                                                                         */
 /* ------------------------------------------------------------------------------------------ */

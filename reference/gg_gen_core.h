@@ -247,9 +247,10 @@ GG_HD static inline int gg_core_dtype_precision(enum gg_dtype t)
  * Draws of element i (j in gg_rng_u64):
  *   0..5  the Irwin-Hall normal (12 32-bit halves); uniform and ints use draw 0
  *   0, 1  nearsat: table index, sign
- *   6     mixtures (outliers, subnormal, specials): the selector, taken when u < frac
- *   7     mixtures: the sign (outliers), the special's index (specials), the magnitude (subnormal)
- *   8     subnormal: the sign
+ *   6     mixtures (outliers, subnormal, specials, codes): the selector, taken when u < frac
+ *   7     mixtures: the sign (outliers), the special's index (specials, codes), the magnitude
+ *         (subnormal)
+ *   8     subnormal, codes: the sign (top bit); codes: a NaN's payload index (low bits)
  * The normal part of a mixture uses draws 0..5, so a mixture with frac = 0 is bitwise normal.
  */
 #define GG_DRAW_NORMAL_BLOCKS 3
@@ -380,6 +381,32 @@ GG_HD static inline double gg_core_special(enum gg_dtype fmt, uint64_t seed, uin
     }
 }
 
+#define GG_CODES_COUNT 5
+
+/*
+ * A special code of codes(frac) as the value whose encoding into fmt (at scale 1) is that code:
+ * the kind is draw GG_DRAW_CHOICE, the sign the top bit of draw GG_DRAW_SIGN, and a NaN's payload
+ * index (gg_encode: which of the format's NaN codes) that draw's low 32 bits mod 3.
+ *   0  ±Inf             1  NaN of either sign      2  -0
+ *   3  ±max finite      4  ±min subnormal
+ * Formats without Inf see ±Inf as an overflow (sat=none: NaN; sat=finite: ±max); fnuz turns -0
+ * into +0 and every NaN into 0x80.
+ */
+GG_HD static inline double gg_core_code_value(enum gg_dtype fmt, uint64_t seed, uint64_t stream,
+                                              uint64_t i)
+{
+    enum gg_dtype t = gg_core_value_format(fmt);
+    uint64_t draw = gg_core_rng_u64(seed, stream, i, GG_DRAW_SIGN);
+    uint64_t sign = draw & ~GG_CORE_ABS_MASK;
+    switch (gg_core_draw_below(seed, stream, i, GG_DRAW_CHOICE, GG_CODES_COUNT)) {
+    case 0: return gg_core_u2d(sign | GG_CORE_INF_BITS);
+    case 1: return gg_core_u2d(sign | GG_CORE_NAN_BITS | (uint32_t)draw % 3u);
+    case 2: return gg_core_u2d(~GG_CORE_ABS_MASK);
+    case 3: return gg_core_u2d(sign | gg_core_d2u(gg_core_dtype_max(t)));
+    default: return gg_core_u2d(sign | gg_core_d2u(gg_core_dtype_min_sub(t)));
+    }
+}
+
 /* Element i of stream for seed under distribution d (gg_dist_sample). */
 GG_HD static inline double gg_core_sample(const struct gg_dist *d, uint64_t seed, uint64_t stream,
                                           uint64_t i)
@@ -416,6 +443,10 @@ GG_HD static inline double gg_core_sample(const struct gg_dist *d, uint64_t seed
         if (gg_core_selected(d->p[0], seed, stream, i))
             return gg_core_special(d->fmt, seed, stream, i);
         return gg_core_normal(0.0, 1.0, seed, stream, i);
+    case GG_DIST_CODES:
+        if (gg_core_selected(d->p[0], seed, stream, i))
+            return gg_core_code_value(d->fmt, seed, stream, i);
+        return gg_core_normal(0.0, 1.0, seed, stream, i);
     default:
         return gg_core_u2d(GG_CORE_NAN_BITS);
     }
@@ -431,7 +462,8 @@ GG_HD static inline double gg_core_sample(const struct gg_dist *d, uint64_t seed
  * gets, the magnitude a non-saturating overflow gets (with the input's sign unless fnuz), and
  * whether the format is fnuz (no -0, one unsigned NaN code 0x80 that also takes overflow).
  * E2M1 has neither Inf nor NaN: its overflow magnitude is its maximum (it always saturates) and
- * NaN inputs encode as +6 (0x7), a documented choice since the format cannot represent NaN.
+ * NaN inputs encode as ±6 (0x7 with the NaN's sign), a documented choice since the format
+ * cannot represent NaN.
  * nbits = 0: no 32-bit code (f64, none).
  */
 struct gg_core_binfmt {
@@ -470,6 +502,20 @@ GG_HD static inline struct gg_core_binfmt gg_core_binfmt_of(enum gg_dtype t)
     }
 }
 
+/* The code of a NaN with sign bit sign and absolute bits a (gg_encode): fnuz has one unsigned
+   NaN; a format with Inf codes has NaN codes besides the canonical one, chosen by the payload's
+   low two bits (1: the one next to Inf, 2: the canonical one with its lowest bit flipped). */
+GG_HD static inline uint32_t gg_core_nan_code(const struct gg_core_binfmt *f, uint32_t sign,
+                                              uint64_t a)
+{
+    if (f->fnuz)
+        return f->nan_code;
+    uint32_t mag = f->nan_code, idx = (uint32_t)(a & 3u);
+    if (f->ovf_mag != f->nan_code && idx != 0 && idx != 3)
+        mag = idx == 1 ? f->ovf_mag + 1u : f->nan_code ^ 1u;
+    return sign | mag;
+}
+
 /* The code of an overflowing input (rounded magnitude above max, or ±Inf) with sign bit sign. */
 GG_HD static inline uint32_t gg_core_overflow(const struct gg_core_binfmt *f, uint32_t sign,
                                               enum gg_sat sat)
@@ -496,7 +542,7 @@ GG_HD static inline uint32_t gg_core_encode_binary(const struct gg_core_binfmt *
     uint64_t u = gg_core_d2u(x), a = u & GG_CORE_ABS_MASK;
     uint32_t sign = (u >> 63) ? 1u << (f->nbits - 1) : 0u;
     if (a > GG_CORE_INF_BITS)
-        return f->nan_code;
+        return gg_core_nan_code(f, sign, a);
     if (a == GG_CORE_INF_BITS)
         return gg_core_overflow(f, sign, sat);
     uint32_t mag = 0;
@@ -552,6 +598,16 @@ GG_HD static inline uint32_t gg_core_encode(enum gg_dtype t, double x, enum gg_s
         return gg_core_encode_e8m0(x);
     struct gg_core_binfmt f = gg_core_binfmt_of(t);
     return f.nbits ? gg_core_encode_binary(&f, x, sat) : 0u;
+}
+
+/* gg_encode_scaled: the code of v·s, a NaN v encoded as it is (a GPU's product would return its
+   canonical NaN and lose the sign and payload that pick the code). */
+GG_HD static inline uint32_t gg_core_encode_scaled(enum gg_dtype t, double v, double s,
+                                                   enum gg_sat sat)
+{
+    return gg_core_encode(t, (gg_core_d2u(v) & GG_CORE_ABS_MASK) > GG_CORE_INF_BITS ? v
+                                                                                     : GG_DMUL(v, s),
+                          sat);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -627,21 +683,41 @@ GG_HD static inline double gg_core_amax(const double *v, int64_t n)
     return gg_core_u2d(m > GG_CORE_INF_BITS ? GG_CORE_NAN_BITS : m);
 }
 
+/* Absolute maximum of the finite ones of n values (0 when none is). */
+GG_HD static inline double gg_core_amax_finite(const double *v, int64_t n)
+{
+    uint64_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t a = gg_core_abs_bits(v[i]);
+        m = a > m && a < GG_CORE_INF_BITS ? a : m;
+    }
+    return gg_core_u2d(m);
+}
+
 /*
- * gg_mx_quantise_block: elements are v / X = v · 2^(127 - scale), a product by a power of two
- * (|127 - scale| ≤ 127, a normal binary64), exact unless the quotient falls below the binary64
- * normal range, where it is rounded once like any product and every element format rounds it to
- * zero anyway; the encoder then rounds once, saturating.
+ * gg_mx_quantise_block_sat: elements are v / X = v · 2^(127 - scale), a product by a power of
+ * two (|127 - scale| ≤ 127, a normal binary64), exact unless the quotient falls below the
+ * binary64 normal range, where it is rounded once like any product and every element format
+ * rounds it to zero anyway; the encoder then rounds once, saturating. GG_SAT_FINITE: an Inf or
+ * NaN in the block makes the amax, hence the scale, NaN (the ceil rule turns Inf into 0xFE and
+ * saturates). GG_SAT_NONE: the scale comes from the finite values, and Inf and NaN elements keep
+ * their codes (non-saturating encoding; a NaN's sign and payload as gg_encode takes them).
  */
 GG_HD static inline void gg_core_mx_quantise_block(const double *v, int n, enum gg_dtype elem,
-                                                   enum gg_mx_rule rule, uint8_t *scale,
-                                                   uint32_t *codes)
+                                                   enum gg_mx_rule rule, enum gg_sat sat,
+                                                   uint8_t *scale, uint32_t *codes)
 {
-    uint8_t x = gg_core_mx_scale_code(gg_core_amax(v, n), elem, rule);
+    int keep = sat == GG_SAT_NONE;
+    uint8_t x = gg_core_mx_scale_code(keep ? gg_core_amax_finite(v, n) : gg_core_amax(v, n), elem,
+                                      rule);
     *scale = x;
     double f = gg_core_pow2(127 - (int)x);
-    for (int i = 0; i < n; i++)
-        codes[i] = x == 0xFF ? 0u : gg_core_encode(elem, GG_DMUL(v[i], f), GG_SAT_FINITE);
+    for (int i = 0; i < n; i++) {
+        int special = keep && gg_core_abs_bits(v[i]) >= GG_CORE_INF_BITS;
+        codes[i] = x == 0xFF ? 0u
+                             : gg_core_encode_scaled(elem, v[i], f,
+                                                     special ? GG_SAT_NONE : GG_SAT_FINITE);
+    }
 }
 
 /*
@@ -678,7 +754,7 @@ GG_HD static inline float gg_core_tensor_scale(double amax, enum gg_dtype elem)
 /* How an operand's codes are scaled. */
 enum gg_gen_quant {
     GG_GEN_PLAIN = 0, /* encode the values directly (codes of v · 1) */
-    GG_GEN_MX,        /* E8M0 per 32 along the row (gg_mx_quantise_block, then planting) */
+    GG_GEN_MX,        /* E8M0 per 32 along the row (gg_mx_quantise_block_sat, then planting) */
     GG_GEN_BLOCK128,  /* fp32 per 128 along the row: s = gg_tensor_scale(amax of the 128) */
     GG_GEN_TENSOR     /* fp32 per tensor, or per matrix when per_mat */
 };
@@ -699,7 +775,8 @@ struct gg_gen_plan {
     uint64_t seed, stream, scale_stream;
     enum gg_gen_quant quant;
     int per_mat;
-    enum gg_sat sat;     /* saturation of the element encoder (MX blocks always saturate) */
+    enum gg_sat sat;     /* saturation of the element encoder (MX: finite values always
+                            saturate, see gg_mx_quantise_block_sat) */
     enum gg_mx_rule mx_rule;
     double plant_e8m0;   /* MX: fraction of scale codes replaced by edge codes */
     int64_t mats, rows, rowlen, mstride, ld;

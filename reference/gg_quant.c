@@ -15,7 +15,13 @@ uint8_t gg_mx_scale_code(double amax, enum gg_dtype elem, enum gg_mx_rule rule)
 void gg_mx_quantise_block(const double *v, int n, enum gg_dtype elem, enum gg_mx_rule rule,
                           uint8_t *scale, uint32_t *codes)
 {
-    gg_core_mx_quantise_block(v, n, elem, rule, scale, codes);
+    gg_core_mx_quantise_block(v, n, elem, rule, GG_SAT_FINITE, scale, codes);
+}
+
+void gg_mx_quantise_block_sat(const double *v, int n, enum gg_dtype elem, enum gg_mx_rule rule,
+                              enum gg_sat sat, uint8_t *scale, uint32_t *codes)
+{
+    gg_core_mx_quantise_block(v, n, elem, rule, sat, scale, codes);
 }
 
 float gg_tensor_scale(double amax, enum gg_dtype elem)

@@ -68,8 +68,15 @@ const double *gg_decode_table(enum gg_dtype t);
 /* Round-to-nearest-even encoding of x into t, rounding once from the exact double.
    E8M0 rounds to the nearest power of two (the midpoint rounds up), ignores sat: 0, negative
    values and values below 2^-127 give 0x00; above 2^127, Inf and NaN give 0xFF. F64 has no
-   32-bit code: use doubles directly. */
+   32-bit code: use doubles directly. A NaN keeps its sign (fnuz: the one NaN code 0x80) and
+   the low two bits of its payload pick one of the format's NaN codes: 0 (every NaN that
+   arithmetic makes) the canonical quiet one, 1 the one next to Inf, 2 the canonical one with its
+   lowest bit flipped (e5m2 0x7F, 0x7D, 0x7E; bf16 0x7FC0, 0x7F81, 0x7FC1); formats with one NaN
+   code (e4m3: 0x7F|sign) always give it, and E2M1, which has none, gives ±6. */
 uint32_t gg_encode(enum gg_dtype t, double x, enum gg_sat sat);
+/* gg_encode(t, v·s, sat) for a quantisation multiplier s > 0, except that a NaN v is encoded as
+   it is: its sign and payload choose the code whatever a product would make of them. */
+uint32_t gg_encode_scaled(enum gg_dtype t, double v, double s, enum gg_sat sat);
 
 /* Element access in packed storage (E2M1 nibbles handled). */
 uint32_t gg_load_code(enum gg_dtype t, const void *base, int64_t i);
@@ -93,6 +100,11 @@ uint8_t gg_mx_scale_code(double amax, enum gg_dtype elem, enum gg_mx_rule rule);
    encoding of v[i] / 2^(scale-127). A NaN scale (0xFF) gives element codes of 0. */
 void gg_mx_quantise_block(const double *v, int n, enum gg_dtype elem, enum gg_mx_rule rule,
                           uint8_t *scale, uint32_t *codes);
+/* gg_mx_quantise_block with sat = GG_SAT_FINITE; with GG_SAT_NONE the scale comes from the
+   block's finite values and its Inf and NaN values keep element codes (e5m2 Inf, e4m3 NaN, ...,
+   encoded without saturation), as MX lets special elements propagate under a finite scale. */
+void gg_mx_quantise_block_sat(const double *v, int n, enum gg_dtype elem, enum gg_mx_rule rule,
+                              enum gg_sat sat, uint8_t *scale, uint32_t *codes);
 
 /* Tensor-wise FP8: the quantisation multiplier s = max_elem / amax rounded to fp32 (1 when amax
    is 0 or not finite). Codes are encode(x · s); the kernel receives scale_inv = (float)(1/s). */
@@ -134,6 +146,9 @@ enum gg_dist_kind {
     GG_DIST_SUBNORMAL,  /* subnormal(frac): a fraction frac of subnormals of the target format,
                            the rest normal(0,1) */
     GG_DIST_SPECIALS,   /* specials(frac): normal(0,1) with a fraction frac of NaN, +max, -max */
+    GG_DIST_CODES,      /* codes(frac): normal(0,1) with a fraction frac of the target format's
+                           special codes: ±Inf, NaN (both signs, several codes), -0, ±max,
+                           ±min subnormal (gg_core_code_value in gg_gen_core.h) */
     GG_DIST_COUNT
 };
 
@@ -146,7 +161,8 @@ struct gg_dist {
 };
 
 /* Parses "normal(0,1)", "uniform(-1,1)", "ints(8)", "const(1)", "outliers(1,0.001,100)",
-   "nearsat", "subnormal(0.5)", "specials(0.001)". Returns GG_OK or GG_E_PARSE with a message. */
+   "nearsat", "subnormal(0.5)", "specials(0.001)", "codes(0.01)". Returns GG_OK or GG_E_PARSE
+   with a message. */
 enum gg_status gg_dist_parse(const char *s, struct gg_dist *out, char *err, size_t err_len);
 /* Canonical text of d (parses back to the same d). Returns the length written. */
 int gg_dist_format(const struct gg_dist *d, char *buf, size_t len);
@@ -220,8 +236,11 @@ void gg_ref_threads(int n);
  * blocks one after the other in group order, each block packed rows × cols) receive the product
  * of the dequantised inputs (OpenBLAS dgemm, error ≤ γ_red(2^-53)·Σ|ab|) and Σ_t |a_t·b_t|; with
  * a bias, c includes the bias and abs |bias| (the bound then counts red + 1 terms).
- * abs may be NULL. Groups are decoded one at a time with 64-bit offsets; a group with red = 0
- * yields exact zeros. Host pointers. Returns GG_OK, or GG_E_NOMEM with a message.
+ * abs may be NULL. An output with an Inf or NaN term gets its IEEE value exactly (NaN for a NaN
+ * term, Inf·0 or Inf - Inf, else the infinity), and abs then holds Σ|a_t·b_t| over its finite
+ * terms only; an output whose terms are all -0 is -0. Groups are decoded one at a time with
+ * 64-bit offsets; a group with red = 0 yields exact zeros. Host pointers. Returns GG_OK, or
+ * GG_E_NOMEM with a message.
  */
 enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands *o, double *c,
                            double *abs, char *err, size_t err_len);

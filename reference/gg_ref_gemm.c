@@ -3,8 +3,11 @@
  * (codes times their tensor, per-row block or MX scales), a chunk of the reduction at a time, and
  * multiplied by dgemm, whose error is at most γ_red(2^-53)·Σ|ab| per output; a bias is added
  * afterwards. Each operand is read in its own memory order (no strided gathers): the dgemm
- * transpose flags absorb the layout, and the moe sorted ids select the rows of X. Also the
- * single-vector gather that the MPFR exact outputs and the oracles use.
+ * transpose flags absorb the layout, and the moe sorted ids select the rows of X. Inputs that
+ * decode to Inf or NaN never reach dgemm: the outputs they touch get their IEEE value (NaN for
+ * Inf·0, Inf - Inf or a NaN term, else the infinity) exactly, and a sum of -0 terms is -0, so
+ * the result does not depend on what a BLAS makes of special values. Also the single-vector
+ * gather that the MPFR exact outputs and the oracles use.
  */
 #include <cblas.h>
 #if defined(__SSE2__)
@@ -182,23 +185,36 @@ static inline void publish(void)
 #endif
 }
 
+/* Bit 63 is set exactly when x is Inf or NaN: its exponent field plus one carries out of the
+   field only when the field is all ones. ORed over many values, it says whether any is. */
+static inline uint64_t nonfinite_bit(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return (u & 0x7FF0000000000000ull) + (1ull << 52);
+}
+
 /*
- * Defines a decoder of one storage type: out[j] = VALUE(q[j*step]), j < n. Contiguous runs go in
- * blocks of 8, which the compiler vectorises at -O2 (bf16: about three times faster than the
- * plain loop); with stream set and out 16-byte aligned they are stored with store2.
+ * Defines a decoder of one storage type: out[j] = VALUE(q[j*step]), j < n; returns 1 when a
+ * decoded value is Inf or NaN. Contiguous runs go in blocks of 8, which the compiler vectorises
+ * at -O2 (bf16: about three times faster than the plain loop); with stream set and out 16-byte
+ * aligned they are stored with store2.
  */
 #define DEFINE_DECODER(name, T, VALUE)                                                           \
-    static void name(const T *restrict q, int64_t n, int64_t step, const double *restrict table, \
-                     int stream, double *restrict out)                                           \
+    static int name(const T *restrict q, int64_t n, int64_t step, const double *restrict table,  \
+                    int stream, double *restrict out)                                            \
     {                                                                                            \
         (void)table;                                                                             \
         int64_t j = 0;                                                                           \
+        uint64_t nf = 0;                                                                         \
         stream = stream && ((uintptr_t)out & 15) == 0;                                           \
         if (step == 1)                                                                           \
             for (; j + 8 <= n; j += 8) {                                                         \
                 double v[8];                                                                     \
-                for (int i = 0; i < 8; i++)                                                      \
+                for (int i = 0; i < 8; i++) {                                                    \
                     v[i] = VALUE(q[j + i]);                                                      \
+                    nf |= nonfinite_bit(v[i]);                                                   \
+                }                                                                                \
                 for (int i = 0; i < 8; i += 2) {                                                 \
                     if (stream)                                                                  \
                         store2(out + j + i, v[i], v[i + 1]);                                     \
@@ -206,8 +222,11 @@ static inline void publish(void)
                         memcpy(out + j + i, v + i, 2 * sizeof *v);                               \
                 }                                                                                \
             }                                                                                    \
-        for (; j < n; j++)                                                                       \
+        for (; j < n; j++) {                                                                     \
             out[j] = VALUE(q[j * step]);                                                         \
+            nf |= nonfinite_bit(out[j]);                                                         \
+        }                                                                                        \
+        return (int)(nf >> 63);                                                                  \
     }
 
 #define BF16_VALUE(x) bf16_value(x)
@@ -220,22 +239,26 @@ DEFINE_DECODER(decode_table, uint8_t, TABLE_VALUE)
 
 /* out[j] = exact value of code off + j*step of base, j < n: one table lookup per 8-bit code,
    bit operations for bf16, fp32 and fp64, gg_load for the other formats. stream: see
-   DEFINE_DECODER (for buffers that dgemm reads next, not rescaled in place). */
-static void decode_run(enum gg_dtype dt, const void *base, int64_t off, int64_t n, int64_t step,
-                       int stream, double *restrict out)
+   DEFINE_DECODER (for buffers that dgemm reads next, not rescaled in place). Returns 1 when a
+   value is Inf or NaN. */
+static int decode_run(enum gg_dtype dt, const void *base, int64_t off, int64_t n, int64_t step,
+                      int stream, double *restrict out)
 {
     const double *table = gg_dtype_bits(dt) == 8 ? gg_decode_table(dt) : NULL;
     if (table)
-        decode_table((const uint8_t *)base + off, n, step, table, stream, out);
-    else if (dt == GG_DTYPE_BF16)
-        decode_bf16((const uint16_t *)base + off, n, step, NULL, stream, out);
-    else if (dt == GG_DTYPE_F32)
-        decode_f32((const float *)base + off, n, step, NULL, stream, out);
-    else if (dt == GG_DTYPE_F64)
-        decode_f64((const double *)base + off, n, step, NULL, stream, out);
-    else
-        for (int64_t j = 0; j < n; j++)
-            out[j] = gg_load(dt, base, off + j * step);
+        return decode_table((const uint8_t *)base + off, n, step, table, stream, out);
+    if (dt == GG_DTYPE_BF16)
+        return decode_bf16((const uint16_t *)base + off, n, step, NULL, stream, out);
+    if (dt == GG_DTYPE_F32)
+        return decode_f32((const float *)base + off, n, step, NULL, stream, out);
+    if (dt == GG_DTYPE_F64)
+        return decode_f64((const double *)base + off, n, step, NULL, stream, out);
+    uint64_t nf = 0;
+    for (int64_t j = 0; j < n; j++) {
+        out[j] = gg_load(dt, base, off + j * step);
+        nf |= nonfinite_bit(out[j]);
+    }
+    return (int)(nf >> 63);
 }
 
 /* pow2[c] = 2^(c-127), the E8M0 value of c; code 0xFF is NaN. Exact in double. */
@@ -249,32 +272,38 @@ static void e8m0_values(double pow2[256])
 /*
  * Multiplies out[j] = element t0 + j of vector v of d (j < n) by its block scale: an E8M0 power
  * of two, or an fp32 value (a code of at most 24 significant bits times a float is exact in
- * double). Block scale rows are ceil(red / block) long.
+ * double). Block scale rows are ceil(red / block) long. Returns 1 when a scale is Inf or NaN
+ * (the E8M0 NaN code 0xFF).
  */
-static void apply_blocks(const struct operand *d, int64_t v, int64_t t0, int64_t n,
-                         const double pow2[256], double *out)
+static int apply_blocks(const struct operand *d, int64_t v, int64_t t0, int64_t n,
+                        const double pow2[256], double *out)
 {
     int64_t per_row = (d->red + d->block - 1) / d->block;
     int64_t at = (d->scale_row0 + vec_row(d, v)) * per_row;
+    uint64_t nf = 0;
     for (int64_t j0 = 0; j0 < n;) {
         int64_t blk = (t0 + j0) / d->block;
         int64_t end = (blk + 1) * d->block - t0;
         double x = d->sk == SCALE_BLOCK_E8M0 ? pow2[((const uint8_t *)d->scale)[at + blk]]
                                              : (double)((const float *)d->scale)[at + blk];
+        nf |= nonfinite_bit(x);
         if (end > n)
             end = n;
         for (int64_t j = j0; j < end; j++)
             out[j] *= x;
         j0 = end;
     }
+    return (int)(nf >> 63);
 }
 
-/* Multiplies n decoded values by the operand's tensor scale (exact, as above). */
-static void apply_tensor(const struct operand *d, int64_t n, double *out)
+/* Multiplies n decoded values by the operand's tensor scale (exact, as above); returns 1 when
+   the scale is Inf or NaN. */
+static int apply_tensor(const struct operand *d, int64_t n, double *out)
 {
     double s = d->tensor;
     for (int64_t j = 0; j < n; j++)
         out[j] *= s;
+    return !isfinite(s);
 }
 
 void gg_ref_gather(const struct gg_problem *p, const struct gg_operands *o, int which, int64_t g,
@@ -308,29 +337,134 @@ static void prefetch_run(const struct operand *d, int64_t off, int64_t n)
 /*
  * Decodes reduction indices t0 .. t0+len-1 of every vector of d into buf, in the operand's memory
  * order: vector-major gives buf[v*len + j] ([nvec × len]), reduction-major gives
- * buf[j*nvec + v] ([len × nvec]). Every row of buf is one contiguous run of codes.
+ * buf[j*nvec + v] ([len × nvec]). Every row of buf is one contiguous run of codes. Returns 1
+ * when a value of buf is Inf or NaN (a code, a scale or their product).
  */
-static void gather_chunk(const struct operand *d, int64_t t0, int64_t len, const double pow2[256],
-                         double *buf)
+static int gather_chunk(const struct operand *d, int64_t t0, int64_t len, const double pow2[256],
+                        double *buf)
 {
-    int stream = d->sk == SCALE_NONE;
+    int stream = d->sk == SCALE_NONE, nf = 0;
     if (d->red_step != 1) {
         for (int64_t j = 0; j < len; j++)
-            decode_run(d->dt, d->base, d->off + (t0 + j) * d->red_step, d->nvec, 1, stream,
-                       buf + j * d->nvec);
+            nf |= decode_run(d->dt, d->base, d->off + (t0 + j) * d->red_step, d->nvec, 1, stream,
+                             buf + j * d->nvec);
     } else {
         int blocks = d->sk == SCALE_BLOCK_F32 || d->sk == SCALE_BLOCK_E8M0;
         for (int64_t v = 0; v < d->nvec; v++) {
             if (v + PREFETCH_AHEAD < d->nvec)
                 prefetch_run(d, d->off + vec_row(d, v + PREFETCH_AHEAD) * d->vec_step + t0, len);
-            decode_run(d->dt, d->base, d->off + vec_row(d, v) * d->vec_step + t0, len, 1, stream,
-                       buf + v * len);
+            nf |= decode_run(d->dt, d->base, d->off + vec_row(d, v) * d->vec_step + t0, len, 1,
+                             stream, buf + v * len);
             if (blocks)
-                apply_blocks(d, v, t0, len, pow2, buf + v * len);
+                nf |= apply_blocks(d, v, t0, len, pow2, buf + v * len);
         }
     }
     if (d->sk == SCALE_TENSOR)
-        apply_tensor(d, d->nvec * len, buf);
+        nf |= apply_tensor(d, d->nvec * len, buf);
+    return nf;
+}
+
+/*
+ * Non-finite terms. Every decoded code and scale lies below 2^128 in magnitude (f64 inputs
+ * aside), so the finite terms of an output never overflow binary64 and its exact value is
+ * decided by the products
+ * with an Inf or NaN factor alone: NaN when one of them is NaN (a NaN factor, Inf·0) or when
+ * both infinities occur, else the infinity that occurs. The classes of those products are ORed
+ * into one byte per output of the group, and the factors are then replaced by zeros, so that
+ * dgemm (whatever a BLAS does with Inf and NaN) sums the finite terms only: the finite part of
+ * each output and of its Σ|ab|, which the oracles use to tell an accumulator overflow.
+ */
+enum { NF_NONE = 0, NF_POS = 1, NF_NEG = 2, NF_NAN = 3 };
+
+static inline uint8_t nf_class(double p)
+{
+    return isnan(p) ? NF_NAN : p > 0 ? NF_POS : NF_NEG;
+}
+
+static double nf_value(uint8_t state)
+{
+    return state == NF_POS ? INFINITY : state == NF_NEG ? -INFINITY : NAN;
+}
+
+/* Position of element (v, j) of a chunk of len reduction indices of d (see gather_chunk). */
+static inline int64_t chunk_at(const struct operand *d, int64_t v, int64_t j, int64_t len)
+{
+    return d->red_step != 1 ? j * d->nvec + v : v * len + j;
+}
+
+/* For every non-finite x of one side's chunk buffer (vectors of side x, partners of the other
+   side y), ORs the classes of its products into state (row-major over the output, x's vectors
+   along rows when x_rows). */
+static void class_nonfinite(const struct operand *dx, const double *x, const struct operand *dy,
+                            const double *y, int64_t len, int x_rows, uint8_t *state)
+{
+    int64_t cols = x_rows ? dy->nvec : dx->nvec;
+    for (int64_t v = 0; v < dx->nvec; v++)
+        for (int64_t j = 0; j < len; j++) {
+            double xv = x[chunk_at(dx, v, j, len)];
+            if (isfinite(xv))
+                continue;
+            for (int64_t w = 0; w < dy->nvec; w++)
+                state[x_rows ? v * cols + w : w * cols + v] |=
+                    nf_class(xv * y[chunk_at(dy, w, j, len)]);
+        }
+}
+
+static void zero_nonfinite(double *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            x[i] = 0.0;
+}
+
+/* 1 when n > 0 and every product a[t]·b[t] is -0: the IEEE sum is then -0, where dgemm, which
+   accumulates from +0, gives +0. */
+static int all_negative_zero(const double *a, const double *b, int64_t n)
+{
+    for (int64_t t = 0; t < n; t++) {
+        double p = a[t] * b[t];
+        if (p != 0.0 || !signbit(p))
+            return 0;
+    }
+    return n > 0;
+}
+
+/*
+ * Gives the zero outputs of group g (c, abs: its packed block) whose terms are all -0 the sign
+ * IEEE addition gives them. Candidates have c = 0 and, with abs, Σ|ab| = 0; each is checked on
+ * its gathered vectors (a row's gathered once), stopping at the first term that is not -0.
+ */
+static enum gg_status negative_zeros(const struct gg_problem *p, const struct gg_operands *o,
+                                     int64_t g, int64_t rows, int64_t cols, int64_t red, double *c,
+                                     const double *abs, char *err, size_t err_len)
+{
+    double *va = NULL, *vb = NULL;
+    int64_t have_row = -1;
+    for (int64_t i = 0; i < rows * cols; i++) {
+        if (c[i] != 0.0 || (abs && abs[i] != 0.0))
+            continue;
+        if (!va) {
+            va = malloc((size_t)gg_size_mul(red, sizeof(double)));
+            vb = malloc((size_t)gg_size_mul(red, sizeof(double)));
+            if (!va || !vb) {
+                free(va);
+                free(vb);
+                snprintf(err, err_len, "reference: cannot allocate 2 x %lld doubles",
+                         (long long)red);
+                return GG_E_NOMEM;
+            }
+        }
+        if (i / cols != have_row) {
+            have_row = i / cols;
+            gg_ref_gather(p, o, 0, g, have_row, va);
+        }
+        gg_ref_gather(p, o, 1, g, i % cols, vb);
+        if (all_negative_zero(va, vb, red))
+            c[i] = -0.0;
+    }
+    free(va);
+    free(vb);
+    return GG_OK;
 }
 
 /* x[j] = |x[j]|, j < n (streamed like the decode). */
@@ -466,10 +600,22 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
                 memset(abs + pos, 0, (size_t)count * sizeof(double));
         }
         int a_rm = da.red_step != 1, b_rm = db.red_step != 1;
-        for (int64_t t0 = 0; t0 < red; t0 += CHUNK) {
+        uint8_t *state = NULL; /* non-finite classes, allocated at the first Inf or NaN */
+        for (int64_t t0 = 0; t0 < red && st == GG_OK; t0 += CHUNK) {
             int64_t len = red - t0 < CHUNK ? red - t0 : CHUNK;
-            gather_chunk(&da, t0, len, pow2, a_buf);
-            gather_chunk(&db, t0, len, pow2, b_buf);
+            int nf = gather_chunk(&da, t0, len, pow2, a_buf);
+            nf |= gather_chunk(&db, t0, len, pow2, b_buf);
+            if (nf && !state && !(state = calloc((size_t)count, 1))) {
+                snprintf(err, err_len, "reference: cannot allocate %lld bytes", (long long)count);
+                st = GG_E_NOMEM;
+                break;
+            }
+            if (nf) { /* classes first: a product of two non-finite factors needs both */
+                class_nonfinite(&da, a_buf, &db, b_buf, len, 1, state);
+                class_nonfinite(&db, b_buf, &da, a_buf, len, 0, state);
+                zero_nonfinite(a_buf, rows * len);
+                zero_nonfinite(b_buf, cols * len);
+            }
             publish();
             product(rows, cols, len, a_buf, a_rm, b_buf, b_rm, t0 > 0, c + pos);
             if (abs) {
@@ -479,6 +625,15 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
                 product(rows, cols, len, a_buf, a_rm, b_buf, b_rm, t0 > 0, abs + pos);
             }
         }
+        for (int64_t i = 0; state && i < count; i++)
+            if (state[i] != NF_NONE)
+                c[pos + i] = nf_value(state[i]);
+        free(state);
+        if (st == GG_OK && red > 0)
+            st = negative_zeros(p, o, g, rows, cols, red, c + pos, abs ? abs + pos : NULL, err,
+                                err_len);
+        if (st != GG_OK)
+            break;
         if (has_bias)
             add_bias(p, o, g, rows, cols, bias_row, c + pos, abs ? abs + pos : NULL);
         pos += count;
@@ -486,7 +641,7 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
     free(a_buf);
     free(b_buf);
     free(bias_row);
-    return GG_OK;
+    return st;
 }
 
 void gg_ref_threads(int n)

@@ -1,6 +1,6 @@
 /*
  * oracles_fixture.h — a grouped, batched or dense bf16 problem for the oracle tests: inputs from
- * the counter RNG, the reference (gg_ref_gemm), and a correct output RN(ref) in the output dtype,
+ * the counter RNG (normal, small integers or special codes), the reference (gg_ref_gemm), and a correct output RN(ref) in the output dtype,
  * laid out with the problem's padding, every non-output element of C holding the sentinel.
  * Faults are then planted element by element.
  */
@@ -24,6 +24,7 @@ struct fx_spec {
     enum gg_dtype c_dtype;
     int64_t ldc_pad, stride_pad; /* extra elements per row of C and between group blocks */
     int ints;                    /* ints(4) data instead of normal(0,1) */
+    double codes;                /* > 0: codes(codes) data (bf16 special codes, unsaturated) */
     uint64_t seed;
 };
 
@@ -47,6 +48,8 @@ static inline void *fx_operand(const struct fx_spec *s, uint64_t stream, int64_t
 {
     struct gg_dist d = {s->ints ? GG_DIST_INTS : GG_DIST_NORMAL, {s->ints ? 4.0 : 0.0, 1.0, 0.0},
                         GG_DTYPE_BF16};
+    if (s->codes > 0)
+        d = (struct gg_dist){GG_DIST_CODES, {s->codes, 0.0, 0.0}, GG_DTYPE_BF16};
     void *buf = calloc((size_t)(n > 0 ? n : 1), 2);
     cr_assert_not_null(buf);
     for (int64_t i = 0; i < n; i++)

@@ -2,7 +2,8 @@
  * test_fuzz_generate.c — campaign case generation: draws are pure functions of (config, seed,
  * case number); every case parses back from its canonical text, passes gg_case_check, is
  * supported by the kernel and fits the memory bound, for every in-tree kernel; each targeted
- * class produces its signature shapes; the uniform baseline stays untargeted; mutations are
+ * class produces its signature shapes; special codes reach one targeted case in five; the
+ * uniform baseline stays untargeted; mutations are
  * valid and different; features separate residue classes and are stable; and a short smoke
  * run of generated cases against every kernel and mutant completes without harness errors.
  */
@@ -307,7 +308,7 @@ Test(fuzz_generate, alias_class_uses_split_k_streams_and_workers)
 Test(fuzz_generate, uniform_baseline_is_untargeted)
 {
     struct gg_gen_config cfg = config("grouped_bf16_cpu_tiled", "", 0, GG_STRATEGY_UNIFORM);
-    int64_t groups = 0, empty = 0;
+    int64_t groups = 0, empty = 0, codes = 0;
     for (uint64_t n = 0; n < 300; n++) {
         struct gg_case c;
         generate(&cfg, 3, n, &c);
@@ -318,7 +319,9 @@ Test(fuzz_generate, uniform_baseline_is_untargeted)
         cr_expect(c.lda == 0 && c.ldb == 0 && c.ldc == 0, "a leading dimension is set");
         cr_expect(c.stride_a == 0 && c.stride_b == 0 && c.stride_c == 0 && c.off_a == 0 &&
                   c.off_b == 0 && c.off_c == 0);
-        cr_expect(c.dist_a.kind == GG_DIST_NORMAL || c.dist_a.kind == GG_DIST_UNIFORM);
+        cr_expect(c.dist_a.kind == GG_DIST_NORMAL || c.dist_a.kind == GG_DIST_UNIFORM ||
+                  (c.dist_a.kind == GG_DIST_CODES && c.dist_b.kind == GG_DIST_CODES));
+        codes += c.dist_a.kind == GG_DIST_CODES;
         cr_expect_eq(c.plant_e8m0, 0.0);
         groups += c.groups;
         empty += count_empty(&c);
@@ -327,6 +330,8 @@ Test(fuzz_generate, uniform_baseline_is_untargeted)
     /* Each size is uniform in 0..512: an empty group has probability 1/513. Over about 2500
        groups that is about 5; 20 would be a 1e-6 event. */
     cr_expect_lt(empty, 20, "%lld empty groups of %lld", (long long)empty, (long long)groups);
+    /* Special codes in one case in ten (300 cases: 30 expected). */
+    cr_expect(codes >= 12 && codes <= 55, "%lld cases with codes", (long long)codes);
     caps_done(&cfg);
     /* MX recipes keep K a multiple of 32. */
     cfg = config("mx_e4m3_cpu_grouped", "", 0, GG_STRATEGY_UNIFORM);
@@ -337,6 +342,95 @@ Test(fuzz_generate, uniform_baseline_is_untargeted)
         gg_case_free(&c);
     }
     caps_done(&cfg);
+}
+
+/* One targeted case in five carries special codes in both inputs with saturation off, for
+   every format a kernel takes (fp8 with tensor scales, MX e4m3 and e2m1, bf16), about 0.5 to 6
+   per reduction vector; none without the snr class, and none over planted E8M0 scales. Codes
+   under an MX recipe never saturate (gen_fit_data). */
+Test(fuzz_generate, special_codes_aimed_at_the_nan_class)
+{
+    static const char *const kernels[] = {"grouped_fp8_cpu_tiled", "batched_afp4wfp4_cpu_tiled",
+                                          "mx_e4m3_cpu_grouped", "grouped_bf16_cpu_tiled",
+                                          "batched_a16wfp4_cpu_tiled"};
+    for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
+        struct gg_gen_config cfg = config(kernels[k], "", 0, GG_STRATEGY_TARGETED);
+        int codes = 0, formats = 0;
+        unsigned seen = 0;
+        enum { N = 400 };
+        for (uint64_t n = 0; n < N; n++) {
+            struct gg_case c;
+            generate(&cfg, 21, n, &c);
+            int mx = c.scaling == GG_SCALING_MX || c.scaling == GG_SCALING_MX_B;
+            if (mx && (c.dist_a.kind == GG_DIST_CODES || c.dist_b.kind == GG_DIST_CODES))
+                cr_expect_eq(c.quant_sat, GG_SAT_NONE, "%s: codes under MX saturate",
+                             kernels[k]);
+            if (c.dist_a.kind == GG_DIST_CODES && c.dist_b.kind == GG_DIST_CODES &&
+                c.quant_sat == GG_SAT_NONE) {
+                codes++;
+                seen |= 1u << c.a_dtype | 1u << c.b_dtype;
+                cr_expect_eq(c.plant_e8m0, 0.0);
+                int64_t red = c.op == GG_OP_GROUPED_DGRAD ? c.n : c.k;
+                double per_vector = c.dist_a.p[0] * (double)red;
+                cr_expect(c.op == GG_OP_GROUPED_WGRAD || (per_vector > 0.1 && per_vector < 12) ||
+                              c.dist_a.p[0] == 0.5 || c.dist_a.p[0] == 1e-5,
+                          "%s: codes(%g) over a reduction of %lld", kernels[k], c.dist_a.p[0],
+                          (long long)red);
+            }
+            gg_case_free(&c);
+        }
+        for (unsigned t = 0; t < 32; t++)
+            formats += (seen >> t) & 1u;
+        cr_expect(codes > N / 10 && codes < N / 3, "%s: %d cases with codes of %d", kernels[k],
+                  codes, N);
+        cr_expect_geq(formats, k == 0 ? 3 : 1, "%s: codes in %d input formats", kernels[k],
+                      formats);
+        caps_done(&cfg);
+    }
+    struct gg_gen_config cfg = config("grouped_fp8_cpu_tiled", "", GG_FAULTS_I64 | GG_FAULTS_ZERO,
+                                      GG_STRATEGY_TARGETED);
+    for (uint64_t n = 0; n < 60; n++) {
+        struct gg_case c;
+        generate(&cfg, 21, n, &c);
+        cr_expect_neq(c.dist_a.kind, GG_DIST_CODES);
+        gg_case_free(&c);
+    }
+    caps_done(&cfg);
+}
+
+/* A kernel that takes unscaled fp8 codes only (dense, f32 out). */
+static int unscaled_fp8_only(const struct gg_problem *p, char *why, size_t len)
+{
+    int ok = p->op == GG_OP_DENSE && p->scaling == GG_SCALING_NONE &&
+             gg_dtype_is_float8(p->a_dtype) && gg_dtype_is_float8(p->b_dtype) &&
+             p->c_dtype == GG_DTYPE_F32 && p->bias_dtype == GG_DTYPE_NONE;
+    if (!ok)
+        snprintf(why, len, "unscaled fp8 dense only");
+    return ok;
+}
+
+/* Unscaled fp8 is on the probe menu: such a kernel gets cases, and codes reach it as Inf and
+   NaN codes. */
+Test(fuzz_generate, unscaled_fp8_kernels_get_special_codes)
+{
+    const struct gg_kernel k = {.abi_version = GG_KERNEL_ABI_VERSION,
+                                .name = "test_unscaled_fp8_cpu",
+                                .ops = GG_OP_BIT(GG_OP_DENSE),
+                                .supports = unscaled_fp8_only};
+    struct gg_gen_config cfg = {.kernel = &k, .strategy = GG_STRATEGY_TARGETED,
+                                .max_host_bytes = MAX_BYTES};
+    int codes = 0, e5m2 = 0;
+    for (uint64_t n = 0; n < 100; n++) {
+        struct gg_case c;
+        generate(&cfg, 5, n, &c);
+        cr_expect_eq(c.scaling, GG_SCALING_NONE);
+        cr_expect(gg_dtype_is_float8(c.a_dtype) && gg_dtype_is_float8(c.b_dtype));
+        codes += c.dist_a.kind == GG_DIST_CODES && c.quant_sat == GG_SAT_NONE;
+        e5m2 += c.a_dtype == GG_DTYPE_E5M2 || c.b_dtype == GG_DTYPE_E5M2;
+        gg_case_free(&c);
+    }
+    cr_expect_gt(codes, 5, "%d cases with codes", codes);
+    cr_expect_gt(e5m2, 10, "%d cases with an e5m2 input", e5m2);
 }
 
 static struct gg_case load(const char *name)

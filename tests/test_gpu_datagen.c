@@ -1,9 +1,10 @@
 /*
  * test_gpu_datagen.c — data generated on the device is bit-identical to the host's: for every
- * distribution and every input dtype, and for every quantisation recipe (tensor-wise, per-matrix
- * tensor-wise, MX under both scale rules with E8M0 planting, MX on B only, block128), a case is
- * materialised on the host and its operands generated again on the device from the same plans;
- * every byte of A, B and their scales must agree. Then seed-corpus cases run on the cuBLAS
+ * distribution and every input dtype, with and without saturation, and for every quantisation
+ * recipe (tensor-wise, per-matrix tensor-wise, MX under both scale rules with E8M0 planting and
+ * without saturation, MX on B only, block128), a case is materialised on the host and its
+ * operands generated again on the device from the same plans; every byte of A, B and their
+ * scales must agree. Then seed-corpus cases run on the cuBLAS
  * grouped adapter (A and B generated on the device by the runner) keep their expected verdicts.
  * Skipped without a usable device.
  */
@@ -28,7 +29,8 @@ static struct gg_device *need_device(void)
 
 static const char *const DISTS[] = {"normal(0,1)",          "normal(3,0.25)", "uniform(-2,5)",
                                     "ints(8)",              "const(-1.5)",    "outliers(1,0.01,100)",
-                                    "nearsat",              "subnormal(0.5)", "specials(0.05)"};
+                                    "nearsat",              "subnormal(0.5)", "specials(0.05)",
+                                    "codes(0.05)"};
 #define N_DISTS (sizeof DISTS / sizeof DISTS[0])
 
 static const char *const DTYPES[] = {"bf16", "f16",      "f32",      "e4m3",
@@ -116,6 +118,10 @@ Test(gpu_datagen, every_distribution_and_dtype)
             fwd_case(text, sizeof text, DTYPES[f], DTYPES[f], "none", DISTS[k],
                      DISTS[(k + 1) % N_DISTS], "", 0x5eed0000u + 16 * k + f);
             bytes += compare_case(d, text);
+            /* without saturation: Inf codes, and NaNs of both signs and every payload index */
+            fwd_case(text, sizeof text, DTYPES[f], DTYPES[f], "none sat=none", DISTS[k],
+                     DISTS[(k + 1) % N_DISTS], "", 0x5eed8000u + 16 * k + f);
+            bytes += compare_case(d, text);
         }
     cr_log_info("plain: %lld bytes compared", (long long)bytes);
     cr_expect_gt(bytes, 0);
@@ -144,6 +150,10 @@ Test(gpu_datagen, recipes)
             bytes += compare_case(d, text), cases++;
             fwd_case(text, sizeof text, x, x, "mx rule=ceil", DISTS[k], DISTS[k],
                      "plant e8m0=0.2\n", seed++);
+            bytes += compare_case(d, text), cases++;
+            /* MX keeping its Inf and NaN elements under the finite values' scale */
+            fwd_case(text, sizeof text, x, x, "mx rule=floor sat=none", DISTS[k], DISTS[k], "",
+                     seed++);
             bytes += compare_case(d, text), cases++;
             fwd_case(text, sizeof text, "bf16", x, "mx_b", DISTS[k], DISTS[k], "", seed++);
             bytes += compare_case(d, text), cases++;

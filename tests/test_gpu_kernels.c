@@ -70,6 +70,7 @@ Test(gpu_kernels, fp8_tiled_passes_seeds)
     expect_pass("corpus/mutants", "fnuz_as_ocp", k);
     expect_pass("corpus/mutants", "i32_group_base", k);
     expect_pass("corpus/mutants", "i32_byte_limit", k);
+    expect_pass("corpus/mutants", "e5m2_inf_as_max", k); /* Inf, NaN codes and -0 in W */
 }
 
 /* Small-integer data: every product and partial sum is exact, so the GPU tensor-core sums and
@@ -218,6 +219,7 @@ Test(gpu_kernels, fp8_mutants_caught)
     mutant_caught("fnuz_as_ocp", &gg_kernel_grouped_fp8_gpu_tiled);
     mutant_caught("i32_group_base", &gg_kernel_grouped_fp8_gpu_tiled);
     mutant_caught("i32_byte_limit", &gg_kernel_grouped_fp8_gpu_tiled);
+    mutant_caught("e5m2_inf_as_max", &gg_kernel_grouped_fp8_gpu_tiled);
 }
 
 Test(gpu_kernels, batched_pass_seeds)

@@ -551,3 +551,62 @@ Test(kernels_cpu_fp8, mutant_i32_byte_limit_wraps_past_4_gib)
         teardown(&b);
     }
 }
+
+/* e5m2_inf_as_max: the e5m2 infinities 0x7C/0xFC are read as ±57344. Row 0 of A holds +Inf and
+   row 1 -Inf (A e5m2, B e4m3 without zeros): the correct kernel gives ±Inf there with the sign of
+   each product, the mutant a finite value, and both agree on every other row; an e4m3 operand
+   (whose 0x7C is the finite 288) is not touched. */
+Test(kernels_cpu_fp8, mutant_e5m2_inf_as_max_reads_inf_as_max)
+{
+    for (int kn = 0; kn < 2; kn++) {
+        struct tcase t = {.kernel = KERNELS[kn], .op = GG_OP_GROUPED_FWD,
+                          .a_dtype = GG_DTYPE_E5M2, .b_dtype = GG_DTYPE_E4M3,
+                          .c_dtype = GG_DTYPE_BF16, .split = 1, .n = 24, .k = 40, .seed = 16};
+        set_lens(&t, 2, (const int64_t[]){3, 2});
+        struct tbuf good, bad;
+        char err[256];
+        setup(&t, &good, 0);
+        for (int64_t i = 0; i < good.b_len; i++)
+            if ((good.b[i] & 0x7F) == 0) /* no zero weights: no Inf·0 */
+                good.b[i] |= 0x38;
+        good.a[0 * good.lda + 7] = 0x7C;
+        good.a[1 * good.lda + 9] = 0xFC;
+        struct tcase tm = t;
+        tm.mutant = "e5m2_inf_as_max";
+        setup(&tm, &bad, 0);
+        memcpy(bad.a, good.a, (size_t)good.a_len);
+        memcpy(bad.b, good.b, (size_t)good.b_len);
+        cr_assert_eq(run_kernel(&good, err, sizeof err), GG_OK, "%s", err);
+        cr_assert_eq(run_kernel(&bad, err, sizeof err), GG_OK, "%s", err);
+        for (int64_t g = 0; g < 2; g++)
+            for (int64_t r = 0; r < t.lens[g]; r++)
+                for (int64_t j = 0; j < t.n; j++) {
+                    double x = out_value(good.c, t.c_dtype, c_at(&t, &good, g, r, j));
+                    double y = out_value(bad.c, t.c_dtype, c_at(&t, &bad, g, r, j));
+                    if (g > 0 || r > 1) {
+                        cr_expect(x == y && isfinite(x), "group %lld row %lld differs",
+                                  (long long)g, (long long)r);
+                        continue;
+                    }
+                    double w = gg_decode(GG_DTYPE_E4M3, good.b[j * good.ldb + (r ? 9 : 7)]);
+                    cr_expect_eq(x, (r ? -w : w) > 0 ? INFINITY : -INFINITY, "row %lld",
+                                 (long long)r);
+                    cr_expect(isfinite(y), "%s: row %lld col %lld still infinite", KERNELS[kn],
+                              (long long)r, (long long)j);
+                }
+        teardown(&good);
+        teardown(&bad);
+    }
+    /* e4m3 0x7C (288) is finite for both */
+    struct tcase t = {.kernel = KERNELS[1], .op = GG_OP_GROUPED_FWD, .a_dtype = GG_DTYPE_E4M3,
+                      .b_dtype = GG_DTYPE_E4M3, .c_dtype = GG_DTYPE_F32, .split = 1, .n = 8,
+                      .k = 16, .mutant = "e5m2_inf_as_max", .seed = 17};
+    set_lens(&t, 1, (const int64_t[]){2});
+    struct tbuf b;
+    char err[256];
+    setup(&t, &b, 0);
+    b.a[3] = 0x7C;
+    cr_assert_eq(run_kernel(&b, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq(check_output(&t, &b), 0);
+    teardown(&b);
+}

@@ -1,6 +1,7 @@
 /*
  * test_oracles_faults.c — every oracle catches the fault it exists for and points at the right
- * group: a corrupt element, an unwritten tile, a write into padding, NaN/Inf, hit canary bands,
+ * group: a corrupt element, an unwritten tile, a write into padding, NaN/Inf (also from special
+ * input codes), hit canary bands,
  * a modified input, workspace dependence; and a correctly rounded output of any random shape
  * passes.
  */
@@ -226,6 +227,67 @@ Test(oracle_faults, nan_and_inf)
         fx_set(&f, 3, 0, 0, NAN);
         fx_verdict(&f, 16, 16, NULL, &cmp, &v);
         cr_expect_eq(v.cls, GG_CLASS_PASS, "%s", v.detail);
+        gg_compare_free(&cmp);
+        fx_free(&f);
+    }
+}
+
+/* Inputs with special codes (±Inf, NaN, -0, ±max, ±min subnormal): the correct output passes;
+   an output that turns the infinities of the inputs into the largest finite value (an e5m2
+   decoder reading Inf as 57344 does so) is a NaN mismatch; an infinite reference takes the
+   same infinity, or NaN when its finite terms could overflow the fp32 accumulator. */
+Test(oracle_faults, special_codes_inputs)
+{
+    for (int d = 0; d < 2; d++) {
+        struct fx_spec s = grouped_spec(GG_OP_GROUPED_FWD, out_types[d]);
+        s.codes = 0.01;
+        struct fx f;
+        fx_make_rn(&f, &s);
+        int64_t inf = 0, nan = 0, inf_at = -1, inf_g = 0, inf_r = 0, inf_col = 0;
+        for (int64_t g = 0; g < f.p.groups; g++) {
+            struct gg_out_block b = fx_block(&f, g);
+            for (int64_t r = 0; r < b.rows; r++)
+                for (int64_t col = 0; col < b.cols; col++) {
+                    double x = fx_ref(&f, g, r, col);
+                    nan += isnan(x);
+                    if (isinf(x) && inf++ == 0) {
+                        inf_at = fx_packed(&f, g, r, col);
+                        inf_g = g, inf_r = r, inf_col = col;
+                    }
+                }
+        }
+        cr_assert(inf > 0 && nan > 0 && inf + nan < f.n_out, "inf %lld nan %lld of %lld",
+                  (long long)inf, (long long)nan, (long long)f.n_out);
+        struct gg_compare cmp;
+        struct gg_verdict v;
+        fx_verdict(&f, 16, 16, NULL, &cmp, &v);
+        cr_expect_eq(v.cls, GG_CLASS_PASS, "%s", v.detail);
+        gg_compare_free(&cmp);
+        /* the infinity as ±max (finite where the reference is infinite) */
+        double inf_ref = f.ref[inf_at];
+        fx_set(&f, inf_g, inf_r, inf_col, copysign(gg_dtype_max(f.p.c_dtype), inf_ref));
+        fx_verdict(&f, 16, 16, NULL, &cmp, &v);
+        cr_expect_eq(v.cls, GG_CLASS_NAN, "%s", v.detail);
+        cr_expect_eq(cmp.n_nan, 1);
+        gg_compare_free(&cmp);
+        /* the other infinity, and NaN, are mismatches while the finite terms are small */
+        fx_set(&f, inf_g, inf_r, inf_col, -inf_ref);
+        fx_verdict(&f, 16, 16, NULL, &cmp, &v);
+        cr_expect_eq(v.cls, GG_CLASS_NAN, "%s", v.detail);
+        gg_compare_free(&cmp);
+        fx_set(&f, inf_g, inf_r, inf_col, NAN);
+        fx_verdict(&f, 16, 16, NULL, &cmp, &v);
+        cr_expect_eq(v.cls, GG_CLASS_NAN, "%s", v.detail);
+        gg_compare_free(&cmp);
+        /* finite terms summing to the fp32 limit may overflow to the other infinity: NaN */
+        cr_expect_lt(f.abs[inf_at], 1e30, "Σ|ab| of the finite terms only");
+        f.abs[inf_at] = 0x1.fffffep127;
+        fx_verdict(&f, 16, 16, NULL, &cmp, &v);
+        cr_expect_eq(v.cls, GG_CLASS_PASS, "%s", v.detail);
+        gg_compare_free(&cmp);
+        fx_set(&f, inf_g, inf_r, inf_col, -inf_ref);
+        fx_verdict(&f, 16, 16, NULL, &cmp, &v);
+        cr_expect_eq(v.cls, GG_CLASS_NAN, "%s", v.detail);
         gg_compare_free(&cmp);
         fx_free(&f);
     }

@@ -419,26 +419,48 @@ Test(reference_formats, round_trip_every_finite_code)
     check_round_trip(GG_DTYPE_F32, 0x800000, 1); /* every f32 subnormal and zero */
 }
 
+/* A NaN whose low payload bits are idx, with the sign bit neg. */
+static double nan_with(int neg, unsigned idx)
+{
+    uint64_t u = 0x7FF8000000000000ull | (uint64_t)idx | ((uint64_t)neg << 63);
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* NaN keeps its sign (as NVIDIA's and PyTorch's conversions do; fnuz has one unsigned NaN), and
+   the low two payload bits pick one of the format's NaN codes (codes() uses 1 and 2; 0 and 3,
+   and every NaN arithmetic makes, give the canonical one). */
 Test(reference_formats, nan_encodes_to_nan_code)
 {
     static const struct {
         enum gg_dtype t;
-        uint32_t code;
+        uint32_t code[3]; /* payload index 0, 1, 2 */
     } rows[] = {
-        {GG_DTYPE_E4M3, 0x7F},       {GG_DTYPE_E5M2, 0x7F},   {GG_DTYPE_E4M3FNUZ, 0x80},
-        {GG_DTYPE_E5M2FNUZ, 0x80},   {GG_DTYPE_BF16, 0x7FC0}, {GG_DTYPE_F16, 0x7E00},
-        {GG_DTYPE_F32, 0x7FC00000u}, {GG_DTYPE_E2M1, 0x7},
+        {GG_DTYPE_E4M3, {0x7F, 0x7F, 0x7F}},
+        {GG_DTYPE_E5M2, {0x7F, 0x7D, 0x7E}},
+        {GG_DTYPE_E4M3FNUZ, {0x80, 0x80, 0x80}},
+        {GG_DTYPE_E5M2FNUZ, {0x80, 0x80, 0x80}},
+        {GG_DTYPE_BF16, {0x7FC0, 0x7F81, 0x7FC1}},
+        {GG_DTYPE_F16, {0x7E00, 0x7C01, 0x7E01}},
+        {GG_DTYPE_F32, {0x7FC00000u, 0x7F800001u, 0x7FC00001u}},
+        {GG_DTYPE_E2M1, {0x7, 0x7, 0x7}},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        enum gg_dtype t = rows[i].t;
+        uint32_t sign = is_fnuz(t) ? 0 : sign_bit(t);
         for (int sat = 0; sat < 2; sat++) {
-            cr_assert_eq(gg_encode(rows[i].t, NAN, (enum gg_sat)sat), rows[i].code, "%s",
-                         gg_dtype_name(rows[i].t));
-            cr_assert_eq(gg_encode(rows[i].t, -NAN, (enum gg_sat)sat), rows[i].code, "%s",
-                         gg_dtype_name(rows[i].t));
+            cr_assert_eq(gg_encode(t, NAN, (enum gg_sat)sat), rows[i].code[0], "%s",
+                         gg_dtype_name(t));
+            for (unsigned idx = 0; idx < 4; idx++)
+                for (int neg = 0; neg < 2; neg++)
+                    cr_assert_eq(gg_encode(t, nan_with(neg, idx), (enum gg_sat)sat),
+                                 rows[i].code[idx % 3] | (neg ? sign : 0), "%s idx %u neg %d",
+                                 gg_dtype_name(t), idx, neg);
         }
-        /* e2m1 cannot represent NaN and documents +max; every other NaN code decodes to NaN */
-        if (rows[i].t != GG_DTYPE_E2M1)
-            cr_assert(isnan(gg_decode(rows[i].t, rows[i].code)), "%s", gg_dtype_name(rows[i].t));
+        /* e2m1 cannot represent NaN and documents ±max; every other NaN code decodes to NaN */
+        for (int j = 0; j < 3 && t != GG_DTYPE_E2M1; j++)
+            cr_assert(isnan(gg_decode(t, rows[i].code[j])), "%s", gg_dtype_name(t));
     }
 }
 

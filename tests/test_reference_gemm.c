@@ -1,8 +1,10 @@
 /*
  * The OpenBLAS reference GEMM against a naive loop written from the addressing table of
  * gg_kernel.h: every op and layout, empty groups, padded leading dimensions (padding holds NaN
- * codes, so a stray read shows), bf16 / e4m3 / fnuz codes with tensor and MX scales, and 64-bit
- * offsets past 2^31 elements on a sparse mapping.
+ * codes, so a stray read shows), bf16 / e4m3 / fnuz codes with tensor and MX scales, 64-bit
+ * offsets past 2^31 elements on a sparse mapping, and special inputs (Inf, NaN, ±0) whose outputs
+ * must be the IEEE values: Inf·0 and Inf - Inf NaN, infinities with their signs, sums of -0
+ * terms -0, and Σ|ab| over the finite terms only.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -135,30 +137,63 @@ static long double value(const struct ref_case *tc, int which, int64_t g, int64_
     return x * ref_e8m0(tc->mxa[row * kb + t / GG_MX_BLOCK]);
 }
 
-/* Runs the reference and compares every output and Σ|ab| with the naive loop: bitwise when
-   exact (the data make every sum exact in double), else within the dgemm error bound.
-   Returns the number of NaN outputs. */
+/* The IEEE value of an exact sum of the products of one output: NaN for a NaN product (a NaN
+   factor, Inf·0) or both infinities, else the infinity; a finite sum in long double, -0 when
+   every product is -0; Σ|ab| over the products whose factors are both finite. */
+struct ieee_sum {
+    long double s, sa;
+    int nan, pinf, ninf, all_negzero;
+};
+
+static struct ieee_sum ieee_sum_of(const struct ref_case *t, int64_t g, int64_t r, int64_t col,
+                                   int64_t red)
+{
+    struct ieee_sum e = {.all_negzero = red > 0};
+    for (int64_t k = 0; k < red; k++) {
+        long double a = value(t, 0, g, r, k), b = value(t, 1, g, col, k), ab = a * b;
+        e.nan |= isnan(ab);
+        e.pinf |= isinf(ab) && ab > 0;
+        e.ninf |= isinf(ab) && ab < 0;
+        e.all_negzero &= ab == 0 && signbit(ab);
+        if (isfinite(a) && isfinite(b)) {
+            e.s += ab;
+            e.sa += fabsl(ab);
+        }
+    }
+    return e;
+}
+
+/* Runs the reference on t and checks every output and Σ|ab| against ieee_sum_of: finite sums
+   bitwise when exact (the data make every sum exact in double), else within the dgemm error
+   bound; NaN, the infinities and the sign of a zero sum as IEEE arithmetic gives them. The MPFR
+   certification agrees on a sample. Returns the number of non-finite outputs. */
 static int64_t run_and_compare(struct ref_case *t, int exact)
 {
     const struct gg_problem *p = &t->p;
     ref_case_run(t);
-    int64_t pos = 0, nans = 0;
+    int64_t pos = 0, special = 0;
     for (int64_t g = 0; g < p->groups; g++) {
         struct gg_out_block bl;
         gg_problem_out_block(p, g, &bl);
         for (int64_t r = 0; r < bl.rows; r++)
             for (int64_t col = 0; col < bl.cols; col++, pos++) {
-                struct ref_naive nv = {0, 0, bl.red + 1};
-                for (int64_t k = 0; k < bl.red; k++) {
-                    long double ab = value(t, 0, g, r, k) * value(t, 1, g, col, k);
-                    nv.s += ab;
-                    nv.sa += fabsl(ab);
-                }
-                nans += ref_expect_naive(p, t->c, t->abs, pos, g, r, col, nv, exact);
+                struct ieee_sum e = ieee_sum_of(t, g, r, col, bl.red);
+                double got = t->c[pos];
+                double tol = exact ? 0.0 : 2 * ref_gamma53(bl.red + 1) * (double)e.sa;
+                int ok = e.nan || (e.pinf && e.ninf) ? isnan(got)
+                         : e.pinf || e.ninf          ? got == (e.pinf ? INFINITY : -INFINITY)
+                                                     : fabs(got - (double)e.s) <= tol &&
+                                                  (!e.all_negzero || signbit(got));
+                cr_assert(ok, "op %d g %lld (%lld, %lld): %a", (int)p->op, (long long)g,
+                          (long long)r, (long long)col, got);
+                special += !isfinite(got);
+                cr_assert_leq(fabs(t->abs[pos] - (double)e.sa), tol, "op %d: abs at %lld",
+                              (int)p->op, (long long)pos);
             }
     }
     cr_assert_eq(pos, t->out);
-    return nans;
+    cr_assert_eq(gg_ref_certify(p, &t->o, t->c, t->abs, 64, 7, NULL), 0);
+    return special;
 }
 
 /* A whole bf16 case: build, fill, compare exactly. */
@@ -438,4 +473,118 @@ Test(reference_gemm, wgrad_past_2_pow_31)
          GG_SCALING_NONE);
     t.p.ldb = INT64_C(1) << 22;
     run_past_2_pow_31(&t, 2);
+}
+
+/* ---- special inputs ------------------------------------------------------------------------ */
+
+/* A code of dt that is special (Inf, NaN of either sign, ±0) with probability 1/rate, else a
+   small finite one (bf16 integers in [-8, 8], any finite 8-bit code). */
+static uint32_t special_or_small(struct ref_case *t, enum gg_dtype dt, uint64_t rate)
+{
+    static const uint32_t BF16[] = {0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x8000, 0x0000};
+    static const uint32_t E5M2[] = {0x7C, 0xFC, 0x7D, 0xFF, 0x80, 0x00};
+    static const uint32_t E4M3[] = {0x7F, 0xFF, 0x7F, 0xFF, 0x80, 0x00};
+    uint64_t r = splitmix64(&t->rng);
+    if (r % rate != 0)
+        return random_code(t, dt);
+    const uint32_t *v = dt == GG_DTYPE_BF16 ? BF16 : dt == GG_DTYPE_E5M2 ? E5M2 : E4M3;
+    return v[(r >> 8) % 6];
+}
+
+static void special_case(enum gg_op op, enum gg_layout layout, int64_t groups,
+                         const int64_t *lens, int64_t m, int64_t n, int64_t k, enum gg_dtype dt,
+                         enum gg_scaling scaling)
+{
+    /* about one special per two reduction vectors for long ones: some outputs stay finite */
+    uint64_t rate = k > 16 ? 2 * (uint64_t)k : 8;
+    struct ref_case t;
+    make(&t, op, layout, groups, lens, m, n, k, 1, dt, scaling);
+    alloc_operands(&t, 0);
+    for (int64_t g = 0; g < t.p.groups; g++) {
+        struct gg_out_block bl;
+        gg_problem_out_block(&t.p, g, &bl);
+        for (int64_t v = 0; v < bl.rows; v++)
+            for (int64_t r = 0; r < bl.red; r++)
+                ref_put_code(dt, t.a, elem_index(&t.p, 0, g, v, r),
+                             special_or_small(&t, dt, rate));
+        for (int64_t v = 0; v < bl.cols; v++)
+            for (int64_t r = 0; r < bl.red; r++)
+                ref_put_code(dt, t.b, elem_index(&t.p, 1, g, v, r),
+                             special_or_small(&t, dt, rate));
+    }
+    int64_t special = run_and_compare(&t, dt == GG_DTYPE_BF16);
+    cr_expect_gt(special, 0, "op %d: no special output", (int)op);
+    cr_expect_lt(special, t.out, "op %d: no finite output", (int)op);
+    ref_case_free(&t);
+}
+
+/* Every op and layout (vector-major and reduction-major chunks), bf16, scaled e5m2 and e4m3 (no
+   Inf: its NaN codes), and a reduction over several chunks of the reference. */
+Test(reference_gemm, special_inputs_give_ieee_results)
+{
+    static const int64_t lens[3] = {5, 0, 6};
+    const enum gg_dtype bf = GG_DTYPE_BF16, e5 = GG_DTYPE_E5M2;
+    special_case(GG_OP_GROUPED_FWD, GG_LAYOUT_NK, 3, lens, 0, 7, 9, bf, GG_SCALING_NONE);
+    special_case(GG_OP_GROUPED_DGRAD, GG_LAYOUT_NK, 3, lens, 0, 7, 9, bf, GG_SCALING_NONE);
+    special_case(GG_OP_GROUPED_WGRAD, GG_LAYOUT_NK, 3, lens, 0, 7, 9, bf, GG_SCALING_NONE);
+    special_case(GG_OP_BATCHED, GG_LAYOUT_KN, 2, NULL, 4, 7, 9, bf, GG_SCALING_NONE);
+    special_case(GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 6, 5, 700, bf, GG_SCALING_NONE);
+    special_case(GG_OP_GROUPED_FWD, GG_LAYOUT_NK, 3, lens, 0, 7, 9, e5, GG_SCALING_TENSOR);
+    special_case(GG_OP_BATCHED, GG_LAYOUT_NK, 2, NULL, 4, 7, 9, GG_DTYPE_E4M3, GG_SCALING_TENSOR);
+    special_case(GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 4, 5, 64, e5, GG_SCALING_MX);
+}
+
+/* One dense output of k bf16 terms a[t]·b[t] (+ an f32 bias when bias is not NULL); *abs gets
+   Σ|ab| (+ |bias|). */
+static double dense_bf16(const float *a, const float *b, int64_t k, const float *bias,
+                         double *abs)
+{
+    struct gg_problem p = {.op = GG_OP_DENSE, .a_dtype = GG_DTYPE_BF16, .b_dtype = GG_DTYPE_BF16,
+                           .c_dtype = GG_DTYPE_F32, .acc_dtype = GG_DTYPE_F32, .groups = 1,
+                           .m = 1, .n = 1, .k = k,
+                           .bias_dtype = bias ? GG_DTYPE_F32 : GG_DTYPE_NONE};
+    char err[256] = "";
+    cr_assert_eq(gg_problem_check(&p, err, sizeof err), GG_OK, "%s", err);
+    uint16_t ca[8], cb[8];
+    for (int64_t t = 0; t < k; t++) {
+        ca[t] = (uint16_t)ref_bf16_bits(a[t]);
+        cb[t] = (uint16_t)ref_bf16_bits(b[t]);
+    }
+    struct gg_operands o = {.a = ca, .b = cb, .bias = bias};
+    double c = 0;
+    cr_assert_eq(gg_ref_gemm(&p, &o, &c, abs, err, sizeof err), GG_OK, "%s", err);
+    double exact = gg_ref_exact(&p, &o, 0, 0, 0);
+    cr_assert(memcmp(&c, &exact, sizeof c) == 0 || (isnan(c) && isnan(exact)),
+              "MPFR exact %a, reference %a", exact, c);
+    return c;
+}
+
+Test(reference_gemm, inf_times_zero_inf_minus_inf_and_negative_zero_sums)
+{
+    const float inf = INFINITY, nan = NAN;
+    double abs;
+    /* Inf·0 is NaN whatever the other terms; the finite terms' Σ|ab| is kept. */
+    cr_expect(isnan(dense_bf16((float[]){inf, 2}, (float[]){0, 3}, 2, NULL, &abs)));
+    cr_expect_eq(abs, 6.0);
+    /* Inf - Inf is NaN; Inf + finite and -Inf + finite keep the sign of the product. */
+    cr_expect(isnan(dense_bf16((float[]){inf, inf}, (float[]){1, -1}, 2, NULL, &abs)));
+    cr_expect_eq(abs, 0.0);
+    cr_expect_eq(dense_bf16((float[]){inf, 1}, (float[]){-2, 5}, 2, NULL, &abs), -INFINITY);
+    cr_expect_eq(abs, 5.0);
+    cr_expect_eq(dense_bf16((float[]){-inf, -inf}, (float[]){-1, -2}, 2, NULL, &abs), INFINITY);
+    /* NaN propagates, also against Inf. */
+    cr_expect(isnan(dense_bf16((float[]){nan, inf}, (float[]){1, 1}, 2, NULL, &abs)));
+    /* Sums of -0 terms are -0; one +0 term (or a +0 bias) makes +0; a -0 bias keeps -0. */
+    double z = dense_bf16((float[]){-0.0f, 0.0f, -0.0f}, (float[]){1, -2, 3}, 3, NULL, &abs);
+    cr_expect(z == 0 && signbit(z), "%g", z);
+    cr_expect_eq(abs, 0.0);
+    z = dense_bf16((float[]){-0.0f, 0.0f}, (float[]){1, 2}, 2, NULL, &abs);
+    cr_expect(z == 0 && !signbit(z), "%g", z);
+    z = dense_bf16((float[]){-0.0f}, (float[]){1}, 1, (float[]){-0.0f}, &abs);
+    cr_expect(z == 0 && signbit(z), "%g", z);
+    z = dense_bf16((float[]){-0.0f}, (float[]){1}, 1, (float[]){0.0f}, &abs);
+    cr_expect(z == 0 && !signbit(z), "%g", z);
+    /* Exact cancellation of finite terms is +0, as IEEE addition gives it. */
+    z = dense_bf16((float[]){2, -2}, (float[]){3, 3}, 2, NULL, &abs);
+    cr_expect(z == 0 && !signbit(z), "%g", z);
 }

@@ -102,7 +102,7 @@ static struct gg_dist parse_ok(const char *text)
 
 static const char *const EVERY_KIND[] = {
     "normal(0.5,2)", "uniform(-3,5)",  "ints(7)",          "const(1.25)",
-    "outliers(1,0.05,100)", "nearsat", "subnormal(0.3)", "specials(0.1)",
+    "outliers(1,0.05,100)", "nearsat", "subnormal(0.3)", "specials(0.1)", "codes(0.2)",
 };
 #define N_KINDS (sizeof EVERY_KIND / sizeof EVERY_KIND[0])
 
@@ -396,6 +396,64 @@ Test(reference_rng, specials_frequency)
         cr_expect_eq(gg_dist_sample(&d, 14, 1, i), gg_dist_sample(&n, 14, 1, i));
 }
 
+/* codes(frac): a fraction frac of special values, the five kinds about equally often, with
+   both signs (but -0), NaNs with payload indices 0, 1 and 2; frac 0 is bitwise normal(0,1). */
+Test(reference_rng, codes_frequency_and_kinds)
+{
+    static const struct {
+        enum gg_dtype fmt;
+        double max, min_sub;
+    } formats[] = {{GG_DTYPE_E4M3, 448.0, 0x1p-9},     {GG_DTYPE_E5M2, 57344.0, 0x1p-16},
+                   {GG_DTYPE_E4M3FNUZ, 240.0, 0x1p-10}, {GG_DTYPE_E5M2FNUZ, 57344.0, 0x1p-17},
+                   {GG_DTYPE_E2M1, 6.0, 0.5},           {GG_DTYPE_BF16, 0x1.fep127, 0x1p-133},
+                   {GG_DTYPE_NONE, 448.0, 0x1p-9}};
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+        struct gg_dist d = parse_ok("codes(0.1)");
+        d.fmt = formats[f].fmt;
+        /* Inf, NaN, -0, max, min_sub by sign (-0 only negative), NaN by payload index */
+        int kind[5][2] = {{0}}, payload[3] = {0}, other = 0;
+        for (uint64_t i = 0; i < 100000; i++) {
+            double v = gg_dist_sample(&d, 15, 2, i), a = fabs(v);
+            int neg = signbit(v) != 0;
+            uint64_t u;
+            memcpy(&u, &v, sizeof u);
+            if (isinf(v))
+                kind[0][neg]++;
+            else if (isnan(v))
+                kind[1][neg]++, payload[(u & 3) < 3 ? u & 3 : 0]++;
+            else if (v == 0 && neg)
+                kind[2][neg]++;
+            else if (a == formats[f].max)
+                kind[3][neg]++;
+            else if (a == formats[f].min_sub)
+                kind[4][neg]++;
+            else
+                other++;
+            cr_assert(isnan(v) || isinf(v) || a <= 6.0 || a == formats[f].max, "%s: value %a",
+                      gg_dtype_name(d.fmt), v);
+            cr_assert(!isnan(v) || (u & ~(1ull << 63)) == 0x7FF8000000000000ull + (u & 3),
+                      "NaN bits %#llx", (unsigned long long)u);
+        }
+        int all = 0;
+        for (int k = 0; k < 5; k++) {
+            all += kind[k][0] + kind[k][1];
+            cr_expect(kind[k][0] + kind[k][1] > 1600, "%s: kind %d drawn %d times",
+                      gg_dtype_name(d.fmt), k, kind[k][0] + kind[k][1]);
+            if (k != 2)
+                cr_expect(kind[k][0] > 700 && kind[k][1] > 700, "%s: kind %d signs %d/%d",
+                          gg_dtype_name(d.fmt), k, kind[k][0], kind[k][1]);
+        }
+        cr_expect(all > 9500 && all < 10500, "%s: codes %d of 100000", gg_dtype_name(d.fmt), all);
+        for (int j = 0; j < 3; j++)
+            cr_expect(payload[j] > 500, "NaN payload index %d drawn %d times", j, payload[j]);
+        cr_expect_eq(other + all, 100000);
+    }
+    struct gg_dist d = parse_ok("codes(0)"), n = parse_ok("normal(0,1)");
+    d.fmt = GG_DTYPE_E5M2;
+    for (uint64_t i = 0; i < 1000; i++)
+        cr_expect_eq(gg_dist_sample(&d, 14, 1, i), gg_dist_sample(&n, 14, 1, i));
+}
+
 Test(reference_rng, plant_e8m0)
 {
     uint8_t code = 0x55;
@@ -434,6 +492,7 @@ static const struct {
     {"nearsat()", "nearsat"},
     {"subnormal(0.5)", "subnormal(0.5)"},
     {"specials(1e-3)", "specials(0.001)"},
+    {"codes( 1e-2 )", "codes(0.01)"},
     {"uniform(1e300,1e300)", "uniform(1e+300,1e+300)"},
 };
 
@@ -464,6 +523,8 @@ Test(reference_rng, parse_format_round_trip)
         {GG_DIST_SUBNORMAL, {0.7, 0, 0}, GG_DTYPE_NONE},
         {GG_DIST_SPECIALS, {1.0 / 3.0, 0, 0}, GG_DTYPE_NONE},
         {GG_DIST_SPECIALS, {1.0, 0, 0}, GG_DTYPE_NONE},
+        {GG_DIST_CODES, {0.001, 0, 0}, GG_DTYPE_NONE},
+        {GG_DIST_CODES, {1.0 / 7.0, 0, 0}, GG_DTYPE_NONE},
     };
     for (size_t c = 0; c < sizeof dists / sizeof dists[0]; c++) {
         char buf[128];
@@ -501,6 +562,8 @@ static const struct {
     {"normal(0,-1)", "std must be >= 0"},
     {"outliers(-1,0.1,10)", "std must be >= 0"},
     {"specials(1.5)", "frac must be in [0,1]"},
+    {"codes(-0.5)", "codes: frac must be in [0,1]"},
+    {"codes", "codes expects 1 argument (frac), got 0"},
     {"subnormal(-0.1)", "frac must be in [0,1]"},
     {"outliers(1,2,10)", "frac must be in [0,1]"},
     {"outliers(1,0.1,-5)", "mag must be >= 0"},

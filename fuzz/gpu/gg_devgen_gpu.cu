@@ -84,11 +84,11 @@ __device__ static int64_t addr_of(const struct devplan *d, const struct unit *w)
     return w->mat * d->g.mstride + w->row * d->g.ld + w->col;
 }
 
-/* The code of v · s. Host and device like the core it calls: clang checks a kernel's body in the
-   host pass too, where GG_DMUL names the host's product. */
+/* The code of v · s (a NaN v as it is). Host and device like the core it calls: clang checks a
+   kernel's body in the host pass too, where GG_DMUL names the host's product. */
 GG_HD static inline uint32_t encode_scaled(const struct devplan *d, double v, double s)
 {
-    return gg_core_encode(d->g.dtype, GG_DMUL(v, s), d->g.sat);
+    return gg_core_encode_scaled(d->g.dtype, v, s, d->g.sat);
 }
 
 /* Slot of the tensor-wise scale of matrix mat. */
@@ -154,7 +154,7 @@ __global__ void mx_kernel(struct devplan d, int64_t units)
         for (int j = 0; j < GG_MX_BLOCK; j++)
             v[j] = sample_at(&d, &w, j);
         uint8_t scale, planted;
-        gg_core_mx_quantise_block(v, GG_MX_BLOCK, d.g.dtype, d.g.mx_rule, &scale, codes);
+        gg_core_mx_quantise_block(v, GG_MX_BLOCK, d.g.dtype, d.g.mx_rule, d.g.sat, &scale, codes);
         int64_t si = (w.mat * d.g.rows + w.row) * d.chunks + w.col / GG_MX_BLOCK;
         if (d.g.plant_e8m0 > 0 && gg_core_plant_e8m0(d.g.seed, d.g.scale_stream, (uint64_t)si,
                                                      d.g.plant_e8m0, &planted))

@@ -26,7 +26,7 @@
 #define WORKERS_DEFAULT 2
 
 static const char *const fp8_mutants[] = {"fnuz_as_ocp", "i32_group_base", "i32_byte_limit",
-                                          NULL};
+                                          "e5m2_inf_as_max", NULL};
 
 /* Everything a work item reads: the grouped map (offsets are element offsets, which for
    one-byte codes are also byte offsets), the operands with their decode tables, the output,
@@ -204,12 +204,18 @@ static int is_fnuz_fp8(enum gg_dtype t)
 
 /* The decode table of operand type t; the mutant fnuz_as_ocp reads fnuz codes with the OCP
    table of the same field layout (finite values twice too large, 0x80 -0 instead of NaN,
-   e4m3 0x7F/0xFF NaN instead of ±240, e5m2 top codes Inf/NaN instead of finite). */
+   e4m3 0x7F/0xFF NaN instead of ±240, e5m2 top codes Inf/NaN instead of finite), and
+   e5m2_inf_as_max decodes the e5m2 infinities 0x7C/0xFC as ±57344, the largest finite value (a
+   decoder that clamps the exponent field, or saturates Inf as a quantiser would). */
 static void operand_table(const struct gg_problem *p, enum gg_dtype t, float table[256])
 {
     if (gg_mutant_is(p, "fnuz_as_ocp") && is_fnuz_fp8(t))
         t = t == GG_DTYPE_E4M3FNUZ ? GG_DTYPE_E4M3 : GG_DTYPE_E5M2;
     cpu_decode_table(t, table);
+    if (gg_mutant_is(p, "e5m2_inf_as_max") && t == GG_DTYPE_E5M2) {
+        table[0x7C] = 57344.0f;
+        table[0xFC] = -57344.0f;
+    }
 }
 
 static int fp8_supports(const struct gg_problem *p, char *why, size_t why_len)

@@ -86,6 +86,7 @@ struct gpu_grouped {
     const void *bias;      /* bias[g][n] of bias_dtype, or NULL */
     int bias_dtype;
     int n_tail, e8m0_special;
+    int inf_as_max;        /* e5m2_inf_as_max: the decode table reads e5m2 ±Inf as ±57344 */
     /* MoE sorted: block g of block_m entries of sorted_ids belongs to expert expert_ids[g];
        entry v < limit is (token v / topk, output row v), others are padding. */
     const int32_t *sorted_ids, *expert_ids;
@@ -94,6 +95,16 @@ struct gpu_grouped {
     const int64_t *remap;       /* operands in transposed copies (gpu_transpose_int.h): where
                                    group g starts there (dgrad: B; wgrad: column of A and B) */
 };
+
+/* The bf16 value of fp8 code c of format fmt in the decode table; under e5m2_inf_as_max the e5m2
+   infinities 0x7C/0xFC read as ±57344 (bf16 0x4760), the largest finite value. */
+__host__ __device__ inline uint16_t gpu_fp8_decode(const struct gpu_grouped &P, int fmt,
+                                                   uint32_t c)
+{
+    if (P.inf_as_max && fmt == GG_DTYPE_E5M2 && (c & 0x7Fu) == 0x7Cu)
+        return (uint16_t)(((c & 0x80u) << 8) | 0x4760u);
+    return gpu_fp8_to_bf16(fmt, c);
+}
 
 /* A group's block of C and where its operands start (cpu_grouped_block_of on the device). */
 struct gpu_block {
@@ -961,8 +972,8 @@ __global__ void __launch_bounds__(GPU_THREADS, RESCALE || WGF ? 1 : 2) gpu_group
     __shared__ int64_t moe_rows[3][GPU_BM];
     if (sizeof(In) == 1 && !WG) {
         for (int c = threadIdx.x; c < 256; c += GPU_THREADS) {
-            dec[0][c] = gpu_fp8_to_bf16(P.fmt_a, (uint32_t)c);
-            dec[1][c] = gpu_fp8_to_bf16(P.fmt_b, (uint32_t)c);
+            dec[0][c] = gpu_fp8_decode(P, P.fmt_a, (uint32_t)c);
+            dec[1][c] = gpu_fp8_decode(P, P.fmt_b, (uint32_t)c);
         }
     }
     gpu_cursor cur = gpu_cursor_start(P);

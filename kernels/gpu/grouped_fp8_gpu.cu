@@ -8,12 +8,13 @@
  * fp32, and the epilogue multiplies by a_scale·b_scale[g] before one rounding, as the CPU kernel
  * does. Mutants: fnuz_as_ocp (fnuz codes read as OCP: decoded with the OCP table, or handed to
  * wgmma as OCP), i32_group_base (expert offset g·stride_b in 32 bits), i32_byte_limit (loads
- * through a 32-bit byte range).
+ * through a 32-bit byte range), e5m2_inf_as_max (a software decoder reading the e5m2 infinities
+ * as ±57344: its operands take the decode path, whose table holds the wrong values).
  */
 #include "kernels/gpu/gpu_transpose_int.h"
 
 [[maybe_unused]] static const char *const fp8_mutants[] = {"fnuz_as_ocp", "i32_group_base", "i32_byte_limit",
-                                          NULL};
+                                          "e5m2_inf_as_max", NULL};
 
 /* The CPU kernel's rules (fp8 pairs, tensor scaling, outputs, split_k, the same mutants). */
 GG_GPU_ENTRY int fp8_supports(const struct gg_problem *p, char *why, size_t why_len)
@@ -44,7 +45,10 @@ static struct fp8_plan fp8_plan_of(const struct gg_problem *p, const struct cpu_
 {
     struct fp8_plan pl;
     memset(&pl, 0, sizeof pl);
-    pl.wg = gpu_wg_formats(decode_format(p, p->a_dtype), decode_format(p, p->b_dtype));
+    /* e5m2_inf_as_max lives in a software decoder: its operands take the decode path. */
+    pl.wg = gg_mutant_is(p, "e5m2_inf_as_max")
+                ? GPU_WG_NONE
+                : gpu_wg_formats(decode_format(p, p->a_dtype), decode_format(p, p->b_dtype));
     if (pl.wg != GPU_WG_NONE)
         pl.copy = gpu_kmajor_plan_of(p->op, m, 1);
     return pl;
@@ -83,6 +87,7 @@ GG_GPU_ENTRY enum gg_status fp8_run(const struct gg_problem *p, const struct gg_
     gpu_grouped P = gpu_grouped_of(p, o, &m);
     P.fmt_a = decode_format(p, p->a_dtype);
     P.fmt_b = decode_format(p, p->b_dtype);
+    P.inf_as_max = gg_mutant_is(p, "e5m2_inf_as_max");
     P.a_scale = (const float *)o->a_scale;
     P.b_scale = (const float *)o->b_scale;
     P.per_group_scale = p->op != GG_OP_GROUPED_WGRAD;

@@ -1,14 +1,21 @@
 /*
- * bench_fuzz_detection — time to first detection of every kernel x mutant pair from a cold start
- * (empty corpus), over several seeds, for the targeted strategy and the uniform baseline (issue
+ * bench_fuzz_detection — time to first detection of faulty kernels from a cold start (empty
+ * corpus), over several seeds, for the targeted strategy and the uniform baseline (issue
  * targets: median <= 10 s for the zero, i64 and alias mutants, <= 30 s for the rest, found within
- * 120 s in at least 9 of 10 seeds; targeted at least 10x faster than uniform). Each campaign runs
- * in its own child process with its own temporary directories and --workers W; --jobs P campaigns
- * run at once. The first seed of each targeted pair minimises its finding, which gives the group
- * counts before and after. Prints one line per pair and strategy and writes every campaign to a
- * CSV file.
+ * 120 s in at least 9 of 10 seeds; targeted at least 10x faster than uniform).
+ * What is measured: every in-tree kernel x mutant pair by default; with --kernel (repeatable)
+ * the named kernels, and with --plugin (repeatable, loaded here and by every worker) and no
+ * --kernel the plugins' kernels. A kernel with mutants contributes one target per mutant (or
+ * the one --mutant names); a kernel without mutants is one faulty kernel to find as it is (a
+ * correct control should then be found by no seed).
+ * Each campaign runs in its own child process with its own temporary directories and
+ * --workers W; --jobs P campaigns run at once. The first seed of each target minimises its
+ * finding, which gives the group counts before and after. Prints one line per target: the seeds
+ * that found it, the median time to the first finding (a miss counts as never), the classes of
+ * the first findings, and the uniform baseline's; writes every campaign to a CSV file.
  * Usage: bench_fuzz_detection [--seeds N] [--budget S] [--uniform-seeds N] [--uniform-budget S]
- *        [--jobs P] [--workers W] [--kernel NAME] [--mutant NAME] [--csv FILE] [--ggfuzz PATH]
+ *        [--jobs P] [--workers W] [--plugin LIB.so]... [--kernel NAME]... [--mutant NAME]
+ *        [--csv FILE] [--ggfuzz PATH]
  */
 #include <errno.h>
 #include <ftw.h>
@@ -25,13 +32,18 @@
 #define GG_GGFUZZ_EXE "ggfuzz"
 #endif
 
+#define MAX_NAMED 64
+
 struct opts {
     int seeds, uniform_seeds, jobs, workers;
     double budget, uniform_budget;
-    const char *kernel, *mutant, *csv, *exe;
+    const char *mutant, *csv, *exe;
+    const char *kernels[MAX_NAMED], *plugins[MAX_NAMED];
+    int n_kernels, n_plugins;
 };
 
-/* One campaign: a pair, a strategy and a seed; its outcome comes back through a pipe. */
+/* One campaign: a target (a kernel and one of its mutants, or a kernel without mutants: mutant
+   NULL), a strategy and a seed; its outcome comes back through a pipe. */
 struct job {
     const struct gg_kernel *k;
     const char *mutant;
@@ -77,7 +89,9 @@ static void child(const struct opts *o, const struct job *j, int fd)
             .stats_dir = dir,
             .stop_after_findings = 1,
             .no_minimize = !j->minimize,
-            .worker_exe = o->exe};
+            .worker_exe = o->exe,
+            .plugins = o->plugins,
+            .n_plugins = o->n_plugins};
         struct gg_campaign_stats st;
         char err[1024];
         if (gg_campaign_run(&cc, &st, err, sizeof err) == GG_OK) {
@@ -90,7 +104,7 @@ static void child(const struct opts *o, const struct job *j, int fd)
             out.groups_min = st.first_groups_min;
             out.cls = st.first_class;
         } else {
-            fprintf(stderr, "%s+%s seed %llu: %s\n", j->k->name, j->mutant,
+            fprintf(stderr, "%s+%s seed %llu: %s\n", j->k->name, j->mutant ? j->mutant : "-",
                     (unsigned long long)j->seed, err);
         }
         nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -172,10 +186,20 @@ static int found_within(const struct job *j, int n, double limit)
     return c;
 }
 
+/* Appends v to a repeatable option's list; -1 when it is full. */
+static int push(const char **list, int *n, const char *v)
+{
+    if (*n >= MAX_NAMED)
+        return -1;
+    list[(*n)++] = v;
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
         if (!v)
             return -1;
         if (!strcmp(a, "--seeds")) o->seeds = atoi(v);
@@ -184,20 +208,23 @@ static int parse(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--uniform-budget")) o->uniform_budget = atof(v);
         else if (!strcmp(a, "--jobs")) o->jobs = atoi(v);
         else if (!strcmp(a, "--workers")) o->workers = atoi(v);
-        else if (!strcmp(a, "--kernel")) o->kernel = v;
+        else if (!strcmp(a, "--kernel")) bad = push(o->kernels, &o->n_kernels, v);
+        else if (!strcmp(a, "--plugin")) bad = push(o->plugins, &o->n_plugins, v);
         else if (!strcmp(a, "--mutant")) o->mutant = v;
         else if (!strcmp(a, "--csv")) o->csv = v;
         else if (!strcmp(a, "--ggfuzz")) o->exe = v;
         else return -1;
+        if (bad)
+            return -1;
         i++;
     }
     return o->seeds > 0 && o->seeds <= 64 && o->uniform_seeds >= 0 && o->uniform_seeds <= 64 &&
                    o->jobs > 0 && o->workers > 0 && o->budget > 0 ? 0 : -1;
 }
 
-/* The jobs of one pair: seeds targeted campaigns, then uniform_seeds uniform ones. */
-static int add_pair(const struct opts *o, const struct gg_kernel *k, const char *m,
-                    struct job *jobs, int n)
+/* The jobs of one target: seeds targeted campaigns, then uniform_seeds uniform ones. */
+static int add_target(const struct opts *o, const struct gg_kernel *k, const char *m,
+                      struct job *jobs, int n)
 {
     for (int s = 0; s < o->seeds + o->uniform_seeds; s++) {
         int uniform = s >= o->seeds;
@@ -209,16 +236,39 @@ static int add_pair(const struct opts *o, const struct gg_kernel *k, const char 
     return n;
 }
 
-static void report(const struct opts *o, const struct job *jobs, int pairs)
+/* The classes of the first findings of n campaigns with their counts ("nan", "nan 9, snr 1"),
+   or "-" when none found. */
+static void classes_of(const struct job *j, int n, char *buf, size_t len)
+{
+    int count[GG_CLASS_COUNT] = {0};
+    for (int i = 0; i < n; i++)
+        if (j[i].out.found && (unsigned)j[i].out.cls < GG_CLASS_COUNT)
+            count[j[i].out.cls]++;
+    size_t at = 0;
+    int kinds = 0;
+    for (int c = 0; c < GG_CLASS_COUNT; c++)
+        kinds += count[c] > 0;
+    buf[0] = '\0';
+    for (int c = 0; c < GG_CLASS_COUNT && at < len; c++) {
+        if (!count[c])
+            continue;
+        at += (size_t)snprintf(buf + at, len - at, kinds > 1 ? "%s%s %d" : "%s%s",
+                               at ? ", " : "", gg_class_name((enum gg_class)c), count[c]);
+    }
+    if (!at)
+        snprintf(buf, len, "-");
+}
+
+static void report(const struct opts *o, const struct job *jobs, int targets)
 {
     int per = o->seeds + o->uniform_seeds;
-    printf("%-28s %-26s %-15s %9s %7s %9s %7s %8s %s\n", "kernel", "mutant", "class",
-           "targ_med", "found", "unif_med", "found", "ratio", "groups");
-    for (int p = 0; p < pairs; p++) {
+    printf("%-28s %-26s %7s %9s %-20s %7s %9s %8s %s\n", "kernel", "mutant", "found", "targ_med",
+           "classes", "u_found", "unif_med", "ratio", "groups");
+    for (int p = 0; p < targets; p++) {
         const struct job *t = jobs + p * per, *u = t + o->seeds;
         double mt = median_first(t, o->seeds);
         double mu = o->uniform_seeds ? median_first(u, o->uniform_seeds) : NAN;
-        char ratio[32], groups[48];
+        char ratio[32], groups[48], classes[128], found[16], ufound[16];
         if (!o->uniform_seeds)
             snprintf(ratio, sizeof ratio, "-");
         else if (isinf(mu))
@@ -230,11 +280,14 @@ static void report(const struct opts *o, const struct job *jobs, int pairs)
                      (long long)t->out.groups_min);
         else
             snprintf(groups, sizeof groups, "-");
-        printf("%-28s %-26s %-15s %9.2f %4d/%-2d %9.2f %4d/%-2d %8s %s\n", t->k->name, t->mutant,
-               t->out.found ? gg_class_name(t->out.cls) : "-", mt,
-               found_within(t, o->seeds, o->budget), o->seeds, mu,
-               o->uniform_seeds ? found_within(u, o->uniform_seeds, o->uniform_budget) : 0,
-               o->uniform_seeds, ratio, groups);
+        classes_of(t, o->seeds, classes, sizeof classes);
+        snprintf(found, sizeof found, "%d/%d", found_within(t, o->seeds, o->budget), o->seeds);
+        snprintf(ufound, sizeof ufound, "%d/%d",
+                 o->uniform_seeds ? found_within(u, o->uniform_seeds, o->uniform_budget) : 0,
+                 o->uniform_seeds);
+        printf("%-28s %-26s %7s %9.2f %-20s %7s %9.2f %8s %s\n", t->k->name,
+               t->mutant ? t->mutant : "(as it is)", found, mt, classes, ufound, mu, ratio,
+               groups);
     }
 }
 
@@ -249,7 +302,8 @@ static void write_csv(const char *path, const struct job *jobs, int n)
                "groups_min\n");
     for (int i = 0; i < n; i++) {
         const struct job *j = &jobs[i];
-        fprintf(f, "%s,%s,%s,%llu,%d,%d,%.3f,%.3f,%lld,%s,%lld,%lld\n", j->k->name, j->mutant,
+        fprintf(f, "%s,%s,%s,%llu,%d,%d,%.3f,%.3f,%lld,%s,%lld,%lld\n", j->k->name,
+                j->mutant ? j->mutant : "",
                 j->strategy == GG_STRATEGY_UNIFORM ? "uniform" : "targeted",
                 (unsigned long long)j->seed, j->out.ok, j->out.found, j->out.first_s,
                 j->out.seconds, (long long)j->out.execs,
@@ -259,41 +313,79 @@ static void write_csv(const char *path, const struct job *jobs, int n)
     fclose(f);
 }
 
+/* Whether kernel k is measured: named by --kernel, else loaded by --plugin (registry index at
+   or past first_plugin), else in-tree with mutants. */
+static int wanted(const struct opts *o, const struct gg_kernel *k, size_t index,
+                  size_t first_plugin)
+{
+    if (o->n_kernels > 0) {
+        for (int i = 0; i < o->n_kernels; i++)
+            if (!strcmp(o->kernels[i], k->name))
+                return 1;
+        return 0;
+    }
+    if (o->n_plugins > 0)
+        return index >= first_plugin;
+    return k->mutants && k->mutants[0];
+}
+
 int main(int argc, char **argv)
 {
     struct opts o = {.seeds = 10, .uniform_seeds = 3, .jobs = 2, .workers = 1, .budget = 120,
                      .uniform_budget = 120, .csv = "detection.csv", .exe = GG_GGFUZZ_EXE};
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: bench_fuzz_detection [--seeds N] [--budget S] [--uniform-seeds N] "
-                        "[--uniform-budget S] [--jobs P] [--workers W] [--kernel NAME] "
-                        "[--mutant NAME] [--csv FILE] [--ggfuzz PATH]\n");
+                        "[--uniform-budget S] [--jobs P] [--workers W] [--plugin LIB.so]... "
+                        "[--kernel NAME]... [--mutant NAME] [--csv FILE] [--ggfuzz PATH]\n");
         return 2;
     }
     gg_registry_init();
-    int per = o.seeds + o.uniform_seeds, cap = 0, n = 0, pairs = 0;
-    for (size_t i = 0; i < gg_registry_count(); i++)
-        for (const char *const *m = gg_registry_at(i)->mutants; m && *m; m++)
-            cap += per;
+    size_t first_plugin = gg_registry_count();
+    for (int i = 0; i < o.n_plugins; i++) {
+        char err[1024];
+        if (gg_plugin_load(o.plugins[i], err, sizeof err) != GG_OK) {
+            fprintf(stderr, "bench_fuzz_detection: %s\n", err);
+            return 2;
+        }
+    }
+    for (int i = 0; i < o.n_kernels; i++)
+        if (!gg_registry_find(o.kernels[i])) {
+            fprintf(stderr, "bench_fuzz_detection: unknown kernel '%s'\n", o.kernels[i]);
+            return 2;
+        }
+    int per = o.seeds + o.uniform_seeds, cap = 0, n = 0, targets = 0;
+    for (size_t i = 0; i < gg_registry_count(); i++) {
+        const struct gg_kernel *k = gg_registry_at(i);
+        int m = 0;
+        while (k->mutants && k->mutants[m])
+            m++;
+        cap += per * (m > 0 ? m : 1);
+    }
     struct job *jobs = calloc((size_t)(cap ? cap : 1), sizeof *jobs);
     if (!jobs)
         return 1;
     for (size_t i = 0; i < gg_registry_count(); i++) {
         const struct gg_kernel *k = gg_registry_at(i);
-        if (o.kernel && strcmp(o.kernel, k->name))
+        if (!wanted(&o, k, i, first_plugin))
             continue;
-        for (const char *const *m = k->mutants; m && *m; m++) {
+        if (!k->mutants || !k->mutants[0]) {
+            n = add_target(&o, k, NULL, jobs, n);
+            targets++;
+            continue;
+        }
+        for (const char *const *m = k->mutants; *m; m++) {
             if (o.mutant && strcmp(o.mutant, *m))
                 continue;
-            n = add_pair(&o, k, *m, jobs, n);
-            pairs++;
+            n = add_target(&o, k, *m, jobs, n);
+            targets++;
         }
     }
-    printf("detection: %d pairs, %d targeted seeds (%g s), %d uniform seeds (%g s), %d jobs x "
-           "%d workers\n", pairs, o.seeds, o.budget, o.uniform_seeds, o.uniform_budget, o.jobs,
+    printf("detection: %d targets, %d targeted seeds (%g s), %d uniform seeds (%g s), %d jobs x "
+           "%d workers\n", targets, o.seeds, o.budget, o.uniform_seeds, o.uniform_budget, o.jobs,
            o.workers);
     fflush(stdout);
     run_all(&o, jobs, n);
-    report(&o, jobs, pairs);
+    report(&o, jobs, targets);
     write_csv(o.csv, jobs, n);
     free(jobs);
     return 0;
