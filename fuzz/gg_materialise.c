@@ -389,23 +389,24 @@ static enum gg_status protect_unused(struct gg_tensors *t, int which, struct gg_
     }
     t->live[which] = live;
     t->n_live[which] = n;
-    /* Gaps of whole pages inside the data; partial pages at either end share a canary band. */
-    size_t first_page = lead ? page - lead : 0;
-    size_t data_end = (lead + buf->bytes) / page * page - lead, at = first_page;
-    for (size_t i = 0; i <= n && data_end > first_page; i++) {
-        size_t gap_end = i < n ? live[i].lo : data_end;
-        if (gap_end > data_end)
-            gap_end = data_end;
+    /* Gaps of whole pages inside the data, counted from the page holding its first byte (q);
+       partial pages at either end share a canary band. */
+    uint8_t *page0 = buf->data - lead;
+    size_t q_end = (lead + buf->bytes) / page * page, at = lead ? page : 0;
+    for (size_t i = 0; i <= n && q_end > at; i++) {
+        size_t gap_end = i < n ? live[i].lo + lead : q_end;
+        if (gap_end > q_end)
+            gap_end = q_end;
         if (gap_end > at) {
-            if (mprotect(buf->data + at, gap_end - at, prot) != 0) {
+            if (mprotect(page0 + at, gap_end - at, prot) != 0) {
                 snprintf(err, err_len, "cannot protect the unused pages of %s",
                          which == 2 ? "the output" : "an input");
                 return GG_E_INTERNAL;
             }
             buf->sealed = 1;
         }
-        if (i < n && live[i].hi > at)
-            at = live[i].hi;
+        if (i < n && live[i].hi + lead > at)
+            at = live[i].hi + lead;
     }
     return GG_OK;
 }

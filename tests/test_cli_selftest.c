@@ -21,7 +21,7 @@ Test(cli_selftest, every_mutant_is_found_and_every_correct_kernel_is_clean)
     char root[] = "/tmp/ggfuzz-selftest-XXXXXX", cmd[4096];
     cr_assert_not_null(mkdtemp(root));
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && '%s' selftest --runs-per-mutant 60 --max-total-time-per-mutant 300 "
+             "cd '%s' && '%s' selftest --runs-per-mutant 100 --max-total-time-per-mutant 300 "
              "--minimize-time 2 --workers 1 --seed 1 2>&1",
              root, GGFUZZ_BIN);
     FILE *p = popen(cmd, "r");
