@@ -76,7 +76,8 @@ static enum gg_status serial_groups(const struct gg_problem *p, const struct gg_
         enum gg_status st = cpu_bf16_run_launch(&l, w, err, err_len);
         if (st != GG_OK)
             return st;
-        ws += bytes / sizeof(float);
+        if (bytes) /* without a workspace ws is NULL */
+            ws += bytes / sizeof(float);
         w_off += m->geo.stride_b;
     }
     return GG_OK;

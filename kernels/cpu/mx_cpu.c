@@ -252,10 +252,12 @@ __attribute__((noinline)) static void micro_kernel(int64_t nb, const float *rest
 void cpu_mx_tile(struct cpu_mx_engine *e, int64_t mat, const int64_t *a_rows, int64_t rows,
                  int64_t j0, int64_t cols, int64_t kb0, int64_t kb1)
 {
+    memset(e->acc, 0, (size_t)TILE_ELEMS * sizeof(float));
+    if (kb0 >= kb1)
+        return; /* nothing to read: B and its scales may be NULL (K = 0) */
     const uint8_t *a = e->o->a, *as = e->o->a_scale;
     const uint8_t *b = (const uint8_t *)e->o->b + mat * e->stride_b;
     const uint8_t *bs = (const uint8_t *)e->o->b_scale + mat * e->p->n * e->blocks;
-    memset(e->acc, 0, (size_t)TILE_ELEMS * sizeof(float));
     for (int64_t kb = kb0; kb < kb1; kb += STEP_BLOCKS) {
         int64_t nb = cpu_min64(STEP_BLOCKS, kb1 - kb), kc = nb * GG_MX_BLOCK;
         pack_panels(e->ap, e->ea, a, as, e->lda, e->blocks, a_rows, 0, rows, kb, nb, MICRO_M,
@@ -464,6 +466,8 @@ static void gemv_columns(struct cpu_mx_engine *e, const float *af, const int32_t
     const uint8_t *b = e->o->b, *bs = e->o->b_scale;
     float bf[GG_MX_BLOCK];
     memset(acc, 0, sizeof(float) * GEMV_MAX_M * GEMV_COLS);
+    if (e->blocks_run == 0)
+        return; /* nothing to read: B and its scales may be NULL (K = 0) */
     for (int64_t jj = 0; jj < cols; jj++) {
         const uint8_t *brow = b + (j0 + jj) * e->ldb, *srow = bs + (j0 + jj) * e->blocks;
         for (int64_t kb = 0; kb < e->blocks_run; kb++) {
