@@ -26,7 +26,8 @@ struct gg_tensors {
     /* Unquantised source operands (f32, packed, same geometry) when the inputs are quantised. */
     struct gg_problem src_p;
     struct gg_operands src_ops;
-    void *src_a, *src_b;
+    void *src_a, *src_b;              /* the data of src_buf[0] and src_buf[1] */
+    struct gg_hostbuf src_buf[2];
     /* How A and B were generated: the device path regenerates them from these (gg_devrun.c). */
     struct gg_gen_plan gen[2];
     struct gg_hostpool *pool; /* (optional, not owned) buffers come from and go back here */

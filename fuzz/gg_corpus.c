@@ -104,7 +104,8 @@ static enum gg_status walk(const char *path, int top, struct list *out, struct l
         }
     }
     closedir(d);
-    qsort(names.v, names.n, sizeof *names.v, cmp_str);
+    if (names.n > 0) /* an empty directory has no list to sort */
+        qsort(names.v, names.n, sizeof *names.v, cmp_str);
     for (size_t i = 0; i < names.n; i++) {
         if (st == GG_OK)
             st = walk(names.v[i], 0, out, skipped, err, err_len);

@@ -328,13 +328,16 @@ static enum gg_status make_source(struct gg_tensors *t, char *err, size_t err_le
     s->stride_a = s->stride_b = s->stride_c = 0;
     if (gg_problem_check(s, err, err_len) != GG_OK)
         return GG_E_INTERNAL;
+    /* Reserved like the operands: only the pages of the rows that hold data are touched. */
     int64_t na = gg_problem_a_span(s), nb = gg_problem_b_span(s);
-    t->src_a = calloc((size_t)(na > 0 ? na : 1), sizeof(float));
-    t->src_b = calloc((size_t)(nb > 0 ? nb : 1), sizeof(float));
-    if (!t->src_a || !t->src_b) {
-        snprintf(err, err_len, "out of memory for the unquantised source operands");
-        return GG_E_NOMEM;
-    }
+    enum gg_status st;
+    if ((st = gg_hostbuf_alloc(t->pool, &t->src_buf[0], (size_t)gg_dtype_bytes(GG_DTYPE_F32, na),
+                               err, err_len)) != GG_OK ||
+        (st = gg_hostbuf_alloc(t->pool, &t->src_buf[1], (size_t)gg_dtype_bytes(GG_DTYPE_F32, nb),
+                               err, err_len)) != GG_OK)
+        return st;
+    t->src_a = t->src_buf[0].data;
+    t->src_b = t->src_buf[1].data;
     t->src_ops = (struct gg_operands){.a = t->src_a, .b = t->src_b, .bias = t->ops.bias};
     return GG_OK;
 }
@@ -647,14 +650,13 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
 void gg_tensors_free(struct gg_tensors *t)
 {
     gg_faultnote_clear();
-    struct gg_hostbuf *bufs[] = {&t->a, &t->b, &t->c, &t->a_scale, &t->b_scale, &t->bias, &t->ws};
+    struct gg_hostbuf *bufs[] = {&t->a,    &t->b,  &t->c,          &t->a_scale,   &t->b_scale,
+                                 &t->bias, &t->ws, &t->src_buf[0], &t->src_buf[1]};
     struct gg_hostpool *pool = t->pool;
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         gg_hostbuf_free(pool, bufs[i]);
     free(t->lens_dev);
     free(t->offs_dev);
-    free(t->src_a);
-    free(t->src_b);
     for (int w = 0; w < 3; w++)
         free(t->live[w]);
     free(t->sorted);
