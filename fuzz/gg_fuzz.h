@@ -178,8 +178,8 @@ struct gg_hostbuf {
     uint8_t *pre, *post; /* canary bands, pre_len and post_len bytes */
     size_t pre_len, post_len;
     int owns;       /* 1: gg_hostbuf_free() unmaps (or gives the mapping back to its pool) */
-    int sealed;     /* some data pages were protected, or the data is placed flush against a
-                       guard page: never reused from a pool */
+    int sealed;     /* some data pages were protected: never reused from a pool */
+    int flush;      /* laid out by gg_hostbuf_alloc_flush (pooled apart from band buffers) */
 };
 
 /*
@@ -205,10 +205,11 @@ enum gg_status gg_hostbuf_alloc(struct gg_hostpool *pool, struct gg_hostbuf *b, 
    the longest over-read that goes unseen. */
 #define GG_GUARD_ALIGN 64
 /* A buffer whose data ends (at_end) at, or starts right after, an inaccessible page, with no
-   canary band between: the first byte past the end (or before the start) faults. The other
-   side keeps a canary band. Never taken from or given to a pool. */
-enum gg_status gg_hostbuf_alloc_flush(struct gg_hostbuf *b, size_t bytes, int at_end, char *err,
-                                      size_t err_len);
+   canary band between: the first byte past the end (or before the start) faults. On the other
+   side the rest of the data's pages is slack, then another inaccessible page. Taken from pool
+   when one of its flush mappings has room (pool may be NULL); a pooled slack is not rewritten. */
+enum gg_status gg_hostbuf_alloc_flush(struct gg_hostpool *pool, struct gg_hostbuf *b, size_t bytes,
+                                      int at_end, char *err, size_t err_len);
 /* 0 when both canary bands are intact; else 1 and *pre = 1 if the band before was hit. */
 int gg_hostbuf_guard_hit(const struct gg_hostbuf *b, int *pre);
 /* Gives b back to pool (when it qualifies and there is room) or unmaps it. */

@@ -301,7 +301,8 @@ static enum gg_status operand_buf(struct gg_hostpool *pool, struct gg_hostbuf *b
     size_t bytes = (size_t)gg_dtype_bytes(t, gg_size_add(off, count));
     enum gg_status st = guard == GG_GUARD_BAND
                             ? gg_hostbuf_alloc(pool, b, bytes, why, sizeof why)
-                            : gg_hostbuf_alloc_flush(b, bytes, guard == GG_GUARD_END, why, sizeof why);
+                            : gg_hostbuf_alloc_flush(pool, b, bytes, guard == GG_GUARD_END, why,
+                                                     sizeof why);
     if (st != GG_OK)
         snprintf(err, err_len, "operand %c (%lld elements at offset %lld): %s", name,
                  (long long)count, (long long)off, why);

@@ -67,18 +67,46 @@ struct live_walk {
     size_t n, i;
 };
 
+/* First element in [lo, hi) of c that no longer holds the sentinel, or -1. Whole bytes are
+   compared with the sentinel's byte pattern a run at a time; 4-bit codes one by one. */
+static int64_t first_changed(enum gg_dtype t, const void *c, int64_t lo, int64_t hi)
+{
+    enum { RUN = 256 };
+    double v;
+    int bits = gg_dtype_bits(t);
+    if (bits >= 8 && hi > lo) {
+        size_t es = (size_t)bits / 8;
+        uint8_t pat[RUN];
+        uint32_t s = gg_oracle_sentinel(t);
+        for (size_t e = 0; e < RUN / es; e++) /* f64: the 32-bit sentinel in both halves */
+            for (size_t b = 0; b < es; b++)
+                pat[e * es + b] = (uint8_t)(s >> (8 * (b % 4)));
+        const uint8_t *p = (const uint8_t *)c + (size_t)lo * es;
+        size_t n = (size_t)(hi - lo) * es;
+        for (size_t off = 0; off < n; off += RUN) {
+            size_t len = n - off < RUN ? n - off : RUN;
+            if (memcmp(p + off, pat, len) != 0)
+                return lo + (int64_t)((off + (size_t)locate(p + off, pat, len)) / es);
+        }
+        return -1;
+    }
+    for (int64_t i = lo; i < hi; i++)
+        if (!gg_oracle_out_load(t, c, i, &v))
+            return i;
+    return -1;
+}
+
 /* First element in [from, to) ∩ live of c that no longer holds the sentinel, or -1. */
 static int64_t check_gap(enum gg_dtype t, const void *c, struct live_walk *w, int64_t from,
                          int64_t to)
 {
-    double v;
     while (w->i < w->n && w->r[w->i].hi <= from)
         w->i++;
     for (size_t j = w->i; j < w->n && w->r[j].lo < to; j++) {
         int64_t lo = from > w->r[j].lo ? from : w->r[j].lo, hi = to < w->r[j].hi ? to : w->r[j].hi;
-        for (int64_t i = lo; i < hi; i++)
-            if (!gg_oracle_out_load(t, c, i, &v))
-                return i;
+        int64_t hit = first_changed(t, c, lo, hi);
+        if (hit >= 0)
+            return hit;
     }
     return -1;
 }

@@ -349,7 +349,7 @@ Test(runner, flush_placements_keep_the_alignment_and_fault_at_the_edge)
     for (int at_end = 0; at_end < 2; at_end++) {
         struct gg_hostbuf b;
         char err[256];
-        cr_assert_eq(gg_hostbuf_alloc_flush(&b, 1000, at_end, err, sizeof err), GG_OK, "%s", err);
+        cr_assert_eq(gg_hostbuf_alloc_flush(NULL, &b, 1000, at_end, err, sizeof err), GG_OK, "%s", err);
         cr_expect_eq((uintptr_t)b.data % GG_GUARD_ALIGN, 0);
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         if (at_end) /* 1000 bytes rounded to 1024: 24 bytes of band, then the page */

@@ -5,7 +5,8 @@
  * runs them in this process on one core through gg_run_case (materialise, three runs with two
  * workspace poisons, guards, hashes, reference, comparison, verdict) and prints cases per second
  * of wall time and of this process's CPU time (per core: what the target is about; threads a
- * kernel starts count too), the CPU time per case and the kernel's share. Usage: bench_fuzz_throughput [--cases N] [KERNEL...]
+ * kernel starts count too), the CPU time per case and the kernel's share. A case that gives a
+ * finding (on a correct kernel: a false alarm or a real bug) is printed to stderr. Usage: bench_fuzz_throughput [--cases N] [KERNEL...]
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -78,8 +79,16 @@ static int bench_kernel(const char *name, int n)
         char err[1024];
         if (gg_run_case(&cases[i], &o, &r, err, sizeof err) == GG_OK) {
             runs++;
-            faults += r.verdict.cls != GG_CLASS_PASS;
             kernel_s += r.kernel_seconds;
+            if (r.verdict.cls != GG_CLASS_PASS) { /* a correct kernel's finding: say which */
+                char *text = NULL;
+                faults++;
+                fprintf(stderr, "%s: case %d: %s (%s)\n", name, i, r.verdict.signature,
+                        r.verdict.detail);
+                if (gg_case_format(&cases[i], 0, &text) == GG_OK)
+                    fprintf(stderr, "%s", text);
+                free(text);
+            }
         } else {
             errors++;
         }
