@@ -113,7 +113,7 @@ static void leading(struct gen *g, struct gg_case *c)
         return;
     }
     int64_t ld = (int64_t)1 << gen_range(&g->r, 20, 22);
-    int64_t before = ceil_div(t, ld) + gen_range(&g->r, 0, 3), lens[6], n = 0;
+    int64_t before = ceil_div(t, ld) + gen_range(&g->r, 0, 3), lens[8], n = 0;
     /* The rows before the last group, in one to three groups (an empty one between). */
     int64_t parts = gen_range(&g->r, 1, 3), left = before;
     for (int64_t i = 0; i < parts; i++) {
