@@ -40,7 +40,7 @@ int gg_class_exit_code(enum gg_class c);
 /* Thresholds (gg_threshold.c): one versioned table following DESIGN.md                        */
 /* ------------------------------------------------------------------------------------------ */
 
-#define GG_THRESHOLDS_VERSION 5
+#define GG_THRESHOLDS_VERSION 6
 
 struct gg_threshold {
     const char *name;         /* row name, e.g. "bf16->bf16" */
@@ -83,6 +83,10 @@ struct gg_group_metrics {
     int64_t n_nan;          /* NaN/Inf mismatches */
     int64_t n_unwritten;    /* elements still holding the sentinel */
     int64_t first_bad;      /* packed index (reference order) of the first bad element, or -1 */
+    struct gg_worst_element { /* the judged element of the largest ratio (row -1: none) */
+        int64_t row, col;     /* in the group's block */
+        double out, ref, abs, tau; /* output, reference, Σ|ab| and bound τ */
+    } worst;
 };
 
 /* Where the bad elements of the output lie, for signatures. */

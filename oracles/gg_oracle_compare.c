@@ -108,7 +108,8 @@ static int overflow_nan(const struct scan *s, double abs, int64_t h)
 /* Judges one finite, written output against a finite reference. Returns 2 when past τ, 1 when
    past the warning level tw only, 0 otherwise. */
 static int judge_finite(struct scan *s, const struct gg_threshold *tw, double out, double ref,
-                        const double *abs, int64_t i, int64_t h, struct gg_group_metrics *gm)
+                        const double *abs, int64_t i, int64_t h, struct gg_group_metrics *gm,
+                        int64_t r, int64_t col)
 {
     double d = fabs(out - ref);
     double rn = gg_decode(s->p->c_dtype, gg_encode(s->p->c_dtype, ref, GG_SAT_NONE)) - ref;
@@ -119,8 +120,10 @@ static int judge_finite(struct scan *s, const struct gg_threshold *tw, double ou
         return 0;
     double tau = gg_oracle_bound(s->t, out, abs[i], h);
     double ratio = tau > 0 ? d / tau : (d > 0 ? INFINITY : 0.0);
-    if (ratio > gm->max_ratio)
+    if (ratio > gm->max_ratio) {
         gm->max_ratio = ratio;
+        gm->worst = (struct gg_worst_element){r, col, out, ref, abs[i], tau};
+    }
     if (d > tau)
         return 2;
     return d > gg_oracle_bound(tw, out, abs[i], h);
@@ -142,6 +145,7 @@ static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref
     gg_problem_out_block(s->p, g, &b);
     gm->elems = b.rows * b.cols;
     gm->first_bad = -1;
+    gm->worst.row = -1;
     /* Warning level: the Higham-Mary probabilistic bound with λ = 8, 8·√h·u_acc, where it is
        tighter than γ_h (h > 64); rows with an empirical κ have no tighter model. */
     int64_t h = b.red + (s->p->bias_dtype != GG_DTYPE_NONE);
@@ -167,7 +171,7 @@ static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref
                 bad = !(abs && overflow_ok(s, out, rf, abs[i], h));
                 gm->n_nan += bad;
             } else {
-                int v = judge_finite(s, &tw, out, rf, abs, i, h, gm);
+                int v = judge_finite(s, &tw, out, rf, abs, i, h, gm, r, col);
                 gm->n_bound += v == 2;
                 bad = v == 2;
                 suspect = v == 1;

@@ -81,6 +81,15 @@ struct row {
  *             fast-accumulation level (§8 item 2), 20 dB the lowest SNR level in use; the
  *             expected 25.5 dB is the rounding SNR of the coarsest 8-bit format, e5m2 (§4).
  *
+ * Σ|ab| (version 6) counts a subnormal input factor at its format's smallest normal (gg_ref_gemm):
+ * a tensor core aligns each product by its factors' exponents, a subnormal's being the format's
+ * minimum with an unnormalised significand, so a product such as bf16 max x the smallest
+ * subnormal (2^-5) moves the truncation window of its MMA up to 2^7 above its own magnitude. An
+ * H100 campaign on special-code data found it: bf16 sums of 2 or 3 terms near 2^-5 in error by
+ * 1.3-6 times the bound of version 5 on the wgmma kernels, fp8 dgrad sums of ~2,900 terms by
+ * 1.06-1.19 times; the same campaigns under version 6 found nothing. No input without a
+ * subnormal factor changes its bound.
+ *
  * Rows are chosen by the operand dtypes alone, whatever the scaling recipe: every recipe
  * multiplies codes by exact scales before the reduction, so the reference carries the scales and
  * only the products' formats matter. Mixed inputs take the row of their most quantised operand:

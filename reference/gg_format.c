@@ -103,6 +103,12 @@ double gg_dtype_min_subnormal(enum gg_dtype t)
     return props_of(t)->min_sub;
 }
 
+double gg_dtype_min_normal(enum gg_dtype t)
+{
+    int p = props_of(t)->precision;
+    return p > 0 ? ldexp(props_of(t)->min_sub, p - 1) : props_of(t)->min_sub;
+}
+
 double gg_dtype_unit_roundoff(enum gg_dtype t)
 {
     int p = props_of(t)->precision;

@@ -54,6 +54,9 @@ int64_t gg_dtype_bytes(enum gg_dtype t, int64_t n);
 /* Largest finite value, smallest positive subnormal (E8M0: smallest value 2^-127). */
 double gg_dtype_max(enum gg_dtype t);
 double gg_dtype_min_subnormal(enum gg_dtype t);
+/* Smallest positive normal value: 2^-126 for bf16 and fp32, 2^-6 for e4m3, 2^-14 for e5m2,
+   1 for e2m1 (E8M0, which has no subnormals: its smallest value). */
+double gg_dtype_min_normal(enum gg_dtype t);
 /* Unit roundoff u = 2^-p, p the significand precision including the implicit bit. */
 double gg_dtype_unit_roundoff(enum gg_dtype t);
 /* 1 for the FP8 formats: E4M3, E5M2 and their fnuz forms. */

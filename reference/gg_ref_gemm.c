@@ -195,18 +195,20 @@ static inline uint64_t nonfinite_bit(double x)
 }
 
 /*
- * Defines a decoder of one storage type: out[j] = VALUE(q[j*step]), j < n; returns 1 when a
- * decoded value is Inf or NaN. Contiguous runs go in blocks of 8, which the compiler vectorises
- * at -O2 (bf16: about three times faster than the plain loop); with stream set and out 16-byte
- * aligned they are stored with store2.
+ * Defines a decoder of one storage type: out[j] = VALUE(q[j*step]), j < n; returns GG_RUN_NONFINITE
+ * when a decoded value is Inf or NaN, GG_RUN_SUBNORMAL when one is a non-zero value below lo (the
+ * format's smallest normal; 0 for none). Contiguous runs go in blocks of 8, which the compiler
+ * vectorises at -O2 (bf16: about three times faster than the plain loop); with stream set and
+ * out 16-byte aligned they are stored with store2.
  */
 #define DEFINE_DECODER(name, T, VALUE)                                                           \
     static int name(const T *restrict q, int64_t n, int64_t step, const double *restrict table,  \
-                    int stream, double *restrict out)                                            \
+                    double lo, int stream, double *restrict out)                                 \
     {                                                                                            \
         (void)table;                                                                             \
         int64_t j = 0;                                                                           \
         uint64_t nf = 0;                                                                         \
+        int sub = 0;                                                                             \
         stream = stream && ((uintptr_t)out & 15) == 0;                                           \
         if (step == 1)                                                                           \
             for (; j + 8 <= n; j += 8) {                                                         \
@@ -214,6 +216,7 @@ static inline uint64_t nonfinite_bit(double x)
                 for (int i = 0; i < 8; i++) {                                                    \
                     v[i] = VALUE(q[j + i]);                                                      \
                     nf |= nonfinite_bit(v[i]);                                                   \
+                    sub |= (fabs(v[i]) < lo) & (v[i] != 0.0);                                    \
                 }                                                                                \
                 for (int i = 0; i < 8; i += 2) {                                                 \
                     if (stream)                                                                  \
@@ -225,9 +228,12 @@ static inline uint64_t nonfinite_bit(double x)
         for (; j < n; j++) {                                                                     \
             out[j] = VALUE(q[j * step]);                                                         \
             nf |= nonfinite_bit(out[j]);                                                         \
+            sub |= (fabs(out[j]) < lo) & (out[j] != 0.0);                                        \
         }                                                                                        \
-        return (int)(nf >> 63);                                                                  \
+        return (int)(nf >> 63) * GG_RUN_NONFINITE | sub * GG_RUN_SUBNORMAL;                      \
     }
+
+enum { GG_RUN_NONFINITE = 1, GG_RUN_SUBNORMAL = 2 };
 
 #define BF16_VALUE(x) bf16_value(x)
 #define PLAIN_VALUE(x) ((double)(x))
@@ -237,28 +243,64 @@ DEFINE_DECODER(decode_f32, float, PLAIN_VALUE)
 DEFINE_DECODER(decode_f64, double, PLAIN_VALUE)
 DEFINE_DECODER(decode_table, uint8_t, TABLE_VALUE)
 
-/* out[j] = exact value of code off + j*step of base, j < n: one table lookup per 8-bit code,
-   bit operations for bf16, fp32 and fp64, gg_load for the other formats. stream: see
-   DEFINE_DECODER (for buffers that dgemm reads next, not rescaled in place). Returns 1 when a
-   value is Inf or NaN. */
+/*
+ * The smallest normal of the formats a tensor core takes (16 bits or fewer); 0 for fp32 and fp64,
+ * whose subnormals the reference's own arithmetic handles as a CPU kernel's does.
+ */
+static double alignment_floor(enum gg_dtype dt)
+{
+    return gg_dtype_bits(dt) <= 16 ? gg_dtype_min_normal(dt) : 0.0;
+}
+
+/*
+ * Alignment magnitudes (mag set): |x|, raised to lo for a non-zero x below it. A tensor core
+ * aligns the products of one MMA by their factors' exponents and truncates what falls below its
+ * window; a subnormal factor enters with the format's minimum exponent and an unnormalised
+ * significand, so its product moves that window up to 2^(p-1) above the product's own magnitude
+ * (p the format's precision). Bounding the truncation by the product of the raised factors keeps
+ * the bound's |A||B| term true for such sums (numerics.md §3.3).
+ */
+static void raise_subnormals(double *out, int64_t n, double lo)
+{
+    for (int64_t j = 0; j < n; j++) {
+        double x = fabs(out[j]);
+        out[j] = x < lo && x != 0.0 ? lo : x;
+    }
+}
+
+/* out[j] = exact value of code off + j*step of base, j < n (its alignment magnitude with mag):
+   one table lookup per 8-bit code, bit operations for bf16, fp32 and fp64, gg_load for the other
+   formats. stream: see DEFINE_DECODER (for buffers that dgemm reads next, not rescaled in
+   place). Returns GG_RUN_NONFINITE and GG_RUN_SUBNORMAL as DEFINE_DECODER does. */
 static int decode_run(enum gg_dtype dt, const void *base, int64_t off, int64_t n, int64_t step,
-                      int stream, double *restrict out)
+                      int stream, int mag, double *restrict out)
 {
     const double *table = gg_dtype_bits(dt) == 8 ? gg_decode_table(dt) : NULL;
+    double lo = alignment_floor(dt);
+    int flags;
     if (table)
-        return decode_table((const uint8_t *)base + off, n, step, table, stream, out);
-    if (dt == GG_DTYPE_BF16)
-        return decode_bf16((const uint16_t *)base + off, n, step, NULL, stream, out);
-    if (dt == GG_DTYPE_F32)
-        return decode_f32((const float *)base + off, n, step, NULL, stream, out);
-    if (dt == GG_DTYPE_F64)
-        return decode_f64((const double *)base + off, n, step, NULL, stream, out);
-    uint64_t nf = 0;
-    for (int64_t j = 0; j < n; j++) {
-        out[j] = gg_load(dt, base, off + j * step);
-        nf |= nonfinite_bit(out[j]);
+        flags = decode_table((const uint8_t *)base + off, n, step, table, lo, stream, out);
+    else if (dt == GG_DTYPE_BF16)
+        flags = decode_bf16((const uint16_t *)base + off, n, step, NULL, lo, stream, out);
+    else if (dt == GG_DTYPE_F32)
+        flags = decode_f32((const float *)base + off, n, step, NULL, lo, stream, out);
+    else if (dt == GG_DTYPE_F64)
+        flags = decode_f64((const double *)base + off, n, step, NULL, lo, stream, out);
+    else {
+        uint64_t nf = 0;
+        int sub = 0;
+        for (int64_t j = 0; j < n; j++) {
+            out[j] = gg_load(dt, base, off + j * step);
+            nf |= nonfinite_bit(out[j]);
+            sub |= fabs(out[j]) < lo && out[j] != 0.0;
+        }
+        flags = (int)(nf >> 63) * GG_RUN_NONFINITE | sub * GG_RUN_SUBNORMAL;
     }
-    return (int)(nf >> 63);
+    if (mag) {
+        publish();
+        raise_subnormals(out, n, lo);
+    }
+    return flags;
 }
 
 /* pow2[c] = 2^(c-127), the E8M0 value of c; code 0xFF is NaN. Exact in double. */
@@ -311,7 +353,7 @@ void gg_ref_gather(const struct gg_problem *p, const struct gg_operands *o, int 
 {
     struct operand d;
     operand_of(p, o, which, g, &d);
-    decode_run(d.dt, d.base, d.off + vec_row(&d, idx) * d.vec_step, d.red, d.red_step, 0, out);
+    decode_run(d.dt, d.base, d.off + vec_row(&d, idx) * d.vec_step, d.red, d.red_step, 0, 0, out);
     if (d.sk == SCALE_TENSOR) {
         apply_tensor(&d, d.red, out);
     } else if (d.sk != SCALE_NONE) {
@@ -337,31 +379,33 @@ static void prefetch_run(const struct operand *d, int64_t off, int64_t n)
 /*
  * Decodes reduction indices t0 .. t0+len-1 of every vector of d into buf, in the operand's memory
  * order: vector-major gives buf[v*len + j] ([nvec × len]), reduction-major gives
- * buf[j*nvec + v] ([len × nvec]). Every row of buf is one contiguous run of codes. Returns 1
- * when a value of buf is Inf or NaN (a code, a scale or their product).
+ * buf[j*nvec + v] ([len × nvec]). Every row of buf is one contiguous run of codes. With mag, the
+ * codes' alignment magnitudes (raise_subnormals) instead of their values. Returns
+ * GG_RUN_NONFINITE when a value of buf is Inf or NaN (a code, a scale or their product) and
+ * GG_RUN_SUBNORMAL when a code is subnormal in its format.
  */
 static int gather_chunk(const struct operand *d, int64_t t0, int64_t len, const double pow2[256],
-                        double *buf)
+                        int mag, double *buf)
 {
-    int stream = d->sk == SCALE_NONE, nf = 0;
+    int stream = d->sk == SCALE_NONE, flags = 0;
     if (d->red_step != 1) {
         for (int64_t j = 0; j < len; j++)
-            nf |= decode_run(d->dt, d->base, d->off + (t0 + j) * d->red_step, d->nvec, 1, stream,
-                             buf + j * d->nvec);
+            flags |= decode_run(d->dt, d->base, d->off + (t0 + j) * d->red_step, d->nvec, 1,
+                                stream, mag, buf + j * d->nvec);
     } else {
         int blocks = d->sk == SCALE_BLOCK_F32 || d->sk == SCALE_BLOCK_E8M0;
         for (int64_t v = 0; v < d->nvec; v++) {
             if (v + PREFETCH_AHEAD < d->nvec)
                 prefetch_run(d, d->off + vec_row(d, v + PREFETCH_AHEAD) * d->vec_step + t0, len);
-            nf |= decode_run(d->dt, d->base, d->off + vec_row(d, v) * d->vec_step + t0, len, 1,
-                             stream, buf + v * len);
+            flags |= decode_run(d->dt, d->base, d->off + vec_row(d, v) * d->vec_step + t0, len, 1,
+                                stream, mag, buf + v * len);
             if (blocks)
-                nf |= apply_blocks(d, v, t0, len, pow2, buf + v * len);
+                flags |= apply_blocks(d, v, t0, len, pow2, buf + v * len) * GG_RUN_NONFINITE;
         }
     }
     if (d->sk == SCALE_TENSOR)
-        nf |= apply_tensor(d, d->nvec * len, buf);
-    return nf;
+        flags |= apply_tensor(d, d->nvec * len, buf) * GG_RUN_NONFINITE;
+    return flags;
 }
 
 /*
@@ -530,7 +574,7 @@ static enum gg_status check_operands(const struct gg_problem *p, const struct gg
 static void add_bias(const struct gg_problem *p, const struct gg_operands *o, int64_t g,
                      int64_t rows, int64_t cols, double *row, double *c, double *abs)
 {
-    decode_run(p->bias_dtype, o->bias, mat_of(p, g) * p->n, cols, 1, 0, row);
+    decode_run(p->bias_dtype, o->bias, mat_of(p, g) * p->n, cols, 1, 0, 0, row);
     for (int64_t r = 0; r < rows; r++)
         for (int64_t col = 0; col < cols; col++) {
             c[r * cols + col] += row[col];
@@ -603,8 +647,9 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
         uint8_t *state = NULL; /* non-finite classes, allocated at the first Inf or NaN */
         for (int64_t t0 = 0; t0 < red && st == GG_OK; t0 += CHUNK) {
             int64_t len = red - t0 < CHUNK ? red - t0 : CHUNK;
-            int nf = gather_chunk(&da, t0, len, pow2, a_buf);
-            nf |= gather_chunk(&db, t0, len, pow2, b_buf);
+            int flags = gather_chunk(&da, t0, len, pow2, 0, a_buf);
+            flags |= gather_chunk(&db, t0, len, pow2, 0, b_buf);
+            int nf = flags & GG_RUN_NONFINITE;
             if (nf && !state && !(state = calloc((size_t)count, 1))) {
                 snprintf(err, err_len, "reference: cannot allocate %lld bytes", (long long)count);
                 st = GG_E_NOMEM;
@@ -619,6 +664,14 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
             publish();
             product(rows, cols, len, a_buf, a_rm, b_buf, b_rm, t0 > 0, c + pos);
             if (abs) {
+                if (flags & GG_RUN_SUBNORMAL) { /* Σ|ab| over alignment magnitudes */
+                    gather_chunk(&da, t0, len, pow2, 1, a_buf);
+                    gather_chunk(&db, t0, len, pow2, 1, b_buf);
+                    if (nf) {
+                        zero_nonfinite(a_buf, rows * len);
+                        zero_nonfinite(b_buf, cols * len);
+                    }
+                }
                 abs_inplace(a_buf, rows * len);
                 abs_inplace(b_buf, cols * len);
                 publish();

@@ -75,6 +75,10 @@ void gg_report_text_case(FILE *f, const struct gg_report_case *rc, int replay, i
             fprintf(f, "       group %lld: %lld outputs, snr %s, max ratio %.3g, past bound %lld, nan %lld, unwritten %lld\n",
                     (long long)g, (long long)gm->elems, db, gm->max_ratio, (long long)gm->n_bound,
                     (long long)gm->n_nan, (long long)gm->n_unwritten);
+            if (gm->worst.row >= 0 && gm->max_ratio > 0)
+                fprintf(f, "         worst element (%lld, %lld): out %.9g ref %.17g sum|ab| %.6g bound %.6g\n",
+                        (long long)gm->worst.row, (long long)gm->worst.col, gm->worst.out,
+                        gm->worst.ref, gm->worst.abs, gm->worst.tau);
         }
     }
 }

@@ -203,6 +203,30 @@ static inline double ref_gamma53(int64_t n)
     return nu / (1 - nu);
 }
 
+/* The smallest normal of the formats a tensor core takes, from their definitions (0 for fp32 and
+   fp64); the reference's Σ|ab| counts a subnormal factor at it (its alignment magnitude). */
+static inline long double ref_min_normal(enum gg_dtype dt)
+{
+    switch (dt) {
+    case GG_DTYPE_BF16: return 0x1p-126L;
+    case GG_DTYPE_F16: return 0x1p-14L;
+    case GG_DTYPE_E4M3: return 0x1p-6L;
+    case GG_DTYPE_E5M2: return 0x1p-14L;
+    case GG_DTYPE_E4M3FNUZ: return 0x1p-7L;
+    case GG_DTYPE_E5M2FNUZ: return 0x1p-15L;
+    case GG_DTYPE_E2M1: return 1.0L;
+    default: return 0.0L;
+    }
+}
+
+/* The alignment magnitude of an unscaled code value x of dt: |x|, or the smallest normal for a
+   non-zero subnormal x. */
+static inline long double ref_align_mag(enum gg_dtype dt, long double x)
+{
+    long double m = fabsl(x), lo = ref_min_normal(dt);
+    return m < lo && m != 0 ? lo : m;
+}
+
 /* A naive sum in long double of the products of one output: s = Σ ab (+ bias), sa = Σ|ab|
    (+ |bias|), over terms additions. */
 struct ref_naive {

@@ -115,13 +115,17 @@ static void fill_operands(struct ref_case *t)
     }
 }
 
-/* Dequantised element t of vector v of side which in group g. */
-static long double value(const struct ref_case *tc, int which, int64_t g, int64_t v, int64_t t)
+/* Dequantised element t of vector v of side which in group g; with mag, its alignment magnitude
+   (ref_align_mag of the code, times the scale) as Σ|ab| counts it. */
+static long double value(const struct ref_case *tc, int which, int64_t g, int64_t v, int64_t t,
+                         int mag)
 {
     const struct gg_problem *p = &tc->p;
     enum gg_dtype dt = which ? p->b_dtype : p->a_dtype;
     int64_t at = elem_index(p, which, g, v, t);
     long double x = gg_decode(dt, ref_code_at(dt, which ? tc->b : tc->a, at));
+    if (mag)
+        x = ref_align_mag(dt, x);
     if (p->scaling == GG_SCALING_TENSOR)
         return x * (which ? tc->sb : tc->sa);
     if (p->scaling != GG_SCALING_MX)
@@ -150,14 +154,14 @@ static struct ieee_sum ieee_sum_of(const struct ref_case *t, int64_t g, int64_t 
 {
     struct ieee_sum e = {.all_negzero = red > 0};
     for (int64_t k = 0; k < red; k++) {
-        long double a = value(t, 0, g, r, k), b = value(t, 1, g, col, k), ab = a * b;
+        long double a = value(t, 0, g, r, k, 0), b = value(t, 1, g, col, k, 0), ab = a * b;
         e.nan |= isnan(ab);
         e.pinf |= isinf(ab) && ab > 0;
         e.ninf |= isinf(ab) && ab < 0;
         e.all_negzero &= ab == 0 && signbit(ab);
         if (isfinite(a) && isfinite(b)) {
             e.s += ab;
-            e.sa += fabsl(ab);
+            e.sa += fabsl(value(t, 0, g, r, k, 1) * value(t, 1, g, col, k, 1));
         }
     }
     return e;
@@ -297,7 +301,7 @@ Test(reference_gemm, gather_matches_addressing)
                     for (int64_t i = 0; i < (which ? bl.cols : bl.rows); i++) {
                         gg_ref_gather(&t.p, &t.o, which, g, i, v);
                         for (int64_t k = 0; k < bl.red; k++)
-                            cr_assert_eq(v[k], (double)value(&t, which, g, i, k),
+                            cr_assert_eq(v[k], (double)value(&t, which, g, i, k, 0),
                                          "op %d side %d g %lld vec %lld t %lld", op, which,
                                          (long long)g, (long long)i, (long long)k);
                     }
@@ -557,6 +561,21 @@ static double dense_bf16(const float *a, const float *b, int64_t k, const float 
     cr_assert(memcmp(&c, &exact, sizeof c) == 0 || (isnan(c) && isnan(exact)),
               "MPFR exact %a, reference %a", exact, c);
     return c;
+}
+
+/* Σ|ab| takes a subnormal factor at its format's smallest normal (the exponent a tensor core
+   aligns its product by), the sum itself the exact value; normal and zero factors as they are. */
+Test(reference_gemm, subnormal_factors_count_at_their_alignment_magnitude)
+{
+    const float a[4] = {0x1.fep127f, 1.0f, 0x1p-130f, 3.0f};
+    const float b[4] = {0x1p-133f, -0.5f, 4.0f, 0.0f};
+    double abs = 0;
+    double c = dense_bf16(a, b, 4, NULL, &abs);
+    cr_expect_eq(c, 0x1.fep127 * 0x1p-133 - 0.5 + 0x1p-128, "%a", c);
+    cr_expect_eq(abs, 0x1.fep127 * 0x1p-126 + 0.5 + 0x1p-126 * 4.0, "%a", abs);
+    const float n[2] = {0x1p-126f, -2.0f}, m[2] = {3.0f, 0x1p-20f};
+    dense_bf16(n, m, 2, NULL, &abs);
+    cr_expect_eq(abs, 0x1p-126 * 3.0 + 0x1p-19, "normal factors as they are: %a", abs);
 }
 
 Test(reference_gemm, inf_times_zero_inf_minus_inf_and_negative_zero_sums)

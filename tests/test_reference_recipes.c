@@ -127,12 +127,16 @@ static int64_t elem_index(const struct rc *t, int which, int64_t g, int64_t v, i
 }
 
 /* Dequantised entry j of vector v of side which in group g, by the scale table of gg_kernel.h. */
-static long double value(const struct rc *t, int which, int64_t g, int64_t v, int64_t j)
+/* Dequantised element j of vector v of side which in group g; with mag, its alignment magnitude
+   (ref_align_mag of the code, times the scale) as Σ|ab| counts it. */
+static long double value(const struct rc *t, int which, int64_t g, int64_t v, int64_t j, int mag)
 {
     const struct gg_problem *p = &t->base.p;
     enum gg_dtype dt = which ? p->b_dtype : p->a_dtype;
     const void *x_codes = which ? t->base.b : t->base.a;
     long double x = gg_decode(dt, ref_code_at(dt, x_codes, elem_index(t, which, g, v, j)));
+    if (mag)
+        x = ref_align_mag(dt, x);
     int64_t kb32 = p->k / GG_MX_BLOCK, kb128 = (p->k + GG_BLOCK128 - 1) / GG_BLOCK128;
     int64_t mat = mat_of(t, g);
     switch (p->scaling) {
@@ -278,9 +282,8 @@ static int64_t check(struct rc *t)
                 struct ref_naive nv = {bias_of(t, g, col), 0, red + 2};
                 nv.sa = fabsl(nv.s);
                 for (int64_t j = 0; j < red; j++) {
-                    long double ab = value(t, 0, g, r, j) * value(t, 1, g, col, j);
-                    nv.s += ab;
-                    nv.sa += fabsl(ab);
+                    nv.s += value(t, 0, g, r, j, 0) * value(t, 1, g, col, j, 0);
+                    nv.sa += fabsl(value(t, 0, g, r, j, 1) * value(t, 1, g, col, j, 1));
                 }
                 nans += ref_expect_naive(p, t->base.c, t->base.abs, pos, g, r, col, nv, 0);
             }
@@ -559,7 +562,7 @@ Test(reference_recipes, moe_gather_and_exact)
             cr_assert_eq(b.row_map[r], t.rt.valid[t.rt.first[e] + r]);
             gg_ref_gather(&t.base.p, &t.base.o, 0, e, r, v);
             for (int64_t j = 0; j < t.base.p.k; j++)
-                cr_assert_eq(v[j], (double)value(&t, 0, e, r, j));
+                cr_assert_eq(v[j], (double)value(&t, 0, e, r, j, 0));
             for (int64_t col = 0; col < b.cols; col++, pos++)
                 cr_assert_leq(fabs(gg_ref_exact(&t.base.p, &t.base.o, e, r, col) - t.base.c[pos]),
                               ref_gamma53(b.red) * t.base.abs[pos], "e %lld (%lld, %lld)",
@@ -568,7 +571,7 @@ Test(reference_recipes, moe_gather_and_exact)
         for (int64_t col = 0; col < b.cols; col++) {
             gg_ref_gather(&t.base.p, &t.base.o, 1, e, col, v);
             for (int64_t j = 0; j < t.base.p.k; j++)
-                cr_assert_eq(v[j], (double)value(&t, 1, e, col, j));
+                cr_assert_eq(v[j], (double)value(&t, 1, e, col, j, 0));
         }
     }
     cr_assert_eq(pos, t.base.out);
