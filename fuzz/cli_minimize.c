@@ -48,7 +48,8 @@ int gg_cli_minimize(int argc, char **argv)
         {"repeats", required_argument, NULL, 'r'}, {"timeout", required_argument, NULL, 't'},
         {"kernel", required_argument, NULL, 'k'},  {"mutant", required_argument, NULL, 'm'},
         {"findings", required_argument, NULL, 'f'}, {"plugin", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+        {"bucket", no_argument, NULL, 'b'},        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     struct gg_min_opts mo = {.max_total_time_s = 600, .timeout_s = 300};
     const char *out = NULL, *kernel = NULL, *mutant = NULL;
     double repeats = 0;
@@ -60,6 +61,7 @@ int gg_cli_minimize(int argc, char **argv)
         case 'k': kernel = optarg; break;
         case 'm': mutant = optarg; break;
         case 'f': mo.findings_dir = optarg; break;
+        case 'b': mo.bucket = 1; break;
         case 'T':
             if (gg_cli_number("--max-total-time", optarg, 0, &mo.max_total_time_s) != 0)
                 return GG_EXIT_USAGE;
@@ -134,7 +136,9 @@ int gg_cli_minimize(int argc, char **argv)
     }
     /* Intermittent faults need the signature twice in a row before a step is kept. */
     mo.repeats = repeats > 0 ? (int)repeats : v.cls == GG_CLASS_NONDETERMINISM ? 2 : 1;
-    mo.progress_path = out;
+    /* Bucket mode may leave the signature (within its class family): no progress file, whose
+       @expect would no longer hold. */
+    mo.progress_path = mo.bucket ? NULL : out;
     char expect[GG_SIGNATURE_MAX + 64], line[256];
     snprintf(expect, sizeof expect, "class=%s sig=%s", gg_class_name(v.cls), v.signature);
     printf("minimizing %s: %s\n", path, v.signature);
@@ -143,6 +147,14 @@ int gg_cli_minimize(int argc, char **argv)
     st = gg_case_set_meta(&c, "expect", expect);
     if (st == GG_OK)
         st = gg_minimize(&c, v.signature, &mo, &ms, err, sizeof err);
+    char form[GG_SIGNATURE_MAX], id[GG_BUCKET_ID_HEX + 1];
+    if (st == GG_OK && mo.bucket) {
+        snprintf(expect, sizeof expect, "class=%.*s sig=%s", (int)strcspn(ms.signature, "/"),
+                 ms.signature, ms.signature);
+        gg_bucket_form(ms.signature, form, sizeof form);
+        gg_bucket_id(form, id);
+        st = gg_case_set_meta(&c, "expect", expect);
+    }
     if (st == GG_OK) {
         snprintf(line, sizeof line, "from=%s attempts=%d seconds=%.1f", from, ms.attempts,
                  ms.seconds);
@@ -159,6 +171,9 @@ int gg_cli_minimize(int argc, char **argv)
             gg_case_free(&orig);
         }
         minimize_print_case("after:", &c, ms.elems_after);
+        if (mo.bucket)
+            printf("normal form: %s\nbucket %s: %s%s\n", ms.signature, id, form,
+                   ms.fixpoint ? "" : " (cut short by the time limit: not a normal form yet)");
         printf("%d rounds, %d runs (%d repeated candidates not run), %d steps kept, %d other "
                "faults, %.1f s -> %s\n", ms.rounds, ms.attempts, ms.cache_hits, ms.kept,
                ms.other_faults, ms.seconds, out);

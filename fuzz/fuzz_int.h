@@ -80,6 +80,15 @@ void gg_faultnote_watch(int operand, const struct gg_hostbuf *b);
 void gg_faultnote_clear(void);
 void gg_faultnote_kernel(int running);
 
+/* The findings store's shared parts (gg_findings.c), for its bucket files (gg_buckets.c): the
+   exclusive lock on <dir>/.lock (created with dir when missing; held until *fd is closed), the
+   time stamp of a sighting, and the order that keeps the smaller case (fewer groups, then fewer
+   output elements; 1 when a is strictly smaller than b). */
+#define GG_STAMP_MAX 32 /* "YYYY-MM-DDThh:mm:ssZ" and room for a longer stored stamp */
+enum gg_status gg_store_lock(const char *dir, int *fd, char *err, size_t err_len);
+void gg_store_now(char stamp[GG_STAMP_MAX]);
+int gg_case_smaller(const struct gg_case *a, const struct gg_case *b);
+
 /* A byte count for messages: "1.5 KiB", "3.2 MiB", "2.00 GiB" (gg_runner.c). */
 void gg_fmt_bytes(int64_t n, char *buf, size_t len);
 

@@ -83,11 +83,19 @@ struct ftable {
     size_t cap, n;
 };
 
-/* A new signature waiting to be minimised. */
+/* A new signature waiting to be minimised to its bucket's normal form. */
 struct pending_min {
     char path[PATH_MAX_LEN];
     char sig[GG_SIGNATURE_MAX];
     enum gg_class cls;
+    int done;
+};
+
+/* What a minimiser child reports: its statistics and where it filed the signature. */
+struct min_report {
+    struct gg_min_stats ms;
+    char bucket[GG_BUCKET_ID_HEX + 1]; /* "" when not filed */
+    int new_bucket;                    /* the bucket's file was created */
 };
 
 struct campaign {
@@ -114,9 +122,13 @@ struct campaign {
     char **sigs;
     size_t n_sigs;
     struct gg_sigset known;
+    /* the store's buckets (read again after each minimisation), and those met in this campaign */
+    struct gg_bucket_list buckets;
+    char (*met)[GG_BUCKET_ID_HEX + 1];
+    size_t n_met;
     /* minimiser */
     struct pending_min *mins;
-    size_t n_mins, next_min;
+    size_t n_mins;
     int min_pid, min_fd;
     double min_started, min_budget;
     struct pending_min min_cur;
@@ -602,6 +614,54 @@ static void queue_min(struct campaign *c, const char *path, const struct gg_verd
     snprintf(m->path, sizeof m->path, "%s", path);
     snprintf(m->sig, sizeof m->sig, "%s", v->signature);
     m->cls = v->cls;
+    m->done = 0;
+}
+
+/* "bucket-<id>": how a bucket is named in a known file. */
+static void bucket_key(const char *id, char *out, size_t len)
+{
+    snprintf(out, len, "bucket-%s", id);
+}
+
+/* Counts bucket id as met in this campaign (once), new when the known file lacks it. Returns 1
+   when it was not met before. */
+static int meet_bucket(struct campaign *c, const char *id)
+{
+    for (size_t i = 0; i < c->n_met; i++)
+        if (strcmp(c->met[i], id) == 0)
+            return 0;
+    char (*n)[GG_BUCKET_ID_HEX + 1] = realloc(c->met, (c->n_met + 1) * sizeof *n);
+    if (!n)
+        return 0;
+    c->met = n;
+    snprintf(c->met[c->n_met++], sizeof *n, "%s", id);
+    char key[GG_BUCKET_ID_HEX + 16];
+    bucket_key(id, key, sizeof key);
+    c->st->buckets++;
+    if (!gg_sigset_has(&c->known, key))
+        c->st->new_buckets++;
+    return 1;
+}
+
+/* Reads the store's buckets again (after a minimiser filed one). */
+static void rescan_buckets(struct campaign *c)
+{
+    struct gg_bucket_list l;
+    char err[1024];
+    if (gg_buckets_scan(c->artifacts, &l, err, sizeof err) != GG_OK) {
+        log_line(c, "WARNING: cannot read the buckets: %s\n", err);
+        return;
+    }
+    gg_buckets_free(&c->buckets);
+    c->buckets = l;
+}
+
+static const struct gg_bucket *bucket_info(const struct campaign *c, const char *id)
+{
+    for (size_t i = 0; i < c->buckets.n; i++)
+        if (strcmp(c->buckets.b[i].id, id) == 0)
+            return &c->buckets.b[i];
+    return NULL;
 }
 
 static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_result *r)
@@ -634,9 +694,17 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
     const char *label = !stored ? (is_new ? "new, not stored" : "known, not stored")
                         : !is_new ? "known" : stored_new ? "new" : "stored before";
     snprintf(where, sizeof where, "%s%s", stored ? "" : "not stored: ", stored ? path : err);
-    log_line(c, "#%lld FAULT %s (%s) %s\n    %s\n    -> %s\n", (long long)st->execs,
-             gg_class_name(v->cls), label, v->signature, v->detail, where);
-    if (stored_new && !c->cfg->no_minimize && path[0])
+    const char *bucket = gg_buckets_of(&c->buckets, v->signature);
+    char in_bucket[GG_BUCKET_ID_HEX + 32] = "";
+    if (bucket)
+        snprintf(in_bucket, sizeof in_bucket, "\n    bucket %s", bucket);
+    log_line(c, "#%lld FAULT %s (%s) %s\n    %s\n    -> %s%s\n", (long long)st->execs,
+             gg_class_name(v->cls), label, v->signature, v->detail, where, in_bucket);
+    /* A signature filed in a bucket is counted there; the others are triaged (minimised to
+       their bucket's normal form). */
+    if (bucket)
+        meet_bucket(c, bucket);
+    else if (stored && !c->cfg->no_minimize && path[0])
         queue_min(c, path, v);
     if (!is_new)
         return;
@@ -666,12 +734,25 @@ static void progress_path(const struct campaign *c, const struct pending_min *m,
         snprintf(out, len, "%s", ".ggfuzz-min-progress.case");
 }
 
-/* The minimiser child: shrinks the stored case of one signature and stores the result (the
-   findings store keeps it because it is smaller). Reports its statistics on fd. */
+/* Stops a triage minimisation at a signature already filed in a bucket (the minimiser child's
+   snapshot of the store). */
+static int filed(const char *signature, void *arg)
+{
+    const struct campaign *c = arg;
+    return gg_buckets_of(&c->buckets, signature) != NULL;
+}
+
+/*
+ * The minimiser child: shrinks the stored case of one signature to its bucket's normal form
+ * (bucket mode, stopped early at a signature already filed), files the signature in that bucket
+ * (@bucket on its finding) and the normal form as the bucket's representative when it is new or
+ * smaller; a normal form that kept the signature itself also replaces the stored case. Reports
+ * on fd.
+ */
 static void minimize_child(struct campaign *c, const struct pending_min *m, double budget, int fd)
 {
-    struct gg_min_stats ms;
-    memset(&ms, 0, sizeof ms);
+    struct min_report rep;
+    memset(&rep, 0, sizeof rep);
     struct gg_case kase;
     char err[1024], progress[PATH_MAX_LEN];
     int ok = 0;
@@ -682,35 +763,87 @@ static void minimize_child(struct campaign *c, const struct pending_min *m, doub
                                                     m->cls == GG_CLASS_WORKSPACE ? 2 : 1,
                                  .timeout_s = c->timeout,
                                  .run = c->cfg->run,
-                                 .progress_path = progress,
-                                 .findings_dir = c->artifacts};
+                                 .findings_dir = c->artifacts,
+                                 .bucket = 1,
+                                 .stop_at = filed,
+                                 .stop_arg = c};
         mo.run.kernel = mo.run.mutant = NULL;
-        if (gg_minimize(&kase, m->sig, &mo, &ms, err, sizeof err) == GG_OK) {
-            struct gg_verdict v = {.cls = m->cls};
-            snprintf(v.signature, sizeof v.signature, "%s", m->sig);
-            ok = gg_findings_record(c->artifacts, &kase, &v, c->st->seed, NULL, NULL, 0, err,
-                                    sizeof err) == GG_OK;
+        struct gg_min_stats *ms = &rep.ms;
+        if (gg_minimize(&kase, m->sig, &mo, ms, err, sizeof err) == GG_OK) {
+            const char *known = ms->stopped_at ? gg_buckets_of(&c->buckets, ms->signature) : NULL;
+            if (known) {
+                snprintf(rep.bucket, sizeof rep.bucket, "%s", known);
+                ok = 1;
+            } else if (ms->fixpoint) { /* a normal form, not a case cut short */
+                ok = gg_bucket_file(c->artifacts, &kase, ms->signature, c->st->seed, rep.bucket,
+                                    &rep.new_bucket, err, sizeof err) == GG_OK;
+            }
+            char text[GG_BUCKET_ID_HEX + 8];
+            snprintf(text, sizeof text, "id=%s", rep.bucket);
+            if (ok)
+                ok = gg_findings_tag(c->artifacts, m->path, "bucket", text, err,
+                                     sizeof err) == GG_OK;
+            if (ok && strcmp(ms->signature, m->sig) == 0) {
+                struct gg_verdict v = {.cls = m->cls};
+                snprintf(v.signature, sizeof v.signature, "%s", m->sig);
+                gg_findings_record(c->artifacts, &kase, &v, c->st->seed, NULL, NULL, 0, err,
+                                   sizeof err);
+            }
+            if (!ok)
+                rep.bucket[0] = '\0';
         }
         gg_case_free(&kase);
     }
     unlink(progress);
-    gg_wire_write(fd, &ms, sizeof ms);
+    gg_wire_write(fd, &rep, sizeof rep);
     _exit(ok ? 0 : 1);
+}
+
+/* The next signature to triage: one whose class family has no bucket of this campaign's yet
+   first (a new bug is more likely there), else the oldest; signatures filed meanwhile are
+   skipped. */
+static struct pending_min *next_min(struct campaign *c)
+{
+    struct pending_min *oldest = NULL;
+    for (size_t i = 0; i < c->n_mins; i++) {
+        struct pending_min *m = &c->mins[i];
+        if (m->done)
+            continue;
+        const char *id = gg_buckets_of(&c->buckets, m->sig);
+        if (id) {
+            m->done = 1;
+            meet_bucket(c, id);
+            continue;
+        }
+        int class_met = 0;
+        for (size_t b = 0; b < c->n_met && !class_met; b++) {
+            const struct gg_bucket *info = bucket_info(c, c->met[b]);
+            class_met = info && strcmp(gg_bucket_family(gg_class_from_name(info->cls)),
+                                       gg_bucket_family(m->cls)) == 0;
+        }
+        if (!class_met)
+            return m;
+        if (!oldest)
+            oldest = m;
+    }
+    return oldest;
 }
 
 static void start_min(struct campaign *c)
 {
-    if (c->min_pid || c->next_min >= c->n_mins)
+    struct pending_min *m = c->min_pid ? NULL : next_min(c);
+    if (!m)
         return;
     double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : DEFAULT_MINIMIZE_S;
     if (c->budget > 0)
         budget = fmin(budget, c->budget - elapsed(c));
     if (budget < MIN_MINIMIZE_S && c->budget > 0) {
         if (c->st->stop != GG_STOP_NONE) /* no time left for any of them */
-            c->next_min = c->n_mins;
+            for (size_t i = 0; i < c->n_mins; i++)
+                c->mins[i].done = 1;
         return;
     }
-    const struct pending_min *m = &c->mins[c->next_min++];
+    m->done = 1;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
         return;
@@ -742,41 +875,42 @@ static void start_min(struct campaign *c)
 /* After the minimiser ended (or was killed): store what a killed one had saved, and report. */
 static void finish_min(struct campaign *c, int wst, int killed)
 {
-    struct gg_min_stats ms;
-    memset(&ms, 0, sizeof ms);
-    int got = !killed && gg_wire_read(c->min_fd, &ms, sizeof ms, gg_wire_now() + 1) == 0;
+    struct min_report rep;
+    memset(&rep, 0, sizeof rep);
+    const struct gg_min_stats *ms = &rep.ms;
+    int got = !killed && gg_wire_read(c->min_fd, &rep, sizeof rep, gg_wire_now() + 1) == 0;
     close(c->min_fd);
     c->min_pid = 0;
     const struct pending_min *m = &c->min_cur;
-    char err[1024], progress[PATH_MAX_LEN];
+    char progress[PATH_MAX_LEN];
     progress_path(c, m, progress, sizeof progress);
-    struct gg_case kase;
-    if (killed && gg_case_load(progress, &kase, err, sizeof err) == GG_OK) {
-        struct gg_verdict v = {.cls = m->cls};
-        snprintf(v.signature, sizeof v.signature, "%s", m->sig);
-        gg_findings_record(c->artifacts, &kase, &v, c->st->seed, NULL, NULL, 0, err, sizeof err);
-        gg_case_free(&kase);
-    }
     unlink(progress);
-    int64_t groups = -1;
-    if (gg_case_load(m->path, &kase, err, sizeof err) == GG_OK) {
-        groups = case_groups(&kase);
-        gg_case_free(&kase);
-    }
     int ok = got && WIFEXITED(wst) && WEXITSTATUS(wst) == 0;
-    if (ok || killed)
+    if (ok)
         c->st->minimized++;
-    if (strcmp(m->path, c->st->first_path) == 0)
-        c->st->first_groups_min = groups;
     if (got)
         log_line(c, "#%lld MIN %s: groups %lld -> %lld, output elements %lld -> %lld, %d runs in "
-                 "%.1f s%s\n", (long long)c->st->execs, m->path, (long long)ms.groups_before,
-                 (long long)ms.groups_after, (long long)ms.elems_before,
-                 (long long)ms.elems_after, ms.attempts, ms.seconds,
+                 "%.1f s%s%s\n", (long long)c->st->execs, m->path,
+                 (long long)ms->groups_before, (long long)ms->groups_after,
+                 (long long)ms->elems_before, (long long)ms->elems_after, ms->attempts,
+                 ms->seconds, ms->stopped_at ? " (reached a filed signature)" : "",
                  ok ? "" : " (minimiser failed)");
     else
-        log_line(c, "#%lld MIN %s: %s, %lld groups kept\n", (long long)c->st->execs, m->path,
-                 killed ? "stopped" : "minimiser failed", (long long)groups);
+        log_line(c, "#%lld MIN %s: %s\n", (long long)c->st->execs, m->path,
+                 killed ? "stopped" : "minimiser failed");
+    if (!ok || !rep.bucket[0])
+        return;
+    rescan_buckets(c);
+    const struct gg_bucket *b = bucket_info(c, rep.bucket);
+    int first = meet_bucket(c, rep.bucket);
+    if (strcmp(m->path, c->st->first_path) == 0)
+        c->st->first_groups_min = b ? b->groups : -1;
+    char key[GG_BUCKET_ID_HEX + 16];
+    bucket_key(rep.bucket, key, sizeof key);
+    log_line(c, "#%lld BUCKET %s (%s) %s\n    <- %s\n    representative %s\n",
+             (long long)c->st->execs, rep.bucket,
+             !first ? "member" : gg_sigset_has(&c->known, key) ? "known" : "new",
+             b ? b->form : "?", m->sig, b ? b->path : "?");
 }
 
 /* Checks on the minimiser; kill ends it now. */
@@ -1167,6 +1301,30 @@ static void view_of(const struct campaign *c, struct gg_stats_view *v)
     v->command_line = c->cfg->command_line;
 }
 
+/* Signatures of this campaign that no bucket holds yet. */
+static int64_t count_untriaged(const struct campaign *c)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < c->n_sigs; i++)
+        n += gg_buckets_of(&c->buckets, c->sigs[i]) == NULL;
+    return n;
+}
+
+/* The buckets met, one line each with its members, sightings and how to replay it. */
+static void log_buckets(struct campaign *c)
+{
+    for (size_t i = 0; i < c->buckets.n; i++) {
+        const struct gg_bucket *b = &c->buckets.b[i];
+        int met = 0;
+        for (size_t j = 0; j < c->n_met && !met; j++)
+            met = strcmp(c->met[j], b->id) == 0;
+        if (met)
+            log_line(c, "INFO: bucket %s %s: %lld signatures, %lld sightings, %s .. %s\n"
+                     "    replay: ggfuzz --replay %s\n", b->id, b->form, b->members, b->count,
+                     b->first_seen, b->last_seen, b->path);
+    }
+}
+
 static void tick(struct campaign *c, int force)
 {
     double interval = c->cfg->stats_interval_s > 0 ? c->cfg->stats_interval_s : 1.0;
@@ -1175,6 +1333,7 @@ static void tick(struct campaign *c, int force)
         return;
     c->last_tick = now;
     c->st->seconds = now - c->t0;
+    c->st->untriaged = count_untriaged(c);
     struct gg_stats_view v;
     view_of(c, &v);
     char err[1024];
@@ -1390,6 +1549,8 @@ static void teardown(struct campaign *c)
         free(c->sigs[i]);
     free(c->sigs);
     free(c->mins);
+    free(c->met);
+    gg_buckets_free(&c->buckets);
     gg_sigset_free(&c->known);
     gg_gen_caps_free(c->caps);
 }
@@ -1431,6 +1592,7 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
              c.mutant[0] ? c.mutant : "none", strategies[cfg->strategy == GG_STRATEGY_UNIFORM],
              c.n_workers, c.timeout, c.budget, (long long)cfg->max_runs, c.artifacts);
     resume_mins(&c);
+    rescan_buckets(&c);
     load_stored(&c);
     for (int i = 0; i < c.n_workers && c.fatal == GG_OK; i++)
         if (spawn_worker(&c, &c.w[i]) != 0)
@@ -1441,12 +1603,17 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
     if (c.fatal != GG_OK)
         request_stop(&c, GG_STOP_ERROR);
     tick(&c, 1);
+    if (cfg->log)
+        log_buckets(&c);
     if (cfg->log) {
         struct gg_stats_view v;
         view_of(&c, &v);
         if (c.tty)
             gg_stats_clear_line(cfg->log);
         gg_stats_final(cfg->log, &v);
+        fprintf(cfg->log, "INFO: %lld buckets (%lld new%s), %lld signatures not yet in one\n",
+                (long long)st->buckets, (long long)st->new_buckets,
+                cfg->known_path ? ", not in the known file" : "", (long long)st->untriaged);
         fprintf(cfg->log, "INFO: %lld unique signatures (%lld new%s), %lld new to %s; "
                 "statistics in %s/fuzzer_stats\n", (long long)st->unique_sigs,
                 (long long)st->new_sigs, cfg->known_path ? ", not in the known file" : "",

@@ -19,15 +19,14 @@
 
 #include <xxhash.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/fuzz_int.h"
 
 #define LOCK_NAME ".lock"
-#define STAMP_MAX 32 /* "YYYY-MM-DDThh:mm:ssZ" and room for a longer stored stamp */
 
 /* The fields of an @finding line. Unknown fields of a stored line are dropped on rewrite. */
 struct finding {
     long long count;
-    char first_seen[STAMP_MAX], last_seen[STAMP_MAX];
+    char first_seen[GG_STAMP_MAX], last_seen[GG_STAMP_MAX];
     uint64_t seed;                   /* campaign seed of the run that produced the stored case */
     char kernel[GG_CASE_NAME_MAX];   /* kernel and mutant of that run ("" mutant: none) */
     char mutant[GG_CASE_NAME_MAX];
@@ -45,12 +44,12 @@ static int signature_ok(const char *s)
 }
 
 /* Now in UTC, ISO 8601 to the second. */
-static void utc_now(char stamp[STAMP_MAX])
+void gg_store_now(char stamp[GG_STAMP_MAX])
 {
     time_t t = time(NULL);
     struct tm tm;
-    if (gmtime_r(&t, &tm) == NULL || strftime(stamp, STAMP_MAX, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        snprintf(stamp, STAMP_MAX, "1970-01-01T00:00:00Z");
+    if (gmtime_r(&t, &tm) == NULL || strftime(stamp, GG_STAMP_MAX, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(stamp, GG_STAMP_MAX, "1970-01-01T00:00:00Z");
 }
 
 int gg_meta_field(const char *text, const char *key, char *out, size_t cap)
@@ -121,8 +120,7 @@ static void case_size(const struct gg_case *c, int64_t *groups, int64_t *elems)
     *elems = c->op == GG_OP_MOE_SORTED ? c->m * c->topk * c->n : gg_problem_out_elems(&p);
 }
 
-/* 1 when a is strictly smaller than b: fewer groups, then fewer output elements. */
-static int case_smaller(const struct gg_case *a, const struct gg_case *b)
+int gg_case_smaller(const struct gg_case *a, const struct gg_case *b)
 {
     int64_t ga, ea, gb, eb;
     case_size(a, &ga, &ea);
@@ -151,7 +149,7 @@ static void move_meta(struct gg_case *dst, struct gg_case *src)
  * is kept. flock(2) locks belong to the open file description: threads or processes that open
  * the lock file separately exclude each other; the lock is released if the holder dies.
  */
-static enum gg_status lock_dir(const char *dir, int *fd, char *err, size_t err_len)
+enum gg_status gg_store_lock(const char *dir, int *fd, char *err, size_t err_len)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         snprintf(err, err_len, "%s: cannot create the findings directory: %s", dir,
@@ -205,7 +203,7 @@ static enum gg_status update_known(const char *path, const struct gg_case *c, co
         snprintf(err, err_len, "%s: out of memory", path);
         return st;
     }
-    if ((st = gg_case_expand(&cand, err, err_len)) == GG_OK && case_smaller(&cand, rec)) {
+    if ((st = gg_case_expand(&cand, err, err_len)) == GG_OK && gg_case_smaller(&cand, rec)) {
         move_meta(&cand, rec);
         gg_case_free(rec);
         *rec = cand;
@@ -268,13 +266,13 @@ enum gg_status gg_findings_record(const char *dir, const struct gg_case *c,
         snprintf(path, path_len, "%s", file);
 
     int lock_fd;
-    enum gg_status st = lock_dir(dir, &lock_fd, err, err_len);
+    enum gg_status st = gg_store_lock(dir, &lock_fd, err, err_len);
     if (st != GG_OK) {
         free(file);
         return st;
     }
-    char now[STAMP_MAX];
-    utc_now(now);
+    char now[GG_STAMP_MAX];
+    gg_store_now(now);
     struct gg_case rec;
     gg_case_init(&rec);
     struct stat sb;
@@ -294,6 +292,25 @@ enum gg_status gg_findings_record(const char *dir, const struct gg_case *c,
     gg_case_free(&rec);
     close(lock_fd);
     free(file);
+    return st;
+}
+
+enum gg_status gg_findings_tag(const char *dir, const char *path, const char *key,
+                               const char *text, char *err, size_t err_len)
+{
+    int lock_fd;
+    enum gg_status st = gg_store_lock(dir, &lock_fd, err, err_len);
+    if (st != GG_OK)
+        return st;
+    struct gg_case rec;
+    if ((st = gg_case_load(path, &rec, err, err_len)) == GG_OK) {
+        if ((st = gg_case_set_meta(&rec, key, text)) != GG_OK)
+            snprintf(err, err_len, "%s: cannot set @%s (status %d)", path, key, (int)st);
+        else
+            st = gg_case_save(&rec, path, err, err_len);
+        gg_case_free(&rec);
+    }
+    close(lock_fd);
     return st;
 }
 
@@ -330,10 +347,38 @@ static int add_line(struct gg_sigset *s, size_t *cap, const char *line)
     return 0;
 }
 
+/* The known set of a findings store: its member signatures and "bucket-<id>" of its buckets. */
+static enum gg_status load_store(const char *dir, struct gg_sigset *s, char *err, size_t err_len)
+{
+    struct gg_bucket_list l;
+    enum gg_status st = gg_buckets_scan(dir, &l, err, err_len);
+    size_t cap = 0;
+    char line[GG_SIGNATURE_MAX + 16];
+    for (size_t i = 0; st == GG_OK && i < l.n_members + l.n; i++) {
+        if (i < l.n_members)
+            snprintf(line, sizeof line, "%s", l.m[i].sig);
+        else
+            snprintf(line, sizeof line, "bucket-%s", l.b[i - l.n_members].id);
+        if (add_line(s, &cap, line) != 0) {
+            snprintf(err, err_len, "%s: out of memory", dir);
+            st = GG_E_NOMEM;
+        }
+    }
+    gg_buckets_free(&l);
+    if (st != GG_OK)
+        gg_sigset_free(s);
+    else if (s->n > 1)
+        qsort(s->sigs, s->n, sizeof *s->sigs, cmp_str);
+    return st;
+}
+
 enum gg_status gg_sigset_load(const char *path, struct gg_sigset *s, char *err, size_t err_len)
 {
     s->sigs = NULL;
     s->n = 0;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return load_store(path, s, err, err_len);
     FILE *fp = fopen(path, "r");
     if (fp == NULL) {
         if (errno == ENOENT)

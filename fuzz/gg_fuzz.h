@@ -322,13 +322,87 @@ enum gg_status gg_findings_record(const char *dir, const struct gg_case *c,
                                   const struct gg_verdict *v, uint64_t campaign_seed, int *is_new,
                                   char *path, size_t path_len, char *err, size_t err_len);
 
+/* Sets metadata line @key text on the stored file path of store dir, under the store's lock. */
+enum gg_status gg_findings_tag(const char *dir, const char *path, const char *key,
+                               const char *text, char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Buckets (gg_buckets.c): one root cause above the signatures                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A bucket stands for one bug. Its rule: two findings share a bucket when their cases,
+ * minimised in bucket mode (gg_min_opts.bucket: class family kept, smallest sizes, simplest
+ * output dtype, placement and data), give the same signature up to its magnitude: the form
+ *   family/kernel/dtypes/op/shape classes/group pattern/region
+ * of the normal form, with snr and nan as one family, "value". Beside its one-file-per-signature
+ * findings, the store keeps
+ *   <dir>/buckets/<class>-<id>.case   the bucket's representative: its smallest normal-form
+ *                                     case, its own @expect, and
+ *     @bucket id=ID form=F first_seen=T seed=0x... kernel=K [mutant=M]
+ * with ID the 16 hex digits of XXH3-64 of the form, and each member finding carries
+ * @bucket id=ID. A bucket's count, first and last sighting are its members' (read back by
+ * gg_buckets_scan, so a sighting writes one file, the member's).
+ */
+#define GG_BUCKET_ID_HEX 16
+#define GG_BUCKETS_SUBDIR "buckets"
+
+/* The family a bucket keeps of a class: "value" for snr and nan (wrong values: whether a wrong
+   value is NaN depends on the data and on what a stray read finds), the class name otherwise. */
+const char *gg_bucket_family(enum gg_class c);
+/* The form of a signature: its class's family, then every field but the first and the last
+   (the magnitude). */
+void gg_bucket_form(const char *signature, char *form, size_t cap);
+/* The id of a form: 16 lower-case hex digits. */
+void gg_bucket_id(const char *form, char id[GG_BUCKET_ID_HEX + 1]);
+
+/* Files normal-form case rep, whose verdict gave signature rep_sig, as the representative of its
+   bucket in store dir: a new bucket writes its file (*is_new = 1), a known one keeps the smaller
+   case (with the first sighting of the older). id receives the bucket's id. */
+enum gg_status gg_bucket_file(const char *dir, const struct gg_case *rep, const char *rep_sig,
+                              uint64_t campaign_seed, char id[GG_BUCKET_ID_HEX + 1], int *is_new,
+                              char *err, size_t err_len);
+
+/* One bucket of a store, as gg_buckets_scan() reads it. */
+struct gg_bucket {
+    char id[GG_BUCKET_ID_HEX + 1];
+    char cls[32];                    /* the representative's class name */
+    char form[GG_SIGNATURE_MAX];
+    char rep_sig[GG_SIGNATURE_MAX];  /* the representative's own signature */
+    char *path;                      /* the representative's file (absolute when resolvable) */
+    int64_t groups, elems;           /* its size (groups, logical output elements) */
+    long long members, count;        /* member signatures and their summed sightings */
+    char first_seen[32], last_seen[32]; /* over the members ("" when none) */
+};
+/* A store's buckets, and its member findings: signature -> bucket id ("" for a finding not yet
+   filed in a bucket). */
+struct gg_bucket_list {
+    struct gg_bucket *b;
+    size_t n;
+    struct gg_bucket_member {
+        char *sig;
+        char id[GG_BUCKET_ID_HEX + 1];
+    } *m;
+    size_t n_members;
+    long long untriaged; /* member findings without a bucket */
+};
+/* Reads the buckets and members of store dir (a missing directory is an empty store). Buckets
+   come most severe class first, then most sightings. Free with gg_buckets_free(). */
+enum gg_status gg_buckets_scan(const char *dir, struct gg_bucket_list *l, char *err,
+                               size_t err_len);
+/* The bucket id of member signature sig, or NULL when it is not filed. */
+const char *gg_buckets_of(const struct gg_bucket_list *l, const char *sig);
+void gg_buckets_free(struct gg_bucket_list *l);
+
 /* A set of known signatures, one per line in a text file ('#' comments, blank lines ignored;
-   the first word of a line is the signature, the rest a free note). */
+   the first word of a line is the signature, the rest a free note); a known bucket is written
+   "bucket-<id>". A findings directory is read as the set of its signatures and buckets. */
 struct gg_sigset {
     char **sigs;
     size_t n;
 };
-/* Loads path; a missing file is an empty set. Free with gg_sigset_free(). */
+/* Loads path (a file or a findings directory); a missing file is an empty set. Free with
+   gg_sigset_free(). */
 enum gg_status gg_sigset_load(const char *path, struct gg_sigset *s, char *err, size_t err_len);
 int gg_sigset_has(const struct gg_sigset *s, const char *signature);
 void gg_sigset_free(struct gg_sigset *s);
@@ -412,6 +486,15 @@ struct gg_min_opts {
     struct gg_run_opts run;      /* kernel/mutant overrides, memory limit */
     const char *progress_path;   /* (optional) saved after each pass that shrank the case */
     const char *findings_dir;    /* (optional) a different fault met on the way is recorded here */
+    /* Bucket mode (the normal form of triage): a step counts when the verdict keeps the class's
+       family (gg_bucket_family), whatever the rest of the signature, and the passes try the
+       smallest sizes and the simplest output dtype and input placement first, so that every case
+       of one bug ends at one case. */
+    int bucket;
+    /* (optional, bucket mode) called with the signature of each case kept; non-zero stops the
+       minimisation there (a signature already filed in a bucket). */
+    int (*stop_at)(const char *signature, void *arg);
+    void *stop_arg;
 };
 
 struct gg_min_stats {
@@ -420,6 +503,10 @@ struct gg_min_stats {
     int64_t groups_before, groups_after;
     int64_t elems_before, elems_after; /* logical output elements */
     double seconds;
+    char signature[GG_SIGNATURE_MAX];  /* the final case's signature (bucket mode: it may differ
+                                          from the target's, within its class) */
+    int stopped_at;                    /* 1 when stop_at ended the minimisation */
+    int fixpoint;                      /* 1 when a whole round kept nothing (not cut short) */
 };
 
 /*
@@ -427,6 +514,9 @@ struct gg_min_stats {
  * gg_run_case_isolated): delete groups (ddmin), unify groups, shrink N and K together, shrink each
  * size in tile coordinates (q·tile + r, q first), canonicalise leading dimensions, strides and
  * offsets, simplify the data towards small integers. Stops at a fixpoint or the time limit.
+ * In bucket mode (o->bucket) the verdict need only keep signature's class, and each round starts
+ * with every size at its smallest (one row, one granule, one tile) and ends with the output dtype
+ * and the input placement at their simplest.
  */
 enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struct gg_min_opts *o,
                            struct gg_min_stats *st, char *err, size_t err_len);
@@ -467,6 +557,9 @@ struct gg_campaign_stats {
     int64_t new_sigs;           /* ... of which not in the known-signatures file */
     int64_t stored_sigs;        /* ... of which new to the artifacts directory */
     int64_t minimized;          /* signatures minimised */
+    int64_t buckets;            /* distinct buckets (bugs) met: signatures filed in them */
+    int64_t new_buckets;        /* ... of which not in the known file */
+    int64_t untriaged;          /* distinct signatures met that are in no bucket yet */
     enum gg_class worst_new;    /* most severe class among the new signatures (PASS: none) */
     int64_t worker_restarts, timeouts, refused, errors;
     int64_t worker_kills;       /* workers killed from outside (SIGKILL the supervisor did not

@@ -5,7 +5,9 @@
  * nothing or the time is up: delete groups (ddmin), unify group sizes, shrink N and K together,
  * shrink every size in tile coordinates (x = q·tile + r, q first so tail bugs survive), make the
  * layout packed and drop options, and simplify the data towards small integers. Every tested
- * candidate is remembered by case id, so nothing runs twice.
+ * candidate is remembered by case id, so nothing runs twice. Bucket mode keeps the class instead
+ * of the signature, and adds a first pass to the smallest sizes and a last one to the simplest
+ * output dtype and placement: the normal form that triage files buckets by.
  */
 #include <math.h>
 #include <stddef.h>
@@ -32,6 +34,8 @@ struct cache {
 
 struct ctx {
     const char *signature;
+    enum gg_class cls;       /* bucket mode: the class whose family to keep */
+    char cand_sig[GG_SIGNATURE_MAX]; /* signature of the candidate tested last */
     const struct gg_min_opts *o;
     struct gg_min_stats *st;
     int repeats;
@@ -53,7 +57,7 @@ static double now_s(void)
 
 static int stopped(const struct ctx *x)
 {
-    return x->fatal != GG_OK || now_s() >= x->deadline;
+    return x->fatal != GG_OK || x->st->stopped_at || now_s() >= x->deadline;
 }
 
 static int has_items(enum gg_op op)
@@ -162,7 +166,12 @@ static int reproduces(struct ctx *x, const struct gg_case *c)
         char msg[1024];
         x->st->attempts++;
         enum gg_status st = gg_run_case_isolated(c, &x->o->run, x->timeout_s, &r, msg, sizeof msg);
-        int same = st == GG_OK && strcmp(r.verdict.signature, x->signature) == 0;
+        int same = st == GG_OK && r.verdict.cls != GG_CLASS_PASS &&
+                   (x->o->bucket ? strcmp(gg_bucket_family(r.verdict.cls),
+                                          gg_bucket_family(x->cls)) == 0
+                                 : strcmp(r.verdict.signature, x->signature) == 0);
+        if (same)
+            snprintf(x->cand_sig, sizeof x->cand_sig, "%s", r.verdict.signature);
         if (st == GG_OK && !same && r.verdict.cls != GG_CLASS_PASS)
             record_other(x, c, &r);
         gg_run_result_free(&r);
@@ -183,7 +192,8 @@ static int interesting(struct ctx *x, struct gg_case *c)
     int keep;
     if (strcmp(id, x->cur_id) == 0)
         return 0;
-    if (cache_find(&x->cache, id, &keep)) {
+    /* In bucket mode a kept case is run again: its signature is part of the answer. */
+    if (cache_find(&x->cache, id, &keep) && !(x->o->bucket && keep)) {
         x->st->cache_hits++;
         return keep;
     }
@@ -220,6 +230,9 @@ static int try_keep(struct ctx *x, struct gg_case *cur, struct gg_case *cand)
     *cur = *cand;
     gg_case_id(cur, x->cur_id);
     x->st->kept++;
+    snprintf(x->st->signature, sizeof x->st->signature, "%s", x->cand_sig);
+    if (x->o->bucket && x->o->stop_at && x->o->stop_at(x->cand_sig, x->o->stop_arg))
+        x->st->stopped_at = 1;
     return 1;
 }
 
@@ -369,6 +382,33 @@ static int shrink_size(struct ctx *x, struct gg_case *cur, struct size_ref s)
 }
 
 /* ---- passes -------------------------------------------------------------------------------- */
+
+/*
+ * Pass 0 (bucket mode), the smallest sizes at once: each group of more than one row to one row,
+ * then M (batched, dense), N and K each to one granule, else to one tile. A bug that shows at
+ * those sizes ends there whichever case found it; the later passes, which keep a tail's width,
+ * find the smallest size of a bug that needs more.
+ */
+static int pass_smallest(struct ctx *x, struct gg_case *cur)
+{
+    int kept = 0;
+    for (int64_t g = 0; has_items(cur->op) && g < cur->groups && !stopped(x); g++)
+        if (size_get(cur, (struct size_ref){SIZE_GROUP, g}) > 1)
+            kept += try_size(x, cur, (struct size_ref){SIZE_GROUP, g}, 1);
+    static const enum size_kind dims[] = {SIZE_M, SIZE_N, SIZE_K};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0] && !stopped(x); i++) {
+        struct size_ref s = {dims[i], 0};
+        if (s.kind == SIZE_M && cur->op != GG_OP_BATCHED && cur->op != GG_OP_DENSE)
+            continue;
+        int64_t unit, tile, v = size_get(cur, s);
+        size_units(x, cur, s, &unit, &tile);
+        if (v > unit && try_size(x, cur, s, unit))
+            kept++;
+        else if (tile > 1 && v > tile * unit && try_size(x, cur, s, tile * unit))
+            kept++;
+    }
+    return kept;
+}
 
 /* Removes groups [lo, hi) of a case with one item per group. */
 static void delete_groups(struct gg_case *c, int64_t lo, int64_t hi)
@@ -621,6 +661,35 @@ static int pass_data(struct ctx *x, struct gg_case *cur)
     return kept;
 }
 
+/* Output dtypes in order of simplicity: an fp32 output carries no rounding of its own. */
+static const enum gg_dtype SIMPLE_OUTPUTS[] = {GG_DTYPE_F32, GG_DTYPE_BF16, GG_DTYPE_F16};
+#define N_SIMPLE_OUTPUTS (int)(sizeof SIMPLE_OUTPUTS / sizeof SIMPLE_OUTPUTS[0])
+
+/* Pass 7 (bucket mode), the simplest output dtype and input placement: C's dtype moves down
+   SIMPLE_OUTPUTS (a dtype the kernel does not take is refused, not kept), the inputs back into
+   their canary bands. */
+static int pass_simplest(struct ctx *x, struct gg_case *cur)
+{
+    int kept = 0, rank = N_SIMPLE_OUTPUTS;
+    for (int i = 0; i < N_SIMPLE_OUTPUTS; i++)
+        if (cur->c_dtype == SIMPLE_OUTPUTS[i])
+            rank = i;
+    struct gg_case cand;
+    for (int i = 0; i < rank && !stopped(x); i++)
+        if (clone(x, cur, &cand)) {
+            cand.c_dtype = SIMPLE_OUTPUTS[i];
+            if (try_keep(x, cur, &cand)) {
+                kept++;
+                break;
+            }
+        }
+    if (cur->guard != GG_GUARD_BAND && !stopped(x) && clone(x, cur, &cand)) {
+        cand.guard = GG_GUARD_BAND;
+        kept += try_keep(x, cur, &cand);
+    }
+    return kept;
+}
+
 /* ---- driver -------------------------------------------------------------------------------- */
 
 /* Groups and logical output elements of an expanded case (moe_sorted: m·topk rows of n, which
@@ -637,6 +706,8 @@ static void measure(const struct gg_case *c, int64_t *groups, int64_t *elems)
 typedef int (*pass_fn)(struct ctx *x, struct gg_case *cur);
 static const pass_fn PASSES[] = {pass_delete, pass_unify, pass_nk, pass_tiles, pass_canon,
                                  pass_data};
+static const pass_fn BUCKET_PASSES[] = {pass_smallest, pass_delete, pass_unify,  pass_nk,
+                                        pass_tiles,    pass_canon,  pass_data,   pass_simplest};
 
 enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struct gg_min_opts *o,
                            struct gg_min_stats *st, char *err, size_t err_len)
@@ -654,7 +725,15 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
         .err_len = err_len,
     };
     x.deadline = x.t0 + (o->max_total_time_s > 0 ? o->max_total_time_s : DEFAULT_TIME_S);
+    snprintf(st->signature, sizeof st->signature, "%s", signature);
+    char cls[32];
+    snprintf(cls, sizeof cls, "%.*s", (int)strcspn(signature, "/"), signature);
+    x.cls = gg_class_from_name(cls);
     enum gg_status s;
+    if (o->bucket && (x.cls == GG_CLASS_COUNT || x.cls == GG_CLASS_PASS)) {
+        snprintf(err, err_len, "minimize: signature '%s' names no fault class", signature);
+        return GG_E_INVAL;
+    }
     if ((s = gg_case_check(c, err, err_len)) != GG_OK ||
         (s = explode_items(c, err, err_len)) != GG_OK ||
         (s = gg_case_expand(c, err, err_len)) != GG_OK)
@@ -669,10 +748,13 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
         snprintf(err, err_len, "minimize: out of memory");
         return s;
     }
+    const pass_fn *passes = o->bucket ? BUCKET_PASSES : PASSES;
+    size_t n_passes = o->bucket ? sizeof BUCKET_PASSES / sizeof BUCKET_PASSES[0]
+                                : sizeof PASSES / sizeof PASSES[0];
     while (!stopped(&x)) {
         int kept = 0;
-        for (size_t i = 0; i < sizeof PASSES / sizeof PASSES[0] && !stopped(&x); i++) {
-            int by_pass = PASSES[i](&x, c);
+        for (size_t i = 0; i < n_passes && !stopped(&x); i++) {
+            int by_pass = passes[i](&x, c);
             kept += by_pass;
             /* Saved after every pass that shrank the case: a killed minimiser loses one pass. */
             if (by_pass > 0 && o->progress_path != NULL && x.fatal == GG_OK &&
@@ -680,8 +762,10 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
                 x.fatal = s;
         }
         st->rounds++;
-        if (kept == 0)
+        if (kept == 0) {
+            st->fixpoint = !stopped(&x);
             break;
+        }
     }
     measure(c, &st->groups_after, &st->elems_after);
     st->seconds = now_s() - x.t0;

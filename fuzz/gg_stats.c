@@ -78,6 +78,9 @@ static void write_body(FILE *f, const struct gg_stats_view *v)
     fprintf(f, "faults_new        : %lld\n", (long long)s->new_sigs);
     fprintf(f, "faults_stored_new : %lld\n", (long long)s->stored_sigs);
     fprintf(f, "minimized         : %lld\n", (long long)s->minimized);
+    fprintf(f, "buckets           : %lld\n", (long long)s->buckets);
+    fprintf(f, "buckets_new       : %lld\n", (long long)s->new_buckets);
+    fprintf(f, "untriaged         : %lld\n", (long long)s->untriaged);
     fprintf(f, "last_fault_s      : %.1f\n", s->last_fault_s);
     fprintf(f, "worker_restarts   : %lld\n", (long long)s->worker_restarts);
     fprintf(f, "worker_kills      : %lld\n", (long long)s->worker_kills);
@@ -137,12 +140,13 @@ enum gg_status gg_stats_plot(const char *dir, const struct gg_stats_view *v, cha
     if (fresh)
         fputs("# relative_time, execs_done, execs_per_sec, corpus_count, features_total, "
               "faults_total, faults_unique, faults_new, worker_restarts, timeouts, "
-              "min_snr_margin_db, max_offset_bits\n", f);
-    fprintf(f, "%.1f, %lld, %.1f, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %.2f, %d\n",
+              "min_snr_margin_db, max_offset_bits, buckets, buckets_new\n", f);
+    fprintf(f, "%.1f, %lld, %.1f, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %.2f, %d, %lld, %lld\n",
             v->elapsed_s, (long long)s->execs, rate(v), (long long)s->corpus_count,
             (long long)s->features, (long long)s->faults_total, (long long)s->unique_sigs,
             (long long)s->new_sigs, (long long)s->worker_restarts, (long long)s->timeouts,
-            s->min_snr_margin_db, s->max_offset_bits);
+            s->min_snr_margin_db, s->max_offset_bits, (long long)s->buckets,
+            (long long)s->new_buckets);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) {
         snprintf(err, err_len, "%s: %s", path, strerror(errno));
@@ -164,9 +168,11 @@ void gg_stats_status_line(FILE *f, const struct gg_stats_view *v)
     if (v->budget_s > 0)
         snprintf(left, sizeof left, " left %.0fs", fmax(0, v->budget_s - v->elapsed_s));
     fprintf(f, "\r#%lld exec/s %.0f corp %lld ft %lld faults %lld%s%s%s sigs %lld new %lld "
-            "%.0fs%s\033[K", (long long)s->execs, rate(v), (long long)s->corpus_count,
-            (long long)s->features, (long long)s->faults_total, used ? " (" : "", classes + (used > 0),
-            used ? ")" : "", (long long)s->unique_sigs, (long long)s->new_sigs, v->elapsed_s, left);
+            "bugs %lld new %lld %.0fs%s\033[K", (long long)s->execs, rate(v),
+            (long long)s->corpus_count, (long long)s->features, (long long)s->faults_total,
+            used ? " (" : "", classes + (used > 0), used ? ")" : "", (long long)s->unique_sigs,
+            (long long)s->new_sigs, (long long)s->buckets, (long long)s->new_buckets,
+            v->elapsed_s, left);
     fflush(f);
 }
 
@@ -184,6 +190,9 @@ void gg_stats_final(FILE *f, const struct gg_stats_view *v)
     fprintf(f, "stat::slowest_unit_time_sec:    %.3f\n", s->slowest_s);
     fprintf(f, "stat::unique_faults:            %lld\n", (long long)s->unique_sigs);
     fprintf(f, "stat::new_faults:               %lld\n", (long long)s->new_sigs);
+    fprintf(f, "stat::buckets:                  %lld\n", (long long)s->buckets);
+    fprintf(f, "stat::new_buckets:              %lld\n", (long long)s->new_buckets);
+    fprintf(f, "stat::untriaged:                %lld\n", (long long)s->untriaged);
     fprintf(f, "stat::worker_restarts:          %lld\n", (long long)s->worker_restarts);
     fprintf(f, "stat::timeouts:                 %lld\n", (long long)s->timeouts);
     fprintf(f, "stat::worker_kills:             %lld\n", (long long)s->worker_kills);

@@ -417,8 +417,9 @@ static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
         {"kernel", "kernel"}, {"mutant", "mutant"}, {"start_time", "started"},
         {"run_time", "run time (s)"}, {"execs_done", "executions"},
         {"execs_per_sec", "executions / s"}, {"corpus_count", "corpus"},
-        {"faults_total", "faults"}, {"faults_unique", "unique signatures"},
-        {"faults_new", "new signatures"}, {"worker_restarts", "worker restarts"},
+        {"faults_total", "faults"}, {"buckets", "bugs (buckets)"}, {"buckets_new", "new bugs"},
+        {"faults_unique", "unique signatures"}, {"faults_new", "new signatures"},
+        {"untriaged", "signatures in no bucket yet"}, {"worker_restarts", "worker restarts"},
         {"timeouts", "timeouts"}, {"stop_reason", "stopped by"}, {"seed", "seed"},
         {"command_line", "command"}};
     if (c->n_stats == 0) {
@@ -488,7 +489,7 @@ static void finding_block(FILE *f, const struct gg_rfinding *fi, size_t ci, size
         fputs("</p>\n", f);
     }
     char cmd[4400];
-    gg_report_replay_cmd(fi, cmd, sizeof cmd);
+    gg_report_replay_cmd(fi->replay, cmd, sizeof cmd);
     fputs("<p>Replay:</p><pre><code>", f);
     esc(f, cmd);
     fputs("</code></pre>\n<details open><summary>minimised case <code>", f);
@@ -496,6 +497,43 @@ static void finding_block(FILE *f, const struct gg_rfinding *fi, size_t ci, size
     fputs("</code></summary><pre class=\"case\">", f);
     esc(f, fi->text);
     fputs("</pre></details></div>\n", f);
+}
+
+/* The store's bugs: one row per bucket, with the command that replays its representative. */
+static void buckets_table(FILE *f, const struct gg_rcampaign *c)
+{
+    const struct gg_bucket_list *l = &c->buckets;
+    if (c->findings_dir == NULL)
+        return;
+    fprintf(f, "<h3>Bugs (%zu bucket%s)</h3>\n", l->n, l->n == 1 ? "" : "s");
+    fputs("<p class=\"small\">A bucket holds the signatures whose cases minimise to one normal "
+          "form: one root cause.", f);
+    if (l->untriaged > 0)
+        fprintf(f, " %lld stored signature%s in no bucket yet.", l->untriaged,
+                l->untriaged == 1 ? " is" : "s are");
+    fputs("</p>\n", f);
+    if (l->n == 0)
+        return;
+    fputs("<div class=\"scroll\"><table><thead><tr><th>#</th><th>bucket</th><th>form</th>"
+          "<th>signatures</th><th>sightings</th><th>first seen</th><th>last seen</th>"
+          "<th>replay</th></tr></thead><tbody>\n", f);
+    for (size_t k = 0; k < l->n; k++) {
+        const struct gg_bucket *b = &l->b[k];
+        char cmd[4400];
+        gg_report_replay_cmd(b->path, cmd, sizeof cmd);
+        fprintf(f, "<tr><td class=\"num\">%zu</td><td><code>%s</code></td><td><code>", k + 1,
+                b->id);
+        esc(f, b->form);
+        fprintf(f, "</code></td><td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
+                "<td class=\"when\">", b->members, b->count);
+        esc(f, b->first_seen);
+        fputs("</td><td class=\"when\">", f);
+        esc(f, b->last_seen);
+        fputs("</td><td><code>", f);
+        esc(f, cmd);
+        fputs("</code></td></tr>\n", f);
+    }
+    fputs("</tbody></table></div>\n", f);
 }
 
 static void campaign_section(FILE *f, const struct gg_report_doc *d, const char *out_dir,
@@ -510,6 +548,7 @@ static void campaign_section(FILE *f, const struct gg_report_doc *d, const char 
     if (c->n_ticks == 0)
         fputs("<p>No plot_data rows in this directory.</p>\n", f);
     plot_img(f, out_dir, d->campaign_png[ci], "executions and findings over time");
+    buckets_table(f, c);
     fprintf(f, "<h3>Unique signatures (%zu)</h3>\n", c->n_findings);
     if (c->findings_dir == NULL) {
         fputs("<p>No findings store was found.</p>\n", f);

@@ -870,6 +870,8 @@ enum gg_status gg_report_campaign_load(const char *dir, struct gg_rcampaign *c, 
     }
     if (st == GG_OK && c->findings_dir != NULL)
         st = read_findings(c, err, err_len);
+    if (st == GG_OK && c->findings_dir != NULL)
+        st = gg_buckets_scan(c->findings_dir, &c->buckets, err, err_len);
     free(stats);
     free(plot);
     free(stats_dir);
@@ -884,6 +886,7 @@ void gg_report_campaign_free(struct gg_rcampaign *c)
     }
     for (size_t i = 0; i < c->n_findings; i++)
         finding_free(&c->findings[i]);
+    gg_buckets_free(&c->buckets);
     free(c->stats);
     free(c->ticks);
     free(c->findings);
@@ -955,18 +958,18 @@ double gg_report_median_passing(const struct gg_rcase *c)
     return med;
 }
 
-void gg_report_replay_cmd(const struct gg_rfinding *f, char *buf, size_t len)
+void gg_report_replay_cmd(const char *path, char *buf, size_t len)
 {
     int plain = 1;
-    for (const char *p = f->replay; *p && plain; p++)
+    for (const char *p = path; *p && plain; p++)
         plain = isalnum((unsigned char)*p) || strchr("/._-+=:,@%", *p) != NULL;
     if (plain) {
-        snprintf(buf, len, "ggfuzz --replay %s", f->replay);
+        snprintf(buf, len, "ggfuzz --replay %s", path);
         return;
     }
     /* Single quotes, each embedded quote written as '\''. */
     size_t at = (size_t)snprintf(buf, len, "ggfuzz --replay '");
-    for (const char *p = f->replay; *p && at + 5 < len; p++)
+    for (const char *p = path; *p && at + 5 < len; p++)
         at += (size_t)snprintf(buf + at, len - at, *p == '\'' ? "'\\''" : "%c", *p);
     if (at + 1 < len)
         snprintf(buf + at, len - at, "'");

@@ -218,6 +218,39 @@ static void worst_part(FILE *f, const struct gg_report_doc *d)
     }
 }
 
+/* The store's bugs: one entry per bucket, with its form, members, sightings and the command
+   that replays its representative. */
+static void buckets_part(FILE *f, const struct gg_rcampaign *c)
+{
+    const struct gg_bucket_list *l = &c->buckets;
+    if (c->findings_dir == NULL)
+        return;
+    fprintf(f, "### Bugs (%zu bucket%s)\n\n", l->n, l->n == 1 ? "" : "s");
+    if (l->untriaged > 0)
+        fprintf(f, "%lld stored signature%s in no bucket yet.\n\n", l->untriaged,
+                l->untriaged == 1 ? " is" : "s are");
+    for (size_t k = 0; k < l->n; k++) {
+        const struct gg_bucket *b = &l->b[k];
+        fprintf(f, "#### Bug %zu: bucket %s\n\n", k + 1, b->id);
+        code(f, b->form, 0);
+        fprintf(f, "\n\n%lld signature%s, seen %lld time%s", b->members,
+                b->members == 1 ? "" : "s", b->count, b->count == 1 ? "" : "s");
+        if (b->first_seen[0]) {
+            fputs(", first ", f);
+            md(f, b->first_seen);
+            fputs(", last ", f);
+            md(f, b->last_seen);
+        }
+        fprintf(f, ". Representative (%lld group%s, %lld outputs): ", (long long)b->groups,
+                b->groups == 1 ? "" : "s", (long long)b->elems);
+        code(f, b->path, 0);
+        char cmd[4400];
+        gg_report_replay_cmd(b->path, cmd, sizeof cmd);
+        fputs("\n\n", f);
+        fence(f, "sh", cmd);
+    }
+}
+
 static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
 {
     const struct gg_rcampaign *c = &d->campaigns[ci];
@@ -227,8 +260,10 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
     static const char *const keys[][2] = {
         {"kernel", "kernel"}, {"mutant", "mutant"}, {"run_time", "run time (s)"},
         {"execs_done", "executions"}, {"execs_per_sec", "executions / s"},
-        {"faults_total", "faults"}, {"faults_unique", "unique signatures"},
-        {"stop_reason", "stopped by"}, {"seed", "seed"}};
+        {"faults_total", "faults"}, {"buckets", "bugs (buckets)"},
+        {"buckets_new", "new bugs"}, {"faults_unique", "unique signatures"},
+        {"untriaged", "signatures in no bucket yet"}, {"stop_reason", "stopped by"},
+        {"seed", "seed"}};
     int any = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = gg_report_stat(c, keys[i][0]);
@@ -243,6 +278,7 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
     fputs(any ? "\n" : "No fuzzer_stats in this directory.\n\n", f);
     if (d->campaign_png[ci][0])
         fprintf(f, "![executions and findings over time](%s)\n\n", d->campaign_png[ci]);
+    buckets_part(f, c);
     fprintf(f, "### Unique signatures (%zu)\n\n", c->n_findings);
     if (c->findings_dir == NULL)
         fputs("No findings store was found.\n\n", f);
@@ -268,7 +304,7 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
             md(f, fi->parse_error);
         }
         char cmd[4400];
-        gg_report_replay_cmd(fi, cmd, sizeof cmd);
+        gg_report_replay_cmd(fi->replay, cmd, sizeof cmd);
         fputs("\n\nReplay:\n\n", f);
         fence(f, "sh", cmd);
         fputs("Minimised case ", f);

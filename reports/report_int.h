@@ -106,6 +106,7 @@ struct gg_rcampaign {
     size_t n_ticks;
     struct gg_rfinding *findings; /* most severe class first, then the most frequent */
     size_t n_findings;
+    struct gg_bucket_list buckets; /* the store's bugs (gg_buckets_scan) */
 };
 
 /*
@@ -179,7 +180,7 @@ void gg_report_groups_by_snr(const struct gg_rcase *c, size_t *idx);
 double gg_report_median_passing(const struct gg_rcase *c);
 /* 1 when group gr is below the case's threshold. */
 int gg_report_group_bad(const struct gg_rcase *c, const struct gg_rgroup *gr);
-/* The replay command line for a finding, path quoted for a POSIX shell. */
-void gg_report_replay_cmd(const struct gg_rfinding *f, char *buf, size_t len);
+/* The replay command line for a case file, path quoted for a POSIX shell. */
+void gg_report_replay_cmd(const char *path, char *buf, size_t len);
 
 #endif /* GG_REPORT_INT_H */

@@ -404,8 +404,106 @@ Test(findings, a_missing_sigset_file_is_an_empty_set)
     cr_expect_eq(s.n, 0);
     cr_expect_not(gg_sigset_has(&s, SIG_A));
     gg_sigset_free(&s);
-    /* A path that exists but cannot be read as a file is an error, not an empty set. */
-    cr_expect_neq(gg_sigset_load(dir, &s, err, sizeof err), GG_OK);
+    /* A directory is read as a findings store: this one holds none. */
+    cr_expect_eq(gg_sigset_load(dir, &s, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq(s.n, 0);
     gg_sigset_free(&s);
     remove_dir(dir);
+}
+
+/* ---- buckets ------------------------------------------------------------------------------- */
+
+/* Removes dir/buckets (its plain files), then dir. */
+static void remove_store(char *dir)
+{
+    char sub[1024];
+    snprintf(sub, sizeof sub, "%s/%s", dir, GG_BUCKETS_SUBDIR);
+    remove_dir(strdup(sub));
+    remove_dir(dir);
+}
+
+Test(findings, a_bucket_form_drops_the_magnitude_and_joins_snr_and_nan)
+{
+    char form_a[GG_SIGNATURE_MAX], form_b[GG_SIGNATURE_MAX], id_a[GG_BUCKET_ID_HEX + 1],
+        id_b[GG_BUCKET_ID_HEX + 1];
+    gg_bucket_form(SIG_A, form_a, sizeof form_a);
+    cr_expect_str_eq(form_a, "value/grouped_bf16_cpu_serial/bf16-bf16-bf16/grouped_fwd/small/"
+                             "g:after-empty/all");
+    gg_bucket_form("nan/grouped_bf16_cpu_serial/bf16-bf16-bf16/grouped_fwd/small/g:after-empty/"
+                   "all/nan-inf", form_b, sizeof form_b);
+    cr_expect_str_eq(form_a, form_b);
+    gg_bucket_form("crash/k/bf16-bf16-f32/grouped_fwd/small/g:all/a_past_end/structural", form_b,
+                   sizeof form_b);
+    cr_expect_str_eq(form_b, "crash/k/bf16-bf16-f32/grouped_fwd/small/g:all/a_past_end");
+    gg_bucket_id(form_a, id_a);
+    gg_bucket_id(form_b, id_b);
+    cr_expect_eq(strlen(id_a), GG_BUCKET_ID_HEX);
+    cr_expect_str_neq(id_a, id_b);
+}
+
+/* A store's buckets: the representative filed once (a smaller one replaces it, keeping the first
+   sighting), members tagged with @bucket, counts and sightings summed from the members, members
+   not yet filed counted as untriaged, and the store read as a known set. */
+Test(findings, buckets_are_read_back_from_their_members)
+{
+    char *dir = temp_dir(), a[1024], b[1024], c_path[1024], err[512], id[GG_BUCKET_ID_HEX + 1],
+         again[GG_BUCKET_ID_HEX + 1];
+    struct gg_case big, small, other;
+    make_case(&big, "3 0 5", 3, 64);
+    make_case(&small, "0 1", 2, 8);
+    make_case(&other, "4", 1, 16);
+    struct gg_verdict va = verdict(GG_CLASS_SNR, SIG_A), vb = verdict(GG_CLASS_NAN, SIG_B);
+    struct gg_verdict vc = verdict(GG_CLASS_CRASH, "crash/grouped_bf16_cpu_serial/bf16-bf16-bf16/"
+                                                   "grouped_fwd/small/g:all/all/structural");
+    record(dir, &big, &va, 1, a, sizeof a);
+    record(dir, &big, &va, 0, a, sizeof a);
+    record(dir, &other, &vb, 1, b, sizeof b);
+    record(dir, &other, &vc, 1, c_path, sizeof c_path);
+    int is_new = -1;
+    cr_assert_eq(gg_bucket_file(dir, &big, SIG_A, 7, id, &is_new, err, sizeof err), GG_OK, "%s",
+                 err);
+    cr_expect_eq(is_new, 1);
+    cr_assert_eq(gg_bucket_file(dir, &small, SIG_A, 7, again, &is_new, err, sizeof err), GG_OK);
+    cr_expect_eq(is_new, 0);
+    cr_expect_str_eq(again, id);
+    char text[64];
+    snprintf(text, sizeof text, "id=%s", id);
+    cr_assert_eq(gg_findings_tag(dir, a, "bucket", text, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_findings_tag(dir, b, "bucket", text, err, sizeof err), GG_OK, "%s", err);
+    /* A later sighting keeps the tag. */
+    record(dir, &small, &va, 0, a, sizeof a);
+
+    struct gg_bucket_list l;
+    cr_assert_eq(gg_buckets_scan(dir, &l, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(l.n, 1);
+    cr_expect_str_eq(l.b[0].id, id);
+    cr_expect_str_eq(l.b[0].cls, "snr");
+    cr_expect_eq(l.b[0].members, 2);
+    cr_expect_eq(l.b[0].count, 4, "3 sightings of A, 1 of B");
+    cr_expect_eq(l.b[0].groups, 2, "the smaller representative replaced the first");
+    cr_expect_neq(l.b[0].first_seen[0], '\0');
+    cr_expect_eq(l.n_members, 3);
+    cr_expect_eq(l.untriaged, 1);
+    cr_expect_str_eq(gg_buckets_of(&l, SIG_B), id);
+    cr_expect_null(gg_buckets_of(&l, vc.signature));
+    /* The representative replays: its @expect is its own signature. */
+    struct gg_case rep;
+    cr_assert_eq(gg_case_load(l.b[0].path, &rep, err, sizeof err), GG_OK, "%s", err);
+    cr_expect(strstr(gg_case_meta(&rep, "expect"), SIG_A) != NULL);
+    cr_expect(strstr(gg_case_meta(&rep, "bucket"), id) != NULL);
+    gg_case_free(&rep);
+    gg_buckets_free(&l);
+
+    struct gg_sigset known;
+    char key[GG_BUCKET_ID_HEX + 8];
+    snprintf(key, sizeof key, "bucket-%s", id);
+    cr_assert_eq(gg_sigset_load(dir, &known, err, sizeof err), GG_OK, "%s", err);
+    cr_expect(gg_sigset_has(&known, SIG_A));
+    cr_expect(gg_sigset_has(&known, vc.signature));
+    cr_expect(gg_sigset_has(&known, key));
+    gg_sigset_free(&known);
+    gg_case_free(&big);
+    gg_case_free(&small);
+    gg_case_free(&other);
+    remove_store(dir);
 }

@@ -292,3 +292,99 @@ Test(minimize, a_minimal_case_stays_as_it_is)
     minimised_free(&first);
     minimised_free(&again);
 }
+
+/* ---- bucket mode: the normal form ---------------------------------------------------------- */
+
+/* Minimises text in bucket mode; returns the bucket id of its normal form in id and the final
+   case in out (owned by the caller). */
+static void bucket_form_of(const char *text, char id[GG_BUCKET_ID_HEX + 1], struct gg_case *out,
+                           struct gg_min_stats *st)
+{
+    char err[512], form[GG_SIGNATURE_MAX];
+    cr_assert_eq(gg_case_parse(text, strlen(text), "bucket.case", out, err, sizeof err), GG_OK,
+                 "%s", err);
+    struct gg_verdict v = verdict_of(out, NULL);
+    cr_assert_neq(v.cls, GG_CLASS_PASS, "the starting case must fail");
+    struct gg_min_opts o = {.max_total_time_s = 60, .timeout_s = 60, .bucket = 1};
+    cr_assert_eq(gg_minimize(out, v.signature, &o, st, err, sizeof err), GG_OK, "%s", err);
+    cr_expect(st->fixpoint, "the normal form is a fixpoint");
+    gg_bucket_form(st->signature, form, sizeof form);
+    gg_bucket_id(form, id);
+    /* The signature reported is the final case's. */
+    struct gg_verdict after = verdict_of(out, NULL);
+    cr_expect_str_eq(after.signature, st->signature);
+}
+
+/* Three cases of one bug that differ in every circumstance the signature splits on (output
+   dtype, tail or aligned rows, group pattern, sizes, data) end at one normal form; a case of
+   another bug of the same kernel and op ends at another. */
+Test(minimize, bucket_mode_brings_one_bug_to_one_normal_form)
+{
+    static const char *const same_bug[] = {
+        "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_serial\nmutant zero_len_ptr_skip\n"
+        "dtypes a=bf16 b=bf16 c=bf16\ngroups 5\ngroup_lens 40 0 70 3 65\nn 96\nk 160\nseed 7\n",
+        "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_serial\nmutant zero_len_ptr_skip\n"
+        "dtypes a=bf16 b=bf16 c=f32\ngroups 4\ngroup_lens 64 128 0 64\nn 128\nk 64\n"
+        "data a=uniform(-2,2) b=normal(0,1)\nseed 99\n",
+        "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_serial\nmutant zero_len_ptr_skip\n"
+        "dtypes a=bf16 b=bf16 c=f32\ngroups 3\ngroup_lens 0 0 17\nn 200\nk 3\nguard inputs=end\n"
+        "seed 5\n",
+    };
+    char first[GG_BUCKET_ID_HEX + 1] = "", id[GG_BUCKET_ID_HEX + 1];
+    for (size_t i = 0; i < sizeof same_bug / sizeof same_bug[0]; i++) {
+        struct gg_case c;
+        struct gg_min_stats st;
+        bucket_form_of(same_bug[i], id, &c, &st);
+        if (i == 0) {
+            snprintf(first, sizeof first, "%s", id);
+            /* The normal form: an empty group before a one-row group, N = K = 1, fp32 out. */
+            cr_expect_eq(c.groups, 2);
+            cr_expect_eq(c.lens[0], 0);
+            cr_expect_eq(c.lens[1], 1);
+            cr_expect_eq(c.n, 1);
+            cr_expect_eq(c.k, 1);
+            cr_expect_eq(c.c_dtype, GG_DTYPE_F32);
+            cr_expect_eq(c.guard, GG_GUARD_BAND);
+        }
+        cr_expect_str_eq(id, first, "case %zu ends in another bucket: %s", i, st.signature);
+        gg_case_free(&c);
+    }
+    static const char other_bug[] =
+        "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_serial\n"
+        "mutant tail_rows_unwritten\ndtypes a=bf16 b=bf16 c=bf16\ngroups 3\n"
+        "group_lens 70 3 65\nn 96\nk 160\nseed 7\n";
+    struct gg_case c;
+    struct gg_min_stats st;
+    bucket_form_of(other_bug, id, &c, &st);
+    cr_expect_str_neq(id, first, "two bugs share a bucket: %s", st.signature);
+    gg_case_free(&c);
+}
+
+/* stop_at ends a bucket-mode minimisation at the first kept case whose signature it accepts. */
+static int accept_any(const char *signature, void *arg)
+{
+    (void)signature;
+    ++*(int *)arg;
+    return 1;
+}
+
+Test(minimize, bucket_mode_stops_at_a_filed_signature)
+{
+    static const char text[] =
+        "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_serial\nmutant zero_len_ptr_skip\n"
+        "dtypes a=bf16 b=bf16 c=bf16\ngroups 5\ngroup_lens 40 0 70 3 65\nn 96\nk 160\nseed 7\n";
+    char err[512];
+    struct gg_case c;
+    cr_assert_eq(gg_case_parse(text, sizeof text - 1, "stop.case", &c, err, sizeof err), GG_OK);
+    struct gg_verdict v = verdict_of(&c, NULL);
+    int calls = 0;
+    struct gg_min_opts o = {.max_total_time_s = 60, .timeout_s = 60, .bucket = 1,
+                            .stop_at = accept_any, .stop_arg = &calls};
+    struct gg_min_stats st;
+    cr_assert_eq(gg_minimize(&c, v.signature, &o, &st, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq(calls, 1);
+    cr_expect_eq(st.kept, 1);
+    cr_expect(st.stopped_at);
+    cr_expect_not(st.fixpoint);
+    gg_case_free(&c);
+}
