@@ -129,9 +129,12 @@ struct campaign {
     /* minimiser */
     struct pending_min *mins;
     size_t n_mins;
-    int min_pid, min_fd;
-    double min_started, min_budget;
-    struct pending_min min_cur;
+    struct min_slot {       /* a minimiser child at work (pid 0: free) */
+        int pid, fd;
+        double started, budget;
+        struct pending_min cur;
+    } *ms;
+    int n_ms;               /* slots: one per worker */
     /* drawing */
     uint64_t next_index;
     int64_t dispatched;
@@ -606,6 +609,9 @@ static void request_stop(struct campaign *c, enum gg_stop why)
 
 static void queue_min(struct campaign *c, const char *path, const struct gg_verdict *v)
 {
+    for (size_t i = 0; i < c->n_mins; i++)
+        if (strcmp(c->mins[i].sig, v->signature) == 0)
+            return; /* queued once (a resumed minimisation, then its replay) */
     struct pending_min *n = realloc(c->mins, (c->n_mins + 1) * sizeof *n);
     if (!n)
         return;
@@ -829,9 +835,27 @@ static struct pending_min *next_min(struct campaign *c)
     return oldest;
 }
 
-static void start_min(struct campaign *c)
+/* Minimisers that may run now: one, or while signatures wait for triage one per worker (the
+   fuzzing workers then give way, see may_dispatch). */
+static int running_mins(const struct campaign *c)
 {
-    struct pending_min *m = c->min_pid ? NULL : next_min(c);
+    int n = 0;
+    for (int i = 0; i < c->n_ms; i++)
+        n += c->ms[i].pid != 0;
+    return n;
+}
+
+static int backlog(const struct campaign *c)
+{
+    for (size_t i = 0; i < c->n_mins; i++)
+        if (!c->mins[i].done)
+            return 1;
+    return 0;
+}
+
+static void start_one_min(struct campaign *c, struct min_slot *slot)
+{
+    struct pending_min *m = next_min(c);
     if (!m)
         return;
     double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : DEFAULT_MINIMIZE_S;
@@ -861,27 +885,35 @@ static void start_min(struct campaign *c)
         for (int i = 0; i < c->n_workers; i++)
             if (c->w[i].fd >= 0)
                 close(c->w[i].fd);
+        for (int i = 0; i < c->n_ms; i++)
+            if (c->ms[i].pid)
+                close(c->ms[i].fd);
         minimize_child(c, m, budget, fds[1]);
     }
     setpgid(pid, pid);
     close(fds[1]);
-    c->min_pid = (int)pid;
-    c->min_fd = fds[0];
-    c->min_started = gg_wire_now();
-    c->min_budget = budget;
-    c->min_cur = *m;
+    *slot = (struct min_slot){.pid = (int)pid, .fd = fds[0], .started = gg_wire_now(),
+                              .budget = budget, .cur = *m};
 }
 
-/* After the minimiser ended (or was killed): store what a killed one had saved, and report. */
-static void finish_min(struct campaign *c, int wst, int killed)
+/* Starts minimisers in the free slots: the first always, the others while a backlog waits. */
+static void start_min(struct campaign *c)
+{
+    for (int i = 0; i < c->n_ms; i++)
+        if (!c->ms[i].pid && (running_mins(c) == 0 || backlog(c)))
+            start_one_min(c, &c->ms[i]);
+}
+
+/* After a minimiser ended (or was killed): its report, the bucket it filed the signature in. */
+static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int killed)
 {
     struct min_report rep;
     memset(&rep, 0, sizeof rep);
     const struct gg_min_stats *ms = &rep.ms;
-    int got = !killed && gg_wire_read(c->min_fd, &rep, sizeof rep, gg_wire_now() + 1) == 0;
-    close(c->min_fd);
-    c->min_pid = 0;
-    const struct pending_min *m = &c->min_cur;
+    int got = !killed && gg_wire_read(slot->fd, &rep, sizeof rep, gg_wire_now() + 1) == 0;
+    close(slot->fd);
+    slot->pid = 0;
+    const struct pending_min *m = &slot->cur;
     char progress[PATH_MAX_LEN];
     progress_path(c, m, progress, sizeof progress);
     unlink(progress);
@@ -913,22 +945,24 @@ static void finish_min(struct campaign *c, int wst, int killed)
              b ? b->form : "?", m->sig, b ? b->path : "?");
 }
 
-/* Checks on the minimiser; kill ends it now. */
+/* Checks on the minimisers; kill ends them now. */
 static void poll_min(struct campaign *c, int kill_it)
 {
-    if (!c->min_pid)
-        return;
-    int wst = 0;
-    double overdue = c->min_started + c->min_budget + 2 * c->timeout + 5;
-    if (kill_it || gg_wire_now() > overdue) {
-        kill(-c->min_pid, SIGKILL);
-        while (waitpid(c->min_pid, &wst, 0) < 0 && errno == EINTR)
-            ;
-        finish_min(c, wst, 1);
-        return;
+    for (int i = 0; i < c->n_ms; i++) {
+        struct min_slot *slot = &c->ms[i];
+        if (!slot->pid)
+            continue;
+        int wst = 0;
+        double overdue = slot->started + slot->budget + 2 * c->timeout + 5;
+        if (kill_it || gg_wire_now() > overdue) {
+            kill(-slot->pid, SIGKILL);
+            while (waitpid(slot->pid, &wst, 0) < 0 && errno == EINTR)
+                ;
+            finish_min(c, slot, wst, 1);
+        } else if (waitpid(slot->pid, &wst, WNOHANG) == slot->pid) {
+            finish_min(c, slot, wst, 0);
+        }
     }
-    if (waitpid(c->min_pid, &wst, WNOHANG) == c->min_pid)
-        finish_min(c, wst, 0);
 }
 
 /* A progress file .min-NAME that a killed campaign left in the artifacts directory (name): its
@@ -1382,6 +1416,15 @@ static int busy_workers(const struct campaign *c)
     return n;
 }
 
+/* While minimisers triage a backlog, fuzzing workers give way so that the processes at work
+   stay at one more than the workers, at least one of them fuzzing: triage keeps up with the
+   findings instead of falling behind all night. */
+static int may_dispatch(const struct campaign *c)
+{
+    int busy = busy_workers(c), mins = running_mins(c);
+    return busy == 0 || busy + mins <= c->n_workers;
+}
+
 static void loop(struct campaign *c)
 {
     struct pollfd *pfd = calloc((size_t)c->n_workers, sizeof *pfd);
@@ -1402,7 +1445,8 @@ static void loop(struct campaign *c)
         for (int i = 0; i < c->n_workers; i++) {
             struct worker *w = &c->w[i];
             int retry = w->has_job && w->job.reruns;
-            if (w->state == W_IDLE && (c->st->stop == GG_STOP_NONE || retry))
+            if (w->state == W_IDLE && (c->st->stop == GG_STOP_NONE || retry) &&
+                (retry || may_dispatch(c)))
                 dispatch(c, w);
         }
         double wait = 0.1;
@@ -1446,9 +1490,9 @@ static void wind_down(struct campaign *c)
     for (;;) {
         int kill_now = abrupt || (c->cfg->stop_flag && *c->cfg->stop_flag);
         poll_min(c, kill_now);
-        if (!c->min_pid && !kill_now)
+        if (!kill_now)
             start_min(c);
-        if (!c->min_pid)
+        if (running_mins(c) == 0)
             break;
         struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);
@@ -1521,7 +1565,9 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
     if (c->n_workers > 256)
         c->n_workers = 256;
     c->w = calloc((size_t)c->n_workers, sizeof *c->w);
-    if (!c->w) {
+    c->n_ms = c->n_workers;
+    c->ms = calloc((size_t)c->n_ms, sizeof *c->ms);
+    if (!c->w || !c->ms) {
         snprintf(c->err, c->err_len, "out of memory");
         return GG_E_NOMEM;
     }
@@ -1538,6 +1584,7 @@ static void teardown(struct campaign *c)
         if (c->w[i].has_job)
             job_free(&c->w[i].job);
     free(c->w);
+    free(c->ms);
     for (size_t i = 0; i < c->n_queue; i++)
         job_free(&c->queue[i]);
     free(c->queue);
@@ -1574,7 +1621,7 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
     st->worst_new = st->first_class = GG_CLASS_PASS;
     st->seed = cfg->seed ? cfg->seed : pick_seed();
     struct campaign c = {.cfg = cfg, .st = st, .err = err, .err_len = err_len, .next_pulse = 1,
-                         .min_fd = -1};
+                         };
     snprintf(err, err_len, "%s", "");
     c.tty = cfg->log && (cfg->status_line > 0 || (cfg->status_line < 0 && isatty(fileno(cfg->log))));
     c.t0 = gg_wire_now();

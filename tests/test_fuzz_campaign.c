@@ -66,7 +66,7 @@ static struct gg_campaign_config config(const struct dirs *d, const char *kernel
                                        .corpus_dirs = corpus,
                                        .n_corpus_dirs = 1,
                                        .artifacts_dir = d->artifacts,
-                                       .minimize_s = 2,
+                                       .minimize_s = 20,
                                        .worker_exe = GGFUZZ_BIN,
                                        .stats_interval_s = 0.2};
 }
