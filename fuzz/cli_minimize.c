@@ -151,7 +151,7 @@ int gg_cli_minimize(int argc, char **argv)
     if (st == GG_OK && mo.bucket) {
         snprintf(expect, sizeof expect, "class=%.*s sig=%s", (int)strcspn(ms.signature, "/"),
                  ms.signature, ms.signature);
-        gg_bucket_form(ms.signature, form, sizeof form);
+        gg_bucket_form(ms.signature, &c, form, sizeof form);
         gg_bucket_id(form, id);
         st = gg_case_set_meta(&c, "expect", expect);
     }

@@ -22,15 +22,58 @@ const char *gg_bucket_family(enum gg_class c)
     return c == GG_CLASS_SNR || c == GG_CLASS_NAN ? "value" : gg_class_name(c);
 }
 
-void gg_bucket_form(const char *signature, char *form, size_t cap)
+/* Planted values the normal form could not do without: special codes, subnormals, values at
+   the format's max, outliers, or E8M0 edge scales. Where they land decides where the bug shows. */
+static int needs_planted(const struct gg_case *c)
 {
+    const struct gg_dist *d[2] = {&c->dist_a, &c->dist_b};
+    for (int i = 0; i < 2; i++)
+        if (d[i]->kind == GG_DIST_CODES || d[i]->kind == GG_DIST_SPECIALS ||
+            d[i]->kind == GG_DIST_SUBNORMAL || d[i]->kind == GG_DIST_NEARSAT ||
+            d[i]->kind == GG_DIST_OUTLIERS)
+            return 1;
+    return c->plant_e8m0 > 0.0;
+}
+
+/* A region as the form keeps it: how many elements of a small case failed (all, one tile,
+   scattered) is "some"; tails, guard bands and fault regions stay. */
+static const char *form_region(const char *region, size_t len)
+{
+    static const char *const some[] = {"all", "single_tile", "scattered"};
+    for (size_t i = 0; i < sizeof some / sizeof *some; i++)
+        if (strlen(some[i]) == len && strncmp(region, some[i], len) == 0)
+            return "some";
+    return NULL;
+}
+
+void gg_bucket_form(const char *signature, const struct gg_case *c, char *form, size_t cap)
+{
+    /* class/kernel/dtypes/op/shape/groups/region/magnitude */
+    const char *f[8];
+    size_t len[8], n = 0;
+    for (const char *p = signature; n < 8;) {
+        f[n] = p;
+        len[n] = strcspn(p, "/");
+        n++;
+        if (p[len[n - 1]] != '/')
+            break;
+        p += len[n - 1] + 1;
+    }
     char cls[32];
-    size_t head = strcspn(signature, "/");
-    snprintf(cls, sizeof cls, "%.*s", (int)head, signature);
-    const char *last = strrchr(signature, '/');
-    size_t len = last && (size_t)(last - signature) > head ? (size_t)(last - signature) : head;
-    snprintf(form, cap, "%s%.*s", gg_bucket_family(gg_class_from_name(cls)),
-             (int)(len - head), signature + head);
+    snprintf(cls, sizeof cls, "%.*s", (int)len[0], f[0]);
+    const char *family = gg_bucket_family(gg_class_from_name(cls));
+    if (n < 8) { /* not a signature of the usual shape: all but its class, as it is */
+        snprintf(form, cap, "%s%s", family, signature + len[0]);
+        return;
+    }
+    const char *region = form_region(f[6], len[6]);
+    if (c != NULL && needs_planted(c))
+        snprintf(form, cap, "%s/%.*s/%.*s/%.*s/planted/%.*s", family, (int)len[1], f[1],
+                 (int)len[2], f[2], (int)len[3], f[3], (int)len[5], f[5]);
+    else
+        snprintf(form, cap, "%s/%.*s/%.*s/%.*s/%.*s/%.*s/%.*s", family, (int)len[1], f[1],
+                 (int)len[2], f[2], (int)len[3], f[3], (int)len[4], f[4], (int)len[5], f[5],
+                 region ? (int)strlen(region) : (int)len[6], region ? region : f[6]);
 }
 
 void gg_bucket_id(const char *form, char id[GG_BUCKET_ID_HEX + 1])
@@ -87,9 +130,9 @@ enum gg_status gg_bucket_file(const char *dir, const struct gg_case *rep, const 
                               char *err, size_t err_len)
 {
     char form[GG_SIGNATURE_MAX], cls[32], now[GG_STAMP_MAX];
-    gg_bucket_form(rep_sig, form, sizeof form);
+    gg_bucket_form(rep_sig, rep, form, sizeof form);
     gg_bucket_id(form, id);
-    class_of(rep_sig, cls, sizeof cls);
+    class_of(form, cls, sizeof cls); /* the family names the file */
     if (is_new)
         *is_new = 0;
     char *bdir = buckets_dir(dir);

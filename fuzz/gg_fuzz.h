@@ -335,9 +335,10 @@ enum gg_status gg_findings_tag(const char *dir, const char *path, const char *ke
  * minimised in bucket mode (gg_min_opts.bucket: class family kept, smallest sizes, simplest
  * output dtype, placement and data), give the same signature up to its magnitude: the form
  *   family/kernel/dtypes/op/shape classes/group pattern/region
- * of the normal form, with snr and nan as one family, "value". Beside its one-file-per-signature
+ * of the normal form (gg_bucket_form), with snr and nan as one family, "value". Beside its
+ * one-file-per-signature
  * findings, the store keeps
- *   <dir>/buckets/<class>-<id>.case   the bucket's representative: its smallest normal-form
+ *   <dir>/buckets/<family>-<id>.case  the bucket's representative: its smallest normal-form
  *                                     case, its own @expect, and
  *     @bucket id=ID form=F first_seen=T seed=0x... kernel=K [mutant=M]
  * with ID the 16 hex digits of XXH3-64 of the form, and each member finding carries
@@ -350,9 +351,13 @@ enum gg_status gg_findings_tag(const char *dir, const char *path, const char *ke
 /* The family a bucket keeps of a class: "value" for snr and nan (wrong values: whether a wrong
    value is NaN depends on the data and on what a stray read finds), the class name otherwise. */
 const char *gg_bucket_family(enum gg_class c);
-/* The form of a signature: its class's family, then every field but the first and the last
-   (the magnitude). */
-void gg_bucket_form(const char *signature, char *form, size_t cap);
+/* The form of signature, given by normal-form case c (may be NULL): its class's family, the
+   kernel, dtypes, op, shape classes, group pattern and region (all, single_tile and scattered
+   read "some": how many elements of a small case fail is no root cause); the magnitude dropped.
+   When c's data still needs planted values (special codes, subnormals, near-max values,
+   outliers, E8M0 edge scales), where they landed decides the shape and the region, so the form
+   reads "planted" in their place: family/kernel/dtypes/op/planted/group pattern. */
+void gg_bucket_form(const char *signature, const struct gg_case *c, char *form, size_t cap);
 /* The id of a form: 16 lower-case hex digits. */
 void gg_bucket_id(const char *form, char id[GG_BUCKET_ID_HEX + 1]);
 

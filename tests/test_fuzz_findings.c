@@ -426,14 +426,23 @@ Test(findings, a_bucket_form_drops_the_magnitude_and_joins_snr_and_nan)
 {
     char form_a[GG_SIGNATURE_MAX], form_b[GG_SIGNATURE_MAX], id_a[GG_BUCKET_ID_HEX + 1],
         id_b[GG_BUCKET_ID_HEX + 1];
-    gg_bucket_form(SIG_A, form_a, sizeof form_a);
+    gg_bucket_form(SIG_A, NULL, form_a, sizeof form_a);
     cr_expect_str_eq(form_a, "value/grouped_bf16_cpu_serial/bf16-bf16-bf16/grouped_fwd/small/"
-                             "g:after-empty/all");
+                             "g:after-empty/some");
     gg_bucket_form("nan/grouped_bf16_cpu_serial/bf16-bf16-bf16/grouped_fwd/small/g:after-empty/"
-                   "all/nan-inf", form_b, sizeof form_b);
+                   "single_tile/nan-inf", NULL, form_b, sizeof form_b);
     cr_expect_str_eq(form_a, form_b);
-    gg_bucket_form("crash/k/bf16-bf16-f32/grouped_fwd/small/g:all/a_past_end/structural", form_b,
-                   sizeof form_b);
+    /* Data that still needs planted values: their place decides shape and region. */
+    struct gg_case planted;
+    make_case(&planted, "0 1", 2, 8);
+    planted.dist_b.kind = GG_DIST_CODES;
+    gg_bucket_form("nan/grouped_bf16_cpu_serial/bf16-bf16-bf16/grouped_fwd/m:tail/g:all/"
+                   "rows_tail/nan-inf", &planted, form_b, sizeof form_b);
+    cr_expect_str_eq(form_b, "value/grouped_bf16_cpu_serial/bf16-bf16-bf16/grouped_fwd/planted/"
+                             "g:all");
+    gg_case_free(&planted);
+    gg_bucket_form("crash/k/bf16-bf16-f32/grouped_fwd/small/g:all/a_past_end/structural", NULL,
+                   form_b, sizeof form_b);
     cr_expect_str_eq(form_b, "crash/k/bf16-bf16-f32/grouped_fwd/small/g:all/a_past_end");
     gg_bucket_id(form_a, id_a);
     gg_bucket_id(form_b, id_b);

@@ -308,7 +308,7 @@ static void bucket_form_of(const char *text, char id[GG_BUCKET_ID_HEX + 1], stru
     struct gg_min_opts o = {.max_total_time_s = 60, .timeout_s = 60, .bucket = 1};
     cr_assert_eq(gg_minimize(out, v.signature, &o, st, err, sizeof err), GG_OK, "%s", err);
     cr_expect(st->fixpoint, "the normal form is a fixpoint");
-    gg_bucket_form(st->signature, form, sizeof form);
+    gg_bucket_form(st->signature, out, form, sizeof form);
     gg_bucket_id(form, id);
     /* The signature reported is the final case's. */
     struct gg_verdict after = verdict_of(out, NULL);
