@@ -35,6 +35,32 @@ static int needs_planted(const struct gg_case *c)
     return c->plant_e8m0 > 0.0;
 }
 
+/* An operand that reaches past 2^31 elements or 2^32 bytes (offset, leading dimension or stride
+   included): the bug needs 64-bit addressing, and where a wrapped address lands decides whether
+   it shows as a crash, a write into a guard band, unwritten outputs or wrong values. */
+static int needs_i64(const struct gg_case *c)
+{
+    struct gg_case e;
+    char err[256];
+    int far = 0;
+    if (gg_case_copy(&e, c) != GG_OK)
+        return 0;
+    if (gg_case_check(&e, err, sizeof err) == GG_OK &&
+        gg_case_expand(&e, err, sizeof err) == GG_OK) {
+        struct gg_kopt opts[GG_CASE_MAX_OPTS];
+        struct gg_problem p;
+        gg_case_problem(&e, opts, &p);
+        const int64_t span[3] = {gg_size_add(gg_problem_a_span(&p), e.off_a),
+                                 gg_size_add(gg_problem_b_span(&p), e.off_b),
+                                 gg_size_add(gg_problem_c_span(&p), e.off_c)};
+        const enum gg_dtype dt[3] = {e.a_dtype, e.b_dtype, e.c_dtype};
+        for (int i = 0; i < 3; i++)
+            far |= span[i] > INT32_MAX || gg_dtype_bytes(dt[i], span[i]) > UINT32_MAX;
+    }
+    gg_case_free(&e);
+    return far;
+}
+
 /* A region as the form keeps it: how many elements of a small case failed (all, one tile,
    scattered) is "some"; tails, guard bands and fault regions stay. */
 static const char *form_region(const char *region, size_t len)
@@ -67,10 +93,24 @@ void gg_bucket_form(const char *signature, const struct gg_case *c, char *form, 
         return;
     }
     const char *region = form_region(f[6], len[6]);
-    if (c != NULL && needs_planted(c))
-        snprintf(form, cap, "%s/%.*s/%.*s/%.*s/planted/%.*s", family, (int)len[1], f[1],
-                 (int)len[2], f[2], (int)len[3], f[3], (int)len[5], f[5]);
-    else
+    enum gg_class k = gg_class_from_name(cls);
+    if (c != NULL && (k == GG_CLASS_CRASH || k == GG_CLASS_OOB_WRITE || k == GG_CLASS_UNWRITTEN ||
+                      k == GG_CLASS_SNR || k == GG_CLASS_NAN) && needs_i64(c)) {
+        snprintf(form, cap, "address/%.*s/%.*s/%.*s/i64/%.*s", (int)len[1], f[1], (int)len[2],
+                 f[2], (int)len[3], f[3], (int)len[5], f[5]);
+    } else if (c != NULL && needs_planted(c)) {
+        /* Which input the planted values landed in is circumstance too: the inputs' dtypes are
+           written in name order. */
+        char a[32], b[32];
+        size_t la = strcspn(f[2], "-"), lb = la < len[2] ? strcspn(f[2] + la + 1, "-") : 0;
+        snprintf(a, sizeof a, "%.*s", (int)la, f[2]);
+        snprintf(b, sizeof b, "%.*s", (int)lb, la < len[2] ? f[2] + la + 1 : "");
+        int swap = strcmp(a, b) > 0;
+        size_t rest = la + 1 + lb < len[2] ? la + 1 + lb : len[2];
+        snprintf(form, cap, "%s/%.*s/%s-%s%.*s/%.*s/planted/%.*s", family, (int)len[1], f[1],
+                 swap ? b : a, swap ? a : b, (int)(len[2] - rest), f[2] + rest, (int)len[3], f[3],
+                 (int)len[5], f[5]);
+    } else
         snprintf(form, cap, "%s/%.*s/%.*s/%.*s/%.*s/%.*s/%.*s", family, (int)len[1], f[1],
                  (int)len[2], f[2], (int)len[3], f[3], (int)len[4], f[4], (int)len[5], f[5],
                  region ? (int)strlen(region) : (int)len[6], region ? region : f[6]);

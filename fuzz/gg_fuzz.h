@@ -355,8 +355,11 @@ const char *gg_bucket_family(enum gg_class c);
    kernel, dtypes, op, shape classes, group pattern and region (all, single_tile and scattered
    read "some": how many elements of a small case fail is no root cause); the magnitude dropped.
    When c's data still needs planted values (special codes, subnormals, near-max values,
-   outliers, E8M0 edge scales), where they landed decides the shape and the region, so the form
-   reads "planted" in their place: family/kernel/dtypes/op/planted/group pattern. */
+   outliers, E8M0 edge scales), where they landed decides the shape, the region and which input
+   shows the bug, so the form reads "planted" in place of the first two and names the inputs'
+   dtypes in name order: family/kernel/dtypes/op/planted/group pattern. When an operand of c
+   reaches past 2^31 elements or 2^32 bytes, where a wrapped address lands decides the class too
+   (crash, oob_write, unwritten or wrong values): address/kernel/dtypes/op/i64/group pattern. */
 void gg_bucket_form(const char *signature, const struct gg_case *c, char *form, size_t cap);
 /* The id of a form: 16 lower-case hex digits. */
 void gg_bucket_id(const char *form, char id[GG_BUCKET_ID_HEX + 1]);

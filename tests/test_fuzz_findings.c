@@ -436,9 +436,17 @@ Test(findings, a_bucket_form_drops_the_magnitude_and_joins_snr_and_nan)
     struct gg_case planted;
     make_case(&planted, "0 1", 2, 8);
     planted.dist_b.kind = GG_DIST_CODES;
-    gg_bucket_form("nan/grouped_bf16_cpu_serial/bf16-bf16-bf16/grouped_fwd/m:tail/g:all/"
+    gg_bucket_form("nan/grouped_fp8_cpu_tiled/e5m2-e4m3-f32/grouped_fwd/m:tail/g:all/"
                    "rows_tail/nan-inf", &planted, form_b, sizeof form_b);
-    cr_expect_str_eq(form_b, "value/grouped_bf16_cpu_serial/bf16-bf16-bf16/grouped_fwd/planted/"
+    cr_expect_str_eq(form_b, "value/grouped_fp8_cpu_tiled/e4m3-e5m2-f32/grouped_fwd/planted/"
+                             "g:all");
+    /* An output that reaches past 2^32 bytes: the bug needs 64-bit addressing, whatever class
+       the wrapped address gave. */
+    planted.dist_b.kind = GG_DIST_NORMAL;
+    planted.off_c = (int64_t)1 << 31;
+    gg_bucket_form("crash/grouped_bf16_cpu_serial/bf16-bf16-bf16/grouped_fwd/m:one/g:all/"
+                   "c_unused/structural", &planted, form_b, sizeof form_b);
+    cr_expect_str_eq(form_b, "address/grouped_bf16_cpu_serial/bf16-bf16-bf16/grouped_fwd/i64/"
                              "g:all");
     gg_case_free(&planted);
     gg_bucket_form("crash/k/bf16-bf16-f32/grouped_fwd/small/g:all/a_past_end/structural", NULL,
