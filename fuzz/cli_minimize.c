@@ -98,6 +98,12 @@ int gg_cli_minimize(int argc, char **argv)
     /* Overrides become part of the case, so the minimised file replays on its own. */
     if (kernel)
         snprintf(c.kernel, sizeof c.kernel, "%s", kernel);
+    if (mutant && strlen(mutant) >= sizeof c.mutant) {
+        fprintf(stderr, "ggfuzz: mutant list '%s' is longer than %d characters\n", mutant,
+                (int)sizeof c.mutant - 1);
+        gg_case_free(&c);
+        return GG_EXIT_HARNESS;
+    }
     if (mutant)
         snprintf(c.mutant, sizeof c.mutant, "%s", strcmp(mutant, "none") ? mutant : "");
     if ((rc = gg_cli_kernel_refused(c.kernel)) != 0) {

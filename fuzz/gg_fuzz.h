@@ -58,7 +58,7 @@ struct gg_case {
     int n_opts;
     char opt_key[GG_CASE_MAX_OPTS][32];
     int64_t opt_value[GG_CASE_MAX_OPTS];
-    char mutant[GG_CASE_NAME_MAX]; /* "" when none */
+    char mutant[GG_CASE_NAME_MAX]; /* "" when none; "a,b": a list of the kernel's mutants */
     enum gg_dtype a_dtype, b_dtype, c_dtype, acc_dtype;
     enum gg_scaling scaling;
     enum gg_mx_rule mx_rule;       /* MX scale rule of the quantiser */
@@ -223,7 +223,8 @@ struct gg_run_opts {
     int64_t max_mem_bytes;  /* refuse cases whose estimate exceeds this; 0: available memory */
     int64_t certify_samples; /* MPFR-certified reference samples per case (0: none) */
     const char *kernel;     /* override the case's kernel (NULL: keep) */
-    const char *mutant;     /* override the case's mutant (NULL: keep) */
+    const char *mutant;     /* override the case's mutant or mutant list (NULL: keep; "none":
+                               the correct kernel) */
     struct gg_hostpool *pool; /* (optional) host buffers are reused from here; this process only */
 };
 
@@ -442,7 +443,8 @@ struct gg_gen_caps;
 
 struct gg_gen_config {
     const struct gg_kernel *kernel; /* the kernel under test: cases are drawn among what it supports */
-    const char *mutant;             /* written into every case ("" or NULL: none) */
+    const char *mutant;             /* written into every case ("" or NULL: none; a list "a,b"
+                                       of the kernel's mutants: all of them) */
     unsigned faults;                /* enum gg_faults mask (0: all) */
     enum gg_strategy strategy;
     int64_t max_host_bytes;         /* cases estimated above this are not drawn (0: 2 GiB) */
@@ -451,7 +453,8 @@ struct gg_gen_config {
 };
 
 /* Probes cfg->kernel with cfg->mutant (cfg->caps is ignored). Returns GG_E_UNSUPPORTED when
-   the kernel supports none of the configurations, GG_E_INVAL for a mutant it does not have. */
+   the kernel supports none of the configurations, GG_E_INVAL for a mutant list with an item it
+   does not have, an empty or a repeated item, or longer than GG_CASE_NAME_MAX - 1. */
 enum gg_status gg_gen_caps_probe(const struct gg_gen_config *cfg, struct gg_gen_caps **caps,
                                  char *err, size_t err_len);
 void gg_gen_caps_free(struct gg_gen_caps *caps);

@@ -320,8 +320,8 @@ unsigned gg_faults_parse(const char *s)
     }
 }
 
-/* Checks the kernel and the mutant (one of the kernel's) and probes the capabilities into
-   *caps (owned by the caller on success). */
+/* Checks the kernel and the mutant list (each item one of the kernel's) and probes the
+   capabilities into *caps (owned by the caller on success). */
 static enum gg_status probe(const struct gg_gen_config *cfg, struct gg_gen_caps *caps, char *err,
                             size_t err_len)
 {
@@ -331,12 +331,15 @@ static enum gg_status probe(const struct gg_gen_config *cfg, struct gg_gen_caps 
         return GG_E_INVAL;
     }
     const char *mutant = cfg->mutant ? cfg->mutant : "";
-    int found = mutant[0] == '\0';
-    for (const char *const *m = cfg->kernel->mutants; m && *m && !found; m++)
-        found = strcmp(*m, mutant) == 0;
-    if (!found || strlen(mutant) >= GG_CASE_NAME_MAX) {
-        snprintf(err, err_len, "generator: kernel %s has no mutant '%s'", cfg->kernel->name,
-                 mutant);
+    char why[256];
+    if (mutant[0] &&
+        !gg_mutant_list_check(mutant, cfg->kernel->mutants, cfg->kernel->name, why, sizeof why)) {
+        snprintf(err, err_len, "generator: %s", why);
+        return GG_E_INVAL;
+    }
+    if (strlen(mutant) >= GG_CASE_NAME_MAX) {
+        snprintf(err, err_len, "generator: mutant list '%s' is longer than %d characters",
+                 mutant, GG_CASE_NAME_MAX - 1);
         return GG_E_INVAL;
     }
     enum gg_status st = probe_caps(cfg, caps);

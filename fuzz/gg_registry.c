@@ -40,6 +40,13 @@ enum gg_status gg_registry_add(const struct gg_kernel *k, char *err, size_t err_
         snprintf(err, err_len, "kernel %s: unknown backend %d", name, (int)k->backend);
         return GG_E_ABI;
     }
+    /* A mutant name is one item of a mutant list: never empty, never holding the separator. */
+    for (const char *const *m = k->mutants; m && *m; m++)
+        if ((*m)[0] == '\0' || strchr(*m, ',')) {
+            snprintf(err, err_len, "kernel %s: mutant name '%s' is empty or holds a ','", name,
+                     *m);
+            return GG_E_ABI;
+        }
     if (gg_registry_find(k->name)) {
         snprintf(err, err_len, "kernel %s is already registered", name);
         return GG_E_INVAL;

@@ -81,6 +81,11 @@ static enum gg_status admit(const struct gg_case *c, const struct gg_run_opts *o
     }
     if (o && o->kernel)
         snprintf(eff->kernel, sizeof eff->kernel, "%s", o->kernel);
+    if (o && o->mutant && strlen(o->mutant) >= sizeof eff->mutant) {
+        snprintf(err, err_len, "mutant list '%s' is longer than %d characters", o->mutant,
+                 (int)sizeof eff->mutant - 1);
+        return GG_E_INVAL;
+    }
     if (o && o->mutant)
         snprintf(eff->mutant, sizeof eff->mutant, "%s", strcmp(o->mutant, "none") ? o->mutant : "");
     const struct gg_kernel *k = gg_registry_find(eff->kernel);
@@ -92,15 +97,8 @@ static enum gg_status admit(const struct gg_case *c, const struct gg_run_opts *o
         snprintf(err, err_len, "kernel %s does not implement op %s", k->name, gg_op_name(eff->op));
         return GG_E_UNSUPPORTED;
     }
-    if (eff->mutant[0]) {
-        int found = 0;
-        for (const char *const *m = k->mutants; m && *m && !found; m++)
-            found = strcmp(*m, eff->mutant) == 0;
-        if (!found) {
-            snprintf(err, err_len, "kernel %s has no mutant '%s'", k->name, eff->mutant);
-            return GG_E_INVAL;
-        }
-    }
+    if (eff->mutant[0] && !gg_mutant_list_check(eff->mutant, k->mutants, k->name, err, err_len))
+        return GG_E_INVAL;
     *kp = k;
     return GG_OK;
 }

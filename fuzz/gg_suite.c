@@ -213,15 +213,6 @@ static void case_no_verdict(struct suite *s, json_t *o, int skipped, const char 
         s->reasons[R_ERRORS]++;
 }
 
-/* 1 when kernel k lists mutant m. */
-static int has_mutant(const struct gg_kernel *k, const char *m)
-{
-    for (const char *const *p = k->mutants; p && *p; p++)
-        if (!strcmp(*p, m))
-            return 1;
-    return 0;
-}
-
 static void fmt_db(const json_t *v, char *buf, size_t len)
 {
     if (json_is_number(v))
@@ -291,8 +282,7 @@ static void run_on(struct suite *s, const char *path, const struct gg_case *c, c
     char err[1024] = "";
     struct gg_run_result r;
     memset(&r, 0, sizeof r);
-    if (k && mutant[0] && !has_mutant(k, mutant)) {
-        snprintf(err, sizeof err, "kernel %s has no mutant '%s'", kname, mutant);
+    if (k && mutant[0] && !gg_mutant_list_check(mutant, k->mutants, kname, err, sizeof err)) {
         case_no_verdict(s, obj, 1, err);
     } else {
         struct gg_run_opts ro = {.max_mem_bytes = o->max_mem_bytes, .kernel = kernel,

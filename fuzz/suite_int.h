@@ -36,7 +36,8 @@ struct gg_suite_opts {
     const char *const *kernels;      /* run every case on each of these (n_kernels 0: the
                                         case's own kernel) */
     int n_kernels;
-    const char *mutant;              /* (optional) run with this mutant; kernels without it skip */
+    const char *mutant;              /* (optional) run with this mutant (or list of mutants);
+                                        kernels without one of them skip */
     int gate;                        /* the verdict decides the exit code */
     const char *baseline_path;       /* (optional) suite JSON to compare SNR and times with */
     double snr_drop_db;              /* a worst-group SNR lower than the baseline's by more

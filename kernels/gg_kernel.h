@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #ifdef __cplusplus
@@ -157,7 +158,15 @@ struct gg_problem {
     const int32_t *expert_ids; /* sorted_len / block_m entries */
     const struct gg_kopt *opts; /* kernel options, n_opts entries; may be NULL */
     int n_opts;
-    const char *mutant; /* name of the mutant to run, or NULL for the correct kernel */
+    /* The mutants to run, or NULL for the correct kernel: one of the kernel's mutant names, or
+       several as a comma-separated list without spaces ("a,b": the kernel carries every fault
+       listed at once). The harness passes only lists whose items are each one of the kernel's
+       mutants, once. Test an item with gg_mutant_is(), never with strcmp(). Lists came without
+       an ABI version change: a single name is a one-item list, and a plugin built before them
+       compares the whole string, so under a list of two or more it matches none of its mutants
+       and runs correct. That is accepted: the run is judged as the correct kernel's, its faults
+       go unexercised, and rebuilding the plugin against this header gives it lists. */
+    const char *mutant;
 };
 
 /*
@@ -197,7 +206,8 @@ struct gg_kernel {
     enum gg_backend backend;
     uint32_t ops;                /* GG_OP_BIT() mask of supported ops */
     int64_t tile_m, tile_n, tile_k; /* output tile and K step; 0 when not tiled */
-    const char *const *mutants;  /* (optional) NULL-terminated list of mutant names */
+    const char *const *mutants;  /* (optional) NULL-terminated list of mutant names: each
+                                    non-empty, without ',' (the list separator of p->mutant) */
     /* Returns 1 when the kernel computes p correctly, else 0 and a reason in why. */
     int (*supports)(const struct gg_problem *p, char *why, size_t why_len);
     /* (optional) Workspace bytes the kernel needs for p; NULL means none. */
@@ -217,10 +227,55 @@ static inline int64_t gg_kopt_get(const struct gg_problem *p, const char *key, i
     return dflt;
 }
 
-/* True when p asks for mutant name. */
+/* True when name is one item of p's mutant list: the whole item ("a" is not in "ab,c"). */
 static inline int gg_mutant_is(const struct gg_problem *p, const char *name)
 {
-    return p->mutant != NULL && strcmp(p->mutant, name) == 0;
+    size_t n = strlen(name);
+    for (const char *s = p->mutant; s != NULL;) {
+        size_t len = strcspn(s, ",");
+        if (len == n && strncmp(s, name, n) == 0)
+            return 1;
+        s = s[len] == ',' ? s + len + 1 : NULL;
+    }
+    return 0;
+}
+
+/*
+ * Checks a mutant list (the form of gg_problem.mutant) against a kernel's NULL-terminated
+ * mutants (NULL: none). Returns 1 when every item is one of them and none repeats; else 0 with
+ * a reason in why (when why_len > 0) that names the item and the kernel (kernel: its name, or
+ * NULL for "this kernel").
+ */
+static inline int gg_mutant_list_check(const char *list, const char *const *mutants,
+                                       const char *kernel, char *why, size_t why_len)
+{
+    const char *pre = kernel != NULL ? "kernel " : "";
+    const char *kname = kernel != NULL ? kernel : "this kernel";
+    int item = 1;
+    for (const char *s = list;; item++) {
+        size_t len = strcspn(s, ",");
+        int known = 0, seen = 0;
+        for (const char *const *m = mutants; m != NULL && *m != NULL && !known; m++)
+            known = strlen(*m) == len && strncmp(*m, s, len) == 0;
+        for (const char *t = list; t < s && !seen; t += strcspn(t, ",") + 1)
+            seen = strcspn(t, ",") == len && strncmp(t, s, len) == 0;
+        if (len == 0 || seen || !known) {
+            if (why == NULL || why_len == 0)
+                return 0;
+            if (len == 0)
+                snprintf(why, why_len, "%s%s: mutant list '%s': item %d is empty", pre, kname,
+                         list, item);
+            else if (seen)
+                snprintf(why, why_len, "%s%s: mutant list '%s': '%.*s' appears twice", pre,
+                         kname, list, (int)len, s);
+            else
+                snprintf(why, why_len, "%s%s has no mutant '%.*s'", pre, kname, (int)len, s);
+            return 0;
+        }
+        if (s[len] == '\0')
+            return 1;
+        s += len + 1;
+    }
 }
 
 /* In-tree kernels, in a fixed order; *count receives their number. The table is static. */

@@ -193,6 +193,32 @@ Test(cli, unknown_kernel_and_mutant)
     cr_expect(strstr(out, "unknown kernel 'nope'"), "%s", out);
     cr_expect_eq(ggfuzz("run --mutant nope " SEEDS "/fwd_basic.case", out, sizeof out), 3, "%s", out);
     cr_expect(strstr(out, "has no mutant 'nope'"), "%s", out);
+    cr_expect_eq(ggfuzz("run --mutant wgrad_zero_uninit,nope " SEEDS "/fwd_basic.case", out,
+                        sizeof out),
+                 3, "%s", out);
+    cr_expect(strstr(out, "kernel grouped_bf16_cpu_tiled has no mutant 'nope'"), "%s", out);
+    cr_expect_eq(ggfuzz("run --mutant missing_fence,,missing_fence " SEEDS "/fwd_basic.case", out,
+                        sizeof out),
+                 3, "%s", out);
+    cr_expect(strstr(out, "mutant list 'missing_fence,,missing_fence': item 2 is empty"), "%s",
+              out);
+}
+
+/* --mutant A,B runs the kernel with both faults: the corpus case of each fails with the list,
+   and both pass with none. */
+Test(cli, mutant_list)
+{
+    static const char cases[] = " " GG_SOURCE_DIR "/corpus/mutants/wgrad_zero_uninit.case "
+                                GG_SOURCE_DIR "/corpus/mutants/tail_rows_unwritten.case";
+    char args[1024];
+    snprintf(args, sizeof args, "run --mutant wgrad_zero_uninit,tail_rows_unwritten%s", cases);
+    cr_expect_eq(ggfuzz(args, out, sizeof out), 15, "%s", out);
+    cr_expect(strstr(out, "2 cases: 0 passed, 2 failed"), "%s", out);
+    cr_expect(strstr(out, "grouped_bf16_cpu_tiled+wgrad_zero_uninit,tail_rows_unwritten"), "%s",
+              out);
+    snprintf(args, sizeof args, "run --mutant none%s", cases);
+    cr_expect_eq(ggfuzz(args, out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "2 cases: 2 passed"), "%s", out);
 }
 
 Test(cli, json_report)

@@ -786,6 +786,8 @@ Test(fuzz_case_io, id_changes_with_every_input_line)
         {{"kernel grouped_bf16_cpu_tiled"}, {"kernel grouped_bf16_cpu_other"}},
         {{"options split_k=2"}, {"options split_k=3"}},
         {{"mutant m1"}, {"mutant m2"}},
+        {{"mutant m1"}, {"mutant m1,m2"}},
+        {{"mutant m1"}, {"mutant m2,m1"}},
         {{"dtypes a=e4m3 b=e4m3 c=bf16"}, {"dtypes a=e4m3 b=e5m2 c=bf16"}},
         {{"scaling mx"}, {"scaling mx rule=floor"}},
         {{"scaling mx", "plant e8m0=0.01\n"}, {"scaling block128", ""}},
@@ -941,6 +943,30 @@ Test(fuzz_case_io, problem_from_case)
     load_problem("grouped_wgrad_empty.case", &c, opts, &p);
     cr_assert_str_eq(p.mutant, "wgrad_skip_zero");
     cr_assert_eq(p.m, 32);
+    gg_case_free(&c);
+}
+
+/* A mutant list is one token of the mutant line: it parses, formats back to the same canonical
+   line and reaches the problem as it is, each item matching. */
+Test(fuzz_case_io, mutant_list_round_trips)
+{
+    const char *text = "ggfuzz-case 1\nop grouped_wgrad\nkernel grouped_bf16_cpu_tiled\n"
+                       "mutant wgrad_zero_uninit,tail_rows_unwritten\ndtypes a=bf16 b=bf16 c=bf16\n"
+                       "scaling none\ngroups 2\ngroup_lens 0 5\nn 3\nk 4\nseed 1\n";
+    struct gg_case c;
+    parse_ok(text, &c);
+    cr_assert_str_eq(c.mutant, "wgrad_zero_uninit,tail_rows_unwritten");
+    cr_assert_eq(gg_case_check(&c, NULL, 0), GG_OK);
+    assert_round_trip(&c);
+    char *t = format_ok(&c, 0);
+    cr_assert_not_null(strstr(t, "\nmutant wgrad_zero_uninit,tail_rows_unwritten\n"), "%s", t);
+    free(t);
+    struct gg_kopt opts[GG_CASE_MAX_OPTS];
+    struct gg_problem p;
+    gg_case_problem(&c, opts, &p);
+    cr_assert_str_eq(p.mutant, "wgrad_zero_uninit,tail_rows_unwritten");
+    cr_assert(gg_mutant_is(&p, "wgrad_zero_uninit") && gg_mutant_is(&p, "tail_rows_unwritten"));
+    cr_assert(!gg_mutant_is(&p, "missing_fence"));
     gg_case_free(&c);
 }
 

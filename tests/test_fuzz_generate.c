@@ -173,6 +173,30 @@ Test(fuzz_generate, a_mutant_the_kernel_lacks_is_refused)
     gg_case_free(&c);
 }
 
+/* A list of the kernel's mutants is written into every case; a list with an item the kernel
+   lacks, an empty or a repeated item is refused naming it. */
+Test(fuzz_generate, a_mutant_list_is_checked_item_by_item)
+{
+    const struct gg_kernel *k = gg_registry_find("grouped_bf16_cpu_tiled");
+    struct gg_gen_config cfg = {.kernel = k, .mutant = "wgrad_zero_uninit,tail_rows_unwritten"};
+    struct gg_case c;
+    char err[256] = "";
+    cr_assert_eq(gg_generate(&cfg, 1, 0, &c, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_str_eq(c.mutant, "wgrad_zero_uninit,tail_rows_unwritten");
+    gg_case_free(&c);
+    static const char *const bad[][2] = {
+        {"wgrad_zero_uninit,no_such_mutant", "has no mutant 'no_such_mutant'"},
+        {"wgrad_zero_uninit,", "item 2 is empty"},
+        {"tail_rows_unwritten,tail_rows_unwritten", "'tail_rows_unwritten' appears twice"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cfg.mutant = bad[i][0];
+        cr_expect_eq(gg_generate(&cfg, 1, 0, &c, err, sizeof err), GG_E_INVAL, "%s", bad[i][0]);
+        cr_expect(strstr(err, bad[i][1]) && strstr(err, "grouped_bf16_cpu_tiled"), "%s", err);
+        gg_case_free(&c);
+    }
+}
+
 static int refuse_all(const struct gg_problem *p, char *why, size_t len)
 {
     (void)p;

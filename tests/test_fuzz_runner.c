@@ -209,6 +209,145 @@ Test(runner, refusals_carry_a_reason)
     gg_case_free(&c);
 }
 
+/* gg_mutant_is matches whole items of a comma-separated list: never a prefix, a suffix, a part
+   spanning a comma or the list itself. */
+Test(runner, mutant_is_matches_whole_list_items)
+{
+    struct gg_problem p = {.mutant = "ab,c"};
+    cr_expect(gg_mutant_is(&p, "ab"));
+    cr_expect(gg_mutant_is(&p, "c"));
+    static const char *const not_items[] = {"a", "b", "abc", "ab,", ",c", "b,c", "ab,c", ""};
+    for (size_t i = 0; i < sizeof not_items / sizeof not_items[0]; i++)
+        cr_expect(!gg_mutant_is(&p, not_items[i]), "'%s' matched 'ab,c'", not_items[i]);
+    p.mutant = "wgrad_zero_uninit";
+    cr_expect(gg_mutant_is(&p, "wgrad_zero_uninit"));
+    cr_expect(!gg_mutant_is(&p, "wgrad_zero"));
+    cr_expect(!gg_mutant_is(&p, "wgrad_zero_uninit_"));
+    p.mutant = NULL;
+    cr_expect(!gg_mutant_is(&p, "ab"));
+}
+
+/* corpus/mutants/wgrad_zero_uninit.case and tail_rows_unwritten.case without their mutant:
+   the first exposes only wgrad_zero_uninit (dW of the empty groups unwritten), the second only
+   tail_rows_unwritten (the last partial row tile of a fwd unwritten). */
+#define LIST_CASE_HEAD                                                                             \
+    "ggfuzz-case 1\nkernel grouped_bf16_cpu_tiled\ndtypes a=bf16 b=bf16 c=bf16\nscaling none\n" \
+    "groups 4\nk 96\n"
+static const char *const list_cases[] = {
+    LIST_CASE_HEAD "op grouped_wgrad\noptions split_k=2\ngroup_lens 0 90 0 300\nn 70\n"
+                   "seed 0x2e70002\n",
+    LIST_CASE_HEAD "op grouped_fwd\ngroup_lens 70 0 100 0\nn 80\nseed 0x2e70006\n"};
+
+/* Runs list_cases[i] (plus extra lines) with the mutant override (NULL: the case's own). */
+static enum gg_status run_list_case(int i, const char *extra, const char *mutant,
+                                    struct gg_run_result *r, char *err, size_t err_len)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "%s%s", list_cases[i], extra);
+    struct gg_case c;
+    load(&c, text);
+    struct gg_run_opts o = {.mutant = mutant};
+    enum gg_status st = gg_run_case(&c, &o, r, err, err_len);
+    gg_case_free(&c);
+    return st;
+}
+
+Test(runner, a_mutant_list_runs_every_fault_it_names)
+{
+    static const struct {
+        const char *mutant;
+        enum gg_class cls[2];
+    } want[] = {
+        {"none", {GG_CLASS_PASS, GG_CLASS_PASS}},
+        {"wgrad_zero_uninit", {GG_CLASS_UNWRITTEN, GG_CLASS_PASS}},
+        {"tail_rows_unwritten", {GG_CLASS_PASS, GG_CLASS_UNWRITTEN}},
+        {"wgrad_zero_uninit,tail_rows_unwritten", {GG_CLASS_UNWRITTEN, GG_CLASS_UNWRITTEN}},
+        {"tail_rows_unwritten,wgrad_zero_uninit", {GG_CLASS_UNWRITTEN, GG_CLASS_UNWRITTEN}},
+    };
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++)
+        for (int i = 0; i < 2; i++) {
+            struct gg_run_result r;
+            char err[512];
+            cr_assert_eq(run_list_case(i, "", want[w].mutant, &r, err, sizeof err), GG_OK,
+                         "%s", err);
+            cr_expect_eq(r.verdict.cls, want[w].cls[i], "case %d, mutant %s: %s (%s)", i,
+                         want[w].mutant, gg_class_name(r.verdict.cls), r.verdict.detail);
+            cr_expect_str_eq(r.mutant, strcmp(want[w].mutant, "none") ? want[w].mutant : "");
+            gg_run_result_free(&r);
+        }
+    /* The list as the case file's own mutant line. */
+    for (int i = 0; i < 2; i++) {
+        struct gg_run_result r;
+        char err[512];
+        cr_assert_eq(run_list_case(i, "mutant wgrad_zero_uninit,tail_rows_unwritten\n", NULL, &r,
+                                   err, sizeof err),
+                     GG_OK, "%s", err);
+        cr_expect_eq(r.verdict.cls, GG_CLASS_UNWRITTEN, "case %d: %s", i,
+                     gg_class_name(r.verdict.cls));
+        gg_run_result_free(&r);
+    }
+}
+
+Test(runner, a_bad_mutant_list_is_refused_naming_the_item_and_the_kernel)
+{
+    static const struct {
+        const char *mutant, *want;
+    } bad[] = {
+        {"wgrad_zero_uninit,no_such", "kernel grouped_bf16_cpu_tiled has no mutant 'no_such'"},
+        {"wgrad_zero,tail_rows_unwritten",
+         "kernel grouped_bf16_cpu_tiled has no mutant 'wgrad_zero'"},
+        {"wgrad_zero_uninit,,tail_rows_unwritten",
+         "kernel grouped_bf16_cpu_tiled: mutant list 'wgrad_zero_uninit,,tail_rows_unwritten': "
+         "item 2 is empty"},
+        {",tail_rows_unwritten",
+         "kernel grouped_bf16_cpu_tiled: mutant list ',tail_rows_unwritten': item 1 is empty"},
+        {"tail_rows_unwritten,", "item 2 is empty"},
+        {"tail_rows_unwritten,wgrad_zero_uninit,tail_rows_unwritten",
+         "kernel grouped_bf16_cpu_tiled: mutant list "
+         "'tail_rows_unwritten,wgrad_zero_uninit,tail_rows_unwritten': 'tail_rows_unwritten' "
+         "appears twice"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct gg_run_result r;
+        char err[512] = "", line[128];
+        cr_expect_eq(run_list_case(0, "", bad[i].mutant, &r, err, sizeof err), GG_E_INVAL,
+                     "%s", bad[i].mutant);
+        cr_expect(strstr(err, bad[i].want), "%s: %s", bad[i].mutant, err);
+        /* The same list on the case's mutant line. */
+        snprintf(line, sizeof line, "mutant %s\n", bad[i].mutant);
+        err[0] = '\0';
+        cr_expect_eq(run_list_case(0, line, NULL, &r, err, sizeof err), GG_E_INVAL, "%s",
+                     bad[i].mutant);
+        cr_expect(strstr(err, bad[i].want), "%s: %s", bad[i].mutant, err);
+    }
+    /* An override longer than the case's mutant field is refused, not cut to a shorter list. */
+    struct gg_run_result r;
+    char err[512] = "";
+    cr_expect_eq(run_list_case(0, "",
+                               "wgrad_zero_uninit,tail_rows_unwritten,missing_fence,"
+                               "workspace_underreport",
+                               &r, err, sizeof err),
+                 GG_E_INVAL);
+    cr_expect(strstr(err, "is longer than 63 characters"), "%s", err);
+}
+
+/* A kernel descriptor whose mutant name could not be one item of a list is refused. */
+Test(runner, registry_refuses_mutant_names_that_are_not_list_items)
+{
+    static const char *const comma[] = {"fine", "a,b", NULL}, *const empty[] = {"", NULL};
+    struct gg_kernel k = fake;
+    char err[256] = "";
+    k.name = "test_mutant_comma", k.mutants = comma;
+    cr_expect_eq(gg_registry_add(&k, err, sizeof err), GG_E_ABI);
+    cr_expect(strstr(err, "kernel test_mutant_comma: mutant name 'a,b' is empty or holds a ','"),
+              "%s", err);
+    k.name = "test_mutant_empty", k.mutants = empty;
+    cr_expect_eq(gg_registry_add(&k, err, sizeof err), GG_E_ABI);
+    cr_expect(strstr(err, "mutant name '' is empty"), "%s", err);
+    cr_expect_null(gg_registry_find("test_mutant_comma"));
+    cr_expect_null(gg_registry_find("test_mutant_empty"));
+}
+
 Test(runner, memory_estimate_counts_only_used_groups)
 {
     /* 4100 experts of 512x1024 bf16 weights (4.3 GB) of which one holds tokens. */

@@ -446,6 +446,71 @@ Test(kernels_cpu_dispatch, mutant_tail_rows_unwritten)
     cr_expect_eq(run_and_check(&w), 0, "wgrad is unaffected");
 }
 
+/* A mutant list carries every fault it names: under wgrad_zero_uninit,tail_rows_unwritten (in
+   either order) a wgrad leaves exactly the dW blocks of its empty groups unwritten and a fwd
+   exactly its final partial row tile, as each mutant alone does. */
+Test(kernels_cpu_dispatch, mutant_list_carries_both_faults)
+{
+    static const char *const lists[] = {"wgrad_zero_uninit,tail_rows_unwritten",
+                                        "tail_rows_unwritten,wgrad_zero_uninit"};
+    for (int kk = 0; kk < 3; kk++)
+        for (int l = 0; l < 2; l++) {
+            struct tcase w = {.kernel = KERNELS[kk], .mutant = lists[l],
+                              .op = GG_OP_GROUPED_WGRAD, .c_dtype = GG_DTYPE_BF16, .split = 1,
+                              .n = 67, .k = 70, .pad_c = 3, .seed = 9};
+            set_lens(&w, 4, (const int64_t[]){0, 9, 0, 300});
+            struct tbuf b;
+            char err[256];
+            setup(&w, &b, 0xFF);
+            cr_assert_eq(run_kernel(&b, err, sizeof err), GG_OK, "%s", err);
+            cr_expect_eq(check_output(&w, &b), 2 * w.n * w.k, "%s %s wgrad", KERNELS[kk],
+                         lists[l]);
+            teardown(&b);
+            struct tcase f = {.kernel = KERNELS[kk], .mutant = lists[l],
+                              .op = GG_OP_GROUPED_FWD, .c_dtype = GG_DTYPE_BF16, .split = 1,
+                              .n = 50, .k = 70, .pad_c = 2, .seed = 5};
+            set_lens(&f, 4, (const int64_t[]){70, 0, 100, 0});
+            setup(&f, &b, 0xFF);
+            cr_assert_eq(run_kernel(&b, err, sizeof err), GG_OK, "%s", err);
+            cr_expect_eq(check_output(&f, &b), 36 * row_len_c(&f), "%s %s fwd", KERNELS[kk],
+                         lists[l]);
+            teardown(&b);
+        }
+}
+
+/* supports() takes a list of the kernel's own mutants and refuses, naming the item, one that
+   is not the kernel's (a prefix of a name included), an empty item and a repeated one. */
+Test(kernels_cpu_dispatch, supports_mutant_lists)
+{
+    const int64_t lens[] = {40, 60}, offs[] = {0, 40, 100};
+    struct gg_problem p = {.op = GG_OP_GROUPED_FWD, .a_dtype = GG_DTYPE_BF16,
+                           .b_dtype = GG_DTYPE_BF16, .c_dtype = GG_DTYPE_BF16,
+                           .acc_dtype = GG_DTYPE_F32, .groups = 2, .m = 100, .n = 64, .k = 32,
+                           .group_lens = lens, .group_offs = offs};
+    for (int kk = 0; kk < 3; kk++) {
+        const struct gg_kernel *k = kernel_named(KERNELS[kk]);
+        struct gg_problem q = p;
+        q.mutant = "wgrad_zero_uninit,tail_rows_unwritten";
+        expect_accepted(k, q, q.mutant);
+        q.mutant = "missing_fence,i32_cumulative_offset,workspace_underreport";
+        expect_accepted(k, q, q.mutant);
+        q.mutant = "wgrad_zero_uninit,no_such_mutant";
+        expect_refused(k, q, "no mutant 'no_such_mutant'");
+        q.mutant = "wgrad_zero,tail_rows_unwritten";
+        expect_refused(k, q, "no mutant 'wgrad_zero'");
+        q.mutant = "wgrad_zero_uninit,,tail_rows_unwritten";
+        expect_refused(k, q, "item 2 is empty");
+        q.mutant = "tail_rows_unwritten,";
+        expect_refused(k, q, "item 2 is empty");
+        q.mutant = "missing_fence,wgrad_zero_uninit,missing_fence";
+        expect_refused(k, q, "'missing_fence' appears twice");
+    }
+    struct gg_problem q = p;
+    q.mutant = "wgrad_zero_uninit,shared_workspace_parallel";
+    expect_refused(kernel_named(KERNELS[0]), q, "no mutant 'shared_workspace_parallel'");
+    expect_accepted(kernel_named(KERNELS[2]), q, q.mutant);
+}
+
 /* ---- i32_cumulative_offset: offsets past 2^32 on reserved, mostly untouched memory ------- */
 
 #define HUGE_LD ((int64_t)1 << 22)

@@ -12,12 +12,7 @@
 int cpu_supports_mutant(const struct gg_problem *p, const char *const *mutants, char *why,
                         size_t why_len)
 {
-    if (p->mutant == NULL)
-        return 1;
-    for (const char *const *mu = mutants; mu != NULL && *mu != NULL; mu++)
-        if (strcmp(*mu, p->mutant) == 0)
-            return 1;
-    return cpu_refuse(why, why_len, "mutant %s not provided by this kernel", p->mutant);
+    return p->mutant == NULL || gg_mutant_list_check(p->mutant, mutants, NULL, why, why_len);
 }
 
 int cpu_supports_option(const struct gg_problem *p, const char *key, int64_t dflt, int64_t lo,

@@ -296,7 +296,8 @@ enum gg_status cpu_grouped_check_strides(const struct cpu_grouped_map *m, char *
 
 /* ---- checks and options (cpu_checks.c) ---------------------------------------------------- */
 
-/* 1 when p asks for no mutant or for one of the NULL-terminated list, else 0 with a reason. */
+/* 1 when p asks for no mutant or for a list of mutants of the NULL-terminated list (each once),
+   else 0 with a reason. */
 int cpu_supports_mutant(const struct gg_problem *p, const char *const *mutants, char *why,
                         size_t why_len);
 /* 1 when option key (dflt when absent) lies in lo .. hi, else 0 with a reason. */

@@ -57,7 +57,7 @@ struct cpu_bf16_worker {
 };
 
 /* supports() of every BF16 grouped kernel: ops, dtypes, scaling, the options split_k and
-   lens_from, and p->mutant against the kernel's NULL-terminated list. */
+   lens_from, and each item of p->mutant against the kernel's NULL-terminated list. */
 int cpu_bf16_supports(const struct gg_problem *p, const char *const *mutants, char *why,
                       size_t why_len);
 

@@ -6,16 +6,16 @@
  * What is measured: every in-tree kernel x mutant pair by default; with --kernel (repeatable)
  * the named kernels, and with --plugin (repeatable, loaded here and by every worker) and no
  * --kernel the plugins' kernels. A kernel with mutants contributes one target per mutant (or
- * the one --mutant names); a kernel without mutants is one faulty kernel to find as it is (a
- * correct control should then be found by no seed).
+ * per mutant --mutant names: a name or a comma-separated list); a kernel without mutants is
+ * one faulty kernel to find as it is (a correct control should then be found by no seed).
  * Each campaign runs in its own child process with its own temporary directories and
  * --workers W; --jobs P campaigns run at once. The first seed of each target minimises its
  * finding, which gives the group counts before and after. Prints one line per target: the seeds
  * that found it, the median time to the first finding (a miss counts as never), the classes of
  * the first findings, and the uniform baseline's; writes every campaign to a CSV file.
  * Usage: bench_fuzz_detection [--seeds N] [--budget S] [--uniform-seeds N] [--uniform-budget S]
- *        [--jobs P] [--workers W] [--plugin LIB.so]... [--kernel NAME]... [--mutant NAME]
- *        [--csv FILE] [--ggfuzz PATH]
+ *        [--jobs P] [--workers W] [--plugin LIB.so]... [--kernel NAME]...
+ *        [--mutant NAME[,NAME]...] [--csv FILE] [--ggfuzz PATH]
  */
 #include <errno.h>
 #include <ftw.h>
@@ -336,7 +336,8 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: bench_fuzz_detection [--seeds N] [--budget S] [--uniform-seeds N] "
                         "[--uniform-budget S] [--jobs P] [--workers W] [--plugin LIB.so]... "
-                        "[--kernel NAME]... [--mutant NAME] [--csv FILE] [--ggfuzz PATH]\n");
+                        "[--kernel NAME]... [--mutant NAME[,NAME]...] [--csv FILE] "
+                        "[--ggfuzz PATH]\n");
         return 2;
     }
     gg_registry_init();
@@ -373,8 +374,9 @@ int main(int argc, char **argv)
             targets++;
             continue;
         }
+        struct gg_problem wanted_mutants = {.mutant = o.mutant};
         for (const char *const *m = k->mutants; *m; m++) {
-            if (o.mutant && strcmp(o.mutant, *m))
+            if (o.mutant && !gg_mutant_is(&wanted_mutants, *m))
                 continue;
             n = add_target(&o, k, *m, jobs, n);
             targets++;
