@@ -96,8 +96,8 @@ void gg_bucket_form(const char *signature, const struct gg_case *c, char *form, 
     enum gg_class k = gg_class_from_name(cls);
     if (c != NULL && (k == GG_CLASS_CRASH || k == GG_CLASS_OOB_WRITE || k == GG_CLASS_UNWRITTEN ||
                       k == GG_CLASS_SNR || k == GG_CLASS_NAN) && needs_i64(c)) {
-        snprintf(form, cap, "address/%.*s/%.*s/%.*s/i64/%.*s", (int)len[1], f[1], (int)len[2],
-                 f[2], (int)len[3], f[3], (int)len[5], f[5]);
+        snprintf(form, cap, "address/%.*s/%.*s/%.*s/i64", (int)len[1], f[1], (int)len[2], f[2],
+                 (int)len[3], f[3]);
     } else if (c != NULL && needs_planted(c)) {
         /* Which input the planted values landed in is circumstance too: the inputs' dtypes are
            written in name order. */

@@ -1509,14 +1509,12 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
         return GG_E_INVAL;
     }
     const char *mut = cfg->mutant && strcmp(cfg->mutant, "none") ? cfg->mutant : "";
-    if (mut[0]) {
-        int found = 0;
-        for (const char *const *m = c->k->mutants; m && *m && !found; m++)
-            found = strcmp(*m, mut) == 0;
-        if (!found) {
-            snprintf(c->err, c->err_len, "kernel %s has no mutant '%s'", c->k->name, mut);
-            return GG_E_INVAL;
-        }
+    if (mut[0] && !gg_mutant_list_check(mut, c->k->mutants, c->k->name, c->err, c->err_len))
+        return GG_E_INVAL;
+    if (strlen(mut) >= sizeof c->mutant) {
+        snprintf(c->err, c->err_len, "mutant list '%s' is longer than %d characters", mut,
+                 (int)sizeof c->mutant - 1);
+        return GG_E_INVAL;
     }
     snprintf(c->mutant, sizeof c->mutant, "%s", mut);
     c->gen = (struct gg_gen_config){.kernel = c->k,
