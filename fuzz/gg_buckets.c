@@ -19,7 +19,32 @@
 
 const char *gg_bucket_family(enum gg_class c)
 {
-    return c == GG_CLASS_SNR || c == GG_CLASS_NAN ? "value" : gg_class_name(c);
+    return c == GG_CLASS_SNR || c == GG_CLASS_NAN ? "value"
+           : c == GG_CLASS_NONDETERMINISM         ? "race"
+                                                  : gg_class_name(c);
+}
+
+/* The shape classes as the form keeps them: a size of one element and one under a tile are both
+   "small" (a minimised case that cannot reach one element stays under a tile). */
+static void form_shape(const char *shape, size_t len, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < len && at + 1 < cap;) {
+        size_t item = strcspn(shape + i, ",");
+        if (item > len - i)
+            item = len - i;
+        size_t key = strcspn(shape + i, ":");
+        const char *val = shape + i + key + 1;
+        size_t vlen = key < item ? item - key - 1 : 0;
+        int small = (vlen == 3 && strncmp(val, "one", 3) == 0) ||
+                    (vlen == 7 && strncmp(val, "lt_tile", 7) == 0);
+        at += (size_t)snprintf(out + at, cap - at, "%s%.*s", at ? "," : "",
+                               small ? (int)key + 1 : (int)item, shape + i);
+        if (small && at + 1 < cap)
+            at += (size_t)snprintf(out + at, cap - at, "small");
+        i += item + 1;
+    }
 }
 
 /* Planted values the normal form could not do without: special codes, subnormals, values at
@@ -94,11 +119,33 @@ void gg_bucket_form(const char *signature, const struct gg_case *c, char *form, 
     }
     const char *region = form_region(f[6], len[6]);
     enum gg_class k = gg_class_from_name(cls);
+    char shape[128];
+    form_shape(f[4], len[4], shape, sizeof shape);
+    if (k == GG_CLASS_NONDETERMINISM) {
+        /* A race shows at whatever sizes and output dtype the scheduling allowed: the kernel,
+           the op and the inputs are all a form can hold of it. */
+        size_t in = len[2];
+        for (size_t dash = 0, i = 0; i < len[2]; i++)
+            if (f[2][i] == '-' && ++dash == 2)
+                in = i;
+        snprintf(form, cap, "race/%.*s/%.*s/%.*s", (int)len[1], f[1], (int)in, f[2],
+                 (int)len[3], f[3]);
+        return;
+    }
     if (c != NULL && (k == GG_CLASS_CRASH || k == GG_CLASS_OOB_WRITE || k == GG_CLASS_UNWRITTEN ||
                       k == GG_CLASS_SNR || k == GG_CLASS_NAN) && needs_i64(c)) {
         snprintf(form, cap, "address/%.*s/%.*s/%.*s/i64", (int)len[1], f[1], (int)len[2], f[2],
                  (int)len[3], f[3]);
-    } else if (c != NULL && needs_planted(c)) {
+        return;
+    }
+    if (k == GG_CLASS_CRASH && !(len[6] == 4 && strncmp(f[6], "none", 4) == 0)) {
+        /* A fault the handler placed (a read past the end of A, a write between C's rows): the
+           place is the bug, whatever sizes led there. */
+        snprintf(form, cap, "crash/%.*s/%.*s/%.*s/%.*s", (int)len[1], f[1], (int)len[2], f[2],
+                 (int)len[3], f[3], (int)len[6], f[6]);
+        return;
+    }
+    if (c != NULL && needs_planted(c)) {
         /* Which input the planted values landed in is circumstance too: the inputs' dtypes are
            written in name order. */
         char a[32], b[32];
@@ -110,10 +157,11 @@ void gg_bucket_form(const char *signature, const struct gg_case *c, char *form, 
         snprintf(form, cap, "%s/%.*s/%s-%s%.*s/%.*s/planted/%.*s", family, (int)len[1], f[1],
                  swap ? b : a, swap ? a : b, (int)(len[2] - rest), f[2] + rest, (int)len[3], f[3],
                  (int)len[5], f[5]);
-    } else
-        snprintf(form, cap, "%s/%.*s/%.*s/%.*s/%.*s/%.*s/%.*s", family, (int)len[1], f[1],
-                 (int)len[2], f[2], (int)len[3], f[3], (int)len[4], f[4], (int)len[5], f[5],
-                 region ? (int)strlen(region) : (int)len[6], region ? region : f[6]);
+        return;
+    }
+    snprintf(form, cap, "%s/%.*s/%.*s/%.*s/%s/%.*s/%.*s", family, (int)len[1], f[1], (int)len[2],
+             f[2], (int)len[3], f[3], shape, (int)len[5], f[5],
+             region ? (int)strlen(region) : (int)len[6], region ? region : f[6]);
 }
 
 void gg_bucket_id(const char *form, char id[GG_BUCKET_ID_HEX + 1])

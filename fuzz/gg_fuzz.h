@@ -350,11 +350,15 @@ enum gg_status gg_findings_tag(const char *dir, const char *path, const char *ke
 #define GG_BUCKETS_SUBDIR "buckets"
 
 /* The family a bucket keeps of a class: "value" for snr and nan (wrong values: whether a wrong
-   value is NaN depends on the data and on what a stray read finds), the class name otherwise. */
+   value is NaN depends on the data and on what a stray read finds), "race" for nondeterminism,
+   the class name otherwise. */
 const char *gg_bucket_family(enum gg_class c);
 /* The form of signature, given by normal-form case c (may be NULL): its class's family, the
-   kernel, dtypes, op, shape classes, group pattern and region (all, single_tile and scattered
-   read "some": how many elements of a small case fail is no root cause); the magnitude dropped.
+   kernel, dtypes, op, shape classes (one and lt_tile read "small": a minimised size that cannot
+   reach one element stays under a tile), group pattern and region (all, single_tile and
+   scattered read "some": how many elements of a small case fail is no root cause); the magnitude
+   dropped. A race keeps race/kernel/input dtypes/op (it shows at whatever sizes and output the
+   scheduling allowed); a crash the fault handler placed keeps crash/kernel/dtypes/op/region.
    When c's data still needs planted values (special codes, subnormals, near-max values,
    outliers, E8M0 edge scales), where they landed decides the shape, the region and which input
    shows the bug, so the form reads "planted" in place of the first two and names the inputs'

@@ -450,7 +450,15 @@ Test(findings, a_bucket_form_drops_the_magnitude_and_joins_snr_and_nan)
     gg_case_free(&planted);
     gg_bucket_form("crash/k/bf16-bf16-f32/grouped_fwd/small/g:all/a_past_end/structural", NULL,
                    form_b, sizeof form_b);
-    cr_expect_str_eq(form_b, "crash/k/bf16-bf16-f32/grouped_fwd/small/g:all/a_past_end");
+    cr_expect_str_eq(form_b, "crash/k/bf16-bf16-f32/grouped_fwd/a_past_end");
+    /* One element and one under a tile are both small; a race keeps kernel, inputs and op. */
+    gg_bucket_form("snr/k/bf16-bf16-f32/grouped_fwd/m:one,n:lt_tile,k:tail/g:all/all/garbage",
+                   NULL, form_b, sizeof form_b);
+    cr_expect_str_eq(form_b,
+                     "value/k/bf16-bf16-f32/grouped_fwd/m:small,n:small,k:tail/g:all/some");
+    gg_bucket_form("nondeterminism/k/bf16-bf16-bf16/grouped_wgrad/m:one,n:one,k:one/g:none/none/"
+                   "structural", NULL, form_b, sizeof form_b);
+    cr_expect_str_eq(form_b, "race/k/bf16-bf16/grouped_wgrad");
     gg_bucket_id(form_a, id_a);
     gg_bucket_id(form_b, id_b);
     cr_expect_eq(strlen(id_a), GG_BUCKET_ID_HEX);

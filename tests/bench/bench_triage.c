@@ -1,7 +1,8 @@
 /*
  * bench_triage — how well a campaign's findings collapse into bugs. For every in-tree mutant
- * (the kernel and mutant of its exposing case in corpus/mutants/), and for kernels carrying two
- * mutants at once (`--pair KERNEL:A,B`, repeatable; a default set without --pair), a campaign of
+ * (the kernel and mutant of its exposing case in corpus/mutants/, or those --mutant names), and
+ * for kernels carrying two mutants at once (`--pair KERNEL:A,B`, repeatable, alone: the pairs only;
+ * a default set without --pair or --mutant), a campaign of
  * --budget seconds on --workers workers from an empty corpus (night 1), then a second campaign
  * against the same bug with a store of its own, another seed and night 1's store as its known set
  * (night 2). Prints per target: the signatures met, the buckets (bugs) they were filed in, the
@@ -80,7 +81,7 @@ static void case_size(struct gg_case *c, int64_t *groups, int64_t *elems)
 static int wanted(const struct opts *o, const char *mutant)
 {
     if (o->n_only == 0)
-        return 1;
+        return o->n_pairs == 0; /* --pair alone: the pairs only */
     for (int i = 0; i < o->n_only; i++)
         if (strcmp(o->only[i], mutant) == 0)
             return 1;
@@ -121,7 +122,7 @@ static int targets_of(const struct opts *o, struct target *t)
         closedir(d);
     qsort(t, (size_t)n, sizeof *t, cmp_name);
     int n_pairs = o->n_pairs ? o->n_pairs : (int)(sizeof DEFAULT_PAIRS / sizeof *DEFAULT_PAIRS);
-    for (int i = 0; i < n_pairs && n < MAX_TARGETS && o->n_only == 0; i++) {
+    for (int i = 0; i < n_pairs && n < MAX_TARGETS && (o->n_only == 0 || o->n_pairs > 0); i++) {
         const char *spec = o->n_pairs ? o->pairs[i] : DEFAULT_PAIRS[i];
         const char *colon = strchr(spec, ':');
         if (!colon)
