@@ -121,20 +121,21 @@ void gg_bucket_form(const char *signature, const struct gg_case *c, char *form, 
     enum gg_class k = gg_class_from_name(cls);
     char shape[128];
     form_shape(f[4], len[4], shape, sizeof shape);
+    size_t in = len[2]; /* the input dtypes: the dtypes field up to its second '-' */
+    for (size_t dash = 0, i = 0; i < len[2]; i++)
+        if (f[2][i] == '-' && ++dash == 2)
+            in = i;
     if (k == GG_CLASS_NONDETERMINISM) {
         /* A race shows at whatever sizes and output dtype the scheduling allowed: the kernel,
            the op and the inputs are all a form can hold of it. */
-        size_t in = len[2];
-        for (size_t dash = 0, i = 0; i < len[2]; i++)
-            if (f[2][i] == '-' && ++dash == 2)
-                in = i;
         snprintf(form, cap, "race/%.*s/%.*s/%.*s", (int)len[1], f[1], (int)in, f[2],
                  (int)len[3], f[3]);
         return;
     }
     if (c != NULL && (k == GG_CLASS_CRASH || k == GG_CLASS_OOB_WRITE || k == GG_CLASS_UNWRITTEN ||
                       k == GG_CLASS_SNR || k == GG_CLASS_NAN) && needs_i64(c)) {
-        snprintf(form, cap, "address/%.*s/%.*s/%.*s/i64", (int)len[1], f[1], (int)len[2], f[2],
+        /* The output dtype moves the wrap by its element size: the inputs' dtypes are kept. */
+        snprintf(form, cap, "address/%.*s/%.*s/%.*s/i64", (int)len[1], f[1], (int)in, f[2],
                  (int)len[3], f[3]);
         return;
     }

@@ -364,7 +364,8 @@ const char *gg_bucket_family(enum gg_class c);
    shows the bug, so the form reads "planted" in place of the first two and names the inputs'
    dtypes in name order: family/kernel/dtypes/op/planted/group pattern. When an operand of c
    reaches past 2^31 elements or 2^32 bytes, where a wrapped address lands decides the class and
-   the groups it hits (crash, oob_write, unwritten or wrong values): address/kernel/dtypes/op/i64. */
+   the groups it hits (crash, oob_write, unwritten or wrong values), and the output dtype where it
+   lands: address/kernel/input dtypes/op/i64. */
 void gg_bucket_form(const char *signature, const struct gg_case *c, char *form, size_t cap);
 /* The id of a form: 16 lower-case hex digits. */
 void gg_bucket_id(const char *form, char id[GG_BUCKET_ID_HEX + 1]);
