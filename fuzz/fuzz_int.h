@@ -88,6 +88,8 @@ void gg_faultnote_kernel(int running);
 enum gg_status gg_store_lock(const char *dir, int *fd, char *err, size_t err_len);
 void gg_store_now(char stamp[GG_STAMP_MAX]);
 int gg_case_smaller(const struct gg_case *a, const struct gg_case *b);
+/* Groups and logical output elements of an expanded case (moe_sorted: m·topk rows of n). */
+void gg_case_size(const struct gg_case *c, int64_t *groups, int64_t *elems);
 
 /* A byte count for messages: "1.5 KiB", "3.2 MiB", "2.00 GiB" (gg_runner.c). */
 void gg_fmt_bytes(int64_t n, char *buf, size_t len);

@@ -354,13 +354,8 @@ static enum gg_status add_bucket(struct gg_bucket_list *l, const char *path)
     enum gg_status st = GG_OK;
     if (ok && bucket_by_id(l, b.id) == NULL) {
         class_of(b.rep_sig, b.cls, sizeof b.cls);
-        struct gg_kopt opts[GG_CASE_MAX_OPTS];
-        struct gg_problem p;
-        if (gg_case_expand(&c, err, sizeof err) == GG_OK) {
-            gg_case_problem(&c, opts, &p);
-            b.groups = p.groups;
-            b.elems = p.op == GG_OP_MOE_SORTED ? p.m * p.topk * p.n : gg_problem_out_elems(&p);
-        }
+        if (gg_case_expand(&c, err, sizeof err) == GG_OK)
+            gg_case_size(&c, &b.groups, &b.elems);
         struct gg_bucket *grown = realloc(l->b, (l->n + 1) * sizeof *grown);
         char real[PATH_MAX];
         if (grown == NULL || (b.path = strdup(realpath(path, real) ? real : path)) == NULL) {

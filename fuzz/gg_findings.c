@@ -111,7 +111,7 @@ static void finding_source(struct finding *f, const struct gg_case *c, uint64_t 
 
 /* Size of an expanded case for minimality: (groups, logical output elements). MoE problems get
    their routing only when materialised; their output is [m·topk, n] whatever the routing. */
-static void case_size(const struct gg_case *c, int64_t *groups, int64_t *elems)
+void gg_case_size(const struct gg_case *c, int64_t *groups, int64_t *elems)
 {
     struct gg_kopt opts[GG_CASE_MAX_OPTS];
     struct gg_problem p;
@@ -123,8 +123,8 @@ static void case_size(const struct gg_case *c, int64_t *groups, int64_t *elems)
 int gg_case_smaller(const struct gg_case *a, const struct gg_case *b)
 {
     int64_t ga, ea, gb, eb;
-    case_size(a, &ga, &ea);
-    case_size(b, &gb, &eb);
+    gg_case_size(a, &ga, &ea);
+    gg_case_size(b, &gb, &eb);
     return ga < gb || (ga == gb && ea < eb);
 }
 
