@@ -19,9 +19,10 @@
 
 const char *gg_bucket_family(enum gg_class c)
 {
-    return c == GG_CLASS_SNR || c == GG_CLASS_NAN ? "value"
-           : c == GG_CLASS_NONDETERMINISM         ? "race"
-                                                  : gg_class_name(c);
+    return c == GG_CLASS_SNR || c == GG_CLASS_NAN             ? "value"
+           : c == GG_CLASS_CRASH || c == GG_CLASS_OOB_WRITE ? "memory"
+           : c == GG_CLASS_NONDETERMINISM                   ? "race"
+                                                            : gg_class_name(c);
 }
 
 /* The shape classes as the form keeps them: a size of one element and one under a tile are both
@@ -60,30 +61,30 @@ static int needs_planted(const struct gg_case *c)
     return c->plant_e8m0 > 0.0;
 }
 
-/* An operand that reaches past 2^31 elements or 2^32 bytes (offset, leading dimension or stride
-   included): the bug needs 64-bit addressing, and where a wrapped address lands decides whether
-   it shows as a crash, a write into a guard band, unwritten outputs or wrong values. */
-static int needs_i64(const struct gg_case *c)
+void gg_bucket_far_operands(const struct gg_case *c, char out[4])
 {
     struct gg_case e;
     char err[256];
-    int far = 0;
+    out[0] = '\0';
     if (gg_case_copy(&e, c) != GG_OK)
-        return 0;
+        return;
+    struct gg_kopt opts[GG_CASE_MAX_OPTS];
+    struct gg_problem p;
     if (gg_case_check(&e, err, sizeof err) == GG_OK &&
-        gg_case_expand(&e, err, sizeof err) == GG_OK) {
-        struct gg_kopt opts[GG_CASE_MAX_OPTS];
-        struct gg_problem p;
-        gg_case_problem(&e, opts, &p);
+        gg_case_expand(&e, err, sizeof err) == GG_OK &&
+        (gg_case_problem(&e, opts, &p), gg_problem_check_geometry(&p, err, sizeof err)) == GG_OK) {
+        /* geometry checked: default leading dimensions and strides filled in */
         const int64_t span[3] = {gg_size_add(gg_problem_a_span(&p), e.off_a),
                                  gg_size_add(gg_problem_b_span(&p), e.off_b),
                                  gg_size_add(gg_problem_c_span(&p), e.off_c)};
         const enum gg_dtype dt[3] = {e.a_dtype, e.b_dtype, e.c_dtype};
+        size_t n = 0;
         for (int i = 0; i < 3; i++)
-            far |= span[i] > INT32_MAX || gg_dtype_bytes(dt[i], span[i]) > UINT32_MAX;
+            if (span[i] > INT32_MAX || gg_dtype_bytes(dt[i], span[i]) > UINT32_MAX)
+                out[n++] = (char)('a' + i);
+        out[n] = '\0';
     }
     gg_case_free(&e);
-    return far;
 }
 
 /* A region as the form keeps it: how many elements of a small case failed (all, one tile,
@@ -125,39 +126,41 @@ void gg_bucket_form(const char *signature, const struct gg_case *c, char *form, 
     for (size_t dash = 0, i = 0; i < len[2]; i++)
         if (f[2][i] == '-' && ++dash == 2)
             in = i;
-    if (k == GG_CLASS_NONDETERMINISM) {
-        /* A race shows at whatever sizes and output dtype the scheduling allowed: the kernel,
-           the op and the inputs are all a form can hold of it. */
-        snprintf(form, cap, "race/%.*s/%.*s/%.*s", (int)len[1], f[1], (int)in, f[2],
-                 (int)len[3], f[3]);
+    char far[4] = "";
+    if (c != NULL && (k == GG_CLASS_CRASH || k == GG_CLASS_OOB_WRITE || k == GG_CLASS_UNWRITTEN ||
+                      k == GG_CLASS_SNR || k == GG_CLASS_NAN || k == GG_CLASS_NONDETERMINISM))
+        gg_bucket_far_operands(c, far);
+    if (far[0]) {
+        /* The output dtype moves the wrap by its element size, and the ops share the address
+           arithmetic of an operand: the inputs' dtypes and the far operands are kept. (A wrapped
+           read finds whatever lies there, so its verdict may change from run to run too.) */
+        snprintf(form, cap, "address/%.*s/%.*s/%s", (int)len[1], f[1], (int)in, f[2], far);
         return;
     }
-    if (c != NULL && (k == GG_CLASS_CRASH || k == GG_CLASS_OOB_WRITE || k == GG_CLASS_UNWRITTEN ||
-                      k == GG_CLASS_SNR || k == GG_CLASS_NAN) && needs_i64(c)) {
-        /* The output dtype moves the wrap by its element size: the inputs' dtypes are kept. */
-        snprintf(form, cap, "address/%.*s/%.*s/%.*s/i64", (int)len[1], f[1], (int)in, f[2],
-                 (int)len[3], f[3]);
+    if (k == GG_CLASS_NONDETERMINISM) {
+        /* A race shows in whatever op, sizes and output dtype the schedule allowed: the kernel
+           and the inputs are all a form can hold of it. */
+        snprintf(form, cap, "race/%.*s/%.*s", (int)len[1], f[1], (int)in, f[2]);
         return;
     }
     if (k == GG_CLASS_CRASH && !(len[6] == 4 && strncmp(f[6], "none", 4) == 0)) {
         /* A fault the handler placed (a read past the end of A, a write between C's rows): the
            place is the bug, whatever sizes led there. */
-        snprintf(form, cap, "crash/%.*s/%.*s/%.*s/%.*s", (int)len[1], f[1], (int)len[2], f[2],
-                 (int)len[3], f[3], (int)len[6], f[6]);
+        snprintf(form, cap, "%s/%.*s/%.*s/%.*s/%.*s", family, (int)len[1], f[1], (int)len[2],
+                 f[2], (int)len[3], f[3], (int)len[6], f[6]);
         return;
     }
     if (c != NULL && needs_planted(c)) {
-        /* Which input the planted values landed in is circumstance too: the inputs' dtypes are
-           written in name order. */
+        /* Which input, op and groups the planted values landed in is circumstance too (a decoder
+           is shared by every op): the inputs' dtypes are written in name order. */
         char a[32], b[32];
         size_t la = strcspn(f[2], "-"), lb = la < len[2] ? strcspn(f[2] + la + 1, "-") : 0;
         snprintf(a, sizeof a, "%.*s", (int)la, f[2]);
         snprintf(b, sizeof b, "%.*s", (int)lb, la < len[2] ? f[2] + la + 1 : "");
         int swap = strcmp(a, b) > 0;
         size_t rest = la + 1 + lb < len[2] ? la + 1 + lb : len[2];
-        snprintf(form, cap, "%s/%.*s/%s-%s%.*s/%.*s/planted/%.*s", family, (int)len[1], f[1],
-                 swap ? b : a, swap ? a : b, (int)(len[2] - rest), f[2] + rest, (int)len[3], f[3],
-                 (int)len[5], f[5]);
+        snprintf(form, cap, "%s/%.*s/%s-%s%.*s/planted", family, (int)len[1], f[1],
+                 swap ? b : a, swap ? a : b, (int)(len[2] - rest), f[2] + rest);
         return;
     }
     snprintf(form, cap, "%s/%.*s/%.*s/%.*s/%s/%.*s/%.*s", family, (int)len[1], f[1], (int)len[2],
@@ -188,9 +191,9 @@ static void class_of(const char *sig, char *cls, size_t cap)
 }
 
 /* The representative record: rep with its @expect and @bucket lines (first_seen given). */
-static enum gg_status make_rep(const struct gg_case *rep, const char *rep_sig, const char *form,
-                               const char *id, const char *first_seen, uint64_t seed,
-                               struct gg_case *rec)
+static enum gg_status make_rep(const struct gg_case *rep, const char *rep_sig,
+                               const char *rep_expect, const char *form, const char *id,
+                               const char *first_seen, uint64_t seed, struct gg_case *rec)
 {
     enum gg_status st = gg_case_copy(rec, rep);
     if (st != GG_OK)
@@ -204,7 +207,10 @@ static enum gg_status make_rep(const struct gg_case *rep, const char *rep_sig, c
     rec->n_meta = 0;
     char cls[32], expect[GG_SIGNATURE_MAX + 64], bucket[2 * GG_SIGNATURE_MAX + 256];
     class_of(rep_sig, cls, sizeof cls);
-    snprintf(expect, sizeof expect, "class=%s sig=%s", cls, rep_sig);
+    if (rep_expect)
+        snprintf(expect, sizeof expect, "%s", rep_expect);
+    else
+        snprintf(expect, sizeof expect, "class=%s sig=%s", cls, rep_sig);
     int n = snprintf(bucket, sizeof bucket, "id=%s form=%s first_seen=%s seed=0x%016" PRIx64
                      " kernel=%s", id, form, first_seen, seed, rep->kernel[0] ? rep->kernel : "-");
     if (rep->mutant[0] && n >= 0 && (size_t)n < sizeof bucket)
@@ -215,8 +221,9 @@ static enum gg_status make_rep(const struct gg_case *rep, const char *rep_sig, c
 }
 
 enum gg_status gg_bucket_file(const char *dir, const struct gg_case *rep, const char *rep_sig,
-                              uint64_t campaign_seed, char id[GG_BUCKET_ID_HEX + 1], int *is_new,
-                              char *err, size_t err_len)
+                              const char *rep_expect, uint64_t campaign_seed,
+                              char id[GG_BUCKET_ID_HEX + 1], int *is_new, char *err,
+                              size_t err_len)
 {
     char form[GG_SIGNATURE_MAX], cls[32], now[GG_STAMP_MAX];
     gg_bucket_form(rep_sig, rep, form, sizeof form);
@@ -264,7 +271,7 @@ enum gg_status gg_bucket_file(const char *dir, const struct gg_case *rep, const 
     }
     if (write) {
         gg_case_init(&rec);
-        st = make_rep(rep, rep_sig, form, id, now, campaign_seed, &rec);
+        st = make_rep(rep, rep_sig, rep_expect, form, id, now, campaign_seed, &rec);
         if (st != GG_OK)
             snprintf(err, err_len, "%s: cannot build the record (status %d)", file, (int)st);
         else
@@ -350,10 +357,14 @@ static enum gg_status add_bucket(struct gg_bucket_list *l, const char *path)
     memset(&b, 0, sizeof b);
     int ok = line && expect && gg_meta_field(line, "id", b.id, sizeof b.id) &&
              gg_meta_field(line, "form", b.form, sizeof b.form) &&
-             gg_meta_field(expect, "sig", b.rep_sig, sizeof b.rep_sig);
+             gg_meta_field(expect, "class", b.cls, sizeof b.cls);
     enum gg_status st = GG_OK;
     if (ok && bucket_by_id(l, b.id) == NULL) {
-        class_of(b.rep_sig, b.cls, sizeof b.cls);
+        /* A race's representative expects a list of classes and no signature: the first names
+           the bucket's class. */
+        if (!gg_meta_field(expect, "sig", b.rep_sig, sizeof b.rep_sig))
+            b.rep_sig[0] = '\0';
+        b.cls[strcspn(b.cls, "|")] = '\0';
         if (gg_case_expand(&c, err, sizeof err) == GG_OK)
             gg_case_size(&c, &b.groups, &b.elems);
         struct gg_bucket *grown = realloc(l->b, (l->n + 1) * sizeof *grown);
@@ -416,6 +427,12 @@ static enum gg_status add_member(struct gg_bucket_list *l, const char *path)
     return st;
 }
 
+static int cmp_member(const void *pa, const void *pb)
+{
+    return strcmp(((const struct gg_bucket_member *)pa)->sig,
+                  ((const struct gg_bucket_member *)pb)->sig);
+}
+
 /* Most severe class first (the order of enum gg_class), then the most sightings, then id. */
 static int cmp_bucket(const void *pa, const void *pb)
 {
@@ -458,15 +475,17 @@ enum gg_status gg_buckets_scan(const char *dir, struct gg_bucket_list *l, char *
     }
     if (l->n > 1)
         qsort(l->b, l->n, sizeof *l->b, cmp_bucket);
+    if (l->n_members > 1) /* by signature, for gg_buckets_of */
+        qsort(l->m, l->n_members, sizeof *l->m, cmp_member);
     return GG_OK;
 }
 
 const char *gg_buckets_of(const struct gg_bucket_list *l, const char *sig)
 {
-    for (size_t i = 0; i < l->n_members; i++)
-        if (strcmp(l->m[i].sig, sig) == 0)
-            return l->m[i].id[0] ? l->m[i].id : NULL;
-    return NULL;
+    const struct gg_bucket_member key = {.sig = (char *)sig};
+    const struct gg_bucket_member *m =
+        l->n_members ? bsearch(&key, l->m, l->n_members, sizeof *l->m, cmp_member) : NULL;
+    return m && m->id[0] ? m->id : NULL;
 }
 
 void gg_buckets_free(struct gg_bucket_list *l)

@@ -48,6 +48,8 @@ extern char **environ;
 #define MUTATE_PERMILLE 300     /* share of cases mutated from the corpus */
 #define CORPUS_MAX 8192         /* cases kept in memory; later ones replace random ones */
 #define PATH_MAX_LEN 4096
+#define STABILITY_RUNS 4        /* runs of a normal form that tell a race from a stable bug */
+#define RACE_REPLAY_RUNS 16     /* runs a race's representative may take to show on replay */
 
 enum origin { ORIGIN_GENERATE, ORIGIN_MUTATE, ORIGIN_SEED, ORIGIN_REPLAY };
 static const char *const origin_names[] = {"generate", "mutate", "seed", "replay"};
@@ -748,6 +750,27 @@ static int filed(const char *signature, void *arg)
     return gg_buckets_of(&c->buckets, signature) != NULL;
 }
 
+/* How a normal form is filed: as its own signature, or, when its verdict changed from run to run,
+   as a race (the signature's class made nondeterminism) whose representative expects any class
+   the runs gave, within as many runs as a replay may need when one of them passed. */
+static void race_filing(const struct gg_min_stats *ms, char *sig, size_t sig_len, char *expect,
+                        size_t expect_len)
+{
+    snprintf(sig, sig_len, "%s", ms->signature);
+    expect[0] = '\0';
+    if (!ms->unstable)
+        return;
+    snprintf(sig, sig_len, "%s%s", gg_class_name(GG_CLASS_NONDETERMINISM),
+             ms->signature + strcspn(ms->signature, "/"));
+    size_t at = (size_t)snprintf(expect, expect_len, "class=%s",
+                                 gg_class_name(GG_CLASS_NONDETERMINISM));
+    for (int k = GG_CLASS_PASS + 1; k < GG_CLASS_COUNT && at < expect_len; k++)
+        if (ms->classes_seen & (1u << k) && k != GG_CLASS_NONDETERMINISM)
+            at += (size_t)snprintf(expect + at, expect_len - at, "|%s", gg_class_name(k));
+    if (ms->classes_seen & 1u && at < expect_len)
+        snprintf(expect + at, expect_len - at, " runs=%d", RACE_REPLAY_RUNS);
+}
+
 /*
  * The minimiser child: shrinks the stored case of one signature to its bucket's normal form
  * (bucket mode, stopped early at a signature already filed), files the signature in that bucket
@@ -772,7 +795,8 @@ static void minimize_child(struct campaign *c, const struct pending_min *m, doub
                                  .findings_dir = c->artifacts,
                                  .bucket = 1,
                                  .stop_at = filed,
-                                 .stop_arg = c};
+                                 .stop_arg = c,
+                                 .stability_runs = STABILITY_RUNS};
         mo.run.kernel = mo.run.mutant = NULL;
         struct gg_min_stats *ms = &rep.ms;
         if (gg_minimize(&kase, m->sig, &mo, ms, err, sizeof err) == GG_OK) {
@@ -781,8 +805,11 @@ static void minimize_child(struct campaign *c, const struct pending_min *m, doub
                 snprintf(rep.bucket, sizeof rep.bucket, "%s", known);
                 ok = 1;
             } else if (ms->fixpoint) { /* a normal form, not a case cut short */
-                ok = gg_bucket_file(c->artifacts, &kase, ms->signature, c->st->seed, rep.bucket,
-                                    &rep.new_bucket, err, sizeof err) == GG_OK;
+                char sig[GG_SIGNATURE_MAX], expect[GG_SIGNATURE_MAX];
+                race_filing(ms, sig, sizeof sig, expect, sizeof expect);
+                ok = gg_bucket_file(c->artifacts, &kase, sig, ms->unstable ? expect : NULL,
+                                    c->st->seed, rep.bucket, &rep.new_bucket, err,
+                                    sizeof err) == GG_OK;
             }
             char text[GG_BUCKET_ID_HEX + 8];
             snprintf(text, sizeof text, "id=%s", rep.bucket);

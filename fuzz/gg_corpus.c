@@ -163,6 +163,13 @@ int gg_expect_holds(const char *expect, const struct gg_verdict *v)
     return match && (!sig[0] || strcmp(sig, v->signature) == 0);
 }
 
+int gg_expect_runs(const char *expect)
+{
+    const char *r = expect ? strstr(expect, "runs=") : NULL;
+    int n = r ? atoi(r + 5) : 1;
+    return n < 1 ? 1 : n > GG_EXPECT_MAX_RUNS ? GG_EXPECT_MAX_RUNS : n;
+}
+
 int gg_mkdir_p(const char *path)
 {
     char buf[4096];

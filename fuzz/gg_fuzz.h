@@ -290,10 +290,14 @@ char *gg_tmpfile_name(const char *path);
    naming no host) by a process that is no longer alive, or not modified for
    GG_TMPFILE_STALE_S. Returns how many it removed; a missing directory has none. */
 int gg_tmpfile_sweep(const char *dir, const char *target_suffix);
-/* 1 when verdict v reproduces expect ("class=C [sig=S]"; NULL means class=pass): the class
-   matches (C may list alternatives, "nondeterminism|snr", for a race that can also be lost the
-   same way twice) and, when the expectation names a signature, the signature matches too. */
+/* 1 when verdict v reproduces expect ("class=C [sig=S] [runs=N]"; NULL means class=pass): the
+   class matches (C may list alternatives, "nondeterminism|snr", for a race that can also be lost
+   the same way twice) and, when the expectation names a signature, the signature matches too. */
 int gg_expect_holds(const char *expect, const struct gg_verdict *v);
+#define GG_EXPECT_MAX_RUNS 64
+/* How many runs a replay may take to reproduce expect: its runs=N (a race that a run can miss),
+   else 1. */
+int gg_expect_runs(const char *expect);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Findings store (gg_findings.c)                                                               */
@@ -334,7 +338,7 @@ enum gg_status gg_findings_tag(const char *dir, const char *path, const char *ke
 /*
  * A bucket stands for one bug. Its rule: two findings share a bucket when their cases,
  * minimised in bucket mode (gg_min_opts.bucket: class family kept, smallest sizes, simplest
- * output dtype, placement and data), give the same signature up to its magnitude: the form
+ * grouped op, dtypes, placement and data), give the same signature up to its magnitude: the form
  *   family/kernel/dtypes/op/shape classes/group pattern/region
  * of the normal form (gg_bucket_form), with snr and nan as one family, "value". Beside its
  * one-file-per-signature
@@ -350,32 +354,43 @@ enum gg_status gg_findings_tag(const char *dir, const char *path, const char *ke
 #define GG_BUCKETS_SUBDIR "buckets"
 
 /* The family a bucket keeps of a class: "value" for snr and nan (wrong values: whether a wrong
-   value is NaN depends on the data and on what a stray read finds), "race" for nondeterminism,
-   the class name otherwise. */
+   value is NaN depends on the data and on what a stray read finds), "memory" for crash and
+   oob_write (a stray access: whether it lands in a guard band or in unmapped memory depends on
+   the layout), "race" for nondeterminism, the class name otherwise. */
 const char *gg_bucket_family(enum gg_class c);
 /* The form of signature, given by normal-form case c (may be NULL): its class's family, the
    kernel, dtypes, op, shape classes (one and lt_tile read "small": a minimised size that cannot
    reach one element stays under a tile), group pattern and region (all, single_tile and
    scattered read "some": how many elements of a small case fail is no root cause); the magnitude
-   dropped. A race keeps race/kernel/input dtypes/op (it shows at whatever sizes and output the
-   scheduling allowed); a crash the fault handler placed keeps crash/kernel/dtypes/op/region.
+   dropped. A race (nondeterminism, or a normal form whose verdict changes from run to run) keeps
+   race/kernel/input dtypes (it shows in whatever op, sizes and output the schedule allowed; two
+   races of one kernel share a bucket); a crash the fault handler placed keeps
+   memory/kernel/dtypes/op/region.
    When c's data still needs planted values (special codes, subnormals, near-max values,
-   outliers, E8M0 edge scales), where they landed decides the shape, the region and which input
-   shows the bug, so the form reads "planted" in place of the first two and names the inputs'
-   dtypes in name order: family/kernel/dtypes/op/planted/group pattern. When an operand of c
+   outliers, E8M0 edge scales: a decoding bug, shared by every op), where they landed decides
+   the op, shape, groups and region that show it and which input does, so the form names the
+   inputs' dtypes in name order: family/kernel/dtypes/planted. When an operand of c
    reaches past 2^31 elements or 2^32 bytes, where a wrapped address lands decides the class and
    the groups it hits (crash, oob_write, unwritten or wrong values), and the output dtype where it
-   lands: address/kernel/input dtypes/op/i64. */
+   lands; the ops share an operand's address arithmetic: address/kernel/input dtypes/far operands
+   (of a, b and c, those past the limit: "address/k/bf16-bf16/c"). */
 void gg_bucket_form(const char *signature, const struct gg_case *c, char *form, size_t cap);
+/* The operands of expanded-or-not case c that reach past 2^31 elements or 2^32 bytes (offset,
+   leading dimension and stride included), as "a", "b", "c" letters in out (empty: none, or c
+   invalid): such a bug needs 64-bit addressing, and where a wrapped address lands decides
+   whether it shows as a crash, a write into a guard band, unwritten outputs or wrong values. */
+void gg_bucket_far_operands(const struct gg_case *c, char out[4]);
 /* The id of a form: 16 lower-case hex digits. */
 void gg_bucket_id(const char *form, char id[GG_BUCKET_ID_HEX + 1]);
 
 /* Files normal-form case rep, whose verdict gave signature rep_sig, as the representative of its
    bucket in store dir: a new bucket writes its file (*is_new = 1), a known one keeps the smaller
-   case (with the first sighting of the older). id receives the bucket's id. */
+   case (with the first sighting of the older). The representative's @expect is rep_expect, or
+   (NULL) class and signature of rep_sig. id receives the bucket's id. */
 enum gg_status gg_bucket_file(const char *dir, const struct gg_case *rep, const char *rep_sig,
-                              uint64_t campaign_seed, char id[GG_BUCKET_ID_HEX + 1], int *is_new,
-                              char *err, size_t err_len);
+                              const char *rep_expect, uint64_t campaign_seed,
+                              char id[GG_BUCKET_ID_HEX + 1], int *is_new, char *err,
+                              size_t err_len);
 
 /* One bucket of a store, as gg_buckets_scan() reads it. */
 struct gg_bucket {
@@ -504,13 +519,20 @@ struct gg_min_opts {
     const char *findings_dir;    /* (optional) a different fault met on the way is recorded here */
     /* Bucket mode (the normal form of triage): a step counts when the verdict keeps the class's
        family (gg_bucket_family), whatever the rest of the signature, and the passes try the
-       smallest sizes and the simplest output dtype and input placement first, so that every case
+       smallest sizes and the simplest op, dtypes and input placement first, so that every case
        of one bug ends at one case. */
     int bucket;
     /* (optional, bucket mode) called with the signature of each case kept; non-zero stops the
        minimisation there (a signature already filed in a bucket). */
     int (*stop_at)(const char *signature, void *arg);
     void *stop_arg;
+    /* (bucket mode) runs of the normal form after a fixpoint, every other one pinned to one CPU
+       (and half as many of the case as found, for wrong values and workspace dependence, which
+       a race lost the same way by every run of a small case shows as, whose minimisation also
+       runs its first few passing candidates once more): a verdict that changes from run to run
+       of one case (its inputs are fixed, so only the schedule can change it) marks it unstable,
+       a race whatever class it showed as. */
+    int stability_runs;
 };
 
 struct gg_min_stats {
@@ -523,6 +545,8 @@ struct gg_min_stats {
                                           from the target's, within its class) */
     int stopped_at;                    /* 1 when stop_at ended the minimisation */
     int fixpoint;                      /* 1 when a whole round kept nothing (not cut short) */
+    int unstable;                      /* a stability run gave another verdict */
+    unsigned classes_seen;             /* bit per class those runs gave (bit 0: a pass) */
 };
 
 /*
@@ -531,8 +555,9 @@ struct gg_min_stats {
  * size in tile coordinates (q·tile + r, q first), canonicalise leading dimensions, strides and
  * offsets, simplify the data towards small integers. Stops at a fixpoint or the time limit.
  * In bucket mode (o->bucket) the verdict need only keep signature's class, and each round starts
- * with every size at its smallest (one row, one granule, one tile) and ends with the output dtype
- * and the input placement at their simplest.
+ * with every size at its smallest (one row, one granule, one tile) and ends with the grouped op
+ * (fwd, dgrad, wgrad), the dtypes and the input placement at their simplest; its normal form is
+ * then run o->stability_runs more times (st->unstable: a race).
  */
 enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struct gg_min_opts *o,
                            struct gg_min_stats *st, char *err, size_t err_len);

@@ -7,9 +7,11 @@
  * layout packed and drop options, and simplify the data towards small integers. Every tested
  * candidate is remembered by case id, so nothing runs twice. Bucket mode keeps the class instead
  * of the signature, and adds a first pass to the smallest sizes and a last one to the simplest
- * output dtype and placement: the normal form that triage files buckets by.
+ * op, dtypes and placement: the normal form that triage files buckets by; that form is then run
+ * again to tell a race (a verdict that changes from run to run) from a deterministic bug.
  */
 #include <math.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,9 @@
 
 #define DEFAULT_TIME_S 600.0
 #define DEFAULT_TIMEOUT_S 300.0
+/* Passes run once more per bucket-mode minimisation of wrong values or workspace dependence, to
+   see a race change its verdict. */
+#define FLAKY_CHECKS 8
 /* Smaller sizes tried per group by the unify pass. */
 #define UNIFY_MAX_VALUES 8
 
@@ -39,6 +44,7 @@ struct ctx {
     const struct gg_min_opts *o;
     struct gg_min_stats *st;
     int repeats;
+    int flaky_checks;        /* passes still to be run once more (bucket mode, see reproduces) */
     double timeout_s, t0, deadline;
     int64_t tile[3];         /* the kernel's tile cutting rows (M), N and K (0: not tiled) */
     struct cache cache;
@@ -156,6 +162,15 @@ static void record_other(struct ctx *x, const struct gg_case *c, const struct gg
     gg_case_free(&f);
 }
 
+/* 1 when v fails the way the minimisation keeps: the target's class family (bucket mode) or
+   signature. */
+static int same_failure(const struct ctx *x, const struct gg_verdict *v)
+{
+    return v->cls != GG_CLASS_PASS &&
+           (x->o->bucket ? strcmp(gg_bucket_family(v->cls), gg_bucket_family(x->cls)) == 0
+                         : strcmp(v->signature, x->signature) == 0);
+}
+
 /* Runs c up to `repeats` times; 1 when every run gives the target signature. */
 static int reproduces(struct ctx *x, const struct gg_case *c)
 {
@@ -166,10 +181,20 @@ static int reproduces(struct ctx *x, const struct gg_case *c)
         char msg[1024];
         x->st->attempts++;
         enum gg_status st = gg_run_case_isolated(c, &x->o->run, x->timeout_s, &r, msg, sizeof msg);
-        int same = st == GG_OK && r.verdict.cls != GG_CLASS_PASS &&
-                   (x->o->bucket ? strcmp(gg_bucket_family(r.verdict.cls),
-                                          gg_bucket_family(x->cls)) == 0
-                                 : strcmp(r.verdict.signature, x->signature) == 0);
+        int same = st == GG_OK && same_failure(x, &r.verdict);
+        /* While flaky checks last, a pass is run once more: a failure then is a race seen
+           changing its verdict (the candidate is kept, and the bug filed as a race). */
+        if (st == GG_OK && r.verdict.cls == GG_CLASS_PASS && x->flaky_checks > 0) {
+            x->flaky_checks--;
+            gg_run_result_free(&r);
+            x->st->attempts++;
+            st = gg_run_case_isolated(c, &x->o->run, x->timeout_s, &r, msg, sizeof msg);
+            same = st == GG_OK && same_failure(x, &r.verdict);
+            if (same) {
+                x->st->unstable = 1;
+                x->st->classes_seen |= 1u | 1u << r.verdict.cls;
+            }
+        }
         if (same)
             snprintf(x->cand_sig, sizeof x->cand_sig, "%s", r.verdict.signature);
         if (st == GG_OK && !same && r.verdict.cls != GG_CLASS_PASS)
@@ -208,7 +233,7 @@ static int interesting(struct ctx *x, struct gg_case *c)
 }
 
 /* Starts a candidate: a copy of cur. 0 (and a fatal status) when out of memory. */
-static int clone(struct ctx *x, const struct gg_case *cur, struct gg_case *cand)
+static int clone_case(struct ctx *x, const struct gg_case *cur, struct gg_case *cand)
 {
     if (x->fatal == GG_OK && gg_case_copy(cand, cur) == GG_OK)
         return 1;
@@ -231,7 +256,9 @@ static int try_keep(struct ctx *x, struct gg_case *cur, struct gg_case *cand)
     gg_case_id(cur, x->cur_id);
     x->st->kept++;
     snprintf(x->st->signature, sizeof x->st->signature, "%s", x->cand_sig);
-    if (x->o->bucket && x->o->stop_at && x->o->stop_at(x->cand_sig, x->o->stop_arg))
+    /* (a race is filed as a race, not at the signature it happened to show as) */
+    if (x->o->bucket && x->o->stop_at && !x->st->unstable &&
+        x->o->stop_at(x->cand_sig, x->o->stop_arg))
         x->st->stopped_at = 1;
     return 1;
 }
@@ -308,7 +335,7 @@ static void size_set(struct gg_case *c, struct size_ref s, int64_t v)
 static int try_size(struct ctx *x, struct gg_case *cur, struct size_ref s, int64_t v)
 {
     struct gg_case cand;
-    if (v < 0 || v == size_get(cur, s) || !clone(x, cur, &cand))
+    if (v < 0 || v == size_get(cur, s) || !clone_case(x, cur, &cand))
         return 0;
     size_set(&cand, s, v);
     return try_keep(x, cur, &cand);
@@ -437,7 +464,7 @@ static int pass_delete(struct ctx *x, struct gg_case *cur)
         for (int64_t lo = 0; lo < cur->groups && cur->groups > 1 && !stopped(x);) {
             int64_t hi = lo + chunk < cur->groups ? lo + chunk : cur->groups;
             struct gg_case cand;
-            if (hi - lo >= cur->groups || !clone(x, cur, &cand)) {
+            if (hi - lo >= cur->groups || !clone_case(x, cur, &cand)) {
                 lo = hi;
                 continue;
             }
@@ -464,7 +491,7 @@ static int merge_neighbours(struct ctx *x, struct gg_case *cur)
     int kept = 0;
     for (int64_t g = 0; g + 1 < cur->groups && !stopped(x);) {
         struct gg_case cand;
-        if (!clone(x, cur, &cand))
+        if (!clone_case(x, cur, &cand))
             break;
         cand.items[g].value += cand.items[g + 1].value;
         delete_groups(&cand, g + 1, g + 2);
@@ -520,7 +547,7 @@ static int pass_nk(struct ctx *x, struct gg_case *cur)
         if (n == cur->n && k == cur->k)
             break;
         struct gg_case cand;
-        if (!clone(x, cur, &cand))
+        if (!clone_case(x, cur, &cand))
             break;
         cand.n = n;
         cand.k = k;
@@ -588,18 +615,18 @@ static int pass_canon(struct ctx *x, struct gg_case *cur)
     struct gg_case cand;
     for (size_t i = 0; i < N_LAYOUT_FIELDS; i++)
         nonzero += *layout_field(cur, i) != 0;
-    if (nonzero > 1 && clone(x, cur, &cand)) {
+    if (nonzero > 1 && clone_case(x, cur, &cand)) {
         for (size_t i = 0; i < N_LAYOUT_FIELDS; i++)
             *layout_field(&cand, i) = 0;
         kept += try_keep(x, cur, &cand);
     }
     for (size_t i = 0; i < N_LAYOUT_FIELDS && !stopped(x); i++)
-        if (*layout_field(cur, i) != 0 && clone(x, cur, &cand)) {
+        if (*layout_field(cur, i) != 0 && clone_case(x, cur, &cand)) {
             *layout_field(&cand, i) = 0;
             kept += try_keep(x, cur, &cand);
         }
     for (int i = 0; i < cur->n_opts && !stopped(x);) {
-        if (!clone(x, cur, &cand))
+        if (!clone_case(x, cur, &cand))
             break;
         drop_option(&cand, i);
         if (try_keep(x, cur, &cand))
@@ -607,11 +634,11 @@ static int pass_canon(struct ctx *x, struct gg_case *cur)
         else
             i++;
     }
-    if (cur->bias_dtype != GG_DTYPE_NONE && clone(x, cur, &cand)) {
+    if (cur->bias_dtype != GG_DTYPE_NONE && clone_case(x, cur, &cand)) {
         drop_bias(&cand);
         kept += try_keep(x, cur, &cand);
     }
-    if (cur->plant_e8m0 != 0.0 && clone(x, cur, &cand)) {
+    if (cur->plant_e8m0 != 0.0 && clone_case(x, cur, &cand)) {
         cand.plant_e8m0 = 0.0;
         kept += try_keep(x, cur, &cand);
     }
@@ -649,7 +676,7 @@ static int pass_data(struct ctx *x, struct gg_case *cur)
         for (int i = dist_rank((struct gg_dist *)((char *)cur + dists[w])) + 1;
              i < N_SIMPLE_DISTS && !stopped(x); i++) {
             struct gg_case cand;
-            if (!clone(x, cur, &cand))
+            if (!clone_case(x, cur, &cand))
                 break;
             struct gg_dist *d = (struct gg_dist *)((char *)&cand + dists[w]);
             enum gg_dtype fmt = d->fmt;
@@ -692,7 +719,7 @@ static int simplest_inputs(struct ctx *x, struct gg_case *cur)
         if (i == ra * N_SIMPLE_INPUTS + rb)
             break;
         struct gg_case cand;
-        if (!clone(x, cur, &cand))
+        if (!clone_case(x, cur, &cand))
             break;
         cand.a_dtype = cand.dist_a.fmt = SIMPLE_INPUTS[i / N_SIMPLE_INPUTS];
         cand.b_dtype = cand.dist_b.fmt = SIMPLE_INPUTS[i % N_SIMPLE_INPUTS];
@@ -702,25 +729,59 @@ static int simplest_inputs(struct ctx *x, struct gg_case *cur)
     return 0;
 }
 
-/* Pass 7 (bucket mode), the simplest dtypes and input placement: the input pair in canonical
-   order, C's dtype down SIMPLE_OUTPUTS (a dtype the kernel does not take is refused, not kept),
-   the inputs back into their canary bands. */
+/* The grouped ops in order of simplicity: a bug that the forward op shows too (a decoder, an
+   epilogue) is filed there, one that needs dgrad's transposed weights or wgrad's per-group
+   reduction stays where it is. */
+static const enum gg_op SIMPLE_OPS[] = {GG_OP_GROUPED_FWD, GG_OP_GROUPED_DGRAD,
+                                        GG_OP_GROUPED_WGRAD};
+#define N_SIMPLE_OPS (int)(sizeof SIMPLE_OPS / sizeof SIMPLE_OPS[0])
+
+/* Each simpler op is tried with the sizes as they are, then with N and K swapped (dgrad's
+   reduction over N becomes the forward op's reduction over K). */
+static int simplest_op(struct ctx *x, struct gg_case *cur)
+{
+    for (int i = 0; i < N_SIMPLE_OPS && SIMPLE_OPS[i] != cur->op && !stopped(x); i++) {
+        int grouped = 0;
+        for (int j = i + 1; j < N_SIMPLE_OPS; j++)
+            grouped |= SIMPLE_OPS[j] == cur->op;
+        for (int swap = 0; grouped && swap < 2 && !stopped(x); swap++) {
+            struct gg_case cand;
+            if (!clone_case(x, cur, &cand))
+                return 0;
+            cand.op = SIMPLE_OPS[i];
+            if (swap) {
+                int64_t n = cand.n;
+                cand.n = cand.k;
+                cand.k = n;
+            }
+            if (try_keep(x, cur, &cand))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Pass 7 (bucket mode), the simplest op, dtypes and input placement: a grouped op down
+   SIMPLE_OPS, the input pair in canonical order, C's dtype down SIMPLE_OUTPUTS (an op or dtype
+   the kernel does not take is refused, not kept), the inputs back into their canary bands. */
 static int pass_simplest(struct ctx *x, struct gg_case *cur)
 {
-    int kept = simplest_inputs(x, cur), rank = N_SIMPLE_OUTPUTS;
+    int kept = simplest_op(x, cur);
+    kept += simplest_inputs(x, cur);
+    int rank = N_SIMPLE_OUTPUTS;
     for (int i = 0; i < N_SIMPLE_OUTPUTS; i++)
         if (cur->c_dtype == SIMPLE_OUTPUTS[i])
             rank = i;
     struct gg_case cand;
     for (int i = 0; i < rank && !stopped(x); i++)
-        if (clone(x, cur, &cand)) {
+        if (clone_case(x, cur, &cand)) {
             cand.c_dtype = SIMPLE_OUTPUTS[i];
             if (try_keep(x, cur, &cand)) {
                 kept++;
                 break;
             }
         }
-    if (cur->guard != GG_GUARD_BAND && !stopped(x) && clone(x, cur, &cand)) {
+    if (cur->guard != GG_GUARD_BAND && !stopped(x) && clone_case(x, cur, &cand)) {
         cand.guard = GG_GUARD_BAND;
         kept += try_keep(x, cur, &cand);
     }
@@ -728,6 +789,68 @@ static int pass_simplest(struct ctx *x, struct gg_case *cur)
 }
 
 /* ---- driver -------------------------------------------------------------------------------- */
+
+/* Every other stability run is pinned to one CPU of the process's set (the run's child inherits
+   it): a schedule that a kernel's threads rarely meet on several CPUs, so that a race whose
+   outcome the usual schedule fixes still changes the verdict. 1 when pinned. */
+static int pin_one_cpu(const cpu_set_t *all)
+{
+    if (CPU_COUNT(all) < 2)
+        return 0;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, all)) {
+            CPU_SET(cpu, &one);
+            break;
+        }
+    return sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
+/* Runs c `runs` more times, every other one on one CPU: another verdict than sig (a pass
+   included) marks the bug unstable. The classes the runs gave are added to st->classes_seen. */
+static void check_stability(struct ctx *x, const struct gg_case *c, const char *sig, int runs)
+{
+    cpu_set_t all;
+    int have_set = sched_getaffinity(0, sizeof all, &all) == 0;
+    char cls[32];
+    snprintf(cls, sizeof cls, "%.*s", (int)strcspn(sig, "/"), sig);
+    enum gg_class kept = gg_class_from_name(cls);
+    if (kept != GG_CLASS_COUNT)
+        x->st->classes_seen |= 1u << kept;
+    for (int i = 0; i < runs && x->fatal == GG_OK; i++) {
+        struct gg_run_result r;
+        char msg[1024];
+        x->st->attempts++;
+        int pinned = have_set && i % 2 == 0 && pin_one_cpu(&all);
+        enum gg_status st = gg_run_case_isolated(c, &x->o->run, x->timeout_s, &r, msg, sizeof msg);
+        if (pinned)
+            sched_setaffinity(0, sizeof all, &all);
+        if (st != GG_OK)
+            continue; /* the harness could not run it: no verdict to compare */
+        if (r.verdict.cls != GG_CLASS_TIMEOUT) {
+            x->st->classes_seen |= 1u << r.verdict.cls;
+            x->st->unstable |= strcmp(r.verdict.signature, sig) != 0;
+        }
+        gg_run_result_free(&r);
+    }
+}
+
+/* A race can be lost the same way by every run of a small case, so a finding of the families a
+   lost race shows as (wrong values, workspace dependence) is checked as found too, before it
+   shrinks: half the stability runs. Not one that reaches past 2^31 elements: a wrapped read finds
+   whatever lies there, which changes from run to run without any race. */
+static int check_found_case(const struct ctx *x, const struct gg_case *c)
+{
+    const char *family = gg_bucket_family(x->cls);
+    char far[4];
+    if (!x->o->bucket || x->o->stability_runs < 2 ||
+        (strcmp(family, gg_bucket_family(GG_CLASS_SNR)) != 0 &&
+         strcmp(family, gg_bucket_family(GG_CLASS_WORKSPACE)) != 0))
+        return 0;
+    gg_bucket_far_operands(c, far);
+    return far[0] == '\0';
+}
 
 /* Groups and logical output elements of an expanded case (moe_sorted: m·topk rows of n, which
    needs no routing). */
@@ -785,6 +908,10 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
         snprintf(err, err_len, "minimize: out of memory");
         return s;
     }
+    if (check_found_case(&x, c)) {
+        check_stability(&x, c, signature, o->stability_runs / 2);
+        x.flaky_checks = FLAKY_CHECKS;
+    }
     const pass_fn *passes = o->bucket ? BUCKET_PASSES : PASSES;
     size_t n_passes = o->bucket ? sizeof BUCKET_PASSES / sizeof BUCKET_PASSES[0]
                                 : sizeof PASSES / sizeof PASSES[0];
@@ -804,6 +931,8 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
             break;
         }
     }
+    if (o->bucket && st->fixpoint && !st->stopped_at)
+        check_stability(&x, c, st->signature, o->stability_runs);
     measure(c, &st->groups_after, &st->elems_after);
     st->seconds = now_s() - x.t0;
     free(x.cache.slots);

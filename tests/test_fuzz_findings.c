@@ -422,6 +422,18 @@ static void remove_store(char *dir)
     remove_dir(dir);
 }
 
+/* runs=N: how many runs a replay may take to reproduce a race's expectation. */
+Test(findings, an_expectation_may_allow_several_runs)
+{
+    cr_expect_eq(gg_expect_runs(NULL), 1);
+    cr_expect_eq(gg_expect_runs("class=snr sig=snr/k"), 1);
+    cr_expect_eq(gg_expect_runs("class=nondeterminism|snr runs=16"), 16);
+    cr_expect_eq(gg_expect_runs("class=nondeterminism runs=0"), 1);
+    cr_expect_eq(gg_expect_runs("class=nondeterminism runs=100000"), GG_EXPECT_MAX_RUNS);
+    struct gg_verdict v = verdict(GG_CLASS_SNR, "snr/k/x");
+    cr_expect(gg_expect_holds("class=nondeterminism|snr runs=16", &v));
+}
+
 Test(findings, a_bucket_form_drops_the_magnitude_and_joins_snr_and_nan)
 {
     char form_a[GG_SIGNATURE_MAX], form_b[GG_SIGNATURE_MAX], id_a[GG_BUCKET_ID_HEX + 1],
@@ -432,33 +444,50 @@ Test(findings, a_bucket_form_drops_the_magnitude_and_joins_snr_and_nan)
     gg_bucket_form("nan/grouped_bf16_cpu_serial/bf16-bf16-bf16/grouped_fwd/small/g:after-empty/"
                    "single_tile/nan-inf", NULL, form_b, sizeof form_b);
     cr_expect_str_eq(form_a, form_b);
-    /* Data that still needs planted values: their place decides shape and region. */
+    /* Data that still needs planted values: their place decides op, shape, groups and region. */
     struct gg_case planted;
     make_case(&planted, "0 1", 2, 8);
     planted.dist_b.kind = GG_DIST_CODES;
     gg_bucket_form("nan/grouped_fp8_cpu_tiled/e5m2-e4m3-f32/grouped_fwd/m:tail/g:all/"
                    "rows_tail/nan-inf", &planted, form_b, sizeof form_b);
-    cr_expect_str_eq(form_b, "value/grouped_fp8_cpu_tiled/e4m3-e5m2-f32/grouped_fwd/planted/"
-                             "g:all");
+    cr_expect_str_eq(form_b, "value/grouped_fp8_cpu_tiled/e4m3-e5m2-f32/planted");
     /* An output that reaches past 2^32 bytes: the bug needs 64-bit addressing, whatever class
        the wrapped address gave. */
     planted.dist_b.kind = GG_DIST_NORMAL;
     planted.off_c = (int64_t)1 << 31;
     gg_bucket_form("crash/grouped_bf16_cpu_serial/bf16-bf16-bf16/grouped_fwd/m:one/g:all/"
                    "c_unused/structural", &planted, form_b, sizeof form_b);
-    cr_expect_str_eq(form_b, "address/grouped_bf16_cpu_serial/bf16-bf16/grouped_fwd/i64");
+    cr_expect_str_eq(form_b, "address/grouped_bf16_cpu_serial/bf16-bf16/c");
     gg_case_free(&planted);
+    /* A wgrad whose default group stride (n rows of ld c) carries dW past 2^32 bytes: the same
+       bug as in the forward op, whatever the class. */
+    struct gg_case wgrad;
+    char text[512], err[256];
+    snprintf(text, sizeof text,
+             "ggfuzz-case 1\nop grouped_wgrad\nkernel grouped_bf16_cpu_tiled\n"
+             "dtypes a=bf16 b=bf16 c=f32\ngroups 3\ngroup_lens 0*3\nn 1\nk 1\n"
+             "ld c=536870976\nseed 1\n");
+    cr_assert_eq(gg_case_parse(text, strlen(text), "t", &wgrad, err, sizeof err), GG_OK, "%s",
+                 err);
+    gg_bucket_form("oob_write/grouped_bf16_cpu_tiled/bf16-bf16-f32/grouped_wgrad/m:zero,n:one,"
+                   "k:one/g:none/guard_post/structural", &wgrad, form_b, sizeof form_b);
+    cr_expect_str_eq(form_b, "address/grouped_bf16_cpu_tiled/bf16-bf16/c");
+    /* A wrapped read finds whatever lies there: a verdict that changes is no race there. */
+    gg_bucket_form("nondeterminism/grouped_bf16_cpu_tiled/bf16-bf16-f32/grouped_wgrad/m:zero,"
+                   "n:one,k:one/g:none/none/structural", &wgrad, form_b, sizeof form_b);
+    cr_expect_str_eq(form_b, "address/grouped_bf16_cpu_tiled/bf16-bf16/c");
+    gg_case_free(&wgrad);
     gg_bucket_form("crash/k/bf16-bf16-f32/grouped_fwd/small/g:all/a_past_end/structural", NULL,
                    form_b, sizeof form_b);
-    cr_expect_str_eq(form_b, "crash/k/bf16-bf16-f32/grouped_fwd/a_past_end");
-    /* One element and one under a tile are both small; a race keeps kernel, inputs and op. */
+    cr_expect_str_eq(form_b, "memory/k/bf16-bf16-f32/grouped_fwd/a_past_end");
+    /* One element and one under a tile are both small; a race keeps kernel and inputs. */
     gg_bucket_form("snr/k/bf16-bf16-f32/grouped_fwd/m:one,n:lt_tile,k:tail/g:all/all/garbage",
                    NULL, form_b, sizeof form_b);
     cr_expect_str_eq(form_b,
                      "value/k/bf16-bf16-f32/grouped_fwd/m:small,n:small,k:tail/g:all/some");
     gg_bucket_form("nondeterminism/k/bf16-bf16-bf16/grouped_wgrad/m:one,n:one,k:one/g:none/none/"
                    "structural", NULL, form_b, sizeof form_b);
-    cr_expect_str_eq(form_b, "race/k/bf16-bf16/grouped_wgrad");
+    cr_expect_str_eq(form_b, "race/k/bf16-bf16");
     gg_bucket_id(form_a, id_a);
     gg_bucket_id(form_b, id_b);
     cr_expect_eq(strlen(id_a), GG_BUCKET_ID_HEX);
@@ -484,10 +513,10 @@ Test(findings, buckets_are_read_back_from_their_members)
     record(dir, &other, &vb, 1, b, sizeof b);
     record(dir, &other, &vc, 1, c_path, sizeof c_path);
     int is_new = -1;
-    cr_assert_eq(gg_bucket_file(dir, &big, SIG_A, 7, id, &is_new, err, sizeof err), GG_OK, "%s",
+    cr_assert_eq(gg_bucket_file(dir, &big, SIG_A, NULL, 7, id, &is_new, err, sizeof err), GG_OK, "%s",
                  err);
     cr_expect_eq(is_new, 1);
-    cr_assert_eq(gg_bucket_file(dir, &small, SIG_A, 7, again, &is_new, err, sizeof err), GG_OK);
+    cr_assert_eq(gg_bucket_file(dir, &small, SIG_A, NULL, 7, again, &is_new, err, sizeof err), GG_OK);
     cr_expect_eq(is_new, 0);
     cr_expect_str_eq(again, id);
     char text[64];

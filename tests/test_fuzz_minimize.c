@@ -305,9 +305,15 @@ static void bucket_form_of(const char *text, char id[GG_BUCKET_ID_HEX + 1], stru
                  "%s", err);
     struct gg_verdict v = verdict_of(out, NULL);
     cr_assert_neq(v.cls, GG_CLASS_PASS, "the starting case must fail");
-    struct gg_min_opts o = {.max_total_time_s = 60, .timeout_s = 60, .bucket = 1};
+    struct gg_min_opts o = {.max_total_time_s = 60, .timeout_s = 60, .bucket = 1,
+                            .stability_runs = 4};
     cr_assert_eq(gg_minimize(out, v.signature, &o, st, err, sizeof err), GG_OK, "%s", err);
     cr_expect(st->fixpoint, "the normal form is a fixpoint");
+    /* A deterministic bug: every stability run (two of them on one CPU) gives its verdict. */
+    char cls[32];
+    snprintf(cls, sizeof cls, "%.*s", (int)strcspn(st->signature, "/"), st->signature);
+    cr_expect_not(st->unstable, "%s", st->signature);
+    cr_expect_eq(st->classes_seen, 1u << gg_class_from_name(cls));
     gg_bucket_form(st->signature, out, form, sizeof form);
     gg_bucket_id(form, id);
     /* The signature reported is the final case's. */
@@ -329,6 +335,9 @@ Test(minimize, bucket_mode_brings_one_bug_to_one_normal_form)
         "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_serial\nmutant zero_len_ptr_skip\n"
         "dtypes a=bf16 b=bf16 c=f32\ngroups 3\ngroup_lens 0 0 17\nn 200\nk 3\nguard inputs=end\n"
         "seed 5\n",
+        /* dgrad shows it too: the forward op, the simplest, takes it */
+        "ggfuzz-case 1\nop grouped_dgrad\nkernel grouped_bf16_cpu_serial\nmutant zero_len_ptr_skip\n"
+        "dtypes a=bf16 b=bf16 c=bf16\ngroups 3\ngroup_lens 0 33 9\nn 40\nk 72\nseed 11\n",
     };
     char first[GG_BUCKET_ID_HEX + 1] = "", id[GG_BUCKET_ID_HEX + 1];
     for (size_t i = 0; i < sizeof same_bug / sizeof same_bug[0]; i++) {
@@ -338,6 +347,7 @@ Test(minimize, bucket_mode_brings_one_bug_to_one_normal_form)
         if (i == 0) {
             snprintf(first, sizeof first, "%s", id);
             /* The normal form: an empty group before a one-row group, N = K = 1, fp32 out. */
+            cr_expect_eq(c.op, GG_OP_GROUPED_FWD);
             cr_expect_eq(c.groups, 2);
             cr_expect_eq(c.lens[0], 0);
             cr_expect_eq(c.lens[1], 1);

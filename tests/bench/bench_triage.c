@@ -9,9 +9,14 @@
  * signatures left untriaged, the largest representative against the hand-written exposing case
  * (groups / output elements), and night 2's new buckets; then the median and the worst bucket
  * count. Targets: at most 3 buckets for one mutant, at least 2 for a pair, representatives no
- * larger than the exposing cases, and 0 new buckets on night 2.
- * Usage: bench_triage [--budget S] [--workers W] [--mutant NAME]... [--pair KERNEL:A,B]...
- *        [--no-second-night] [--keep DIR] [--ggfuzz PATH]
+ * larger than the exposing cases, and 0 new buckets on night 2. --jobs J runs J targets at once
+ * (each its own campaigns of --workers workers: give it the cores). The nights can run apart:
+ * --night 1 --keep DIR runs the first nights and keeps their stores, --night 2 --keep DIR the
+ * second nights against them later (night 1's numbers read back from its store).
+ * --mutants DIR reads the exposing cases from DIR instead of the source tree's corpus/mutants.
+ * Usage: bench_triage [--budget S] [--workers W] [--jobs J] [--mutant NAME]...
+ *        [--pair KERNEL:A,B]... [--no-second-night] [--night 1|2] [--keep DIR] [--ggfuzz PATH]
+ *        [--mutants DIR]
  */
 #include <dirent.h>
 #include <ftw.h>
@@ -32,8 +37,9 @@
 
 struct opts {
     double budget;
-    int workers, second_night;
-    const char *keep, *exe;
+    int workers, second_night, jobs;
+    int night; /* 0: both (or one with --no-second-night), 1 or 2: that night alone */
+    const char *keep, *exe, *mutants_dir;
     const char *only[MAX_TARGETS], *pairs[MAX_TARGETS];
     int n_only, n_pairs;
 };
@@ -97,14 +103,14 @@ static int cmp_name(const void *a, const void *b)
 static int targets_of(const struct opts *o, struct target *t)
 {
     int n = 0;
-    DIR *d = opendir(MUTANTS_DIR);
+    DIR *d = opendir(o->mutants_dir);
     for (struct dirent *e; d && (e = readdir(d)) != NULL && n < MAX_TARGETS;) {
         size_t len = strlen(e->d_name);
         if (len < 6 || strcmp(e->d_name + len - 5, ".case") != 0)
             continue;
         char path[1024], err[512];
         struct gg_case c;
-        snprintf(path, sizeof path, "%s/%s", MUTANTS_DIR, e->d_name);
+        snprintf(path, sizeof path, "%s/%s", o->mutants_dir, e->d_name);
         if (gg_case_load(path, &c, err, sizeof err) != GG_OK) {
             fprintf(stderr, "bench_triage: %s\n", err);
             continue;
@@ -137,6 +143,25 @@ static int targets_of(const struct opts *o, struct target *t)
     return n;
 }
 
+/* A night's outcome as its store holds it: its signatures, buckets, untriaged signatures and
+   largest representative. 0 when the store cannot be read. */
+static int read_store(const char *artifacts, struct night *out, char *err, size_t err_len)
+{
+    struct gg_bucket_list l;
+    if (gg_buckets_scan(artifacts, &l, err, err_len) != GG_OK)
+        return 0;
+    *out = (struct night){.ok = 1, .sigs = (int64_t)l.n_members, .buckets = (int64_t)l.n,
+                          .untriaged = l.untriaged};
+    for (size_t i = 0; i < l.n; i++)
+        if (l.b[i].groups > out->rep_groups ||
+            (l.b[i].groups == out->rep_groups && l.b[i].elems > out->rep_elems)) {
+            out->rep_groups = l.b[i].groups;
+            out->rep_elems = l.b[i].elems;
+        }
+    gg_buckets_free(&l);
+    return 1;
+}
+
 /* One night in its own child process: a campaign into dir (known: the store of an earlier
    night, or NULL), its outcome read back from the store. */
 static struct night run_night(const struct opts *o, const struct target *t, const char *dir,
@@ -166,19 +191,13 @@ static struct night run_night(const struct opts *o, const struct target *t, cons
                                         .known_path = known,
                                         .worker_exe = o->exe};
         struct gg_campaign_stats st;
-        struct gg_bucket_list l;
         if (gg_campaign_run(&cc, &st, err, sizeof err) == GG_OK &&
-            gg_buckets_scan(artifacts, &l, err, sizeof err) == GG_OK) {
-            out = (struct night){.ok = 1, .sigs = st.unique_sigs, .buckets = st.buckets,
-                                 .new_buckets = st.new_buckets, .untriaged = st.untriaged,
-                                 .execs = st.execs};
-            for (size_t i = 0; i < l.n; i++)
-                if (l.b[i].groups > out.rep_groups ||
-                    (l.b[i].groups == out.rep_groups && l.b[i].elems > out.rep_elems)) {
-                    out.rep_groups = l.b[i].groups;
-                    out.rep_elems = l.b[i].elems;
-                }
-            gg_buckets_free(&l);
+            read_store(artifacts, &out, err, sizeof err)) {
+            out.sigs = st.unique_sigs;
+            out.buckets = st.buckets;
+            out.new_buckets = st.new_buckets;
+            out.untriaged = st.untriaged;
+            out.execs = st.execs;
         } else {
             fprintf(stderr, "bench_triage: %s+%s: %s\n", t->kernel, t->mutant, err);
         }
@@ -213,73 +232,151 @@ static int parse(int argc, char **argv, struct opts *o)
         if (!v)
             return -1;
         if (!strcmp(a, "--budget")) o->budget = atof(v);
+        else if (!strcmp(a, "--jobs")) o->jobs = atoi(v);
+        else if (!strcmp(a, "--night")) o->night = atoi(v);
         else if (!strcmp(a, "--workers")) o->workers = atoi(v);
         else if (!strcmp(a, "--keep")) o->keep = v;
         else if (!strcmp(a, "--ggfuzz")) o->exe = v;
+        else if (!strcmp(a, "--mutants")) o->mutants_dir = v;
         else if (!strcmp(a, "--mutant") && o->n_only < MAX_TARGETS) o->only[o->n_only++] = v;
         else if (!strcmp(a, "--pair") && o->n_pairs < MAX_TARGETS) o->pairs[o->n_pairs++] = v;
         else return -1;
         i++;
     }
-    return o->budget > 0 && o->workers > 0 ? 0 : -1;
+    if (o->night == 2 && !o->keep)
+        return -1; /* the first nights' stores are read from --keep */
+    return o->budget > 0 && o->workers > 0 && o->jobs > 0 && o->night >= 0 && o->night <= 2 ? 0
+                                                                                           : -1;
+}
+
+/* What one target gave: its nights (b.ok = 0 when the second did not run). */
+struct outcome {
+    struct night a, b;
+};
+
+/* Runs the nights of target i (of t) in root. */
+static struct outcome run_target(const struct opts *o, const struct target *t, int i,
+                                 const char *root)
+{
+    char d1[1100], d2[1100], known[1200], err[1024];
+    struct outcome r = {{0}, {0}};
+    snprintf(d1, sizeof d1, "%s/night1", root);
+    snprintf(d2, sizeof d2, "%s/night2", root);
+    snprintf(known, sizeof known, "%s/artifacts", d1);
+    if (o->night == 2) {
+        if (!read_store(known, &r.a, err, sizeof err))
+            fprintf(stderr, "bench_triage: %s+%s: %s\n", t->kernel, t->mutant, err);
+    } else {
+        gg_mkdir_p(d1);
+        r.a = run_night(o, t, d1, 1000 + (uint64_t)i, NULL);
+    }
+    if (o->night != 1 && o->second_night && r.a.ok) {
+        gg_mkdir_p(d2);
+        r.b = run_night(o, t, d2, 2000 + (uint64_t)i, known);
+    }
+    return r;
+}
+
+/* The directory of target i's nights: below --keep, or a fresh temporary one. 0 on failure. */
+static int target_root(const struct opts *o, const struct target *t, char *root, size_t len)
+{
+    if (o->keep) {
+        int n = snprintf(root, len, "%s/%s-%s", o->keep, t->kernel, t->mutant);
+        return n >= 0 && (size_t)n < len && gg_mkdir_p(root) == 0;
+    }
+    snprintf(root, len, "/tmp/ggfuzz-triage-XXXXXX");
+    return mkdtemp(root) != NULL;
+}
+
+/* Runs every target, o->jobs at a time (each in a child that reports on a pipe). */
+static void run_all(const struct opts *o, const struct target *t, int n, struct outcome *r)
+{
+    int fds[MAX_TARGETS];
+    pid_t pids[MAX_TARGETS];
+    int next = 0, running = 0;
+    while (next < n || running > 0) {
+        if (next < n && running < o->jobs) {
+            int i = next++, p[2];
+            char root[1024];
+            memset(&r[i], 0, sizeof r[i]);
+            pids[i] = -1;
+            if (!target_root(o, &t[i], root, sizeof root) || pipe(p) != 0)
+                continue;
+            fflush(NULL);
+            if ((pids[i] = fork()) == 0) {
+                close(p[0]);
+                struct outcome x = run_target(o, &t[i], i, root);
+                ssize_t w = write(p[1], &x, sizeof x);
+                if (!o->keep)
+                    nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+                _exit(w == (ssize_t)sizeof x ? 0 : 1);
+            }
+            close(p[1]);
+            fds[i] = p[0];
+            if (pids[i] < 0)
+                close(fds[i]);
+            else
+                running++;
+            continue;
+        }
+        int status;
+        pid_t done = wait(&status);
+        for (int i = 0; i < next && done > 0; i++)
+            if (pids[i] == done) {
+                if (read(fds[i], &r[i], sizeof r[i]) != (ssize_t)sizeof r[i])
+                    memset(&r[i], 0, sizeof r[i]);
+                close(fds[i]);
+                pids[i] = -1;
+                running--;
+                fprintf(stderr, "bench_triage: %s %s done\n", t[i].kernel, t[i].mutant);
+            }
+        if (done < 0)
+            break;
+    }
 }
 
 int main(int argc, char **argv)
 {
-    struct opts o = {.budget = 300, .workers = 2, .second_night = 1, .exe = GG_GGFUZZ_EXE};
+    struct opts o = {.budget = 300, .workers = 2, .second_night = 1, .jobs = 1,
+                     .exe = GG_GGFUZZ_EXE, .mutants_dir = MUTANTS_DIR};
     if (parse(argc, argv, &o) != 0) {
-        fprintf(stderr, "usage: bench_triage [--budget S] [--workers W] [--mutant NAME]... "
-                        "[--pair KERNEL:A,B]... [--no-second-night] [--keep DIR] "
-                        "[--ggfuzz PATH]\n");
+        fprintf(stderr, "usage: bench_triage [--budget S] [--workers W] [--jobs J] "
+                        "[--mutant NAME]... [--pair KERNEL:A,B]... [--no-second-night] "
+                        "[--night 1|2] [--keep DIR] [--ggfuzz PATH] [--mutants DIR] (--night 2 "
+                        "needs --keep)\n");
         return 2;
     }
     static struct target t[MAX_TARGETS];
+    static struct outcome r[MAX_TARGETS];
     int n = targets_of(&o, t);
-    printf("triage: %d targets, %g s per night on %d workers%s\n", n, o.budget, o.workers,
-           o.second_night ? ", two nights" : "");
+    int second = o.second_night && o.night != 1;
+    printf("triage: %d targets, %g s per night on %d workers, %d at a time, %s\n", n, o.budget,
+           o.workers, o.jobs, o.night == 1 ? "first night" : o.night == 2 ? "second night"
+                              : second ? "two nights" : "one night");
+    run_all(&o, t, n, r);
     printf("%-26s %-40s %6s %7s %9s %15s %15s %6s\n", "kernel", "mutant", "sigs", "buckets",
            "untriaged", "rep grp/out", "case grp/out", "new@2");
     int64_t singles[MAX_TARGETS];
     int n_singles = 0, fails = 0;
     for (int i = 0; i < n; i++) {
-        char root[1024], d1[1100], d2[1100], known[1200];
-        if (o.keep) {
-            int len = snprintf(root, sizeof root, "%s/%s-%s", o.keep, t[i].kernel, t[i].mutant);
-            if (len < 0 || (size_t)len >= sizeof root || gg_mkdir_p(root) != 0)
-                continue;
-        } else {
-            snprintf(root, sizeof root, "/tmp/ggfuzz-triage-XXXXXX");
-            if (!mkdtemp(root))
-                continue;
-        }
-        snprintf(d1, sizeof d1, "%s/night1", root);
-        snprintf(d2, sizeof d2, "%s/night2", root);
-        snprintf(known, sizeof known, "%s/artifacts", d1);
-        gg_mkdir_p(d1);
-        struct night a = run_night(&o, &t[i], d1, 1000 + (uint64_t)i, NULL), b = {0};
-        if (o.second_night && a.ok) {
-            gg_mkdir_p(d2);
-            b = run_night(&o, &t[i], d2, 2000 + (uint64_t)i, known);
-        }
+        const struct night *a = &r[i].a, *b = &r[i].b;
         char rep[32], cs[32], new2[16];
-        snprintf(rep, sizeof rep, "%lld/%lld", (long long)a.rep_groups, (long long)a.rep_elems);
+        snprintf(rep, sizeof rep, "%lld/%lld", (long long)a->rep_groups,
+                 (long long)a->rep_elems);
         snprintf(cs, sizeof cs, t[i].case_groups < 0 ? "-" : "%lld/%lld",
                  (long long)t[i].case_groups, (long long)t[i].case_elems);
-        snprintf(new2, sizeof new2, b.ok ? "%lld" : "-", (long long)b.new_buckets);
-        int bad = !a.ok || a.buckets == 0 || (t[i].pair ? a.buckets < 2 : a.buckets > 3) ||
+        snprintf(new2, sizeof new2, b->ok ? "%lld" : "-", (long long)b->new_buckets);
+        int bad = !a->ok || a->buckets == 0 || (t[i].pair ? a->buckets < 2 : a->buckets > 3) ||
                   (t[i].case_groups >= 0 &&
-                   (a.rep_groups > t[i].case_groups ||
-                    (a.rep_groups == t[i].case_groups && a.rep_elems > t[i].case_elems))) ||
-                  (b.ok && b.new_buckets > 0);
+                   (a->rep_groups > t[i].case_groups ||
+                    (a->rep_groups == t[i].case_groups && a->rep_elems > t[i].case_elems))) ||
+                  (b->ok && b->new_buckets > 0) || (second && !t[i].pair && !b->ok);
         fails += bad;
         printf("%-26s %-40s %6lld %7lld %9lld %15s %15s %6s%s\n", t[i].kernel, t[i].mutant,
-               (long long)a.sigs, (long long)a.buckets, (long long)a.untriaged, rep, cs, new2,
+               (long long)a->sigs, (long long)a->buckets, (long long)a->untriaged, rep, cs, new2,
                bad ? "  MISSES" : "");
-        fflush(stdout);
-        if (!t[i].pair && a.ok)
-            singles[n_singles++] = a.buckets;
-        if (!o.keep)
-            nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        if (!t[i].pair && a->ok)
+            singles[n_singles++] = a->buckets;
     }
     if (n_singles > 0) {
         qsort(singles, (size_t)n_singles, sizeof *singles, cmp_i64);
