@@ -61,7 +61,7 @@ const struct gg_threshold *gg_threshold_for(const struct gg_problem *p);
 struct gg_threshold gg_threshold_at(const struct gg_problem *p);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Element checks (gg_oracle_bound.c, gg_oracle_snr.c)                                          */
+/* Element checks (gg_oracle_snr.c, gg_oracle_compare.c)                                        */
 /* ------------------------------------------------------------------------------------------ */
 
 /* 10·log10(sig / err): +inf when err = 0 (exact), -inf when sig = 0 < err. */

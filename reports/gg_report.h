@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/run/gg_run.h"
 
 /* Outcome of one case in a run or replay. */
 struct gg_report_case {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "reports/report_int.h"
+#include "fuzz/store/gg_store.h"
 
 static const char css[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "reports/report_int.h"
+#include "fuzz/store/gg_store.h"
 
 #define SUITE_FORMAT "ggfuzz-suite"
 #define SUITE_VERSION 1

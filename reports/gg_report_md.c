@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "reports/report_int.h"
+#include "fuzz/store/gg_store.h"
 
 /* Text for a table cell or a paragraph: '|' and '\' escaped, HTML specials as entities, no
    line breaks. */

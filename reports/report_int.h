@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "reports/gg_report.h"
+#include "fuzz/store/gg_store.h"
 
 /* ---- Suite results (gg_report_input.c) ------------------------------------------------------ */
 

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz/fuzz_int.h"
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/run/gg_run.h"
+#include "fuzz/run/gg_run.h"
 #include "kernels/gg_kernel.h"
 #include "oracles/gg_oracle.h"
 #include "reference/gg_ref.h"

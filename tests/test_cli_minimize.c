@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/case/gg_case.h"
 
 #define N_TAIL GG_SOURCE_DIR "/corpus/mutants/n_tail.case"
 

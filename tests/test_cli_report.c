@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/cli_int.h"
+#include "fuzz/cli/cli_int.h"
 
 #define REPORT_DATA GG_TEST_DATA "/report"
 

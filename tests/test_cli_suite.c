@@ -14,8 +14,8 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
-#include "fuzz/cli_int.h"
-#include "fuzz/suite_int.h"
+#include "fuzz/cli/cli_int.h"
+#include "fuzz/suite/gg_suite.h"
 
 static char out[1 << 16];
 

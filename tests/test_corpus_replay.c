@@ -9,7 +9,7 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/store/gg_store.h"
 
 Test(corpus, every_case_reproduces_its_expectation, .timeout = 300)
 {

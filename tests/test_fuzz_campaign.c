@@ -21,7 +21,7 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/campaign/gg_campaign.h"
 
 #define MUTANTS GG_SOURCE_DIR "/corpus/mutants"
 #define CRASH_PLUGIN GG_TEST_PLUGINS "/crash_run.so"

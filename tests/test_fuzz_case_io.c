@@ -16,7 +16,7 @@
 #include <xxhash.h>
 
 #include "case_files.h"
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/case/gg_case.h"
 
 #define CASES GG_TEST_DATA "/cases"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "case_files.h"
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/case/gg_case.h"
 
 #define MALFORMED GG_TEST_DATA "/malformed"
 

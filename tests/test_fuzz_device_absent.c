@@ -9,8 +9,8 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/gg_fuzz.h"
-#include "fuzz/gpu/gg_device.h"
+#include "fuzz/campaign/gg_campaign.h"
+#include "fuzz/run/device/gg_device.h"
 
 static char err[2048];
 

@@ -13,7 +13,7 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/store/gg_store.h"
 
 /* A fresh directory under TMPDIR. */
 static char *temp_dir(void)

@@ -13,8 +13,8 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/fuzz_int.h"
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/run/gg_run.h"
+#include "fuzz/gen/gg_gen.h"
 
 #define MAX_BYTES ((int64_t)1 << 30)
 

@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/minimize/gg_minimize.h"
 
 static int accept_all(const struct gg_problem *p, char *why, size_t len)
 {

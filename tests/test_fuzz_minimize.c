@@ -13,7 +13,7 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/minimize/gg_minimize.h"
 
 #define MUTANTS GG_SOURCE_DIR "/corpus/mutants/"
 /* Budget of one minimisation: the cases below reach their fixpoint in a second or two; the

@@ -14,7 +14,7 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/run/gg_run.h"
 
 #define EXAMPLE_KERNEL "grouped_bf16_plugin_naive"
 #define BAD(variant) GG_TEST_PLUGINS "/" variant ".so"

@@ -14,7 +14,7 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/run/gg_run.h"
 
 /* A naive grouped-fwd kernel with a workspace of one float per output, used as scratch. */
 static int fake_supports(const struct gg_problem *p, char *why, size_t len)

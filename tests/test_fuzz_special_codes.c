@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/fuzz_int.h"
+#include "fuzz/run/gg_run.h"
 
 #define MAX_CODES 16
 

@@ -14,9 +14,9 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/fuzz_int.h"
-#include "fuzz/gg_fuzz.h"
-#include "fuzz/gpu/gg_device.h"
+#include "fuzz/run/gg_run.h"
+#include "fuzz/run/gg_run.h"
+#include "fuzz/run/device/gg_device.h"
 
 static struct gg_device *need_device(void)
 {

@@ -14,8 +14,8 @@
 
 #include <criterion/criterion.h>
 
-#include "fuzz/gg_fuzz.h"
-#include "fuzz/gpu/gg_device.h"
+#include "fuzz/run/gg_run.h"
+#include "fuzz/run/device/gg_device.h"
 
 enum fault { F_NOTHING, F_PAST_END, F_INPUT, F_WILD };
 

@@ -12,8 +12,8 @@
 #include <criterion/criterion.h>
 
 #include "case_files.h"
-#include "fuzz/gg_fuzz.h"
-#include "fuzz/gpu/gg_device.h"
+#include "fuzz/run/gg_run.h"
+#include "fuzz/run/device/gg_device.h"
 
 static void need_kernel(const char *name)
 {

@@ -14,7 +14,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
-#include "fuzz/suite_int.h"
+#include "fuzz/suite/gg_suite.h"
 
 /* Empty groups before full ones, so a weight pointer that skips empty groups reads the wrong
    expert (mutant zero_len_ptr_skip). */

@@ -15,7 +15,8 @@
 #include <criterion/criterion.h>
 
 #include "case_files.h"
-#include "fuzz/suite_int.h"
+#include "fuzz/suite/gg_suite.h"
+#include "fuzz/run/gg_run.h"
 
 #define SUITE GG_SOURCE_DIR "/corpus/suite"
 

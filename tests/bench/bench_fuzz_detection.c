@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/campaign/gg_campaign.h"
 
 #ifndef GG_GGFUZZ_EXE
 #define GG_GGFUZZ_EXE "ggfuzz"

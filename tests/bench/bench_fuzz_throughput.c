@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/gen/gg_gen.h"
 #include "reference/gg_ref.h"
 
 static double clock_s(clockid_t id)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz/gg_fuzz.h"
+#include "fuzz/run/gg_run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * vendors/hip.h — maps the CUDA runtime names used by kernels/gpu and by the harness's device
- * services (fuzz/gpu) onto HIP (the only place that does, as ggml's vendors/hip.h). Device code
+ * services (fuzz/run/device) onto HIP (the only place that does, as ggml's vendors/hip.h). Device code
  * written for CUDA compiles unchanged with hipcc; NVIDIA-only instructions are replaced by the
  * portable path (GG_GPU_HAVE_MMA is 0).
  */

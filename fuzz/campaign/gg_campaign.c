@@ -1,0 +1,1698 @@
+/*
+ * gg_campaign.c — the campaign supervisor. It never runs a kernel: it starts worker processes
+ * (`ggfuzz worker`, by posix_spawn), replays stored failures, runs the corpus seeds, then draws
+ * cases (generated, or mutated from the corpus) and feeds one case at a time to each worker,
+ * writing it to cur_input.<w> first. A case whose worker dies or runs past the time limit is run
+ * again in a fresh worker (after a timeout with 4x the limit) and is a `crash` or `timeout`
+ * finding only when the re-run ends the same way (the same signal); a case that then passes or
+ * fails differently is an unconfirmed crash, logged and counted, not a finding. A worker killed
+ * by SIGKILL that the supervisor did not send (kill -9, the OOM killer) is a harness event,
+ * logged and counted (worker_kills), never a finding; its case is re-run. Either way the worker
+ * is restarted. Results feed the corpus (a case is
+ * kept when it adds a feature or a margin closer to failing), the findings store, and the
+ * minimiser, which runs in a child process of its own so the campaign keeps going meanwhile.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fuzz/campaign/campaign_int.h"
+
+extern char **environ;
+
+#define DEFAULT_TIMEOUT_S 10.0
+#define DEFAULT_MINIMIZE_S 30.0
+#define MIN_MINIMIZE_S 2.0      /* a minimisation shorter than this is not worth starting */
+#define RETRY_FACTOR 4.0        /* a timeout is re-run once with this many times the limit */
+#define MAX_RERUNS 2            /* re-runs of one case after early ends; then it is dropped */
+#define STOP_GRACE_S 1.0        /* in-flight cases may finish this long after a stop */
+#define START_LIMIT_S 30.0      /* a worker that has not announced itself by then failed */
+#define MAX_START_FAILURES 3    /* consecutive failed starts end the campaign */
+#define MAX_GEN_FAILURES 1000   /* consecutive cases that could not be drawn end it */
+#define MAX_LOGGED_ERRORS 8     /* cases that could not run, logged with their message */
+#define MUTATE_PERMILLE 300     /* share of cases mutated from the corpus */
+#define CORPUS_MAX 8192         /* cases kept in memory; later ones replace random ones */
+#define PATH_MAX_LEN 4096
+#define STABILITY_RUNS 4        /* runs of a normal form that tell a race from a stable bug */
+#define RACE_REPLAY_RUNS 16     /* runs a race's representative may take to show on replay */
+
+enum origin { ORIGIN_GENERATE, ORIGIN_MUTATE, ORIGIN_SEED, ORIGIN_REPLAY };
+static const char *const origin_names[] = {"generate", "mutate", "seed", "replay"};
+
+/* A case to run, with where it came from. */
+struct job {
+    struct gg_case c;
+    enum origin origin;
+    int reruns;      /* times the case was given to a fresh worker again after an early end */
+    int ended_early; /* it ended without a result before: end_signo says how */
+    int end_signo;   /* > 0 died on that signal, -1 exited without a result, 0 timed out */
+    char *path;      /* seed and replay: the file */
+    uint64_t index;  /* generated and mutated: the case number */
+};
+
+enum wstate { W_NONE, W_STARTING, W_IDLE, W_BUSY };
+
+struct worker {
+    enum wstate state;
+    int pid, fd;
+    double since;    /* start of the process (STARTING) or of the case (BUSY) */
+    double limit;    /* time limit of the case in flight */
+    struct job job;  /* BUSY: the case in flight; IDLE/STARTING with has_job: to run next */
+    int has_job;
+    char cur_path[PATH_MAX_LEN];
+};
+
+/* Features seen, each with the best (smallest) SNR-margin bucket a passing case reached. */
+struct ftable {
+    uint32_t *keys;
+    int *best;
+    unsigned char *used;
+    size_t cap, n;
+};
+
+/* A new signature waiting to be minimised to its bucket's normal form. */
+struct pending_min {
+    char path[PATH_MAX_LEN];
+    char sig[GG_SIGNATURE_MAX];
+    enum gg_class cls;
+    int done;
+};
+
+/* What a minimiser child reports: its statistics and where it filed the signature. */
+struct min_report {
+    struct gg_min_stats ms;
+    char bucket[GG_BUCKET_ID_HEX + 1]; /* "" when not filed */
+    int new_bucket;                    /* the bucket's file was created */
+};
+
+struct campaign {
+    const struct gg_campaign_config *cfg;
+    const struct gg_kernel *k;
+    struct gg_gen_config gen;
+    struct gg_gen_caps *caps; /* probed once: gen.caps points here */
+    struct gg_campaign_stats *st;
+    char mutant[GG_CASE_NAME_MAX];
+    char artifacts[PATH_MAX_LEN], stats_dir[PATH_MAX_LEN], exe[PATH_MAX_LEN];
+    double t0, start_wall, budget, timeout, stop_at;
+    int tty;
+    struct worker *w;
+    int n_workers;
+    int start_failures;
+    /* cases to run before drawing any */
+    struct job *queue;
+    size_t n_queue, next_queue;
+    /* corpus */
+    struct gg_case *corpus;
+    size_t n_corpus;
+    struct ftable ft;
+    /* signatures met in this campaign */
+    char **sigs;
+    size_t n_sigs;
+    struct gg_sigset known;
+    /* the store's buckets (read again after each minimisation), and those met in this campaign */
+    struct gg_bucket_list buckets;
+    char (*met)[GG_BUCKET_ID_HEX + 1];
+    size_t n_met;
+    /* minimiser */
+    struct pending_min *mins;
+    size_t n_mins;
+    struct min_slot {       /* a minimiser child at work (pid 0: free) */
+        int pid, fd;
+        double started, budget;
+        struct pending_min cur;
+    } *ms;
+    int n_ms;               /* slots: one per worker */
+    /* drawing */
+    uint64_t next_index;
+    int64_t dispatched;
+    int gen_failures;
+    double last_tick;
+    int64_t next_pulse;
+    char *err;
+    size_t err_len;
+    enum gg_status fatal;
+};
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+static double elapsed(const struct campaign *c)
+{
+    return gg_wire_now() - c->t0;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* The directory holding path ("." when it has no slash). */
+static void parent_dir(const char *path, char *out, size_t len)
+{
+    snprintf(out, len, "%s", path);
+    size_t n = strlen(out);
+    while (n > 1 && out[n - 1] == '/')
+        out[--n] = '\0';
+    char *slash = strrchr(out, '/');
+    if (!slash)
+        snprintf(out, len, ".");
+    else if (slash == out)
+        out[1] = '\0';
+    else
+        *slash = '\0';
+}
+
+static void log_line(struct campaign *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_line(struct campaign *c, const char *fmt, ...)
+{
+    FILE *f = c->cfg->log;
+    if (!f)
+        return;
+    if (c->tty)
+        gg_stats_clear_line(f);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fflush(f);
+}
+
+static void job_free(struct job *j)
+{
+    gg_case_free(&j->c);
+    free(j->path);
+    memset(j, 0, sizeof *j);
+}
+
+/* Groups (or batches, or experts) of the problem a case describes; 1 for dense. */
+static int64_t case_groups(const struct gg_case *c)
+{
+    struct gg_kopt opts[GG_CASE_MAX_OPTS];
+    struct gg_problem p;
+    gg_case_problem(c, opts, &p);
+    return p.groups;
+}
+
+/* ---- features ------------------------------------------------------------------------------ */
+
+static int ftable_grow(struct ftable *t)
+{
+    size_t cap = t->cap ? 2 * t->cap : 1024;
+    struct ftable n = {.keys = calloc(cap, sizeof *n.keys), .best = calloc(cap, sizeof *n.best),
+                       .used = calloc(cap, 1), .cap = cap, .n = t->n};
+    if (!n.keys || !n.best || !n.used) {
+        free(n.keys), free(n.best), free(n.used);
+        return -1;
+    }
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->used[i])
+            continue;
+        size_t h = mix64(t->keys[i]) & (cap - 1);
+        while (n.used[h])
+            h = (h + 1) & (cap - 1);
+        n.used[h] = 1, n.keys[h] = t->keys[i], n.best[h] = t->best[i];
+    }
+    free(t->keys), free(t->best), free(t->used);
+    *t = n;
+    return 0;
+}
+
+/* Looks key up: 1 when it was new (inserted with bucket), 0 when known (*closer = 1 if bucket
+   beats its best, which is then lowered), -1 out of memory. */
+static int ftable_see(struct ftable *t, uint32_t key, int bucket, int *closer)
+{
+    if (2 * (t->n + 1) > t->cap && ftable_grow(t) != 0)
+        return -1;
+    size_t h = mix64(key) & (t->cap - 1);
+    while (t->used[h] && t->keys[h] != key)
+        h = (h + 1) & (t->cap - 1);
+    if (!t->used[h]) {
+        t->used[h] = 1, t->keys[h] = key, t->best[h] = bucket;
+        t->n++;
+        return 1;
+    }
+    if (bucket < t->best[h]) {
+        t->best[h] = bucket;
+        *closer = 1;
+    }
+    return 0;
+}
+
+static void ftable_free(struct ftable *t)
+{
+    free(t->keys), free(t->best), free(t->used);
+    memset(t, 0, sizeof *t);
+}
+
+/* SNR margins in whole dB: a case counts as closer to failing when it lowers a feature's
+   bucket. Exact results (+inf) sit above every bucket. */
+static int margin_bucket(double margin_db)
+{
+    if (!(margin_db < 1e6))
+        return INT_MAX;
+    return margin_db < -1e6 ? INT_MIN + 1 : (int)floor(margin_db);
+}
+
+/* ---- corpus -------------------------------------------------------------------------------- */
+
+static void corpus_add(struct campaign *c, const struct gg_case *kase, uint64_t salt)
+{
+    struct gg_case copy;
+    if (gg_case_copy(&copy, kase) != GG_OK)
+        return;
+    if (c->n_corpus < CORPUS_MAX) {
+        struct gg_case *n = realloc(c->corpus, (c->n_corpus + 1) * sizeof *n);
+        if (!n) {
+            gg_case_free(&copy);
+            return;
+        }
+        c->corpus = n;
+        c->corpus[c->n_corpus++] = copy;
+    } else {
+        size_t i = mix64(salt) % c->n_corpus;
+        gg_case_free(&c->corpus[i]);
+        c->corpus[i] = copy;
+    }
+    c->st->corpus_count = (int64_t)c->n_corpus;
+}
+
+/* Writes an interesting case to the first corpus directory as <id>.case. */
+static void corpus_save(struct campaign *c, struct gg_case *kase, const struct job *j)
+{
+    if (c->cfg->n_corpus_dirs < 1)
+        return;
+    char id[GG_CASE_ID_HEX + 1], path[PATH_MAX_LEN], note[256], err[512];
+    gg_case_id(kase, id);
+    snprintf(path, sizeof path, "%s/%s.case", c->cfg->corpus_dirs[0], id);
+    snprintf(note, sizeof note, "seed=0x%016llx case=%llu origin=%s exec=%lld",
+             (unsigned long long)c->st->seed, (unsigned long long)j->index,
+             origin_names[j->origin], (long long)c->st->execs);
+    gg_case_set_meta(kase, "found", note);
+    if (gg_case_save(kase, path, err, sizeof err) != GG_OK)
+        log_line(c, "WARNING: %s\n", err);
+}
+
+/* Novelty of a passing run: new features, or a margin closer to failing. */
+static void observe_pass(struct campaign *c, struct job *j, const struct gg_run_result *r)
+{
+    struct gg_features f;
+    gg_case_features(&j->c, c->k, r, &f);
+    int bucket = margin_bucket(f.snr_margin_db), fresh = 0, closer = 0;
+    for (int i = 0; i < f.n && i < GG_FEATURES_MAX; i++)
+        if (ftable_see(&c->ft, f.v[i], bucket, &closer) == 1)
+            fresh = 1;
+    if (f.offset_bits > c->st->max_offset_bits) {
+        closer = closer || c->st->max_offset_bits > 0;
+        c->st->max_offset_bits = f.offset_bits;
+    }
+    if (f.snr_margin_db < c->st->min_snr_margin_db)
+        c->st->min_snr_margin_db = f.snr_margin_db;
+    c->st->features = (int64_t)c->ft.n;
+    if (j->origin == ORIGIN_SEED) {
+        corpus_add(c, &j->c, j->index);
+        return;
+    }
+    if (!fresh && !closer)
+        return;
+    corpus_add(c, &j->c, j->index ^ (uint64_t)c->st->execs);
+    c->st->new_units++;
+    c->st->last_new_s = elapsed(c);
+    corpus_save(c, &j->c, j);
+}
+
+/* ---- loading ------------------------------------------------------------------------------- */
+
+static int queue_push(struct campaign *c, struct gg_case *kase, enum origin o, const char *path)
+{
+    struct job *n = realloc(c->queue, (c->n_queue + 1) * sizeof *n);
+    if (!n)
+        return -1;
+    c->queue = n;
+    struct job *j = &c->queue[c->n_queue++];
+    memset(j, 0, sizeof *j);
+    j->c = *kase;
+    j->origin = o;
+    j->path = strdup(path);
+    return 0;
+}
+
+static int same_target(const struct campaign *c, const struct gg_case *kase)
+{
+    return strcmp(kase->kernel, c->k->name) == 0 && strcmp(kase->mutant, c->mutant) == 0;
+}
+
+/* A passing case of any kernel becomes a seed when this kernel supports its problem. */
+static int seed_fits(const struct campaign *c, struct gg_case *kase)
+{
+    if (!(c->k->ops & GG_OP_BIT(kase->op)))
+        return 0;
+    snprintf(kase->kernel, sizeof kase->kernel, "%s", c->k->name);
+    snprintf(kase->mutant, sizeof kase->mutant, "%s", c->mutant);
+    struct gg_kopt opts[GG_CASE_MAX_OPTS];
+    struct gg_problem p;
+    gg_case_problem(kase, opts, &p);
+    char why[256];
+    return c->k->supports(&p, why, sizeof why);
+}
+
+/* Queues the stored failures (of this kernel and mutant) and, from corpus directories, the
+   passing cases as seeds. Files already queued (by real path) are skipped. */
+static void load_dir(struct campaign *c, const char *dir, int is_corpus, char ***seen,
+                     size_t *n_seen)
+{
+    char **files = NULL, **skipped = NULL, err[512];
+    size_t n = 0, n_skipped = 0;
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        return;
+    if (gg_corpus_list(dir, &files, &n, &skipped, &n_skipped, err, sizeof err) != GG_OK) {
+        log_line(c, "WARNING: %s\n", err);
+        return;
+    }
+    for (size_t i = 0; i < n_skipped; i++)
+        log_line(c, "WARNING: skipping %s\n", skipped[i]);
+    gg_corpus_list_free(skipped, n_skipped);
+    for (size_t i = 0; i < n; i++) {
+        char *real = realpath(files[i], NULL);
+        int dup = 0;
+        for (size_t s = 0; real && s < *n_seen && !dup; s++)
+            dup = strcmp((*seen)[s], real) == 0;
+        char **grown = real && !dup ? realloc(*seen, (*n_seen + 1) * sizeof **seen) : NULL;
+        if (!grown) {
+            free(real);
+            continue;
+        }
+        *seen = grown;
+        (*seen)[(*n_seen)++] = real;
+        struct gg_case kase;
+        if (gg_case_load(files[i], &kase, err, sizeof err) != GG_OK) {
+            log_line(c, "WARNING: skipping %s\n", err);
+            continue;
+        }
+        struct gg_verdict pass = {.cls = GG_CLASS_PASS};
+        int failure = !gg_expect_holds(gg_case_meta(&kase, "expect"), &pass);
+        int queued = 0;
+        if (failure && same_target(c, &kase))
+            queued = queue_push(c, &kase, ORIGIN_REPLAY, files[i]) == 0;
+        else if (!failure && is_corpus && seed_fits(c, &kase))
+            queued = queue_push(c, &kase, ORIGIN_SEED, files[i]) == 0;
+        if (!queued)
+            gg_case_free(&kase);
+    }
+    gg_corpus_list_free(files, n);
+}
+
+static void load_stored(struct campaign *c)
+{
+    char **seen = NULL;
+    size_t n_seen = 0;
+    for (int d = 0; d < c->cfg->n_corpus_dirs; d++)
+        load_dir(c, c->cfg->corpus_dirs[d], 1, &seen, &n_seen);
+    load_dir(c, c->artifacts, 0, &seen, &n_seen);
+    for (size_t i = 0; i < n_seen; i++)
+        free(seen[i]);
+    free(seen);
+    /* Stored failures first, then the seeds. */
+    size_t r = 0;
+    for (size_t i = 0; i < c->n_queue; i++)
+        if (c->queue[i].origin == ORIGIN_REPLAY) {
+            struct job t = c->queue[i];
+            memmove(&c->queue[r + 1], &c->queue[r], (i - r) * sizeof t);
+            c->queue[r++] = t;
+        }
+    if (c->n_queue)
+        log_line(c, "INFO: %zu stored failures to replay, %zu corpus seeds\n", r, c->n_queue - r);
+}
+
+/* ---- workers ------------------------------------------------------------------------------- */
+
+/* environ plus OPENBLAS_NUM_THREADS=1 unless set: workers share the cores already. */
+static char **worker_env(void)
+{
+    size_t n = 0;
+    int has = 0;
+    for (char **e = environ; e && *e; e++, n++)
+        has |= strncmp(*e, "OPENBLAS_NUM_THREADS=", 21) == 0;
+    char **env = calloc(n + 2, sizeof *env);
+    if (!env)
+        return NULL;
+    memcpy(env, environ, n * sizeof *env);
+    if (!has)
+        env[n++] = "OPENBLAS_NUM_THREADS=1";
+    return env;
+}
+
+static int spawn_worker(struct campaign *c, struct worker *w)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        snprintf(c->err, c->err_len, "cannot create a socket pair: %s", strerror(errno));
+        return -1;
+    }
+    int argc = 0;
+    char **argv = calloc((size_t)(2 * c->cfg->n_plugins + 3), sizeof *argv);
+    char **env = worker_env();
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&attr);
+    int rc = ENOMEM;
+    if (argv && env) {
+        argv[argc++] = c->exe;
+        for (int i = 0; i < c->cfg->n_plugins; i++) {
+            argv[argc++] = "--plugin";
+            argv[argc++] = (char *)c->cfg->plugins[i];
+        }
+        argv[argc++] = "worker";
+        /* Its own process group, so a terminal's ^C reaches only the supervisor. */
+        sigset_t none, dflt;
+        sigemptyset(&none);
+        sigemptyset(&dflt);
+        sigaddset(&dflt, SIGINT);
+        sigaddset(&dflt, SIGTERM);
+        sigaddset(&dflt, SIGPIPE);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                            POSIX_SPAWN_SETSIGDEF);
+        posix_spawnattr_setpgroup(&attr, 0);
+        posix_spawnattr_setsigmask(&attr, &none);
+        posix_spawnattr_setsigdefault(&attr, &dflt);
+        posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+        posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
+        pid_t pid;
+        rc = posix_spawn(&pid, c->exe, &fa, &attr, argv, env);
+        if (rc == 0)
+            w->pid = (int)pid;
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    free(argv);
+    free(env);
+    close(sv[1]);
+    if (rc != 0) {
+        close(sv[0]);
+        snprintf(c->err, c->err_len, "cannot start worker %s: %s", c->exe, strerror(rc));
+        return -1;
+    }
+    w->fd = sv[0];
+    w->state = W_STARTING;
+    w->since = gg_wire_now();
+    return 0;
+}
+
+/* Waits for a worker that has closed its end, or kills it first (kill_first). Returns how it
+   ended: the signal it died on; -1 when it exited, or when it had to be killed because it did
+   not exit after closing its end; 0 when kill_first. */
+static int reap(struct worker *w, int kill_first)
+{
+    int wst = 0, signo = kill_first ? 0 : -1;
+    if (w->pid <= 0)
+        goto done;
+    if (kill_first)
+        kill(w->pid, SIGKILL);
+    /* A worker whose socket closed is exiting: give it a moment before forcing it. */
+    for (int tries = 0; !kill_first && tries < 2000; tries++) {
+        pid_t got = waitpid(w->pid, &wst, WNOHANG);
+        if (got == w->pid && WIFSIGNALED(wst))
+            signo = WTERMSIG(wst);
+        if (got == w->pid || (got < 0 && errno != EINTR))
+            goto done;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(w->pid, SIGKILL);
+    while (waitpid(w->pid, &wst, 0) < 0 && errno == EINTR)
+        ;
+done:
+    close(w->fd);
+    w->fd = -1;
+    w->pid = 0;
+    w->state = W_NONE;
+    return signo;
+}
+
+/* The case a job runs, for log lines: its file, or its number and origin. */
+static void job_name(const struct job *j, char *out, size_t len)
+{
+    if (j->path)
+        snprintf(out, len, "%s", j->path);
+    else
+        snprintf(out, len, "case %llu (%s)", (unsigned long long)j->index,
+                 origin_names[j->origin]);
+}
+
+/* A worker (slot i, process pid) that ended on signo: when that was an outside kill, logs it as
+   the harness event it is, counts it and returns 1. during: what it was doing ("starting",
+   "idle", or the case it ran). */
+static int outside_kill(struct campaign *c, const struct worker *w, int pid, int signo,
+                        const char *during)
+{
+    char killed[256];
+    if (!gg_killed_from_outside(signo, killed, sizeof killed))
+        return 0;
+    c->st->worker_kills++;
+    log_line(c, "WARNING: worker %d (pid %d) was %s while %s: a harness event, not a finding\n",
+             (int)(w - c->w), pid, killed, during);
+    return 1;
+}
+
+/* Replaces a worker that is gone; the job it holds (if any) stays to run next. */
+static int restart(struct campaign *c, struct worker *w)
+{
+    c->st->worker_restarts++;
+    return spawn_worker(c, w);
+}
+
+/* ---- findings and minimisation ------------------------------------------------------------ */
+
+static int sig_seen(struct campaign *c, const char *sig, int add)
+{
+    for (size_t i = 0; i < c->n_sigs; i++)
+        if (strcmp(c->sigs[i], sig) == 0)
+            return 1;
+    if (add) {
+        char **n = realloc(c->sigs, (c->n_sigs + 1) * sizeof *n);
+        char *s = strdup(sig);
+        if (n && s) {
+            c->sigs = n;
+            c->sigs[c->n_sigs++] = s;
+        } else {
+            free(s);
+            if (n)
+                c->sigs = n;
+        }
+    }
+    return 0;
+}
+
+static void request_stop(struct campaign *c, enum gg_stop why)
+{
+    if (c->st->stop == GG_STOP_NONE) {
+        c->st->stop = why;
+        c->stop_at = gg_wire_now();
+    }
+}
+
+static void queue_min(struct campaign *c, const char *path, const struct gg_verdict *v)
+{
+    for (size_t i = 0; i < c->n_mins; i++)
+        if (strcmp(c->mins[i].sig, v->signature) == 0)
+            return; /* queued once (a resumed minimisation, then its replay) */
+    struct pending_min *n = realloc(c->mins, (c->n_mins + 1) * sizeof *n);
+    if (!n)
+        return;
+    c->mins = n;
+    struct pending_min *m = &c->mins[c->n_mins++];
+    snprintf(m->path, sizeof m->path, "%s", path);
+    snprintf(m->sig, sizeof m->sig, "%s", v->signature);
+    m->cls = v->cls;
+    m->done = 0;
+}
+
+/* "bucket-<id>": how a bucket is named in a known file. */
+static void bucket_key(const char *id, char *out, size_t len)
+{
+    snprintf(out, len, "bucket-%s", id);
+}
+
+/* Counts bucket id as met in this campaign (once), new when the known file lacks it. Returns 1
+   when it was not met before. */
+static int meet_bucket(struct campaign *c, const char *id)
+{
+    for (size_t i = 0; i < c->n_met; i++)
+        if (strcmp(c->met[i], id) == 0)
+            return 0;
+    char (*n)[GG_BUCKET_ID_HEX + 1] = realloc(c->met, (c->n_met + 1) * sizeof *n);
+    if (!n)
+        return 0;
+    c->met = n;
+    snprintf(c->met[c->n_met++], sizeof *n, "%s", id);
+    char key[GG_BUCKET_ID_HEX + 16];
+    bucket_key(id, key, sizeof key);
+    c->st->buckets++;
+    if (!gg_sigset_has(&c->known, key))
+        c->st->new_buckets++;
+    return 1;
+}
+
+/* Reads the store's buckets again (after a minimiser filed one). */
+static void rescan_buckets(struct campaign *c)
+{
+    struct gg_bucket_list l;
+    char err[1024];
+    if (gg_buckets_scan(c->artifacts, &l, err, sizeof err) != GG_OK) {
+        log_line(c, "WARNING: cannot read the buckets: %s\n", err);
+        return;
+    }
+    gg_buckets_free(&c->buckets);
+    c->buckets = l;
+}
+
+static const struct gg_bucket *bucket_info(const struct campaign *c, const char *id)
+{
+    for (size_t i = 0; i < c->buckets.n; i++)
+        if (strcmp(c->buckets.b[i].id, id) == 0)
+            return &c->buckets.b[i];
+    return NULL;
+}
+
+static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_result *r)
+{
+    struct gg_campaign_stats *st = c->st;
+    const struct gg_verdict *v = &r->verdict;
+    st->faults_total++;
+    st->faults[v->cls]++;
+    st->last_fault_s = elapsed(c);
+    if (j->origin == ORIGIN_REPLAY && gg_expect_holds(gg_case_meta(&j->c, "expect"), v))
+        log_line(c, "INFO: still failing: %s\n", j->path);
+    else if (j->origin == ORIGIN_REPLAY)
+        log_line(c, "INFO: fails differently now: %s\n", j->path);
+    gg_case_set_meta(&j->c, "observed", v->detail);
+    char path[PATH_MAX_LEN] = "", err[1024], where[PATH_MAX_LEN + 1040];
+    int stored_new = 0;
+    int stored = gg_findings_record(c->artifacts, &j->c, v, st->seed, &stored_new, path,
+                                    sizeof path, err, sizeof err) == GG_OK;
+    if (!stored) {
+        log_line(c, "WARNING: cannot record a finding: %s\n", err);
+        st->errors++;
+    }
+    if (sig_seen(c, v->signature, 1))
+        return;
+    st->unique_sigs++;
+    int is_new = !gg_sigset_has(&c->known, v->signature);
+    if (stored_new)
+        st->stored_sigs++;
+    /* Whether the signature is new to the known file, and what became of its record. */
+    const char *label = !stored ? (is_new ? "new, not stored" : "known, not stored")
+                        : !is_new ? "known" : stored_new ? "new" : "stored before";
+    snprintf(where, sizeof where, "%s%s", stored ? "" : "not stored: ", stored ? path : err);
+    const char *bucket = gg_buckets_of(&c->buckets, v->signature);
+    char in_bucket[GG_BUCKET_ID_HEX + 32] = "";
+    if (bucket)
+        snprintf(in_bucket, sizeof in_bucket, "\n    bucket %s", bucket);
+    log_line(c, "#%lld FAULT %s (%s) %s\n    %s\n    -> %s%s\n", (long long)st->execs,
+             gg_class_name(v->cls), label, v->signature, v->detail, where, in_bucket);
+    /* A signature filed in a bucket is counted there; the others are triaged (minimised to
+       their bucket's normal form). */
+    if (bucket)
+        meet_bucket(c, bucket);
+    else if (stored && !c->cfg->no_minimize && path[0])
+        queue_min(c, path, v);
+    if (!is_new)
+        return;
+    st->new_sigs++;
+    if (st->worst_new == GG_CLASS_PASS || v->cls < st->worst_new)
+        st->worst_new = v->cls;
+    if (st->first_finding_s < 0) {
+        st->first_finding_s = elapsed(c);
+        st->first_finding_execs = st->execs;
+        st->first_class = v->cls;
+        snprintf(st->first_signature, sizeof st->first_signature, "%s", v->signature);
+        snprintf(st->first_path, sizeof st->first_path, "%s", stored ? path : "");
+        st->first_groups = case_groups(&j->c);
+    }
+    if (c->cfg->stop_after_findings > 0 && st->new_sigs >= c->cfg->stop_after_findings)
+        request_stop(c, GG_STOP_FINDING);
+}
+
+/* Where the minimiser saves its progress: a dot-file beside the finding, which corpus listings
+   skip. */
+static void progress_path(const struct campaign *c, const struct pending_min *m, char *out,
+                          size_t len)
+{
+    const char *base = strrchr(m->path, '/');
+    int n = snprintf(out, len, "%s/.min-%s", c->artifacts, base ? base + 1 : m->path);
+    if (n < 0 || (size_t)n >= len)
+        snprintf(out, len, "%s", ".ggfuzz-min-progress.case");
+}
+
+/* Stops a triage minimisation at a signature already filed in a bucket (the minimiser child's
+   snapshot of the store). */
+static int filed(const char *signature, void *arg)
+{
+    const struct campaign *c = arg;
+    return gg_buckets_of(&c->buckets, signature) != NULL;
+}
+
+/* How a normal form is filed: as its own signature, or, when its verdict changed from run to run,
+   as a race (the signature's class made nondeterminism) whose representative expects any class
+   the runs gave, within as many runs as a replay may need when one of them passed. */
+static void race_filing(const struct gg_min_stats *ms, char *sig, size_t sig_len, char *expect,
+                        size_t expect_len)
+{
+    snprintf(sig, sig_len, "%s", ms->signature);
+    expect[0] = '\0';
+    if (!ms->unstable)
+        return;
+    snprintf(sig, sig_len, "%s%s", gg_class_name(GG_CLASS_NONDETERMINISM),
+             ms->signature + strcspn(ms->signature, "/"));
+    size_t at = (size_t)snprintf(expect, expect_len, "class=%s",
+                                 gg_class_name(GG_CLASS_NONDETERMINISM));
+    for (int k = GG_CLASS_PASS + 1; k < GG_CLASS_COUNT && at < expect_len; k++)
+        if (ms->classes_seen & (1u << k) && k != GG_CLASS_NONDETERMINISM)
+            at += (size_t)snprintf(expect + at, expect_len - at, "|%s", gg_class_name(k));
+    if (ms->classes_seen & 1u && at < expect_len)
+        snprintf(expect + at, expect_len - at, " runs=%d", RACE_REPLAY_RUNS);
+}
+
+/*
+ * The minimiser child: shrinks the stored case of one signature to its bucket's normal form
+ * (bucket mode, stopped early at a signature already filed), files the signature in that bucket
+ * (@bucket on its finding) and the normal form as the bucket's representative when it is new or
+ * smaller; a normal form that kept the signature itself also replaces the stored case. Reports
+ * on fd.
+ */
+static void minimize_child(struct campaign *c, const struct pending_min *m, double budget, int fd)
+{
+    struct min_report rep;
+    memset(&rep, 0, sizeof rep);
+    struct gg_case kase;
+    char err[1024], progress[PATH_MAX_LEN];
+    int ok = 0;
+    progress_path(c, m, progress, sizeof progress);
+    if (gg_case_load(m->path, &kase, err, sizeof err) == GG_OK) {
+        struct gg_min_opts mo = {.max_total_time_s = budget,
+                                 .repeats = m->cls == GG_CLASS_NONDETERMINISM ||
+                                                    m->cls == GG_CLASS_WORKSPACE ? 2 : 1,
+                                 .timeout_s = c->timeout,
+                                 .run = c->cfg->run,
+                                 .findings_dir = c->artifacts,
+                                 .bucket = 1,
+                                 .stop_at = filed,
+                                 .stop_arg = c,
+                                 .stability_runs = STABILITY_RUNS};
+        mo.run.kernel = mo.run.mutant = NULL;
+        struct gg_min_stats *ms = &rep.ms;
+        if (gg_minimize(&kase, m->sig, &mo, ms, err, sizeof err) == GG_OK) {
+            const char *known = ms->stopped_at ? gg_buckets_of(&c->buckets, ms->signature) : NULL;
+            if (known) {
+                snprintf(rep.bucket, sizeof rep.bucket, "%s", known);
+                ok = 1;
+            } else if (ms->fixpoint) { /* a normal form, not a case cut short */
+                char sig[GG_SIGNATURE_MAX], expect[GG_SIGNATURE_MAX];
+                race_filing(ms, sig, sizeof sig, expect, sizeof expect);
+                ok = gg_bucket_file(c->artifacts, &kase, sig, ms->unstable ? expect : NULL,
+                                    c->st->seed, rep.bucket, &rep.new_bucket, err,
+                                    sizeof err) == GG_OK;
+            }
+            char text[GG_BUCKET_ID_HEX + 8];
+            snprintf(text, sizeof text, "id=%s", rep.bucket);
+            if (ok)
+                ok = gg_findings_tag(c->artifacts, m->path, "bucket", text, err,
+                                     sizeof err) == GG_OK;
+            if (ok && strcmp(ms->signature, m->sig) == 0) {
+                struct gg_verdict v = {.cls = m->cls};
+                snprintf(v.signature, sizeof v.signature, "%s", m->sig);
+                gg_findings_record(c->artifacts, &kase, &v, c->st->seed, NULL, NULL, 0, err,
+                                   sizeof err);
+            }
+            if (!ok)
+                rep.bucket[0] = '\0';
+        }
+        gg_case_free(&kase);
+    }
+    unlink(progress);
+    gg_wire_write(fd, &rep, sizeof rep);
+    _exit(ok ? 0 : 1);
+}
+
+/* The next signature to triage: one whose class family has no bucket of this campaign's yet
+   first (a new bug is more likely there), else the oldest; signatures filed meanwhile are
+   skipped. */
+static struct pending_min *next_min(struct campaign *c)
+{
+    struct pending_min *oldest = NULL;
+    for (size_t i = 0; i < c->n_mins; i++) {
+        struct pending_min *m = &c->mins[i];
+        if (m->done)
+            continue;
+        const char *id = gg_buckets_of(&c->buckets, m->sig);
+        if (id) {
+            m->done = 1;
+            meet_bucket(c, id);
+            continue;
+        }
+        int class_met = 0;
+        for (size_t b = 0; b < c->n_met && !class_met; b++) {
+            const struct gg_bucket *info = bucket_info(c, c->met[b]);
+            class_met = info && strcmp(gg_bucket_family(gg_class_from_name(info->cls)),
+                                       gg_bucket_family(m->cls)) == 0;
+        }
+        if (!class_met)
+            return m;
+        if (!oldest)
+            oldest = m;
+    }
+    return oldest;
+}
+
+/* Minimisers that may run now: one, or while signatures wait for triage one per worker (the
+   fuzzing workers then give way, see may_dispatch). */
+static int running_mins(const struct campaign *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_ms; i++)
+        n += c->ms[i].pid != 0;
+    return n;
+}
+
+static int backlog(const struct campaign *c)
+{
+    for (size_t i = 0; i < c->n_mins; i++)
+        if (!c->mins[i].done)
+            return 1;
+    return 0;
+}
+
+static void start_one_min(struct campaign *c, struct min_slot *slot)
+{
+    struct pending_min *m = next_min(c);
+    if (!m)
+        return;
+    double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : DEFAULT_MINIMIZE_S;
+    if (c->budget > 0)
+        budget = fmin(budget, c->budget - elapsed(c));
+    if (budget < MIN_MINIMIZE_S && c->budget > 0) {
+        if (c->st->stop != GG_STOP_NONE) /* no time left for any of them */
+            for (size_t i = 0; i < c->n_mins; i++)
+                c->mins[i].done = 1;
+        return;
+    }
+    m->done = 1;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]), close(fds[1]);
+        return;
+    }
+    if (pid == 0) {
+        /* Its own process group: the supervisor ends it and every run it forked at once. */
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(fds[0]);
+        for (int i = 0; i < c->n_workers; i++)
+            if (c->w[i].fd >= 0)
+                close(c->w[i].fd);
+        for (int i = 0; i < c->n_ms; i++)
+            if (c->ms[i].pid)
+                close(c->ms[i].fd);
+        minimize_child(c, m, budget, fds[1]);
+    }
+    setpgid(pid, pid);
+    close(fds[1]);
+    *slot = (struct min_slot){.pid = (int)pid, .fd = fds[0], .started = gg_wire_now(),
+                              .budget = budget, .cur = *m};
+}
+
+/* Starts minimisers in the free slots: the first always, the others while a backlog waits. */
+static void start_min(struct campaign *c)
+{
+    for (int i = 0; i < c->n_ms; i++)
+        if (!c->ms[i].pid && (running_mins(c) == 0 || backlog(c)))
+            start_one_min(c, &c->ms[i]);
+}
+
+/* After a minimiser ended (or was killed): its report, the bucket it filed the signature in. */
+static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int killed)
+{
+    struct min_report rep;
+    memset(&rep, 0, sizeof rep);
+    const struct gg_min_stats *ms = &rep.ms;
+    int got = !killed && gg_wire_read(slot->fd, &rep, sizeof rep, gg_wire_now() + 1) == 0;
+    close(slot->fd);
+    slot->pid = 0;
+    const struct pending_min *m = &slot->cur;
+    char progress[PATH_MAX_LEN];
+    progress_path(c, m, progress, sizeof progress);
+    unlink(progress);
+    int ok = got && WIFEXITED(wst) && WEXITSTATUS(wst) == 0;
+    if (ok)
+        c->st->minimized++;
+    if (got)
+        log_line(c, "#%lld MIN %s: groups %lld -> %lld, output elements %lld -> %lld, %d runs in "
+                 "%.1f s%s%s\n", (long long)c->st->execs, m->path,
+                 (long long)ms->groups_before, (long long)ms->groups_after,
+                 (long long)ms->elems_before, (long long)ms->elems_after, ms->attempts,
+                 ms->seconds, ms->stopped_at ? " (reached a filed signature)" : "",
+                 ok ? "" : " (minimiser failed)");
+    else
+        log_line(c, "#%lld MIN %s: %s\n", (long long)c->st->execs, m->path,
+                 killed ? "stopped" : "minimiser failed");
+    if (!ok || !rep.bucket[0])
+        return;
+    rescan_buckets(c);
+    const struct gg_bucket *b = bucket_info(c, rep.bucket);
+    int first = meet_bucket(c, rep.bucket);
+    if (strcmp(m->path, c->st->first_path) == 0)
+        c->st->first_groups_min = b ? b->groups : -1;
+    char key[GG_BUCKET_ID_HEX + 16];
+    bucket_key(rep.bucket, key, sizeof key);
+    log_line(c, "#%lld BUCKET %s (%s) %s\n    <- %s\n    representative %s\n",
+             (long long)c->st->execs, rep.bucket,
+             !first ? "member" : gg_sigset_has(&c->known, key) ? "known" : "new",
+             b ? b->form : "?", m->sig, b ? b->path : "?");
+}
+
+/* Checks on the minimisers; kill ends them now. */
+static void poll_min(struct campaign *c, int kill_it)
+{
+    for (int i = 0; i < c->n_ms; i++) {
+        struct min_slot *slot = &c->ms[i];
+        if (!slot->pid)
+            continue;
+        int wst = 0;
+        double overdue = slot->started + slot->budget + 2 * c->timeout + 5;
+        if (kill_it || gg_wire_now() > overdue) {
+            kill(-slot->pid, SIGKILL);
+            while (waitpid(slot->pid, &wst, 0) < 0 && errno == EINTR)
+                ;
+            finish_min(c, slot, wst, 1);
+        } else if (waitpid(slot->pid, &wst, WNOHANG) == slot->pid) {
+            finish_min(c, slot, wst, 0);
+        }
+    }
+}
+
+/* A progress file .min-NAME that a killed campaign left in the artifacts directory (name): its
+   case, which reproduced the signature of its @expect line, goes into the findings store (which
+   keeps it when it is smaller than the stored case of NAME), the file is removed, and the
+   minimisation is queued to go on from the stored case. 0 when name is not a progress file. */
+static int resume_min(struct campaign *c, const char *name)
+{
+    size_t len = strlen(name);
+    if (strncmp(name, ".min-", 5) != 0 || len <= 10 || strcmp(name + len - 5, ".case") != 0)
+        return 0;
+    char progress[PATH_MAX_LEN], path[PATH_MAX_LEN], err[1024], cls[64] = "", seed[32] = "";
+    if (snprintf(progress, sizeof progress, "%s/%s", c->artifacts, name) >= (int)sizeof progress ||
+        snprintf(path, sizeof path, "%s/%s", c->artifacts, name + 5) >= (int)sizeof path)
+        return 1;
+    struct gg_case kase;
+    if (gg_case_load(progress, &kase, err, sizeof err) != GG_OK) {
+        log_line(c, "WARNING: removing a minimisation's progress that cannot be read: %s\n", err);
+        unlink(progress);
+        return 1;
+    }
+    const char *expect = gg_case_meta(&kase, "expect"), *finding = gg_case_meta(&kase, "finding");
+    struct gg_verdict v = {.cls = GG_CLASS_COUNT};
+    if (expect && gg_meta_field(expect, "class", cls, sizeof cls) &&
+        gg_meta_field(expect, "sig", v.signature, sizeof v.signature))
+        v.cls = gg_class_from_name(cls);
+    if (finding)
+        gg_meta_field(finding, "seed", seed, sizeof seed);
+    if (v.cls == GG_CLASS_COUNT || v.cls == GG_CLASS_PASS) {
+        log_line(c, "WARNING: removing %s: no finding's @expect to minimise for\n", progress);
+        unlink(progress);
+    } else if (gg_findings_record(c->artifacts, &kase, &v, strtoull(seed, NULL, 0), NULL, path,
+                                  sizeof path, err, sizeof err) != GG_OK) {
+        log_line(c, "WARNING: cannot resume the minimisation of %s: %s\n", progress, err);
+    } else {
+        unlink(progress);
+        if (!c->cfg->no_minimize)
+            queue_min(c, path, &v);
+        log_line(c, "INFO: %s the minimisation of %s that a stopped campaign left at %lld "
+                 "groups\n", c->cfg->no_minimize ? "stored the progress of" : "resuming", path,
+                 (long long)case_groups(&kase));
+    }
+    gg_case_free(&kase);
+    return 1;
+}
+
+/* Resumes every minimisation whose progress file is in the artifacts directory. */
+static void resume_mins(struct campaign *c)
+{
+    DIR *d = opendir(c->artifacts);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        resume_min(c, e->d_name);
+    closedir(d);
+}
+
+/* ---- drawing and dispatching --------------------------------------------------------------- */
+
+/* The next case: queued seeds and replays first, then mutated or generated cases. 0 when j is
+   filled, -1 when nothing can be drawn (c->fatal set when it never will). */
+static int next_job(struct campaign *c, struct job *j)
+{
+    memset(j, 0, sizeof *j);
+    if (c->next_queue < c->n_queue) {
+        *j = c->queue[c->next_queue];
+        memset(&c->queue[c->next_queue++], 0, sizeof *j);
+        return 0;
+    }
+    char err[1024];
+    uint64_t i = c->next_index++;
+    uint64_t r = mix64(c->st->seed ^ mix64(i));
+    enum gg_status st = GG_E_INVAL;
+    if (c->n_corpus > 0 && c->gen.strategy == GG_STRATEGY_TARGETED &&
+        r % 1000 < MUTATE_PERMILLE) {
+        const struct gg_case *parent = &c->corpus[(r >> 10) % c->n_corpus];
+        st = gg_mutate(&c->gen, parent, c->st->seed, i, &j->c, err, sizeof err);
+        if (st == GG_OK)
+            j->origin = ORIGIN_MUTATE;
+        else
+            gg_case_free(&j->c);
+    }
+    if (st != GG_OK) {
+        st = gg_generate(&c->gen, c->st->seed, i, &j->c, err, sizeof err);
+        j->origin = ORIGIN_GENERATE;
+    }
+    if (st != GG_OK) {
+        gg_case_free(&j->c);
+        if (st == GG_E_UNSUPPORTED || ++c->gen_failures >= MAX_GEN_FAILURES) {
+            snprintf(c->err, c->err_len, "cannot draw cases for %s: %s", c->k->name, err);
+            c->fatal = st == GG_E_UNSUPPORTED ? st : GG_E_INTERNAL;
+        } else {
+            c->st->errors++;
+        }
+        return -1;
+    }
+    c->gen_failures = 0;
+    if (j->origin == ORIGIN_MUTATE)
+        c->st->mutated++;
+    j->index = i;
+    snprintf(j->c.kernel, sizeof j->c.kernel, "%s", c->k->name);
+    snprintf(j->c.mutant, sizeof j->c.mutant, "%s", c->mutant);
+    return 0;
+}
+
+/* cur_input.<w>: the case in flight, for when the supervisor itself goes down. Not synced:
+   the workers' deaths are handled here. */
+static void write_cur_input(const struct worker *w, const char *text, size_t len)
+{
+    int fd = open(w->cur_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    ssize_t n = write(fd, text, len);
+    (void)n;
+    close(fd);
+}
+
+/* Sends the worker's job. On failure the worker is gone: the job stays with it for its
+   replacement. */
+static void dispatch(struct campaign *c, struct worker *w)
+{
+    if (!w->has_job) {
+        if (c->cfg->max_runs > 0 && c->dispatched >= c->cfg->max_runs)
+            return;
+        int tries = 0;
+        while (next_job(c, &w->job) != 0)
+            if (c->fatal != GG_OK || ++tries >= 16)
+                return;
+        w->has_job = 1;
+        if (w->job.origin == ORIGIN_REPLAY)
+            c->st->replayed++;
+        c->dispatched++;
+    }
+    char *text = NULL;
+    if (gg_case_format(&w->job.c, 0, &text) != GG_OK) {
+        c->st->errors++;
+        job_free(&w->job);
+        w->has_job = 0;
+        return;
+    }
+    size_t len = strlen(text);
+    write_cur_input(w, text, len);
+    int sent = gg_wire_send_case(w->fd, text, len, &c->cfg->run);
+    free(text);
+    if (sent != 0) {
+        int pid = w->pid;
+        outside_kill(c, w, pid, reap(w, 0), "idle");
+        if (restart(c, w) != 0)
+            c->fatal = GG_E_IO;
+        return;
+    }
+    w->state = W_BUSY;
+    w->since = gg_wire_now();
+    w->limit = w->job.ended_early && w->job.end_signo == 0 ? RETRY_FACTOR * c->timeout
+                                                           : c->timeout;
+}
+
+static void done_job(struct worker *w)
+{
+    job_free(&w->job);
+    w->has_job = 0;
+    if (w->state == W_BUSY)
+        w->state = W_IDLE;
+}
+
+/* A generated case that could not run for a reason other than a refusal: the first
+   MAX_LOGGED_ERRORS are logged with their message, later ones only counted (stats' errors). */
+static void log_error(struct campaign *c, enum gg_status status, const char *msg)
+{
+    long long n = c->st->errors;
+    if (n <= MAX_LOGGED_ERRORS)
+        log_line(c, "WARNING: #%lld could not run (status %d): %s\n", (long long)c->st->execs,
+                 (int)status, msg);
+    if (n == MAX_LOGGED_ERRORS)
+        log_line(c, "WARNING: %d cases could not run; further ones are only counted\n",
+                 MAX_LOGGED_ERRORS);
+}
+
+/* A crash of j's previous run that its re-run did not repeat: a harness event, not a finding. */
+static void unconfirmed(struct campaign *c, const struct job *j, const char *how)
+{
+    char name[PATH_MAX_LEN];
+    job_name(j, name, sizeof name);
+    c->st->crashes_unconfirmed++;
+    if (j->end_signo > 0)
+        log_line(c, "WARNING: %s died on signal %d (%s), which did not reproduce on re-run (%s): "
+                 "not a finding\n", name, j->end_signo, strsignal(j->end_signo), how);
+    else
+        log_line(c, "WARNING: %s ended its worker without a result, which did not reproduce on "
+                 "re-run (%s): not a finding\n", name, how);
+}
+
+static void handle_result(struct campaign *c, struct worker *w, enum gg_status status,
+                          const char *msg, struct gg_run_result *r)
+{
+    struct gg_campaign_stats *st = c->st;
+    struct job *j = &w->job;
+    st->execs++;
+    double secs = gg_wire_now() - w->since;
+    if (secs > st->slowest_s)
+        st->slowest_s = secs;
+    if (j->ended_early && j->end_signo != 0)
+        unconfirmed(c, j, "its re-run gave a result");
+    if (status != GG_OK) {
+        if (status == GG_E_UNSUPPORTED || status == GG_E_NOMEM)
+            st->refused++;
+        else
+            st->errors++;
+        if (j->origin == ORIGIN_REPLAY || j->origin == ORIGIN_SEED)
+            log_line(c, "INFO: could not run %s: %s\n", j->path, msg);
+        else if (status != GG_E_UNSUPPORTED && status != GG_E_NOMEM)
+            log_error(c, status, msg);
+    } else if (r->verdict.cls == GG_CLASS_PASS) {
+        if (j->origin == ORIGIN_REPLAY) {
+            st->possibly_fixed++;
+            log_line(c, "INFO: possibly fixed (now passes): %s (expected %s)\n", j->path,
+                     gg_case_meta(&j->c, "expect"));
+        } else {
+            observe_pass(c, j, r);
+        }
+    } else {
+        handle_fault(c, j, r);
+    }
+    gg_run_result_free(r);
+    done_job(w);
+}
+
+/*
+ * The case of worker w (process pid) ended without a result: signo > 0 the worker died on that
+ * signal (fault, may be NULL: where it hit), -1 it exited, 0 it ran past its limit and was
+ * killed. An outside kill is logged and the
+ * case re-run; a crash or timeout is a finding only when the case ended the same way before, else
+ * the case is re-run in a fresh worker (a timeout with RETRY_FACTOR times the limit). A case that
+ * keeps ending early in different ways is dropped after MAX_RERUNS re-runs. The job stays with w
+ * for its replacement unless it is done.
+ */
+static void handle_early_end(struct campaign *c, struct worker *w, int pid, int signo,
+                             const struct gg_wire_fault *fault)
+{
+    struct job *j = &w->job;
+    char name[PATH_MAX_LEN], during[PATH_MAX_LEN + 16];
+    job_name(j, name, sizeof name);
+    snprintf(during, sizeof during, "running %s", name);
+    if (signo == 0)
+        c->st->timeouts++;
+    int killed = outside_kill(c, w, pid, signo, during);
+    if (!killed && j->ended_early && j->end_signo == signo) {
+        struct gg_run_result r;
+        char msg[1024];
+        j->ended_early = 0; /* confirmed */
+        if (gg_run_ended_early(&j->c, NULL, signo, w->limit, fault, &r, msg, sizeof msg) == GG_OK)
+            handle_result(c, w, GG_OK, "", &r);
+        else
+            handle_result(c, w, GG_E_INTERNAL, msg, &r);
+        return;
+    }
+    if (!killed && j->ended_early && j->end_signo != 0)
+        unconfirmed(c, j, signo == 0 ? "it timed out" : signo > 0 ? "it died on another signal"
+                                                                  : "it exited");
+    if (j->reruns >= MAX_RERUNS) {
+        log_line(c, "WARNING: %s dropped: it ended early %d times without a confirmed finding\n",
+                 name, j->reruns + 1);
+        done_job(w);
+        return;
+    }
+    j->reruns++;
+    if (killed)
+        return;
+    j->ended_early = 1;
+    j->end_signo = signo;
+    if (signo == 0)
+        log_line(c, "#%lld TIMEOUT of %s after %.1f s, re-running with %.0f s\n",
+                 (long long)c->st->execs, name, w->limit, RETRY_FACTOR * c->timeout);
+    else if (signo > 0)
+        log_line(c, "#%lld CRASH? %s: worker %d (pid %d) died on signal %d (%s), re-running in a "
+                 "fresh worker to confirm\n", (long long)c->st->execs, name, (int)(w - c->w),
+                 pid, signo, strsignal(signo));
+    else
+        log_line(c, "#%lld CRASH? %s: worker %d (pid %d) exited without a result, re-running in "
+                 "a fresh worker to confirm\n", (long long)c->st->execs, name, (int)(w - c->w),
+                 pid);
+}
+
+/* Reads what a worker has to say: its announcement, a result, or its end. */
+static void on_readable(struct campaign *c, struct worker *w)
+{
+    double now = gg_wire_now();
+    if (w->state == W_STARTING) {
+        struct gg_wire_hello h;
+        if (gg_wire_read(w->fd, &h, sizeof h, now + 2) == 0 && h.magic == GG_WIRE_MAGIC) {
+            w->state = W_IDLE;
+            c->start_failures = 0;
+            return;
+        }
+        int pid = w->pid;
+        if (outside_kill(c, w, pid, reap(w, 0), "starting")) {
+            if (restart(c, w) != 0) /* not a failure of the worker to start */
+                c->fatal = GG_E_IO;
+            return;
+        }
+        if (++c->start_failures >= MAX_START_FAILURES) {
+            snprintf(c->err, c->err_len, "workers (%s worker) exit before they start", c->exe);
+            c->fatal = GG_E_IO;
+        } else if (restart(c, w) != 0) {
+            c->fatal = GG_E_IO;
+        }
+        return;
+    }
+    if (w->state == W_BUSY) {
+        enum gg_status status = GG_OK;
+        char msg[1024];
+        struct gg_run_result r;
+        struct gg_wire_fault fault = {0};
+        int got = gg_wire_recv_result(w->fd, now + 2, &status, msg, sizeof msg, &r, &fault);
+        if (got == 0) {
+            /* A sticky GPU error ends the worker after this reply: start a fresh one now rather
+               than hand it a case it would not run. */
+            int lost = status == GG_OK && r.verdict.cls == GG_CLASS_DEVICE;
+            handle_result(c, w, status, msg, &r);
+            if (!lost)
+                return;
+            reap(w, 0);
+            if (restart(c, w) != 0)
+                c->fatal = GG_E_IO;
+            return;
+        }
+        int pid = w->pid;
+        handle_early_end(c, w, pid, reap(w, got == 1), got == 2 ? &fault : NULL);
+    } else {
+        /* An idle worker has nothing to say: it is gone. */
+        int pid = w->pid;
+        outside_kill(c, w, pid, reap(w, 0), "idle");
+    }
+    if (restart(c, w) != 0)
+        c->fatal = GG_E_IO;
+}
+
+static void check_deadlines(struct campaign *c)
+{
+    double now = gg_wire_now();
+    for (int i = 0; i < c->n_workers; i++) {
+        struct worker *w = &c->w[i];
+        if (w->state == W_BUSY && now > w->since + w->limit) {
+            int pid = w->pid;
+            handle_early_end(c, w, pid, reap(w, 1), NULL);
+            if (restart(c, w) != 0)
+                c->fatal = GG_E_IO;
+        } else if (w->state == W_STARTING && now > w->since + START_LIMIT_S) {
+            reap(w, 1);
+            snprintf(c->err, c->err_len, "a worker did not start within %.0f s", START_LIMIT_S);
+            c->fatal = GG_E_IO;
+        }
+    }
+}
+
+/* ---- statistics ---------------------------------------------------------------------------- */
+
+static void view_of(const struct campaign *c, struct gg_stats_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->s = c->st;
+    v->kernel = c->k->name;
+    v->mutant = c->mutant;
+    v->seed = c->st->seed;
+    v->start_wall = c->start_wall;
+    v->elapsed_s = elapsed(c);
+    v->budget_s = c->budget;
+    v->max_runs = c->cfg->max_runs;
+    v->workers = c->n_workers;
+    v->command_line = c->cfg->command_line;
+}
+
+/* Signatures of this campaign that no bucket holds yet. */
+static int64_t count_untriaged(const struct campaign *c)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < c->n_sigs; i++)
+        n += gg_buckets_of(&c->buckets, c->sigs[i]) == NULL;
+    return n;
+}
+
+/* The buckets met, one line each with its members, sightings and how to replay it. */
+static void log_buckets(struct campaign *c)
+{
+    for (size_t i = 0; i < c->buckets.n; i++) {
+        const struct gg_bucket *b = &c->buckets.b[i];
+        int met = 0;
+        for (size_t j = 0; j < c->n_met && !met; j++)
+            met = strcmp(c->met[j], b->id) == 0;
+        if (met)
+            log_line(c, "INFO: bucket %s %s: %lld signatures, %lld sightings, %s .. %s\n"
+                     "    replay: ggfuzz --replay %s\n", b->id, b->form, b->members, b->count,
+                     b->first_seen, b->last_seen, b->path);
+    }
+}
+
+static void tick(struct campaign *c, int force)
+{
+    double interval = c->cfg->stats_interval_s > 0 ? c->cfg->stats_interval_s : 1.0;
+    double now = gg_wire_now();
+    if (!force && now - c->last_tick < interval)
+        return;
+    c->last_tick = now;
+    c->st->seconds = now - c->t0;
+    c->st->untriaged = count_untriaged(c);
+    struct gg_stats_view v;
+    view_of(c, &v);
+    char err[1024];
+    if (gg_stats_write(c->stats_dir, &v, err, sizeof err) != GG_OK ||
+        gg_stats_plot(c->stats_dir, &v, err, sizeof err) != GG_OK)
+        log_line(c, "WARNING: %s\n", err);
+    if (c->cfg->log && c->tty)
+        gg_stats_status_line(c->cfg->log, &v);
+    else if (c->st->execs >= c->next_pulse)
+        log_line(c, "#%lld pulse exec/s: %.0f corp: %lld ft: %lld faults: %lld sigs: %lld\n",
+                 (long long)c->st->execs, v.elapsed_s > 0 ? (double)c->st->execs / v.elapsed_s : 0,
+                 (long long)c->st->corpus_count, (long long)c->st->features,
+                 (long long)c->st->faults_total, (long long)c->st->unique_sigs);
+    while (c->next_pulse <= c->st->execs)
+        c->next_pulse *= 2;
+    if (c->cfg->on_tick) {
+        int pids[c->n_workers > 0 ? c->n_workers : 1];
+        for (int i = 0; i < c->n_workers; i++)
+            pids[i] = c->w[i].pid;
+        c->cfg->on_tick(c->st, pids, c->n_workers, c->cfg->user);
+    }
+}
+
+/* ---- the loop ------------------------------------------------------------------------------ */
+
+static void check_stop(struct campaign *c)
+{
+    if (c->fatal != GG_OK)
+        request_stop(c, GG_STOP_ERROR);
+    if (c->cfg->stop_flag && *c->cfg->stop_flag)
+        request_stop(c, GG_STOP_SIGNAL);
+    if (c->budget > 0 && elapsed(c) >= c->budget)
+        request_stop(c, GG_STOP_TIME);
+    if (c->cfg->max_runs > 0 && c->dispatched >= c->cfg->max_runs)
+        request_stop(c, GG_STOP_RUNS);
+    struct stat sb;
+    if (c->cfg->stop_file && stat(c->cfg->stop_file, &sb) == 0)
+        request_stop(c, GG_STOP_FILE);
+}
+
+static int busy_workers(const struct campaign *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_workers; i++)
+        n += c->w[i].state == W_BUSY || (c->w[i].has_job && c->w[i].job.reruns);
+    return n;
+}
+
+/* While minimisers triage a backlog, fuzzing workers give way so that the processes at work
+   stay at one more than the workers, at least one of them fuzzing: triage keeps up with the
+   findings instead of falling behind all night. */
+static int may_dispatch(const struct campaign *c)
+{
+    int busy = busy_workers(c), mins = running_mins(c);
+    return busy == 0 || busy + mins <= c->n_workers;
+}
+
+static void loop(struct campaign *c)
+{
+    struct pollfd *pfd = calloc((size_t)c->n_workers, sizeof *pfd);
+    if (!pfd) {
+        c->fatal = GG_E_NOMEM;
+        snprintf(c->err, c->err_len, "out of memory");
+        return;
+    }
+    for (;;) {
+        check_stop(c);
+        if (c->st->stop != GG_STOP_NONE) {
+            /* A run limit lets every case in flight end; other stops give them a grace. */
+            int grace_over = c->st->stop != GG_STOP_RUNS &&
+                             gg_wire_now() > c->stop_at + STOP_GRACE_S;
+            if (busy_workers(c) == 0 || grace_over || c->st->stop == GG_STOP_ERROR)
+                break;
+        }
+        for (int i = 0; i < c->n_workers; i++) {
+            struct worker *w = &c->w[i];
+            int retry = w->has_job && w->job.reruns;
+            if (w->state == W_IDLE && (c->st->stop == GG_STOP_NONE || retry) &&
+                (retry || may_dispatch(c)))
+                dispatch(c, w);
+        }
+        double wait = 0.1;
+        for (int i = 0; i < c->n_workers; i++) {
+            pfd[i].fd = c->w[i].fd;
+            pfd[i].events = POLLIN;
+            pfd[i].revents = 0;
+            if (c->w[i].state == W_BUSY)
+                wait = fmin(wait, c->w[i].since + c->w[i].limit - gg_wire_now());
+        }
+        int rc = poll(pfd, (nfds_t)c->n_workers, wait > 0 ? (int)(wait * 1000) + 1 : 0);
+        if (rc < 0 && errno != EINTR) {
+            snprintf(c->err, c->err_len, "poll: %s", strerror(errno));
+            c->fatal = GG_E_IO;
+        }
+        for (int i = 0; rc > 0 && i < c->n_workers; i++)
+            if (pfd[i].revents && c->w[i].fd == pfd[i].fd)
+                on_readable(c, &c->w[i]);
+        check_deadlines(c);
+        poll_min(c, 0);
+        start_min(c);
+        tick(c, 0);
+    }
+    free(pfd);
+}
+
+/* Ends every worker (and drops what they were running) and the minimiser as the stop asks. */
+static void wind_down(struct campaign *c)
+{
+    for (int i = 0; i < c->n_workers; i++) {
+        struct worker *w = &c->w[i];
+        if (w->state != W_NONE)
+            reap(w, 1);
+        if (w->has_job)
+            job_free(&w->job);
+        w->has_job = 0;
+        unlink(w->cur_path);
+    }
+    int abrupt = c->st->stop == GG_STOP_SIGNAL || c->st->stop == GG_STOP_FILE ||
+                 c->st->stop == GG_STOP_ERROR;
+    for (;;) {
+        int kill_now = abrupt || (c->cfg->stop_flag && *c->cfg->stop_flag);
+        poll_min(c, kill_now);
+        if (!kill_now)
+            start_min(c);
+        if (running_mins(c) == 0)
+            break;
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+        tick(c, 0);
+    }
+}
+
+static enum gg_status setup(struct campaign *c, const struct gg_campaign_config *cfg)
+{
+    gg_registry_init();
+    if (!cfg->kernel || !(c->k = gg_registry_find(cfg->kernel))) {
+        snprintf(c->err, c->err_len, "unknown kernel '%s' (ggfuzz list shows the kernels)",
+                 cfg->kernel ? cfg->kernel : "");
+        return GG_E_INVAL;
+    }
+    const char *mut = cfg->mutant && strcmp(cfg->mutant, "none") ? cfg->mutant : "";
+    if (mut[0] && !gg_mutant_list_check(mut, c->k->mutants, c->k->name, c->err, c->err_len))
+        return GG_E_INVAL;
+    if (strlen(mut) >= sizeof c->mutant) {
+        snprintf(c->err, c->err_len, "mutant list '%s' is longer than %d characters", mut,
+                 (int)sizeof c->mutant - 1);
+        return GG_E_INVAL;
+    }
+    snprintf(c->mutant, sizeof c->mutant, "%s", mut);
+    c->gen = (struct gg_gen_config){.kernel = c->k,
+                                    .mutant = c->mutant,
+                                    .faults = cfg->faults ? cfg->faults : GG_FAULTS_ALL,
+                                    .strategy = cfg->strategy,
+                                    .max_host_bytes = cfg->run.max_mem_bytes};
+    /* What the kernel supports is probed once here, not for every case drawn. */
+    char perr[256];
+    if (gg_gen_caps_probe(&c->gen, &c->caps, perr, sizeof perr) == GG_OK)
+        c->gen.caps = c->caps;
+    snprintf(c->artifacts, sizeof c->artifacts, "%s",
+             cfg->artifacts_dir ? cfg->artifacts_dir : "ggfuzz-out/artifacts");
+    if (cfg->stats_dir)
+        snprintf(c->stats_dir, sizeof c->stats_dir, "%s", cfg->stats_dir);
+    else
+        parent_dir(c->artifacts, c->stats_dir, sizeof c->stats_dir);
+    snprintf(c->exe, sizeof c->exe, "%s", cfg->worker_exe ? cfg->worker_exe : "/proc/self/exe");
+    const char *dirs[] = {c->artifacts, c->stats_dir,
+                          cfg->n_corpus_dirs > 0 ? cfg->corpus_dirs[0] : NULL};
+    for (size_t i = 0; i < 3; i++) {
+        if (dirs[i] && gg_mkdir_p(dirs[i]) != 0) {
+            snprintf(c->err, c->err_len, "%s: cannot create the directory: %s", dirs[i],
+                     strerror(errno));
+            return GG_E_IO;
+        }
+        /* Temporary files of writers killed between their write and its rename: of case files
+           in the artifacts and corpus directories, of fuzzer_stats in the statistics one (which
+           may be a directory of the user's, such as "."). */
+        int swept = dirs[i] ? gg_tmpfile_sweep(dirs[i], i == 1 ? "fuzzer_stats" : ".case")
+                            : 0;
+        if (swept > 0)
+            log_line(c, "INFO: removed %d temporary files left by writers that are gone from "
+                     "%s\n", swept, dirs[i]);
+    }
+    if (cfg->known_path) {
+        enum gg_status st = gg_sigset_load(cfg->known_path, &c->known, c->err, c->err_len);
+        if (st != GG_OK)
+            return st;
+    }
+    c->timeout = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT_S;
+    c->budget = cfg->max_total_time_s > 0 ? cfg->max_total_time_s : 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    c->n_workers = cfg->workers > 0 ? cfg->workers
+                   : c->k->backend == GG_BACKEND_CPU && cpus > 0 ? (int)cpus : 1;
+    if (c->n_workers > 256)
+        c->n_workers = 256;
+    c->w = calloc((size_t)c->n_workers, sizeof *c->w);
+    c->n_ms = c->n_workers;
+    c->ms = calloc((size_t)c->n_ms, sizeof *c->ms);
+    if (!c->w || !c->ms) {
+        snprintf(c->err, c->err_len, "out of memory");
+        return GG_E_NOMEM;
+    }
+    for (int i = 0; i < c->n_workers; i++) {
+        c->w[i].fd = -1;
+        snprintf(c->w[i].cur_path, sizeof c->w[i].cur_path, "%s/cur_input.%d", c->stats_dir, i);
+    }
+    return GG_OK;
+}
+
+static void teardown(struct campaign *c)
+{
+    for (int i = 0; c->w && i < c->n_workers; i++)
+        if (c->w[i].has_job)
+            job_free(&c->w[i].job);
+    free(c->w);
+    free(c->ms);
+    for (size_t i = 0; i < c->n_queue; i++)
+        job_free(&c->queue[i]);
+    free(c->queue);
+    for (size_t i = 0; i < c->n_corpus; i++)
+        gg_case_free(&c->corpus[i]);
+    free(c->corpus);
+    ftable_free(&c->ft);
+    for (size_t i = 0; i < c->n_sigs; i++)
+        free(c->sigs[i]);
+    free(c->sigs);
+    free(c->mins);
+    free(c->met);
+    gg_buckets_free(&c->buckets);
+    gg_sigset_free(&c->known);
+    gg_gen_caps_free(c->caps);
+}
+
+static uint64_t pick_seed(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t s = mix64((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^
+                 mix64((uint64_t)getpid() << 32);
+    return s ? s : 1;
+}
+
+enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_campaign_stats *st,
+                               char *err, size_t err_len)
+{
+    memset(st, 0, sizeof *st);
+    st->first_finding_s = st->last_new_s = st->last_fault_s = -1;
+    st->first_groups = st->first_groups_min = -1;
+    st->min_snr_margin_db = INFINITY;
+    st->worst_new = st->first_class = GG_CLASS_PASS;
+    st->seed = cfg->seed ? cfg->seed : pick_seed();
+    struct campaign c = {.cfg = cfg, .st = st, .err = err, .err_len = err_len, .next_pulse = 1,
+                         };
+    snprintf(err, err_len, "%s", "");
+    c.tty = cfg->log && (cfg->status_line > 0 || (cfg->status_line < 0 && isatty(fileno(cfg->log))));
+    c.t0 = gg_wire_now();
+    c.start_wall = (double)time(NULL);
+    enum gg_status rc = setup(&c, cfg);
+    if (rc != GG_OK) {
+        st->stop = GG_STOP_ERROR;
+        teardown(&c);
+        return rc;
+    }
+    static const char *const strategies[] = {"targeted", "uniform"};
+    log_line(&c, "INFO: seed=%llu\n", (unsigned long long)st->seed);
+    log_line(&c, "INFO: kernel=%s mutant=%s strategy=%s workers=%d timeout=%gs "
+             "max_total_time=%gs runs=%lld artifacts=%s\n", c.k->name,
+             c.mutant[0] ? c.mutant : "none", strategies[cfg->strategy == GG_STRATEGY_UNIFORM],
+             c.n_workers, c.timeout, c.budget, (long long)cfg->max_runs, c.artifacts);
+    resume_mins(&c);
+    rescan_buckets(&c);
+    load_stored(&c);
+    for (int i = 0; i < c.n_workers && c.fatal == GG_OK; i++)
+        if (spawn_worker(&c, &c.w[i]) != 0)
+            c.fatal = GG_E_IO;
+    if (c.fatal == GG_OK)
+        loop(&c);
+    wind_down(&c);
+    if (c.fatal != GG_OK)
+        request_stop(&c, GG_STOP_ERROR);
+    tick(&c, 1);
+    if (cfg->log)
+        log_buckets(&c);
+    if (cfg->log) {
+        struct gg_stats_view v;
+        view_of(&c, &v);
+        if (c.tty)
+            gg_stats_clear_line(cfg->log);
+        gg_stats_final(cfg->log, &v);
+        fprintf(cfg->log, "INFO: %lld buckets (%lld new%s), %lld signatures not yet in one\n",
+                (long long)st->buckets, (long long)st->new_buckets,
+                cfg->known_path ? ", not in the known file" : "", (long long)st->untriaged);
+        fprintf(cfg->log, "INFO: %lld unique signatures (%lld new%s), %lld new to %s; "
+                "statistics in %s/fuzzer_stats\n", (long long)st->unique_sigs,
+                (long long)st->new_sigs, cfg->known_path ? ", not in the known file" : "",
+                (long long)st->stored_sigs, c.artifacts, c.stats_dir);
+        fflush(cfg->log);
+    }
+    rc = c.fatal;
+    teardown(&c);
+    return rc;
+}

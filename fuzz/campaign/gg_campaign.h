@@ -1,0 +1,150 @@
+/*
+ * gg_campaign.h — public header of fuzz/campaign/: a campaign (a supervisor, its workers and
+ * minimisers over a corpus and a findings store), its statistics files and the self-test.
+ */
+#ifndef GG_CAMPAIGN_H
+#define GG_CAMPAIGN_H
+
+#include "fuzz/gen/gg_gen.h"
+#include "fuzz/minimize/gg_minimize.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Campaigns (gg_campaign.c), workers (gg_worker.c), statistics (gg_stats.c), self-test        */
+/* (gg_selftest.c)                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Why a campaign ended. */
+enum gg_stop {
+    GG_STOP_NONE = 0,
+    GG_STOP_TIME,    /* the time budget was spent */
+    GG_STOP_RUNS,    /* the number of runs was reached */
+    GG_STOP_FILE,    /* the stop file appeared */
+    GG_STOP_SIGNAL,  /* the stop flag was raised (SIGINT, SIGTERM) */
+    GG_STOP_FINDING, /* stop_after_findings new signatures were found */
+    GG_STOP_ERROR    /* the campaign could not go on (no case can be drawn, workers do not start) */
+};
+/* "time budget", "runs", "stop file", "signal", "finding", "error", "none". */
+const char *gg_stop_name(enum gg_stop s);
+
+/* What a campaign did. Times are seconds since its start. */
+struct gg_campaign_stats {
+    enum gg_stop stop;
+    uint64_t seed;
+    double seconds;
+    int64_t execs;              /* cases run to an outcome (replays, crashes and timeouts too) */
+    int64_t replayed;           /* stored failures replayed first */
+    int64_t possibly_fixed;     /* ... of which now pass */
+    int64_t mutated;            /* cases drawn by mutating a corpus case (the rest: generated) */
+    int64_t corpus_count;       /* cases kept: loaded from the corpus directories and added */
+    int64_t new_units;          /* cases this campaign added to the corpus */
+    int64_t features;           /* distinct features seen */
+    int64_t faults_total;       /* runs with a fault verdict */
+    int64_t faults[GG_CLASS_COUNT]; /* ... by class (index GG_CLASS_PASS unused) */
+    int64_t unique_sigs;        /* distinct signatures found */
+    int64_t new_sigs;           /* ... of which not in the known-signatures file */
+    int64_t stored_sigs;        /* ... of which new to the artifacts directory */
+    int64_t minimized;          /* signatures minimised */
+    int64_t buckets;            /* distinct buckets (bugs) met: signatures filed in them */
+    int64_t new_buckets;        /* ... of which not in the known file */
+    int64_t untriaged;          /* distinct signatures met that are in no bucket yet */
+    enum gg_class worst_new;    /* most severe class among the new signatures (PASS: none) */
+    int64_t worker_restarts, timeouts, refused, errors;
+    int64_t worker_kills;       /* workers killed from outside (SIGKILL the supervisor did not
+                                   send: kill -9, the OOM killer): harness events, not findings */
+    int64_t crashes_unconfirmed; /* cases whose worker died (or exited) and whose re-run in a
+                                   fresh worker did not end the same way: not findings */
+    double slowest_s;           /* slowest run to an outcome */
+    double min_snr_margin_db;   /* smallest SNR margin of a passing run (+inf: none) */
+    int max_offset_bits;        /* largest offset a case reached, in bits */
+    double last_new_s, last_fault_s; /* -1 when none */
+    /* The first new signature. */
+    double first_finding_s;     /* -1 when none */
+    int64_t first_finding_execs;
+    enum gg_class first_class;
+    char first_signature[GG_SIGNATURE_MAX];
+    char first_path[1024];      /* its file in the artifacts directory */
+    int64_t first_groups;       /* groups of the case that found it */
+    int64_t first_groups_min;   /* groups after minimisation (-1: not minimised) */
+};
+
+struct gg_campaign_config {
+    const char *kernel;              /* the kernel under test */
+    const char *mutant;              /* NULL or "": the correct kernel */
+    unsigned faults;                 /* enum gg_faults mask (0: all) */
+    enum gg_strategy strategy;
+    double max_total_time_s;         /* 0: no limit */
+    int64_t max_runs;                /* 0: no limit */
+    uint64_t seed;                   /* 0: chosen from the clock and the process id */
+    int workers;                     /* 0: one per online CPU for CPU kernels, else 1 */
+    double timeout_s;                /* per case (0: 10 s); a case past it runs once more with
+                                        4x the limit in a fresh worker before it is a timeout */
+    const char *const *corpus_dirs;  /* loaded first; the first receives new cases */
+    int n_corpus_dirs;
+    const char *artifacts_dir;       /* findings (NULL: ggfuzz-out/artifacts) */
+    const char *stats_dir;           /* fuzzer_stats, plot_data, cur_input.<w> (NULL: the
+                                        artifacts directory's parent) */
+    const char *known_path;          /* (optional) signatures that do not count as new */
+    const char *stop_file;           /* (optional) the campaign ends once this file exists */
+    int no_minimize;
+    double minimize_s;               /* budget per new signature (0: 30 s), capped by the time
+                                        left */
+    int stop_after_findings;         /* end after this many new signatures (0: never) */
+    struct gg_run_opts run;          /* memory limit and certification (kernel, mutant unused) */
+    const char *worker_exe;          /* ggfuzz binary started as `worker` (NULL: /proc/self/exe) */
+    const char *const *plugins;      /* passed to each worker as --plugin */
+    int n_plugins;
+    double stats_interval_s;         /* fuzzer_stats and plot_data period (0: 1 s) */
+    FILE *log;                       /* INFO, FAULT and final lines (NULL: silent) */
+    int status_line;                 /* live status line on log: -1 when log is a terminal */
+    const char *command_line;        /* (optional) recorded in fuzzer_stats */
+    const volatile sig_atomic_t *stop_flag; /* (optional) non-zero ends the campaign cleanly */
+    /* (optional) called at every statistics tick with the live worker process ids. */
+    void (*on_tick)(const struct gg_campaign_stats *s, const int *worker_pids, int n_workers,
+                    void *user);
+    void *user;
+};
+
+/*
+ * Runs a campaign: replays the stored failures (cases with a non-pass @expect for this kernel and
+ * mutant) of the corpus and artifacts directories, then runs generated and mutated cases until a
+ * limit, the stop flag or the stop file ends it. Every case runs in a worker process (`worker`
+ * command of worker_exe); the campaign itself never runs a kernel. Each fault is recorded with
+ * gg_findings_record() and each signature new to the artifacts directory is minimised. st is
+ * filled also when the campaign ends early. Returns GG_OK when it ran (findings are in st), or a
+ * status and message for a harness failure (bad directory, no worker would start).
+ */
+enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_campaign_stats *st,
+                               char *err, size_t err_len);
+
+struct gg_selftest_config {
+    double per_mutant_s;             /* budget of each campaign (0: 20 s) */
+    int64_t runs_per_mutant;         /* (optional) also end each campaign after this many cases:
+                                        with one worker and a fixed seed the cases are the same
+                                        on every machine, so a missed mutant is not a slow one */
+    double minimize_s;               /* budget to minimise each finding (0: 30 s) */
+    uint64_t seed;                   /* 0: chosen and printed */
+    const char *kernel;              /* NULL: every registered kernel */
+    int workers;                     /* as in gg_campaign_config */
+    double timeout_s;
+    const char *worker_exe;
+    const char *const *plugins;
+    int n_plugins;
+    FILE *out;                       /* one line per mutant and per kernel (NULL: silent) */
+    const volatile sig_atomic_t *stop_flag;
+};
+
+struct gg_selftest_result {
+    int mutants, found;              /* mutants tried, and found */
+    int kernels, clean;              /* correct kernels run, and without findings */
+    int stopped;                     /* the stop flag ended it early */
+};
+
+/*
+ * For every mutant of every kernel (or of cfg->kernel), a fresh campaign in temporary
+ * directories that stops at the first finding; then every correct kernel for the same budget,
+ * which must find nothing. The self-test passes when found == mutants and clean == kernels.
+ */
+enum gg_status gg_selftest_run(const struct gg_selftest_config *cfg, struct gg_selftest_result *res,
+                               char *err, size_t err_len);
+
+#endif /* GG_CAMPAIGN_H */

@@ -1,0 +1,249 @@
+/*
+ * cli_common.c — the usage text of every command and what the command files share: option
+ * parsers that name the option in their message, plugin loading (GGFUZZ_PLUGINS first, then
+ * each --plugin), and whether a kernel can run here (a GPU kernel needs its device).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fuzz/cli/cli_int.h"
+#include "fuzz/run/gg_run.h"
+#include "fuzz/run/device/gg_device.h"
+
+const char gg_cli_usage[] =
+    "usage: ggfuzz [--plugin PATH]... <command> [options] [args]\n"
+    "\n"
+    "commands:\n"
+    "  run CASE|DIR...       run cases and print their verdicts\n"
+    "  replay CASE|DIR...    run cases and check that each stored @expect verdict reproduces\n"
+    "  --replay CASE|DIR...  same as replay\n"
+    "  list                  list the kernels with their ops, tiles and mutants\n"
+    "  minimize CASE         shrink a failing case while its signature reproduces\n"
+    "  fuzz [CORPUS_DIR...] --kernel NAME   run a fuzzing campaign against a kernel\n"
+    "  selftest              a short campaign against every mutant (each must be found)\n"
+    "                        and every correct kernel (none may give a finding)\n"
+    "  suite [--tier T] [--gate] ...  the SNR suite and release gate (suite --help)\n"
+    "  report [--suite F] [--campaign D] -o DIR   HTML and Markdown report (report --help)\n"
+    "  --help, --version\n"
+    "\n"
+    "options of run, replay and list (also before the command):\n"
+    "  --plugin PATH         load the kernels of a plugin .so (repeatable); the paths of\n"
+    "                        GGFUZZ_PLUGINS (PATH:PATH...) are loaded before them; a plugin\n"
+    "                        that crashes, exits or does not register within\n"
+    "                        GGFUZZ_PLUGIN_TIMEOUT seconds (default 10) in a trial child\n"
+    "                        process is refused\n"
+    "\n"
+    "options of run and replay:\n"
+    "  --kernel NAME         run every case on this kernel instead of the case's own\n"
+    "  --mutant NAME         run with this mutant, or with every one of a list A,B ('none'\n"
+    "                        for the correct kernel)\n"
+    "  --max-mem SIZE        refuse cases needing more host memory (e.g. 512M, 8G; default:\n"
+    "                        the memory available now)\n"
+    "  --certify N           certify the reference on N outputs with MPFR (default 0)\n"
+    "  --timeout S           kill a case's process after S seconds: a timeout finding\n"
+    "                        (default 300; 0: no limit)\n"
+    "  --no-fork             run cases in this process (for a debugger; a crashing kernel\n"
+    "                        then ends ggfuzz)\n"
+    "  --json FILE           also write the results as JSON\n"
+    "  -v, --verbose         print per-group metrics\n"
+    "\n"
+    "options of minimize (exit 0 when minimised, 3 when the case passes):\n"
+    "  -o, --output FILE     the minimised case (default: CASE with .case replaced by\n"
+    "                        .min.case); progress is saved there after each pass that\n"
+    "                        shrank the case\n"
+    "  --max-total-time S    stop after S seconds (default 600)\n"
+    "  --repeats R           keep a step only when R runs of R reproduce the signature\n"
+    "                        (default 1; 2 for nondeterminism)\n"
+    "  --timeout S           kill a run after S seconds (default 300)\n"
+    "  --kernel, --mutant    as for run; written into the minimised case\n"
+    "  --findings DIR        record the other faults met on the way in this findings store\n"
+    "  --bucket              minimise to the normal form that triage files buckets by: keep\n"
+    "                        the class family (snr and nan are one), smallest sizes, simplest\n"
+    "                        output dtype, placement and data; prints the bucket's form and id\n"
+    "\n"
+    "options of fuzz (libFuzzer conventions; the first CORPUS_DIR receives new cases):\n"
+    "  --kernel NAME, --mutant NAME   the kernel under test (and one of its mutants, or a\n"
+    "                        comma-separated list of them: every fault at once)\n"
+    "  --faults LIST         fault classes to aim at: snr,i64,zero,alias or all (default all)\n"
+    "  --strategy S          targeted (default) or uniform (the untargeted baseline)\n"
+    "  --max-total-time S    stop after S seconds; --runs N: after N cases (default: neither)\n"
+    "  --seed N              campaign seed (0 or absent: chosen and printed)\n"
+    "  --workers N           worker processes (default: one per CPU)\n"
+    "  --timeout S           a case past S seconds (default 10) is re-run once with 4x, then\n"
+    "                        kept as a timeout finding; a case whose worker dies is re-run\n"
+    "                        and kept as a crash finding when it dies again on that signal\n"
+    "                        (a worker killed by SIGKILL from outside is never a finding)\n"
+    "  --artifacts DIR       findings store (default ggfuzz-out/artifacts)\n"
+    "  --stats-dir DIR       fuzzer_stats, plot_data, cur_input.* (default: DIR/..)\n"
+    "  --known FILE|DIR      signatures and buckets (bucket-<id>) that do not count as new,\n"
+    "                        one per line, or the findings directory of an earlier campaign\n"
+    "  --stop-file FILE      end the campaign cleanly once FILE exists (also SIGINT, SIGTERM)\n"
+    "  --no-minimize         do not minimise new signatures (default: up to 30 s each)\n"
+    "  --max-mem SIZE, --plugin PATH   as for run\n"
+    "  exit: 0 no new finding, else the code of the most severe new finding; 3 harness error\n"
+    "\n"
+    "options of selftest (exit 0 when every mutant is found and every kernel is clean, else 1;\n"
+    "kernels that cannot run here, GPU kernels without their device, are skipped):\n"
+    "  --max-total-time-per-mutant S   budget of each campaign (default 20)\n"
+    "  --runs-per-mutant N   also end each campaign after N cases (with --workers 1 and a\n"
+    "                        --seed, the same cases on every machine)\n"
+    "  --minimize-time S     budget to minimise each finding (default 30)\n"
+    "  --kernel NAME         only this kernel; --seed N, --workers N, --timeout S as for fuzz\n"
+    "\n"
+    "exit codes: 0 all pass (replay: all expectations reproduced); 2 usage; 3 malformed case,\n"
+    "refused plugin or harness error; 4 case or kernel refused (unsupported, too large, or a\n"
+    "GPU kernel without its device); 20 replay did not reproduce; 11 crash, 12 timeout,\n"
+    "13 oob_write, 14 input_modified, 15 unwritten, 16 nan, 17 workspace, 18 nondeterminism,\n"
+    "19 snr (the most severe fault found, in this order), 21 device (a sticky GPU error);\n"
+    "30 suite --gate failed.\n";
+
+/* A size is decimal digits with at most one '.', then an optional binary unit K, M, G or T
+   (either case, optionally followed by "iB" or "B"): no sign, exponent, hexadecimal, nan or inf.
+   It must come to at least one byte and stay below 2^63 bytes. */
+int gg_cli_size(const char *opt, const char *s, int64_t *out)
+{
+    size_t len = strspn(s, "0123456789"), any = len;
+    if (s[len] == '.') {
+        size_t frac = strspn(s + len + 1, "0123456789");
+        any += frac;
+        len += 1 + frac;
+    }
+    if (any == 0)
+        goto bad;
+    double mult = 1;
+    const char *end = s + len;
+    switch (*end) {
+    case 'k': case 'K': mult = 1024.0; end++; break;
+    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'B')
+        end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
+    if (*end != '\0')
+        goto bad;
+    double v = strtod(s, NULL) * mult;
+    if (!(v >= 1)) {
+        fprintf(stderr, "ggfuzz: %s: size '%s' is less than one byte\n", opt, s);
+        return -1;
+    }
+    if (!(v < 9223372036854775807.0)) {
+        fprintf(stderr, "ggfuzz: %s: size '%s' is too large (at most 2^63 - 1 bytes)\n", opt, s);
+        return -1;
+    }
+    *out = (int64_t)v;
+    return 0;
+bad:
+    fprintf(stderr, "ggfuzz: %s: cannot read size '%s' (digits with an optional K, M, G or T: "
+            "512M, 1.5G)\n", opt, s);
+    return -1;
+}
+
+/* A non-negative number of seconds (or a count when whole is set). */
+int gg_cli_number(const char *opt, const char *s, int whole, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0) || !isfinite(v) ||
+        (whole && v != (double)(int64_t)v)) {
+        fprintf(stderr, "ggfuzz: %s: not a %s: '%s'\n", opt, whole ? "count" : "number >= 0", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int gg_cli_seed(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || end == s || *end || s[0] == '-') {
+        fprintf(stderr, "ggfuzz: --seed: not a seed: '%s'\n", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int gg_cli_load_plugin(const char *path)
+{
+    char err[1024];
+    if (gg_plugin_load(path, err, sizeof err) == GG_OK)
+        return 0;
+    fprintf(stderr, "ggfuzz: %s\n", err);
+    return GG_EXIT_HARNESS;
+}
+
+int gg_cli_load_plugins(char **lead, int n)
+{
+    const char *env = getenv("GGFUZZ_PLUGINS");
+    char err[1024];
+    if (env && gg_plugin_load_list(env, err, sizeof err) != GG_OK) {
+        fprintf(stderr, "ggfuzz: GGFUZZ_PLUGINS: %s\n", err);
+        return GG_EXIT_HARNESS;
+    }
+    for (int i = 0; i + 1 < n; i += 2)
+        if (gg_cli_load_plugin(lead[i + 1]) != 0)
+            return GG_EXIT_HARNESS;
+    return 0;
+}
+
+int gg_cli_plugin_add(struct gg_cli_plugins *pl, const char *path)
+{
+    if (pl->n >= 64) {
+        fprintf(stderr, "ggfuzz: too many plugins\n");
+        return GG_EXIT_USAGE;
+    }
+    if (gg_cli_load_plugin(path) != 0)
+        return GG_EXIT_HARNESS;
+    pl->paths[pl->n++] = path;
+    return 0;
+}
+
+void gg_cli_plugin_lead(struct gg_cli_plugins *pl, char **lead, int n_lead)
+{
+    for (int i = 0; i + 1 < n_lead && pl->n < 64; i += 2)
+        pl->paths[pl->n++] = lead[i + 1];
+}
+
+int gg_cli_common_option(int ch, const char *arg, struct gg_cli_plugins *pl)
+{
+    if (ch == 'p') {
+        int rc = pl ? gg_cli_plugin_add(pl, arg) : gg_cli_load_plugin(arg);
+        return rc != 0 ? rc : -1;
+    }
+    if (ch == 'h') {
+        fputs(gg_cli_usage, stdout);
+        return 0;
+    }
+    fputs(gg_cli_usage, stderr);
+    return GG_EXIT_USAGE;
+}
+
+int gg_cli_kernel_present(struct gg_cli_backends *b, const struct gg_kernel *k, char *msg,
+                          size_t msg_len)
+{
+    int be = (int)k->backend;
+    if (!b->asked[be]++)
+        b->present[be] = gg_device_present(k->backend, b->why[be], sizeof b->why[be]);
+    if (!b->present[be])
+        snprintf(msg, msg_len, "kernel %s cannot run here: %s", k->name, b->why[be]);
+    return b->present[be];
+}
+
+int gg_cli_kernel_refused(const char *name)
+{
+    gg_registry_init();
+    const struct gg_kernel *k = gg_registry_find(name);
+    struct gg_cli_backends b = {.asked = {0}};
+    char msg[1024];
+    if (!k || gg_cli_kernel_present(&b, k, msg, sizeof msg))
+        return 0;
+    fprintf(stderr, "ggfuzz: %s\n", msg);
+    return GG_EXIT_REFUSED;
+}

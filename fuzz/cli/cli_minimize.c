@@ -1,0 +1,191 @@
+/*
+ * cli_minimize.c — `ggfuzz minimize FILE`: finds the case's signature, shrinks it with
+ * gg_minimize() while that signature reproduces, and prints the sizes before and after.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/cli/cli_int.h"
+#include "fuzz/minimize/gg_minimize.h"
+
+/* One line describing the size of c: id, groups (or batch), sizes, n, k, output elements. */
+static void minimize_print_case(const char *label, const struct gg_case *c, int64_t elems)
+{
+    char id[GG_CASE_ID_HEX + 1], sizes[160] = "";
+    gg_case_id(c, id);
+    size_t at = 0;
+    int grouped = c->lens != NULL;
+    for (int64_t g = 0; grouped && g < c->groups && at + 24 < sizeof sizes;) {
+        int64_t run = 1;
+        while (g + run < c->groups && c->lens[g + run] == c->lens[g])
+            run++;
+        at += (size_t)snprintf(sizes + at, sizeof sizes - at, run > 1 ? "%s%lld*%lld" : "%s%lld",
+                               at ? " " : "", (long long)c->lens[g], (long long)run);
+        g += run;
+        if (g < c->groups && at + 24 >= sizeof sizes)
+            snprintf(sizes + at, sizeof sizes - at, " ...");
+    }
+    printf("%-7s id=%s groups=%lld", label, id, (long long)(c->op == GG_OP_DENSE ? 1 : c->groups));
+    if (grouped)
+        printf(" group_lens=[%s]", sizes);
+    if (!grouped || c->op == GG_OP_MOE_SORTED)
+        printf(" m=%lld", (long long)c->m);
+    printf(" n=%lld k=%lld outputs=%lld\n", (long long)c->n, (long long)c->k, (long long)elems);
+}
+
+/*
+ * `ggfuzz minimize FILE`: runs FILE once for its signature, shrinks it with gg_minimize() and
+ * writes the result (atomically, progress after each pass that shrank it) with its @expect and
+ * @min lines. Exit 0 when minimised; 3 when FILE passes or cannot be read or minimised; 4 when
+ * the case is refused.
+ */
+int gg_cli_minimize(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"max-total-time", required_argument, NULL, 'T'},
+        {"repeats", required_argument, NULL, 'r'}, {"timeout", required_argument, NULL, 't'},
+        {"kernel", required_argument, NULL, 'k'},  {"mutant", required_argument, NULL, 'm'},
+        {"findings", required_argument, NULL, 'f'}, {"plugin", required_argument, NULL, 'p'},
+        {"bucket", no_argument, NULL, 'b'},        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    struct gg_min_opts mo = {.max_total_time_s = 600, .timeout_s = 300};
+    const char *out = NULL, *kernel = NULL, *mutant = NULL;
+    double repeats = 0;
+    int ch, rc;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'o': out = optarg; break;
+        case 'k': kernel = optarg; break;
+        case 'm': mutant = optarg; break;
+        case 'f': mo.findings_dir = optarg; break;
+        case 'b': mo.bucket = 1; break;
+        case 'T':
+            if (gg_cli_number("--max-total-time", optarg, 0, &mo.max_total_time_s) != 0)
+                return GG_EXIT_USAGE;
+            break;
+        case 't':
+            if (gg_cli_number("--timeout", optarg, 0, &mo.timeout_s) != 0)
+                return GG_EXIT_USAGE;
+            break;
+        case 'r':
+            if (gg_cli_number("--repeats", optarg, 1, &repeats) != 0 || repeats > 1000 ||
+                (double)(int)repeats != repeats) {
+                fprintf(stderr, "ggfuzz: --repeats: a whole number up to 1000\n");
+                return GG_EXIT_USAGE;
+            }
+            break;
+        default:
+            if ((rc = gg_cli_common_option(ch, optarg, NULL)) >= 0)
+                return rc;
+            break;
+        }
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, "ggfuzz: minimize needs exactly one case file\n");
+        return GG_EXIT_USAGE;
+    }
+    const char *path = argv[optind];
+    char err[1024] = "", from[GG_CASE_ID_HEX + 1], *def_out = NULL;
+    struct gg_case c;
+    if (gg_case_load(path, &c, err, sizeof err) != GG_OK) {
+        fprintf(stderr, "ggfuzz: %s\n", err);
+        return GG_EXIT_HARNESS;
+    }
+    gg_case_id(&c, from);
+    /* Overrides become part of the case, so the minimised file replays on its own. */
+    if (kernel)
+        snprintf(c.kernel, sizeof c.kernel, "%s", kernel);
+    if (mutant && strlen(mutant) >= sizeof c.mutant) {
+        fprintf(stderr, "ggfuzz: mutant list '%s' is longer than %d characters\n", mutant,
+                (int)sizeof c.mutant - 1);
+        gg_case_free(&c);
+        return GG_EXIT_HARNESS;
+    }
+    if (mutant)
+        snprintf(c.mutant, sizeof c.mutant, "%s", strcmp(mutant, "none") ? mutant : "");
+    if ((rc = gg_cli_kernel_refused(c.kernel)) != 0) {
+        gg_case_free(&c);
+        return rc;
+    }
+    struct gg_run_result res;
+    enum gg_status st = gg_run_case_isolated(&c, &mo.run, mo.timeout_s, &res, err, sizeof err);
+    struct gg_verdict v = res.verdict;
+    gg_run_result_free(&res);
+    int code = 0;
+    if (st != GG_OK) {
+        fprintf(stderr, "ggfuzz: %s: %s\n", path, err);
+        code = st == GG_E_UNSUPPORTED || st == GG_E_NOMEM ? GG_EXIT_REFUSED : GG_EXIT_HARNESS;
+    } else if (v.cls == GG_CLASS_PASS) {
+        printf("%s passes on %s%s%s: nothing to minimise\n", path, c.kernel,
+               c.mutant[0] ? "+" : "", c.mutant);
+        code = GG_EXIT_HARNESS;
+    }
+    if (code != 0) {
+        gg_case_free(&c);
+        return code;
+    }
+    if (out == NULL) {
+        size_t n = strlen(path);
+        if (n > 5 && strcmp(path + n - 5, ".case") == 0)
+            n -= 5;
+        if ((def_out = malloc(n + sizeof ".min.case")) == NULL) {
+            gg_case_free(&c);
+            fprintf(stderr, "ggfuzz: out of memory\n");
+            return GG_EXIT_HARNESS;
+        }
+        memcpy(def_out, path, n);
+        memcpy(def_out + n, ".min.case", sizeof ".min.case");
+        out = def_out;
+    }
+    /* Intermittent faults need the signature twice in a row before a step is kept. */
+    mo.repeats = repeats > 0 ? (int)repeats : v.cls == GG_CLASS_NONDETERMINISM ? 2 : 1;
+    /* Bucket mode may leave the signature (within its class family): no progress file, whose
+       @expect would no longer hold. */
+    mo.progress_path = mo.bucket ? NULL : out;
+    char expect[GG_SIGNATURE_MAX + 64], line[256];
+    snprintf(expect, sizeof expect, "class=%s sig=%s", gg_class_name(v.cls), v.signature);
+    printf("minimizing %s: %s\n", path, v.signature);
+    fflush(stdout);
+    struct gg_min_stats ms;
+    st = gg_case_set_meta(&c, "expect", expect);
+    if (st == GG_OK)
+        st = gg_minimize(&c, v.signature, &mo, &ms, err, sizeof err);
+    char form[GG_SIGNATURE_MAX], id[GG_BUCKET_ID_HEX + 1];
+    if (st == GG_OK && mo.bucket) {
+        snprintf(expect, sizeof expect, "class=%.*s sig=%s", (int)strcspn(ms.signature, "/"),
+                 ms.signature, ms.signature);
+        gg_bucket_form(ms.signature, &c, form, sizeof form);
+        gg_bucket_id(form, id);
+        st = gg_case_set_meta(&c, "expect", expect);
+    }
+    if (st == GG_OK) {
+        snprintf(line, sizeof line, "from=%s attempts=%d seconds=%.1f", from, ms.attempts,
+                 ms.seconds);
+        if ((st = gg_case_set_meta(&c, "min", line)) == GG_OK)
+            st = gg_case_save(&c, out, err, sizeof err);
+    }
+    if (st != GG_OK) {
+        fprintf(stderr, "ggfuzz: minimize %s: %s\n", path, err[0] ? err : "out of memory");
+        code = GG_EXIT_HARNESS;
+    } else {
+        struct gg_case orig;
+        if (gg_case_load(path, &orig, err, sizeof err) == GG_OK) {
+            minimize_print_case("before:", &orig, ms.elems_before);
+            gg_case_free(&orig);
+        }
+        minimize_print_case("after:", &c, ms.elems_after);
+        if (mo.bucket)
+            printf("normal form: %s\nbucket %s: %s%s\n", ms.signature, id, form,
+                   ms.fixpoint ? "" : " (cut short by the time limit: not a normal form yet)");
+        printf("%d rounds, %d runs (%d repeated candidates not run), %d steps kept, %d other "
+               "faults, %.1f s -> %s\n", ms.rounds, ms.attempts, ms.cache_hits, ms.kept,
+               ms.other_faults, ms.seconds, out);
+    }
+    free(def_out);
+    gg_case_free(&c);
+    return code;
+}
+

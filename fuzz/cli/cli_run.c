@@ -1,0 +1,238 @@
+/*
+ * cli_run.c — `ggfuzz run`, `replay` (also `--replay`) and `list`: walks case files and
+ * directories, runs each case (in a child process unless --no-fork), prints one report line per
+ * case and turns the worst outcome into the exit code; `list` prints the registered kernels.
+ * A case whose kernel cannot run here (a GPU kernel without its device) is refused without
+ * running; a kernel named with --kernel that cannot run here ends the command before any case.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/cli/cli_int.h"
+#include "fuzz/store/gg_store.h"
+#include "reports/gg_report.h"
+
+struct cli {
+    struct gg_run_opts run;
+    const char *json_path;
+    double timeout_s; /* per case, in the child process */
+    int no_fork;
+    int verbose;
+    int replay;
+    /* Outcome across cases. */
+    enum gg_class worst;
+    int n_pass, n_fail, n_error, n_refused, n_noreproduce;
+    struct gg_report_json *json;
+    struct gg_cli_backends backends;
+};
+
+static enum gg_status run_one(const struct cli *cli, const struct gg_case *c,
+                              struct gg_run_result *res, char *err, size_t err_len)
+{
+    return cli->no_fork ? gg_run_case(c, &cli->run, res, err, err_len)
+                        : gg_run_case_isolated(c, &cli->run, cli->timeout_s, res, err, err_len);
+}
+
+static void run_file(struct cli *cli, const char *path)
+{
+    struct gg_case c;
+    char err[1024] = "";
+    struct gg_run_result res;
+    memset(&res, 0, sizeof res);
+    struct gg_report_case rc = {.path = path};
+    enum gg_status st = gg_case_load(path, &c, err, sizeof err);
+    if (st == GG_OK) {
+        rc.kase = &c;
+        const struct gg_kernel *k = gg_registry_find(cli->run.kernel ? cli->run.kernel : c.kernel);
+        if (k && !gg_cli_kernel_present(&cli->backends, k, err, sizeof err))
+            st = GG_E_UNSUPPORTED;
+        else
+            st = run_one(cli, &c, &res, err, sizeof err);
+    }
+    rc.status = st;
+    rc.error = err;
+    if (st == GG_OK) {
+        rc.result = &res;
+        rc.expect = gg_case_meta(&c, "expect");
+        rc.replay_ok = gg_expect_holds(rc.expect, &res.verdict);
+        /* A race's expectation may take several runs to show (runs=N). */
+        for (int i = 1; cli->replay && !rc.replay_ok && i < gg_expect_runs(rc.expect); i++) {
+            struct gg_run_result again;
+            memset(&again, 0, sizeof again);
+            if (run_one(cli, &c, &again, err, sizeof err) != GG_OK) {
+                gg_run_result_free(&again);
+                break;
+            }
+            gg_run_result_free(&res);
+            res = again;
+            rc.replay_ok = gg_expect_holds(rc.expect, &res.verdict);
+        }
+        enum gg_class cls = res.verdict.cls;
+        if (cls == GG_CLASS_PASS)
+            cli->n_pass++;
+        else
+            cli->n_fail++;
+        if (cli->replay && !rc.replay_ok)
+            cli->n_noreproduce++;
+        if (cls != GG_CLASS_PASS && (cli->worst == GG_CLASS_PASS || cls < cli->worst))
+            cli->worst = cls;
+    } else if (st == GG_E_UNSUPPORTED || st == GG_E_NOMEM) {
+        cli->n_refused++;
+    } else {
+        cli->n_error++;
+    }
+    gg_report_text_case(stdout, &rc, cli->replay, cli->verbose);
+    fflush(stdout);
+    gg_report_json_add(cli->json, &rc);
+    gg_run_result_free(&res);
+    gg_case_free(&c);
+}
+
+/* Runs path: a case file, or every *.case below a directory in sorted order. A directory below
+   path that cannot be read is an error line (its cases were not run) and the walk goes on. */
+static void run_path(struct cli *cli, const char *path)
+{
+    char **files = NULL, **skipped = NULL, err[512];
+    size_t n = 0, n_skipped = 0;
+    if (gg_corpus_list(path, &files, &n, &skipped, &n_skipped, err, sizeof err) != GG_OK) {
+        printf("%-6s %s\n", "ERROR", err);
+        cli->n_error++;
+        return;
+    }
+    for (size_t i = 0; i < n_skipped; i++) {
+        printf("%-6s %s (skipped: its cases are not run)\n", "ERROR", skipped[i]);
+        cli->n_error++;
+    }
+    gg_corpus_list_free(skipped, n_skipped);
+    for (size_t i = 0; i < n; i++)
+        run_file(cli, files[i]);
+    gg_corpus_list_free(files, n);
+}
+
+static int exit_code(const struct cli *cli)
+{
+    if (cli->replay)
+        return cli->n_noreproduce ? GG_EXIT_NO_REPRO : cli->n_error ? GG_EXIT_HARNESS
+               : cli->n_refused ? GG_EXIT_REFUSED : 0;
+    if (cli->worst != GG_CLASS_PASS)
+        return gg_class_exit_code(cli->worst);
+    return cli->n_error ? GG_EXIT_HARNESS : cli->n_refused ? GG_EXIT_REFUSED : 0;
+}
+
+int gg_cli_list(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"plugin", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    int ch, rc;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (ch) {
+        default:
+            if ((rc = gg_cli_common_option(ch, optarg, NULL)) >= 0)
+                return rc;
+            break;
+        }
+    }
+    gg_registry_init();
+    printf("%-28s %-8s %-42s %-12s %s\n", "kernel", "backend", "ops", "tile MxNxK", "mutants");
+    static const char *backends[] = {"cpu", "cuda", "hip"};
+    for (size_t i = 0; i < gg_registry_count(); i++) {
+        const struct gg_kernel *k = gg_registry_at(i);
+        char ops[128] = "", tile[48], muts[512] = "";
+        for (int op = 0; op < GG_OP_COUNT; op++)
+            if (k->ops & GG_OP_BIT(op))
+                snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", ops[0] ? "," : "",
+                         gg_op_name((enum gg_op)op));
+        snprintf(tile, sizeof tile, "%lldx%lldx%lld", (long long)k->tile_m, (long long)k->tile_n,
+                 (long long)k->tile_k);
+        for (const char *const *m = k->mutants; m && *m; m++)
+            snprintf(muts + strlen(muts), sizeof muts - strlen(muts), "%s%s", muts[0] ? "," : "", *m);
+        printf("%-28s %-8s %-42s %-12s %s\n", k->name, backends[k->backend], ops, tile,
+               muts[0] ? muts : "-");
+        if (k->summary)
+            printf("    %s\n", k->summary);
+    }
+    return 0;
+}
+
+int gg_cli_run(int argc, char **argv, int replay)
+{
+    struct cli storage, *cli = &storage;
+    memset(cli, 0, sizeof *cli);
+    cli->replay = replay;
+    static const struct option longopts[] = {
+        {"kernel", required_argument, NULL, 'k'}, {"mutant", required_argument, NULL, 'm'},
+        {"max-mem", required_argument, NULL, 'M'}, {"certify", required_argument, NULL, 'c'},
+        {"json", required_argument, NULL, 'j'},   {"verbose", no_argument, NULL, 'v'},
+        {"plugin", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {"timeout", required_argument, NULL, 't'}, {"no-fork", no_argument, NULL, 'F'},
+        {NULL, 0, NULL, 0}};
+    int ch, rc;
+    optind = 1;
+    cli->timeout_s = 300;
+    while ((ch = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'k': cli->run.kernel = optarg; break;
+        case 'm': cli->run.mutant = optarg; break;
+        case 'j': cli->json_path = optarg; break;
+        case 'v': cli->verbose = 1; break;
+        case 'F': cli->no_fork = 1; break;
+        case 't':
+            if (gg_cli_number("--timeout", optarg, 0, &cli->timeout_s) != 0)
+                return GG_EXIT_USAGE;
+            break;
+        case 'M':
+            if (gg_cli_size("--max-mem", optarg, &cli->run.max_mem_bytes) != 0)
+                return GG_EXIT_USAGE;
+            break;
+        case 'c': {
+            char *end;
+            cli->run.certify_samples = strtoll(optarg, &end, 10);
+            if (*end || cli->run.certify_samples < 0) {
+                fprintf(stderr, "ggfuzz: --certify: not a count: '%s'\n", optarg);
+                return GG_EXIT_USAGE;
+            }
+            break;
+        }
+        default:
+            if ((rc = gg_cli_common_option(ch, optarg, NULL)) >= 0)
+                return rc;
+            break;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "ggfuzz: %s needs at least one case file or directory\n", argv[0]);
+        return GG_EXIT_USAGE;
+    }
+    if (cli->run.kernel && (rc = gg_cli_kernel_refused(cli->run.kernel)) != 0)
+        return rc;
+    gg_registry_init();
+    if (cli->json_path && !(cli->json = gg_report_json_open())) {
+        fprintf(stderr, "ggfuzz: out of memory\n");
+        return GG_EXIT_HARNESS;
+    }
+    for (int i = optind; i < argc; i++)
+        run_path(cli, argv[i]);
+    int total = cli->n_pass + cli->n_fail + cli->n_refused + cli->n_error;
+    if (cli->replay) /* faults are expected in a regression corpus: what counts is reproduction */
+        printf("%d cases: %d reproduced (%d pass, %d faults), %d did not reproduce, %d refused, "
+               "%d errors\n", total, cli->n_pass + cli->n_fail - cli->n_noreproduce, cli->n_pass,
+               cli->n_fail, cli->n_noreproduce, cli->n_refused, cli->n_error);
+    else
+        printf("%d cases: %d passed, %d failed, %d refused, %d errors\n", total, cli->n_pass,
+               cli->n_fail, cli->n_refused, cli->n_error);
+    int code = exit_code(cli);
+    if (cli->json) {
+        char err[512];
+        if (gg_report_json_write(cli->json, cli->json_path, err, sizeof err) != GG_OK) {
+            fprintf(stderr, "ggfuzz: %s\n", err);
+            code = code ? code : GG_EXIT_HARNESS;
+        }
+        gg_report_json_free(cli->json);
+    }
+    return code;
+}
+

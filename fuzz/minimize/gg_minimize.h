@@ -1,0 +1,67 @@
+/*
+ * gg_minimize.h — public header of fuzz/minimize/: shrinking a failing case while its verdict
+ * keeps its signature, or (bucket mode) its class family: the normal form triage files by.
+ */
+#ifndef GG_MINIMIZE_H
+#define GG_MINIMIZE_H
+
+#include "fuzz/store/gg_store.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Minimiser (gg_minimize.c)                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+struct gg_min_opts {
+    double max_total_time_s;     /* stop after this long (0: 600 s) */
+    int repeats;                 /* a step counts when the signature reproduces this many times of
+                                    as many runs (0: 1; intermittent faults want 2 or more) */
+    double timeout_s;            /* per run (0: 300 s) */
+    struct gg_run_opts run;      /* kernel/mutant overrides, memory limit */
+    const char *progress_path;   /* (optional) saved after each pass that shrank the case */
+    const char *findings_dir;    /* (optional) a different fault met on the way is recorded here */
+    /* Bucket mode (the normal form of triage): a step counts when the verdict keeps the class's
+       family (gg_bucket_family), whatever the rest of the signature, and the passes try the
+       smallest sizes and the simplest op, dtypes and input placement first, so that every case
+       of one bug ends at one case. */
+    int bucket;
+    /* (optional, bucket mode) called with the signature of each case kept; non-zero stops the
+       minimisation there (a signature already filed in a bucket). */
+    int (*stop_at)(const char *signature, void *arg);
+    void *stop_arg;
+    /* (bucket mode) runs of the normal form after a fixpoint, every other one pinned to one CPU
+       (and half as many of the case as found, for wrong values and workspace dependence, which
+       a race lost the same way by every run of a small case shows as, whose minimisation also
+       runs its first few passing candidates once more): a verdict that changes from run to run
+       of one case (its inputs are fixed, so only the schedule can change it) marks it unstable,
+       a race whatever class it showed as. */
+    int stability_runs;
+};
+
+struct gg_min_stats {
+    int rounds, attempts, kept, other_faults;
+    int cache_hits;                    /* candidates answered from the cache of tested cases */
+    int64_t groups_before, groups_after;
+    int64_t elems_before, elems_after; /* logical output elements */
+    double seconds;
+    char signature[GG_SIGNATURE_MAX];  /* the final case's signature (bucket mode: it may differ
+                                          from the target's, within its class) */
+    int stopped_at;                    /* 1 when stop_at ended the minimisation */
+    int fixpoint;                      /* 1 when a whole round kept nothing (not cut short) */
+    int unstable;                      /* a stability run gave another verdict */
+    unsigned classes_seen;             /* bit per class those runs gave (bit 0: a pass) */
+};
+
+/*
+ * Shrinks c in place while the verdict keeps signature (every run in its own process, see
+ * gg_run_case_isolated): delete groups (ddmin), unify groups, shrink N and K together, shrink each
+ * size in tile coordinates (q·tile + r, q first), canonicalise leading dimensions, strides and
+ * offsets, simplify the data towards small integers. Stops at a fixpoint or the time limit.
+ * In bucket mode (o->bucket) the verdict need only keep signature's class, and each round starts
+ * with every size at its smallest (one row, one granule, one tile) and ends with the grouped op
+ * (fwd, dgrad, wgrad), the dtypes and the input placement at their simplest; its normal form is
+ * then run o->stability_runs more times (st->unstable: a race).
+ */
+enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struct gg_min_opts *o,
+                           struct gg_min_stats *st, char *err, size_t err_len);
+
+#endif /* GG_MINIMIZE_H */

@@ -1,0 +1,326 @@
+/*
+ * gg_devrun.c — the runner's device path: a GPU kernel runs on a device mirror of the host
+ * tensors that gg_materialise.c generated. A and B (and their scales) are generated again on the
+ * device from the same plans and the same per-element core, bit for bit the host's codes, so no
+ * operand crosses the bus and the unused rows of a huge weight tensor stay unfilled on both
+ * sides; the small arrays (bias, group arrays, routing) are copied. Every buffer has device
+ * canary bands, inputs are hashed on the device before and after, and the runs follow the host
+ * runner's protocol (two workspace poisons, a third run when the outputs differ). The output
+ * comes back into the host C buffer so that the reference and the oracles judge it unchanged.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fuzz/run/run_int.h"
+#include "fuzz/run/device/gg_device.h"
+
+/* The workspace poisons of the host runner (gg_runner.c). */
+#define POISON_1 0x5Au
+#define POISON_2 0xC3u
+/* Device memory left free for the kernel's library (cuBLAS workspaces, module loading). */
+#define DEVICE_RESERVE ((int64_t)512 << 20)
+
+enum { BUF_A, BUF_B, BUF_C, BUF_AS, BUF_BS, BUF_BIAS, BUF_WS, BUF_LENS, BUF_OFFS, BUF_SORTED,
+       BUF_EXPERTS, BUF_COUNT };
+
+/* The device side of one case run. */
+struct mirror {
+    struct gg_device *dev;
+    struct gg_devbuf buf[BUF_COUNT];
+    const void *host[BUF_COUNT]; /* host bytes each buffer mirrors */
+    size_t bytes[BUF_COUNT];
+    struct gg_operands ops;      /* device operands (the host offsets applied) */
+    size_t c_off;                /* byte offset of C's span in its buffer */
+    struct gg_devspan *spans;    /* what the kernel may only read */
+    size_t n_spans;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static size_t offset_in(const void *p, const struct gg_hostbuf *b)
+{
+    return p ? (size_t)((const uint8_t *)p - b->data) : 0;
+}
+
+/* Which host bytes each device buffer mirrors. */
+static void plan(struct mirror *m, const struct gg_tensors *t)
+{
+    const struct gg_problem *p = &t->p;
+    const struct gg_hostbuf *hb[] = {&t->a, &t->b, &t->c, &t->a_scale, &t->b_scale, &t->bias,
+                                     &t->ws};
+    for (int i = BUF_A; i <= BUF_WS; i++) {
+        m->host[i] = hb[i]->data;
+        m->bytes[i] = hb[i]->bytes;
+    }
+    size_t g = (size_t)p->groups;
+    m->host[BUF_LENS] = t->lens_dev;
+    m->bytes[BUF_LENS] = t->lens_dev ? g * sizeof(int64_t) : 0;
+    m->host[BUF_OFFS] = t->offs_dev;
+    m->bytes[BUF_OFFS] = t->offs_dev ? (g + 1) * sizeof(int64_t) : 0;
+    m->host[BUF_SORTED] = t->sorted_dev;
+    m->bytes[BUF_SORTED] = t->sorted_dev ? (size_t)p->sorted_len * sizeof(int32_t) : 0;
+    m->host[BUF_EXPERTS] = t->experts_dev;
+    m->bytes[BUF_EXPERTS] =
+        t->experts_dev ? (size_t)(p->sorted_len / p->block_m) * sizeof(int32_t) : 0;
+}
+
+/* Refuses a case whose buffers (whole spans: the device cannot reserve without committing) do
+   not fit in the free device memory. */
+static enum gg_status admit(struct mirror *m, char *err, size_t err_len)
+{
+    int64_t need = DEVICE_RESERVE, have = 0, total = 0;
+    for (int i = 0; i < BUF_COUNT; i++)
+        need += (int64_t)(m->bytes[i] + 2 * GG_DEVICE_GUARD_BYTES + GG_DEVICE_ALIGN);
+    enum gg_status st = gg_device_mem_info(m->dev, &have, &total, err, err_len);
+    if (st != GG_OK)
+        return st;
+    if (need > have) {
+        char a[32], b[32];
+        gg_fmt_bytes(need, a, sizeof a);
+        gg_fmt_bytes(have, b, sizeof b);
+        snprintf(err, err_len, "case needs %s of device memory, only %s free", a, b);
+        return GG_E_NOMEM;
+    }
+    return GG_OK;
+}
+
+/* Appends a span of device memory the kernel must not change. */
+static int add_span(struct mirror *m, size_t *cap, const void *ptr, size_t bytes)
+{
+    if (!ptr || !bytes)
+        return 1;
+    if (m->n_spans == *cap) {
+        size_t grown = *cap ? 2 * *cap : 32;
+        struct gg_devspan *s = realloc(m->spans, grown * sizeof *s);
+        if (!s)
+            return 0;
+        m->spans = s;
+        *cap = grown;
+    }
+    m->spans[m->n_spans++] = (struct gg_devspan){ptr, bytes};
+    return 1;
+}
+
+/* Puts operand which (A or B) on the device: generated from its plan (with its scales, when it
+   has any), or, for tensors made without a plan, copied from the host live ranges. The live
+   ranges become read-only spans. *scales_done: the scale buffer was written here. */
+static enum gg_status place_operand(struct mirror *m, const struct gg_tensors *t, int which,
+                                    size_t *cap, int *scales_done, char *err, size_t err_len)
+{
+    struct gg_devbuf *b = &m->buf[which ? BUF_B : BUF_A];
+    const uint8_t *host = m->host[which ? BUF_B : BUF_A];
+    const struct gg_gen_plan *g = &t->gen[which];
+    const void *op = which ? t->ops.b : t->ops.a;
+    const struct gg_hostbuf *hb = which ? &t->b : &t->a;
+    enum gg_status st;
+    *scales_done = 0;
+    if (g->dtype != GG_DTYPE_NONE) {
+        struct gg_devbuf *sb = &m->buf[which ? BUF_BS : BUF_AS];
+        void *scales = g->quant != GG_GEN_PLAIN && sb->bytes ? sb->data : NULL;
+        if ((st = gg_device_generate(m->dev, g, b->data + offset_in(op, hb), scales, err,
+                                     err_len)) != GG_OK)
+            return st;
+        *scales_done = scales != NULL;
+    }
+    for (size_t i = 0; i < t->n_live[which]; i++) {
+        size_t lo = t->live[which][i].lo, hi = t->live[which][i].hi;
+        hi = hi < b->bytes ? hi : b->bytes;
+        if (hi <= lo)
+            continue;
+        if (g->dtype == GG_DTYPE_NONE &&
+            (st = gg_devbuf_upload(m->dev, b, lo, host + lo, hi - lo, err, err_len)) != GG_OK)
+            return st;
+        if (!add_span(m, cap, b->data + lo, hi - lo)) {
+            snprintf(err, err_len, "out of memory for the input spans");
+            return GG_E_NOMEM;
+        }
+    }
+    return GG_OK;
+}
+
+/* Allocates buffer i: A, B and C sparsely over their live ranges (gg_devbuf_alloc_sparse), so
+   that strides, leading dimensions and offsets that leave gigabytes between the used rows cost
+   neither memory nor zeroing; A and B flush against unmapped memory where the case places them
+   so (gg_devbuf_alloc_flush). */
+static enum gg_status alloc_buf(struct mirror *m, const struct gg_tensors *t, int i, char *err,
+                                size_t err_len)
+{
+    if (i != BUF_A && i != BUF_B && i != BUF_C)
+        return gg_devbuf_alloc(m->dev, &m->buf[i], m->bytes[i], err, err_len);
+    int w = i == BUF_A ? 0 : i == BUF_B ? 1 : 2;
+    if (w < 2 && t->guard != GG_GUARD_BAND) /* the inputs' placement of the case */
+        return gg_devbuf_alloc_flush(m->dev, &m->buf[i], m->bytes[i], t->live[w], t->n_live[w],
+                                     t->guard == GG_GUARD_END, err, err_len);
+    return gg_devbuf_alloc_sparse(m->dev, &m->buf[i], m->bytes[i], t->live[w], t->n_live[w], err,
+                                  err_len);
+}
+
+/* Allocates every buffer, uploads the inputs and points the device operands at them. */
+static enum gg_status build(struct mirror *m, const struct gg_tensors *t, char *err,
+                            size_t err_len)
+{
+    enum gg_status st;
+    size_t cap = 0;
+    for (int i = 0; i < BUF_COUNT; i++)
+        if ((st = alloc_buf(m, t, i, err, err_len)) != GG_OK)
+            return st;
+    int generated[2];
+    if ((st = place_operand(m, t, 0, &cap, &generated[0], err, err_len)) != GG_OK ||
+        (st = place_operand(m, t, 1, &cap, &generated[1], err, err_len)) != GG_OK)
+        return st;
+    for (int i = BUF_AS; i < BUF_COUNT; i++) {
+        if (i == BUF_WS)
+            continue;
+        int done = (i == BUF_AS && generated[0]) || (i == BUF_BS && generated[1]);
+        if (!done && (st = gg_devbuf_upload(m->dev, &m->buf[i], 0, m->host[i], m->bytes[i], err,
+                                            err_len)) != GG_OK)
+            return st;
+        if (!add_span(m, &cap, m->buf[i].data, m->bytes[i])) {
+            snprintf(err, err_len, "out of memory for the input spans");
+            return GG_E_NOMEM;
+        }
+    }
+    const struct gg_operands *h = &t->ops;
+    m->c_off = offset_in(h->c, &t->c);
+    m->ops = (struct gg_operands){
+        .a = m->buf[BUF_A].data + offset_in(h->a, &t->a),
+        .b = m->buf[BUF_B].data + offset_in(h->b, &t->b),
+        .c = m->buf[BUF_C].data + m->c_off,
+        .a_scale = h->a_scale ? m->buf[BUF_AS].data : NULL,
+        .b_scale = h->b_scale ? m->buf[BUF_BS].data : NULL,
+        .bias = h->bias ? m->buf[BUF_BIAS].data : NULL,
+        .workspace = h->workspace ? m->buf[BUF_WS].data : NULL,
+        .workspace_bytes = h->workspace_bytes,
+        .group_lens_dev = h->group_lens_dev ? (const int64_t *)m->buf[BUF_LENS].data : NULL,
+        .group_offs_dev = h->group_offs_dev ? (const int64_t *)m->buf[BUF_OFFS].data : NULL,
+        .sorted_ids_dev = h->sorted_ids_dev ? (const int32_t *)m->buf[BUF_SORTED].data : NULL,
+        .expert_ids_dev = h->expert_ids_dev ? (const int32_t *)m->buf[BUF_EXPERTS].data : NULL,
+        .stream = gg_device_stream(m->dev),
+    };
+    return gg_device_sync(m->dev, "generating and uploading the inputs", err, err_len);
+}
+
+/* Device hashes of the read-only spans, into a fresh array (*out, freed by the caller). */
+static enum gg_status hash_inputs(struct mirror *m, uint64_t **out, char *err, size_t err_len)
+{
+    *out = calloc(m->n_spans ? m->n_spans : 1, sizeof **out);
+    if (!*out) {
+        snprintf(err, err_len, "out of memory for the input hashes");
+        return GG_E_NOMEM;
+    }
+    return gg_device_hash(m->dev, m->spans, m->n_spans, *out, err, err_len);
+}
+
+/* Runs the kernel once on a freshly poisoned C and workspace; checks every guard afterwards and
+   copies C back into the host buffer. */
+static enum gg_status run_once(struct mirror *m, const struct gg_kernel *k, struct gg_tensors *t,
+                               uint8_t poison, struct gg_observations *obs, double *seconds,
+                               char *err, size_t err_len)
+{
+    enum gg_dtype ct = t->p.c_dtype;
+    int eb = gg_dtype_bits(ct) >= 8 ? gg_dtype_bits(ct) / 8 : 1;
+    enum gg_status st = GG_OK;
+    struct gg_range r;
+    for (size_t i = 0; st == GG_OK && i < t->n_live[2]; i++)
+        if (gg_output_range(t, i, &r))
+            st = gg_device_fill(m->dev, (uint8_t *)m->ops.c + r.lo, r.hi - r.lo,
+                                gg_oracle_sentinel(ct), eb, err, err_len);
+    if (st == GG_OK && m->ops.workspace)
+        st = gg_device_fill(m->dev, m->ops.workspace, m->ops.workspace_bytes, poison, 1, err,
+                            err_len);
+    if (st == GG_OK)
+        st = gg_device_sync(m->dev, "poisoning the output and workspace", err, err_len);
+    if (st != GG_OK)
+        return st;
+    char kerr[256] = "", what[160];
+    double t0 = now_s();
+    st = k->run(&t->p, &m->ops, kerr, sizeof kerr);
+    snprintf(what, sizeof what, "kernel %s", k->name);
+    enum gg_status sync = gg_device_sync(m->dev, what, err, err_len);
+    if (seconds)
+        *seconds = now_s() - t0;
+    if (sync != GG_OK)
+        return sync;
+    if (st != GG_OK) {
+        snprintf(err, err_len, "kernel %s failed: %s", k->name, kerr[0] ? kerr : "no message");
+        return st;
+    }
+    const struct gg_devbuf *bufs[BUF_COUNT];
+    for (int i = 0; i < BUF_COUNT; i++)
+        bufs[i] = &m->buf[i];
+    int hit = -1, pre = 0;
+    if ((st = gg_device_guards_check(m->dev, bufs, BUF_COUNT, &hit, &pre, err, err_len)) != GG_OK)
+        return st;
+    if (hit >= 0 && !obs->guard_hit) {
+        obs->guard_hit = 1;
+        obs->guard_pre = pre;
+    }
+    for (size_t i = 0; st == GG_OK && i < t->n_live[2]; i++)
+        if (gg_output_range(t, i, &r))
+            st = gg_devbuf_download(m->dev, &m->buf[BUF_C], m->c_off + r.lo,
+                                    (uint8_t *)t->ops.c + r.lo, r.hi - r.lo, err, err_len);
+    if (st == GG_OK && gg_output_padding_hit(t))
+        obs->padding_hit = 1;
+    return st;
+}
+
+/* The host runner's protocol: first run, the second poison, a third run when they differ. */
+static enum gg_status run_all(struct mirror *m, const struct gg_kernel *k, struct gg_tensors *t,
+                              void *out1, struct gg_observations *obs, double *seconds, char *err,
+                              size_t err_len)
+{
+    enum gg_status st = run_once(m, k, t, POISON_1, obs, seconds, err, err_len);
+    if (st != GG_OK)
+        return st;
+    gg_output_save(t, out1);
+    if ((st = run_once(m, k, t, POISON_2, obs, NULL, err, err_len)) != GG_OK)
+        return st;
+    if (!gg_output_differs(t, out1))
+        return GG_OK;
+    if ((st = run_once(m, k, t, POISON_1, obs, NULL, err, err_len)) != GG_OK)
+        return st;
+    if (!gg_output_differs(t, out1) && m->ops.workspace)
+        obs->workspace_dep = 1;
+    else
+        obs->nondeterministic = 1;
+    return GG_OK;
+}
+
+enum gg_status gg_devrun_kernel(const struct gg_kernel *k, struct gg_tensors *t, void *out1,
+                                struct gg_observations *obs, double *seconds, char *err,
+                                size_t err_len)
+{
+    struct mirror m;
+    memset(&m, 0, sizeof m);
+    uint64_t *before = NULL, *after = NULL;
+    enum gg_status st = gg_device_get(&m.dev, err, err_len);
+    if (st != GG_OK)
+        return st;
+    plan(&m, t);
+    if ((st = admit(&m, err, err_len)) != GG_OK || (st = build(&m, t, err, err_len)) != GG_OK ||
+        (st = hash_inputs(&m, &before, err, err_len)) != GG_OK ||
+        (st = run_all(&m, k, t, out1, obs, seconds, err, err_len)) != GG_OK ||
+        (st = hash_inputs(&m, &after, err, err_len)) != GG_OK)
+        goto done;
+    obs->input_modified = memcmp(before, after, m.n_spans * sizeof *before) != 0;
+done:
+    if (st != GG_OK && gg_device_lost()) {
+        /* The context is gone: a finding about the kernel, not a harness failure. The worker
+           exits after reporting it (gg_worker.c). */
+        obs->device_error = 1;
+        st = GG_OK;
+    }
+    for (int i = 0; i < BUF_COUNT; i++)
+        gg_devbuf_free(m.dev, &m.buf[i]);
+    free(m.spans);
+    free(before);
+    free(after);
+    return st;
+}

@@ -1,0 +1,723 @@
+/*
+ * gg_materialise.c — turns a case into buffers a kernel can run on: guarded host buffers for A,
+ * B, C, the scales and the workspace; the "device" copies of the group arrays; inputs generated
+ * row by row from the counter-based generator and quantised as the case's recipe says.
+ *
+ * Element (row, col) of an operand takes generator element row·rowlen + col of its stream, where
+ * row counts rows across groups and batches: the data does not depend on leading dimensions,
+ * offsets or which kernel runs. Rows of weights that belong to empty groups are never generated,
+ * so a huge, mostly empty grouped problem only touches the memory of the groups that hold tokens.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fuzz/run/run_int.h"
+
+/* The rows of one operand: mats matrices of rows × rowlen, matrix i at i·mstride, row r at r·ld. */
+struct rowset {
+    int64_t mats, rows, rowlen, mstride, ld;
+    int skip_empty_groups; /* matrix i is the weight of group i: skip it when the group is empty */
+};
+
+/* The rows of C a kernel writes: every group's block (a wgrad group without tokens too: its dW
+   is zeros), every (token, slot) row of a moe output. */
+static struct rowset output_rows(const struct gg_problem *p)
+{
+    const int64_t one = 1;
+    switch (p->op) {
+    case GG_OP_GROUPED_FWD: return (struct rowset){one, p->m, p->n, 0, p->ldc, 0};
+    case GG_OP_GROUPED_DGRAD: return (struct rowset){one, p->m, p->k, 0, p->ldc, 0};
+    case GG_OP_GROUPED_WGRAD: return (struct rowset){p->groups, p->n, p->k, p->stride_c, p->ldc, 0};
+    case GG_OP_BATCHED: return (struct rowset){p->groups, p->m, p->n, p->stride_c, p->ldc, 0};
+    case GG_OP_MOE_SORTED: return (struct rowset){one, p->m * p->topk, p->n, 0, p->ldc, 0};
+    default: return (struct rowset){one, p->m, p->n, 0, p->ldc, 0};
+    }
+}
+
+/* The rows of A (which 0), B (1) or C (2). */
+static struct rowset operand_rows(const struct gg_problem *p, int which)
+{
+    const int64_t one = 1;
+    if (which == 2)
+        return output_rows(p);
+    switch (p->op) {
+    case GG_OP_GROUPED_FWD:
+        return which == 0 ? (struct rowset){one, p->m, p->k, 0, p->lda, 0}
+                          : (struct rowset){p->groups, p->n, p->k, p->stride_b, p->ldb, 1};
+    case GG_OP_GROUPED_DGRAD:
+        return which == 0 ? (struct rowset){one, p->m, p->n, 0, p->lda, 0}
+                          : (struct rowset){p->groups, p->n, p->k, p->stride_b, p->ldb, 1};
+    case GG_OP_GROUPED_WGRAD:
+        return which == 0 ? (struct rowset){one, p->m, p->n, 0, p->lda, 0}
+                          : (struct rowset){one, p->m, p->k, 0, p->ldb, 0};
+    case GG_OP_BATCHED:
+        if (which == 0)
+            return (struct rowset){p->groups, p->m, p->k, p->stride_a, p->lda, 0};
+        return p->b_layout == GG_LAYOUT_KN
+                   ? (struct rowset){p->groups, p->k, p->n, p->stride_b, p->ldb, 0}
+                   : (struct rowset){p->groups, p->n, p->k, p->stride_b, p->ldb, 0};
+    case GG_OP_MOE_SORTED: /* X [T, K], W [E, N, K]: experts without tokens are skipped */
+        return which == 0 ? (struct rowset){one, p->m, p->k, 0, p->lda, 0}
+                          : (struct rowset){p->groups, p->n, p->k, p->stride_b, p->ldb, 1};
+    default:
+        return which == 0 ? (struct rowset){one, p->m, p->k, 0, p->lda, 0}
+                          : (struct rowset){one, p->n, p->k, 0, p->ldb, 0};
+    }
+}
+
+static int mat_used(const struct gg_problem *p, const struct rowset *rs, int64_t i)
+{
+    return !rs->skip_empty_groups || p->group_lens[i] > 0;
+}
+
+static int is_quantised(enum gg_dtype t)
+{
+    return gg_dtype_is_float8(t) || t == GG_DTYPE_E2M1;
+}
+
+/* Per-operand generation recipe. */
+struct recipe {
+    const struct gg_dist *dist;
+    enum gg_dtype dtype;
+    uint64_t stream, scale_stream;
+    void *data;       /* codes, laid out by the rowset */
+    enum gg_gen_quant q;
+    int per_mat;      /* GG_GEN_TENSOR: one scale per matrix */
+    void *scales;     /* E8M0 codes (GG_GEN_MX) or fp32 dequantisation factors */
+    float *src;       /* unquantised values, packed, or NULL */
+};
+
+/* Values of the used rows of matrices [m0, m1), kept between the two passes of tensor scaling
+   so that each value is generated once. v == NULL: not kept (too large); generate twice. */
+struct rowcache {
+    double *v;
+    int filled;
+};
+
+/* Calls fn on the source values of every used row of matrices [m0, m1). row_index is the
+   logical row (across matrices). With a cache, the first call generates into it and the
+   second reads from it. */
+typedef void (*row_fn)(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
+                       int64_t row_index, int64_t addr, const double *v, void *state);
+
+static enum gg_status each_row(const struct gg_case *c, const struct gg_problem *p, int which,
+                               int64_t m0, int64_t m1, const struct recipe *r, row_fn fn,
+                               void *state, struct rowcache *cache, char *err, size_t err_len)
+{
+    struct rowset rs = operand_rows(p, which);
+    int cached = cache && cache->v;
+    double *v = cached ? NULL : malloc((size_t)(rs.rowlen > 0 ? rs.rowlen : 1) * sizeof *v);
+    if (!cached && !v) {
+        snprintf(err, err_len, "out of memory for a row of %lld values", (long long)rs.rowlen);
+        return GG_E_NOMEM;
+    }
+    int64_t at = 0;
+    for (int64_t i = m0; i < m1 && i < rs.mats; i++) {
+        if (!mat_used(p, &rs, i))
+            continue;
+        for (int64_t row = 0; row < rs.rows; row++, at += rs.rowlen) {
+            int64_t logical = i * rs.rows + row;
+            double *vals = cached ? cache->v + at : v;
+            if (!cached || !cache->filled)
+                gg_dist_fill(r->dist, c->seed, r->stream, (uint64_t)(logical * rs.rowlen),
+                             rs.rowlen, vals);
+            fn(c, r, &rs, logical, i * rs.mstride + row * rs.ld, vals, state);
+        }
+    }
+    if (cached)
+        cache->filled = 1;
+    free(v);
+    return GG_OK;
+}
+
+/* Absolute maximum of n values; NaN when any is NaN. */
+static double amax_of(const double *v, int64_t n, double amax)
+{
+    for (int64_t j = 0; j < n && !isnan(amax); j++)
+        if (isnan(v[j]) || fabs(v[j]) > amax)
+            amax = fabs(v[j]);
+    return amax;
+}
+
+static void amax_row(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
+                     int64_t row_index, int64_t addr, const double *v, void *state)
+{
+    (void)c, (void)r, (void)row_index, (void)addr;
+    double *amax = state;
+    *amax = amax_of(v, rs->rowlen, *amax);
+}
+
+/* Encodes n values times s (a quantisation multiplier) at addr. */
+static void encode_run(const struct gg_case *c, const struct recipe *r, int64_t addr,
+                       const double *v, int64_t n, double s)
+{
+    for (int64_t j = 0; j < n; j++)
+        gg_store_code(r->dtype, r->data, addr + j, gg_encode_scaled(r->dtype, v[j], s, c->quant_sat));
+}
+
+static void store_mx(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
+                     int64_t row_index, int64_t addr, const double *v)
+{
+    uint8_t *mx = r->scales;
+    int64_t blocks = rs->rowlen / GG_MX_BLOCK;
+    for (int64_t b = 0; b < blocks; b++) {
+        uint8_t scale, planted;
+        uint32_t codes[GG_MX_BLOCK];
+        gg_mx_quantise_block_sat(v + b * GG_MX_BLOCK, GG_MX_BLOCK, r->dtype, c->mx_rule,
+                                 c->quant_sat, &scale, codes);
+        int64_t si = row_index * blocks + b;
+        if (c->plant_e8m0 > 0 &&
+            gg_rng_plant_e8m0(c->seed, r->scale_stream, (uint64_t)si, c->plant_e8m0, &planted))
+            scale = planted;
+        mx[si] = scale;
+        for (int j = 0; j < GG_MX_BLOCK; j++)
+            gg_store_code(r->dtype, r->data, addr + b * GG_MX_BLOCK + j, codes[j]);
+    }
+}
+
+/* Per-token, per-128-K quantisation: each group of 128 gets s = max/amax, stored as 1/s. */
+static void store_block128(const struct gg_case *c, const struct recipe *r,
+                           const struct rowset *rs, int64_t row_index, int64_t addr,
+                           const double *v)
+{
+    float *scales = r->scales;
+    int64_t groups = (rs->rowlen + GG_BLOCK128 - 1) / GG_BLOCK128;
+    for (int64_t b = 0; b < groups; b++) {
+        int64_t n = rs->rowlen - b * GG_BLOCK128 < GG_BLOCK128 ? rs->rowlen - b * GG_BLOCK128 : GG_BLOCK128;
+        float s = gg_tensor_scale(amax_of(v + b * GG_BLOCK128, n, 0.0), r->dtype);
+        scales[row_index * groups + b] = (float)(1.0 / (double)s);
+        encode_run(c, r, addr + b * GG_BLOCK128, v + b * GG_BLOCK128, n, s);
+    }
+}
+
+static void store_row(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
+                      int64_t row_index, int64_t addr, const double *v, void *state)
+{
+    if (r->src)
+        for (int64_t j = 0; j < rs->rowlen; j++)
+            r->src[row_index * rs->rowlen + j] = (float)v[j];
+    if (r->q == GG_GEN_MX)
+        store_mx(c, r, rs, row_index, addr, v);
+    else if (r->q == GG_GEN_BLOCK128)
+        store_block128(c, r, rs, row_index, addr, v);
+    else /* state: the tensor's quantisation multiplier, NULL when plain */
+        encode_run(c, r, addr, v, rs->rowlen, state ? (double)*(const float *)state : 1.0);
+}
+
+/* Largest number of values kept between the two passes of tensor scaling (256 MiB). */
+#define ROWCACHE_MAX_VALUES ((int64_t)1 << 25)
+
+/* Tensor scaling over matrices [m0, m1): amax pass, then the store pass; the dequantisation
+   factor 1/s goes to *scale_inv. */
+static enum gg_status fill_tensor(const struct gg_case *c, const struct gg_problem *p, int which,
+                                  int64_t m0, int64_t m1, const struct recipe *r,
+                                  float *scale_inv, char *err, size_t err_len)
+{
+    struct rowset rs = operand_rows(p, which);
+    int64_t values = 0;
+    for (int64_t i = m0; i < m1 && i < rs.mats; i++)
+        values += mat_used(p, &rs, i) ? rs.rows * rs.rowlen : 0;
+    struct rowcache cache = {
+        .v = values > 0 && values <= ROWCACHE_MAX_VALUES ? malloc((size_t)values * sizeof(double))
+                                                         : NULL};
+    double amax = 0;
+    enum gg_status st = each_row(c, p, which, m0, m1, r, amax_row, &amax, &cache, err, err_len);
+    if (st == GG_OK) {
+        float s = gg_tensor_scale(amax, r->dtype);
+        *scale_inv = (float)(1.0 / (double)s);
+        st = each_row(c, p, which, m0, m1, r, store_row, &s, &cache, err, err_len);
+    }
+    free(cache.v);
+    return st;
+}
+
+static enum gg_status fill_operand(const struct gg_case *c, const struct gg_problem *p, int which,
+                                   const struct recipe *r, char *err, size_t err_len)
+{
+    int64_t mats = operand_rows(p, which).mats;
+    if (r->q != GG_GEN_TENSOR)
+        return each_row(c, p, which, 0, mats, r, store_row, NULL, NULL, err, err_len);
+    float *scales = r->scales;
+    if (!r->per_mat)
+        return fill_tensor(c, p, which, 0, mats, r, &scales[0], err, err_len);
+    for (int64_t i = 0; i < mats; i++) {
+        scales[i] = 1.0f; /* matrices of empty groups keep a neutral scale */
+        enum gg_status st = fill_tensor(c, p, which, i, i + 1, r, &scales[i], err, err_len);
+        if (st != GG_OK)
+            return st;
+    }
+    return GG_OK;
+}
+
+/* The quantisation of operand which under the problem's recipe. */
+static enum gg_gen_quant quant_of(const struct gg_problem *p, int which, int *per_mat)
+{
+    *per_mat = 0;
+    switch (p->scaling) {
+    case GG_SCALING_TENSOR: *per_mat = which == 1; return GG_GEN_TENSOR;
+    case GG_SCALING_MX: return GG_GEN_MX;
+    case GG_SCALING_MX_B: return which ? GG_GEN_MX : GG_GEN_PLAIN;
+    case GG_SCALING_BLOCK128: *per_mat = which == 1; return which ? GG_GEN_TENSOR : GG_GEN_BLOCK128;
+    default: return GG_GEN_PLAIN;
+    }
+}
+
+/* The generation plan of operand which (gg_gen_core.h): what the device generator needs to
+   produce the same codes and scales as fill_operand. */
+static void make_plan(const struct gg_case *c, const struct gg_problem *p, int which,
+                      struct gg_gen_plan *g)
+{
+    struct rowset rs = operand_rows(p, which);
+    memset(g, 0, sizeof *g);
+    g->dtype = which ? p->b_dtype : p->a_dtype;
+    g->dist = which ? c->dist_b : c->dist_a;
+    g->dist.fmt = g->dtype; /* generated for the operand's format */
+    g->seed = c->seed;
+    g->stream = which ? GG_STREAM_B : GG_STREAM_A;
+    g->scale_stream = which ? GG_STREAM_B_SCALE : GG_STREAM_A_SCALE;
+    g->quant = quant_of(p, which, &g->per_mat);
+    g->sat = c->quant_sat;
+    g->mx_rule = c->mx_rule;
+    g->plant_e8m0 = c->plant_e8m0;
+    g->mats = rs.mats;
+    g->rows = rs.rows;
+    g->rowlen = rs.rowlen;
+    g->mstride = rs.mstride;
+    g->ld = rs.ld;
+    g->group_lens = rs.skip_empty_groups ? p->group_lens : NULL;
+}
+
+/* Allocates a guarded buffer for count elements of t after an offset of off elements, placed
+   as guard says; a failure names the operand. */
+static enum gg_status operand_buf(struct gg_hostpool *pool, struct gg_hostbuf *b, char name,
+                                  enum gg_guard guard, enum gg_dtype t, int64_t off, int64_t count,
+                                  char *err, size_t err_len)
+{
+    char why[256];
+    size_t bytes = (size_t)gg_dtype_bytes(t, gg_size_add(off, count));
+    enum gg_status st = guard == GG_GUARD_BAND
+                            ? gg_hostbuf_alloc(pool, b, bytes, why, sizeof why)
+                            : gg_hostbuf_alloc_flush(pool, b, bytes, guard == GG_GUARD_END, why,
+                                                     sizeof why);
+    if (st != GG_OK)
+        snprintf(err, err_len, "operand %c (%lld elements at offset %lld): %s", name,
+                 (long long)count, (long long)off, why);
+    return st;
+}
+
+static void *at_offset(const struct gg_hostbuf *b, enum gg_dtype t, int64_t off)
+{
+    return b->data + gg_dtype_bytes(t, off);
+}
+
+static int zero_mean_normal(const struct gg_dist *d)
+{
+    return d->kind == GG_DIST_NORMAL && d->p[0] == 0.0;
+}
+
+static enum gg_status make_source(struct gg_tensors *t, char *err, size_t err_len)
+{
+    struct gg_problem *s = &t->src_p;
+    *s = t->p;
+    s->a_dtype = s->b_dtype = GG_DTYPE_F32;
+    s->scaling = GG_SCALING_NONE;
+    s->lda = s->ldb = s->ldc = 0;
+    s->stride_a = s->stride_b = s->stride_c = 0;
+    if (gg_problem_check(s, err, err_len) != GG_OK)
+        return GG_E_INTERNAL;
+    /* Reserved like the operands: only the pages of the rows that hold data are touched. */
+    int64_t na = gg_problem_a_span(s), nb = gg_problem_b_span(s);
+    enum gg_status st;
+    if ((st = gg_hostbuf_alloc(t->pool, &t->src_buf[0], (size_t)gg_dtype_bytes(GG_DTYPE_F32, na),
+                               err, err_len)) != GG_OK ||
+        (st = gg_hostbuf_alloc(t->pool, &t->src_buf[1], (size_t)gg_dtype_bytes(GG_DTYPE_F32, nb),
+                               err, err_len)) != GG_OK)
+        return st;
+    t->src_a = t->src_buf[0].data;
+    t->src_b = t->src_buf[1].data;
+    t->src_ops = (struct gg_operands){.a = t->src_a, .b = t->src_b, .bias = t->ops.bias};
+    return GG_OK;
+}
+
+/*
+ * Records the page-rounded byte ranges of operand which (A, B or C) that hold used rows, and
+ * protects the whole pages between them with prot: they stay untouched pages that cost no
+ * memory, and hashing, the sentinel fill and the padding check skip them. Inputs get PROT_READ
+ * (a kernel that writes there faults, a stray read sees zeros), the output PROT_NONE (any access
+ * between its rows faults).
+ */
+static enum gg_status protect_unused(struct gg_tensors *t, int which, struct gg_hostbuf *buf,
+                                     int prot, char *err, size_t err_len)
+{
+    const struct gg_problem *p = &t->p;
+    enum gg_dtype dt = which == 2 ? p->c_dtype : which ? p->b_dtype : p->a_dtype;
+    const uint8_t *base = which == 2 ? t->ops.c : which ? t->ops.b : t->ops.a;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), skip = (size_t)(base - buf->data);
+    /* Pages are counted from the page holding the data's first byte: lead bytes before it (a
+       buffer placed flush against its end guard need not start on a page). */
+    size_t lead = (size_t)((uintptr_t)buf->data % page);
+    struct rowset rs = operand_rows(p, which);
+    struct gg_range *live = NULL;
+    size_t n = 0, cap = 0;
+    /* One range per row when rows lie more than a page apart, else one per matrix. */
+    int per_row = gg_dtype_bytes(dt, rs.ld - rs.rowlen) > (int64_t)page;
+    for (int64_t i = 0; i < rs.mats; i++) {
+        if (!mat_used(p, &rs, i) || rs.rows == 0 || rs.rowlen == 0)
+            continue;
+        for (int64_t r = 0; r < (per_row ? rs.rows : 1); r++) {
+            int64_t first = i * rs.mstride + r * rs.ld;
+            int64_t end = per_row ? first + rs.rowlen : first + (rs.rows - 1) * rs.ld + rs.rowlen;
+            size_t lo = (lead + skip + (size_t)gg_dtype_bytes(dt, first)) / page * page;
+            size_t hi = (lead + skip + (size_t)gg_dtype_bytes(dt, end) + page - 1) / page * page;
+            lo = lo > lead ? lo - lead : 0; /* back to offsets from the data */
+            hi -= lead;
+            if (n > 0 && lo <= live[n - 1].hi) {
+                live[n - 1].hi = hi > live[n - 1].hi ? hi : live[n - 1].hi;
+                continue;
+            }
+            if (n == cap) {
+                struct gg_range *grown = realloc(live, (cap = cap ? 2 * cap : 16) * sizeof *live);
+                if (!grown) {
+                    free(live);
+                    snprintf(err, err_len, "out of memory for the live ranges of an operand");
+                    return GG_E_NOMEM;
+                }
+                live = grown;
+            }
+            live[n++] = (struct gg_range){lo, hi};
+        }
+    }
+    t->live[which] = live;
+    t->n_live[which] = n;
+    /* Gaps of whole pages inside the data, counted from the page holding its first byte (q);
+       partial pages at either end share a canary band. */
+    uint8_t *page0 = buf->data - lead;
+    size_t q_end = (lead + buf->bytes) / page * page, at = lead ? page : 0;
+    for (size_t i = 0; i <= n && q_end > at; i++) {
+        size_t gap_end = i < n ? live[i].lo + lead : q_end;
+        if (gap_end > q_end)
+            gap_end = q_end;
+        if (gap_end > at) {
+            if (mprotect(page0 + at, gap_end - at, prot) != 0) {
+                snprintf(err, err_len, "cannot protect the unused pages of %s",
+                         which == 2 ? "the output" : "an input");
+                return GG_E_INTERNAL;
+            }
+            buf->sealed = 1;
+        }
+        if (i < n && live[i].hi + lead > at)
+            at = live[i].hi + lead;
+    }
+    return GG_OK;
+}
+
+struct gg_hash gg_tensors_hash_inputs(const struct gg_tensors *t)
+{
+    struct gg_hash parts[16];
+    size_t n = 0;
+    const struct gg_hostbuf *ops[2] = {&t->a, &t->b};
+    for (int w = 0; w < 2; w++) {
+        /* Fold each operand's ranges into one part so the array stays bounded. */
+        struct gg_hash acc = {0, 0};
+        for (size_t i = 0; i < t->n_live[w]; i++) {
+            const struct gg_range *r = &t->live[w][i];
+            size_t hi = r->hi < ops[w]->bytes ? r->hi : ops[w]->bytes;
+            struct gg_hash h = hi > r->lo ? gg_oracle_hash(ops[w]->data + r->lo, hi - r->lo)
+                                          : (struct gg_hash){0, 0};
+            struct gg_hash pair[2] = {acc, h};
+            acc = gg_oracle_hash(pair, sizeof pair);
+        }
+        parts[n++] = acc;
+    }
+    parts[n++] = gg_oracle_hash(t->a_scale.data, t->a_scale.bytes);
+    parts[n++] = gg_oracle_hash(t->b_scale.data, t->b_scale.bytes);
+    parts[n++] = gg_oracle_hash(t->bias.data, t->bias.bytes);
+    if (t->lens_dev) {
+        size_t g = (size_t)t->p.groups;
+        parts[n++] = gg_oracle_hash(t->lens_dev, g * sizeof(int64_t));
+        parts[n++] = gg_oracle_hash(t->offs_dev, (g + 1) * sizeof(int64_t));
+    }
+    if (t->sorted_dev) {
+        size_t len = (size_t)t->p.sorted_len;
+        parts[n++] = gg_oracle_hash(t->sorted_dev, len * sizeof(int32_t));
+        parts[n++] = gg_oracle_hash(t->experts_dev, len / (size_t)t->p.block_m * sizeof(int32_t));
+    }
+    return gg_oracle_hash(parts, n * sizeof parts[0]);
+}
+
+/*
+ * The fused-MoE routing of a moe_sorted case: the m·topk (token, slot) ids are shuffled
+ * (Fisher-Yates on the routing stream) and dealt to the experts in order, group_lens[e] each;
+ * every expert's ids are sorted and padded with the out-of-range id m·topk to a multiple of
+ * block_m, one expert id per block. Experts without tokens get no block.
+ */
+/* Sorted entries of the routing: every expert's load padded to a multiple of block_m
+   (saturating; the moe case check bounds it by 2^40). */
+static int64_t routing_entries(const struct gg_problem *p)
+{
+    int64_t len = 0;
+    for (int64_t e = 0; e < p->groups; e++) {
+        int64_t blocks = p->group_lens[e] / p->block_m + (p->group_lens[e] % p->block_m != 0);
+        len = gg_size_add(len, gg_size_mul(blocks, p->block_m));
+    }
+    return len;
+}
+
+/* Host bytes of the routing: the shuffle of the m·topk ids, the sorted ids and the expert ids,
+   each twice (the harness's copy and the kernel's). */
+static int64_t routing_bytes(const struct gg_problem *p)
+{
+    if (p->op != GG_OP_MOE_SORTED)
+        return 0;
+    int64_t len = routing_entries(p), ids = gg_size_add(len, len / p->block_m + 1);
+    return gg_size_mul(4, gg_size_add(p->m * p->topk, gg_size_mul(2, ids)));
+}
+
+static enum gg_status make_routing(const struct gg_case *c, struct gg_tensors *t, char *err,
+                                   size_t err_len)
+{
+    struct gg_problem *p = &t->p;
+    int64_t pairs = p->m * p->topk, len = routing_entries(p);
+    int32_t *perm = malloc((size_t)(pairs > 0 ? pairs : 1) * sizeof *perm);
+    t->sorted = malloc((size_t)(len > 0 ? len : 1) * sizeof *t->sorted);
+    t->experts = malloc((size_t)(len / p->block_m + 1) * sizeof *t->experts);
+    t->sorted_dev = malloc((size_t)(len > 0 ? len : 1) * sizeof *t->sorted_dev);
+    t->experts_dev = malloc((size_t)(len / p->block_m + 1) * sizeof *t->experts_dev);
+    if (!perm || !t->sorted || !t->experts || !t->sorted_dev || !t->experts_dev) {
+        free(perm);
+        snprintf(err, err_len, "out of memory for the routing of %lld entries", (long long)len);
+        return GG_E_NOMEM;
+    }
+    for (int64_t i = 0; i < pairs; i++)
+        perm[i] = (int32_t)i;
+    for (int64_t i = pairs - 1; i > 0; i--) {
+        int64_t j = (int64_t)(gg_rng_uniform(c->seed, GG_STREAM_ROUTING, (uint64_t)i, 0) * (double)(i + 1));
+        int32_t x = perm[i];
+        perm[i] = perm[j];
+        perm[j] = x;
+    }
+    int64_t at = 0, dealt = 0;
+    for (int64_t e = 0; e < p->groups; e++) {
+        int64_t n = p->group_lens[e], padded = (n + p->block_m - 1) / p->block_m * p->block_m;
+        if (dealt + n > pairs) /* loads that exceed m·topk: gg_problem_check reports it */
+            n = padded = 0;
+        for (int64_t i = 0; i < padded; i++)
+            t->sorted[at + i] = i < n ? perm[dealt + i] : (int32_t)pairs;
+        for (int64_t i = 1; i < n; i++) /* insertion sort: ids ascending within the expert */
+            for (int64_t j = at + i; j > at && t->sorted[j - 1] > t->sorted[j]; j--) {
+                int32_t x = t->sorted[j];
+                t->sorted[j] = t->sorted[j - 1];
+                t->sorted[j - 1] = x;
+            }
+        for (int64_t blk = at / p->block_m; blk < (at + padded) / p->block_m; blk++)
+            t->experts[blk] = (int32_t)e;
+        at += padded;
+        dealt += n;
+    }
+    free(perm);
+    memcpy(t->sorted_dev, t->sorted, (size_t)at * sizeof *t->sorted);
+    memcpy(t->experts_dev, t->experts, (size_t)(at / p->block_m) * sizeof *t->experts);
+    p->sorted_len = at;
+    p->sorted_ids = t->sorted;
+    p->expert_ids = t->experts;
+    return GG_OK;
+}
+
+/* bias[mats][N] from the bias distribution, encoded in the bias dtype. */
+static void fill_bias(const struct gg_case *c, const struct gg_problem *p, void *bias)
+{
+    struct gg_dist d = c->dist_bias;
+    d.fmt = p->bias_dtype;
+    int64_t n = gg_problem_bias_count(p);
+    for (int64_t i = 0; i < n; i++)
+        gg_store_code(p->bias_dtype, bias, i,
+                      gg_encode(p->bias_dtype, gg_dist_sample(&d, c->seed, GG_STREAM_BIAS, (uint64_t)i),
+                                GG_SAT_FINITE));
+}
+
+/* Copies n elements of size sz into a fresh allocation at *dst (the kernel's own copy). */
+static int dup_array(void *dst_ptr, const void *src, size_t n, size_t sz)
+{
+    void **dst = dst_ptr;
+    *dst = malloc(n ? n * sz : 1);
+    if (*dst && n)
+        memcpy(*dst, src, n * sz);
+    return *dst != NULL;
+}
+
+enum gg_status gg_tensors_shape(const struct gg_case *c, struct gg_tensors *t, char *err,
+                                size_t err_len)
+{
+    memset(t, 0, sizeof *t);
+    gg_case_problem(c, t->opts, &t->p);
+    return gg_problem_check_geometry(&t->p, err, err_len);
+}
+
+enum gg_status gg_tensors_route(const struct gg_case *c, struct gg_tensors *t, char *err,
+                                size_t err_len)
+{
+    enum gg_status st;
+    if (t->p.op == GG_OP_MOE_SORTED && (st = make_routing(c, t, err, err_len)) != GG_OK)
+        return st;
+    return gg_problem_check(&t->p, err, err_len);
+}
+
+enum gg_status gg_tensors_plan(const struct gg_case *c, struct gg_tensors *t, char *err,
+                               size_t err_len)
+{
+    enum gg_status st = gg_tensors_shape(c, t, err, err_len);
+    return st == GG_OK ? gg_tensors_route(c, t, err, err_len) : st;
+}
+
+enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
+                               struct gg_tensors *t, char *err, size_t err_len)
+{
+    struct gg_problem *p = &t->p;
+    enum gg_status st;
+    int64_t na = gg_problem_a_span(p), nb = gg_problem_b_span(p), nc = gg_problem_c_span(p);
+    t->guard = c->guard;
+    if ((st = operand_buf(t->pool, &t->a, 'A', c->guard, p->a_dtype, c->off_a, na, err, err_len)) != GG_OK ||
+        (st = operand_buf(t->pool, &t->b, 'B', c->guard, p->b_dtype, c->off_b, nb, err, err_len)) != GG_OK ||
+        (st = operand_buf(t->pool, &t->c, 'C', GG_GUARD_BAND, p->c_dtype, c->off_c, nc, err, err_len)) != GG_OK)
+        return st;
+    t->c_bytes = (size_t)gg_dtype_bytes(p->c_dtype, nc);
+    gg_faultnote_watch(0, &t->a);
+    gg_faultnote_watch(1, &t->b);
+    gg_faultnote_watch(2, &t->c);
+    int64_t nsa = gg_problem_a_scale_count(p), nsb = gg_problem_b_scale_count(p);
+    int mx_a = p->scaling == GG_SCALING_MX, mx_b = mx_a || p->scaling == GG_SCALING_MX_B;
+    int64_t nbias = gg_problem_bias_count(p);
+    if ((st = gg_hostbuf_alloc(t->pool, &t->a_scale, (size_t)gg_size_mul(nsa, mx_a ? 1 : 4), err, err_len)) != GG_OK ||
+        (st = gg_hostbuf_alloc(t->pool, &t->b_scale, (size_t)gg_size_mul(nsb, mx_b ? 1 : 4), err, err_len)) != GG_OK ||
+        (st = gg_hostbuf_alloc(t->pool, &t->bias, (size_t)gg_dtype_bytes(p->bias_dtype, nbias), err, err_len)) != GG_OK ||
+        (st = gg_hostbuf_alloc(t->pool, &t->ws, workspace_bytes, err, err_len)) != GG_OK)
+        return st;
+    if (p->group_lens && (!dup_array(&t->lens_dev, p->group_lens, (size_t)p->groups, sizeof(int64_t)) ||
+                          !dup_array(&t->offs_dev, p->group_offs, (size_t)p->groups + 1, sizeof(int64_t)))) {
+        snprintf(err, err_len, "out of memory for %lld group entries", (long long)p->groups);
+        return GG_E_NOMEM;
+    }
+    t->ops = (struct gg_operands){
+        .a = at_offset(&t->a, p->a_dtype, c->off_a),
+        .b = at_offset(&t->b, p->b_dtype, c->off_b),
+        .c = at_offset(&t->c, p->c_dtype, c->off_c),
+        .a_scale = nsa ? t->a_scale.data : NULL,
+        .b_scale = nsb ? t->b_scale.data : NULL,
+        .bias = nbias ? t->bias.data : NULL,
+        .workspace = workspace_bytes ? t->ws.data : NULL,
+        .workspace_bytes = workspace_bytes,
+        .group_lens_dev = t->lens_dev,
+        .group_offs_dev = t->offs_dev,
+        .sorted_ids_dev = t->sorted_dev,
+        .expert_ids_dev = t->experts_dev,
+    };
+    if (nbias)
+        fill_bias(c, p, t->bias.data);
+    /* The unquantised source is what the quantised inputs approximate. Its thresholds were
+       calibrated on zero-mean normal data (numerics.md §4): other recipes (constants, near-max
+       values, planted scale codes) quantise worse by design, so they get no source check. */
+    if ((is_quantised(p->a_dtype) || is_quantised(p->b_dtype)) && c->plant_e8m0 == 0 &&
+        zero_mean_normal(&c->dist_a) && zero_mean_normal(&c->dist_b))
+        if ((st = make_source(t, err, err_len)) != GG_OK)
+            return st;
+    struct gg_hostbuf *scales[2] = {&t->a_scale, &t->b_scale};
+    void *data[2] = {(void *)t->ops.a, (void *)t->ops.b};
+    float *src[2] = {t->src_a, t->src_b};
+    for (int w = 0; w < 2; w++) {
+        const struct gg_gen_plan *g = &t->gen[w];
+        make_plan(c, p, w, &t->gen[w]);
+        struct recipe r = {
+            .dist = &g->dist,
+            .dtype = g->dtype,
+            .stream = g->stream,
+            .scale_stream = g->scale_stream,
+            .data = data[w],
+            .q = g->quant,
+            .per_mat = g->per_mat,
+            .scales = scales[w]->data,
+            .src = src[w],
+        };
+        if ((st = fill_operand(c, p, w, &r, err, err_len)) != GG_OK ||
+            (st = protect_unused(t, w, w == 0 ? &t->a : &t->b, PROT_READ, err, err_len)) != GG_OK)
+            return st;
+    }
+    return protect_unused(t, 2, &t->c, PROT_NONE, err, err_len);
+}
+
+void gg_tensors_free(struct gg_tensors *t)
+{
+    gg_faultnote_clear();
+    struct gg_hostbuf *bufs[] = {&t->a,    &t->b,  &t->c,          &t->a_scale,   &t->b_scale,
+                                 &t->bias, &t->ws, &t->src_buf[0], &t->src_buf[1]};
+    struct gg_hostpool *pool = t->pool;
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        gg_hostbuf_free(pool, bufs[i]);
+    free(t->lens_dev);
+    free(t->offs_dev);
+    for (int w = 0; w < 3; w++)
+        free(t->live[w]);
+    free(t->sorted);
+    free(t->experts);
+    free(t->sorted_dev);
+    free(t->experts_dev);
+    memset(t, 0, sizeof *t);
+}
+
+/* Bytes of the used rows of one operand in dtype t: rows more than a page apart touch only
+   their own pages (see protect_unused), closer rows the whole leading dimension. */
+static int64_t used_bytes(const struct gg_problem *p, int which, enum gg_dtype t)
+{
+    struct rowset rs = operand_rows(p, which);
+    int64_t used = 0, page = sysconf(_SC_PAGESIZE);
+    for (int64_t i = 0; i < rs.mats; i++)
+        used = gg_size_add(used, mat_used(p, &rs, i) ? rs.rows : 0);
+    int64_t gap = gg_dtype_bytes(t, rs.ld - rs.rowlen);
+    int64_t row = gap > page ? gg_size_add(gg_dtype_bytes(t, rs.rowlen), page)
+                             : gg_dtype_bytes(t, rs.ld);
+    return gg_size_mul(used, row);
+}
+
+/* The output block of group g as gg_problem_out_block() gives it once the routing exists (an
+   expert's block has as many rows as its load). */
+static void sized_block(const struct gg_problem *p, int64_t g, struct gg_out_block *b)
+{
+    gg_problem_out_block(p, g, b);
+    if (p->op == GG_OP_MOE_SORTED)
+        b->rows = p->group_lens[g];
+}
+
+int64_t gg_tensors_estimate(const struct gg_tensors *t)
+{
+    const struct gg_problem *p = &t->p;
+    int quantised = is_quantised(p->a_dtype) || is_quantised(p->b_dtype);
+    const int64_t terms[] = {
+        used_bytes(p, 0, p->a_dtype),
+        used_bytes(p, 1, p->b_dtype),
+        gg_size_mul(2, used_bytes(p, 2, p->c_dtype)), /* C and its copy: written rows only */
+        gg_size_mul(4, gg_size_add(gg_problem_a_scale_count(p), gg_problem_b_scale_count(p))),
+        gg_dtype_bytes(p->bias_dtype, gg_problem_bias_count(p)),
+        8 * 3 * GG_CANARY_BYTES,
+        routing_bytes(p),
+        /* the unquantised source operands in f32: pages of used rows only */
+        quantised ? used_bytes(p, 0, GG_DTYPE_F32) : 0,
+        quantised ? used_bytes(p, 1, GG_DTYPE_F32) : 0,
+    };
+    int64_t bytes = 0;
+    for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
+        bytes = gg_size_add(bytes, terms[i]);
+    /* Reference: c and |a||b| in double, plus the source product for quantised inputs; one
+       group's operands gathered as doubles (values and magnitudes). */
+    int64_t out = 0, gather = 0;
+    for (int64_t g = 0; g < p->groups; g++) {
+        struct gg_out_block b;
+        sized_block(p, g, &b);
+        out = gg_size_add(out, gg_size_mul(b.rows, b.cols));
+        int64_t need = gg_size_mul(16, gg_size_mul(gg_size_add(b.rows, b.cols), b.red));
+        gather = need > gather ? need : gather;
+    }
+    return gg_size_add(gg_size_add(bytes, gather), gg_size_mul(8 * (quantised ? 3 : 2), out));
+}

@@ -1,0 +1,300 @@
+/*
+ * gg_run.h — public header of fuzz/run/: the kernel registry and plugins, host buffers with
+ * guard pages and canary bands, running one case against the reference with every oracle (in
+ * this process, in a forked child, or in a worker process fed over the wire protocol).
+ */
+#ifndef GG_RUN_H
+#define GG_RUN_H
+
+#include "fuzz/case/gg_case.h"
+#include "fuzz/run/device/gg_device.h" /* struct gg_range */
+#include "reference/gg_gen_core.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Kernel registry (gg_registry.c): filled once at start-up, read afterwards                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Adds the in-tree kernels once; later calls do nothing. */
+void gg_registry_init(void);
+/* Validates and adds a kernel (ABI version, required slots, unique name). */
+enum gg_status gg_registry_add(const struct gg_kernel *k, char *err, size_t err_len);
+size_t gg_registry_count(void);
+const struct gg_kernel *gg_registry_at(size_t i);
+const struct gg_kernel *gg_registry_find(const char *name);
+/* Removes every kernel after the first count (undoes the kernels of a refused plugin). */
+void gg_registry_truncate(size_t count);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Plugins (gg_plugin.c)                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Loads a kernel plugin (the contract at the end of gg_kernel.h) after the in-tree kernels: all
+ * of its kernels are registered or none. The ABI version is checked before any plugin code is
+ * called; each descriptor is validated by gg_registry_add(). A refused plugin is closed again;
+ * an accepted one stays loaded until the process exits (the registry points into it), and
+ * loading it again does nothing. The plugin is first loaded in a forked child with a time limit
+ * (GGFUZZ_PLUGIN_TIMEOUT seconds, default 10, 0: none), so a plugin whose initialisers or
+ * register function crash, exit or hang is refused without harm to this process. Returns GG_OK,
+ * or a status and "PATH: problem" in err: GG_E_IO when it cannot be opened, GG_E_ABI for a
+ * missing symbol, an ABI mismatch, a refused descriptor, no kernel at all, or a trial that died
+ * on a signal, exited or ran past the limit ("PATH: gg_plugin_register died on signal 11
+ * (Segmentation fault)"), GG_E_INVAL for a malformed GGFUZZ_PLUGIN_TIMEOUT, or the status the
+ * plugin's register function returned.
+ */
+enum gg_status gg_plugin_load(const char *path, char *err, size_t err_len);
+/* Loads each path of a colon-separated list (GGFUZZ_PLUGINS) in order, skipping empty entries;
+   stops at the first refusal. */
+enum gg_status gg_plugin_load_list(const char *paths, char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Host buffers with guard pages and canary bands (gg_hostbuf.c)                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Layout: [PROT_NONE page][canary band][data ... ][canary band][PROT_NONE page]. The data is
+   reserved (MAP_NORESERVE) and not touched: pages a case never writes cost no memory. */
+/* Large enough that an overrun by a whole 64x64 fp32 tile lands in the band, not the page. */
+#define GG_CANARY_BYTES 65536
+
+struct gg_hostbuf {
+    uint8_t *map;   /* whole mapping */
+    size_t map_len;
+    uint8_t *data;  /* bytes usable bytes */
+    size_t bytes;
+    uint8_t *pre, *post; /* canary bands, pre_len and post_len bytes */
+    size_t pre_len, post_len;
+    int owns;       /* 1: gg_hostbuf_free() unmaps (or gives the mapping back to its pool) */
+    int sealed;     /* some data pages were protected: never reused from a pool */
+    int flush;      /* laid out by gg_hostbuf_alloc_flush (pooled apart from band buffers) */
+};
+
+/*
+ * A pool of small guarded mappings, reused from case to case so that a tiny case costs no
+ * mmap, page faults or munmap (whose TLB shootdowns dominate a tiny case otherwise). Taken
+ * buffers look exactly like fresh ones: data zeroed, both canary bands written anew. Mappings
+ * with data past GG_HOSTPOOL_MAX_BYTES or with sealed pages are unmapped instead. Owned by one
+ * thread (a worker process has one); zero-initialise, release with gg_hostpool_drain().
+ */
+#define GG_HOSTPOOL_SLOTS 16
+#define GG_HOSTPOOL_MAX_BYTES ((size_t)1 << 20)
+struct gg_hostpool {
+    struct gg_hostbuf slot[GG_HOSTPOOL_SLOTS];
+    int n;
+};
+void gg_hostpool_drain(struct gg_hostpool *pool);
+
+/* A guarded buffer of bytes bytes, taken from pool when one fits (pool may be NULL). */
+enum gg_status gg_hostbuf_alloc(struct gg_hostpool *pool, struct gg_hostbuf *b, size_t bytes,
+                                char *err, size_t err_len);
+/* Alignment of the first byte of a buffer placed flush against a guard page: a buffer of bytes
+   bytes placed at the end leaves (-bytes mod GG_GUARD_ALIGN) bytes of canary before the page,
+   the longest over-read that goes unseen. */
+#define GG_GUARD_ALIGN 64
+/* A buffer whose data ends (at_end) at, or starts right after, an inaccessible page, with no
+   canary band between: the first byte past the end (or before the start) faults. On the other
+   side the rest of the data's pages is slack, then another inaccessible page. Taken from pool
+   when one of its flush mappings has room (pool may be NULL); a pooled slack is not rewritten. */
+enum gg_status gg_hostbuf_alloc_flush(struct gg_hostpool *pool, struct gg_hostbuf *b, size_t bytes,
+                                      int at_end, char *err, size_t err_len);
+/* 0 when both canary bands are intact; else 1 and *pre = 1 if the band before was hit. */
+int gg_hostbuf_guard_hit(const struct gg_hostbuf *b, int *pre);
+/* Gives b back to pool (when it qualifies and there is room) or unmaps it. */
+void gg_hostbuf_free(struct gg_hostpool *pool, struct gg_hostbuf *b);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Running a case (gg_materialise.c, gg_runner.c)                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+struct gg_run_opts {
+    int64_t max_mem_bytes;  /* refuse cases whose estimate exceeds this; 0: available memory */
+    int64_t certify_samples; /* MPFR-certified reference samples per case (0: none) */
+    const char *kernel;     /* override the case's kernel (NULL: keep) */
+    const char *mutant;     /* override the case's mutant or mutant list (NULL: keep; "none":
+                               the correct kernel) */
+    struct gg_hostpool *pool; /* (optional) host buffers are reused from here; this process only */
+};
+
+/* Bytes a case needs on the host (operands, guards, reference), touched memory only. */
+int64_t gg_case_mem_estimate(const struct gg_case *c);
+
+struct gg_run_result {
+    char kernel[GG_CASE_NAME_MAX]; /* the kernel and mutant that ran (after overrides) */
+    char mutant[GG_CASE_NAME_MAX];
+    struct gg_verdict verdict;
+    struct gg_compare cmp;   /* owned; freed by gg_run_result_free() */
+    int compared;            /* cmp is valid */
+    int64_t mem_bytes;       /* estimate used for the admission check */
+    double kernel_seconds;   /* wall time of the first kernel run */
+    double total_seconds;
+};
+void gg_run_result_free(struct gg_run_result *r);
+
+/*
+ * Runs one case in this process: checks the kernel supports it, estimates memory, materialises
+ * inputs with guard bands and poison, runs the kernel (twice with different workspace poisons,
+ * three times when the outputs differ), computes the reference and applies every oracle.
+ * Returns GG_OK with a verdict (which may be a fault), or a status and message for a case that
+ * could not be run (unknown kernel, unsupported problem, out of memory).
+ */
+enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
+                           struct gg_run_result *r, char *err, size_t err_len);
+
+/*
+ * gg_run_case() in a child process (gg_isolate.c): a kernel that kills its process gives a
+ * `crash` verdict, one that runs past timeout_s (0: no limit) is killed and gives `timeout`;
+ * the caller goes on either way. A child killed from outside (SIGKILL this function did not
+ * send: kill -9, the OOM killer) gives GG_E_IO and a message saying so, not a verdict. Forks
+ * without exec: for CPU kernels.
+ */
+enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run_opts *o,
+                                    double timeout_s, struct gg_run_result *r, char *err,
+                                    size_t err_len);
+
+
+/* The loop of `ggfuzz worker`: announces itself on out_fd, then reads case requests from in_fd
+   and answers each with the outcome of gg_run_case(), until end of file (GG_OK) or a broken
+   pipe (GG_E_IO). */
+enum gg_status gg_worker_main(int in_fd, int out_fd, char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The buffers of one run (gg_materialise.c)                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Everything one run of a case needs, owned here and freed by gg_tensors_free(). */
+struct gg_tensors {
+    struct gg_problem p;              /* checked, defaults filled; points into the case and opts */
+    struct gg_kopt opts[GG_CASE_MAX_OPTS];
+    struct gg_hostbuf a, b, c, a_scale, b_scale, bias, ws;
+    /* Byte ranges of A, B and C (page-rounded, relative to their data) that hold generated rows
+       (C: the rows a kernel writes); the pages between them are read-only zeros that no
+       correct kernel reads (C: pages no access may touch). */
+    struct gg_range *live[3];
+    size_t n_live[3];
+    int64_t *lens_dev, *offs_dev;     /* the "device" copies of the group arrays */
+    int32_t *sorted, *experts;        /* moe routing (the problem points here) */
+    int32_t *sorted_dev, *experts_dev; /* and the kernel's copies */
+    struct gg_operands ops;           /* pointers into the buffers above, offsets applied */
+    size_t c_bytes;                   /* bytes of C's span */
+    /* Unquantised source operands (f32, packed, same geometry) when the inputs are quantised. */
+    struct gg_problem src_p;
+    struct gg_operands src_ops;
+    void *src_a, *src_b;              /* the data of src_buf[0] and src_buf[1] */
+    struct gg_hostbuf src_buf[2];
+    /* How A and B were generated: the device path regenerates them from these (gg_devrun.c). */
+    struct gg_gen_plan gen[2];
+    struct gg_hostpool *pool; /* (optional, not owned) buffers come from and go back here */
+    enum gg_guard guard;      /* the case's placement of A and B */
+};
+
+/* Builds the problem of case c in t, defaults filled and geometry checked, without the moe
+   routing: nothing is allocated, so the memory estimate and admission come first. Free t with
+   gg_tensors_free() whatever the result. */
+enum gg_status gg_tensors_shape(const struct gg_case *c, struct gg_tensors *t, char *err,
+                                size_t err_len);
+/* After gg_tensors_shape(): builds the moe routing (other ops have none) and checks the whole
+   problem. The routing costs what gg_tensors_estimate() counts for it. */
+enum gg_status gg_tensors_route(const struct gg_case *c, struct gg_tensors *t, char *err,
+                                size_t err_len);
+/* gg_tensors_shape(), then gg_tensors_route(): the problem a kernel's supports() sees. */
+enum gg_status gg_tensors_plan(const struct gg_case *c, struct gg_tensors *t, char *err,
+                               size_t err_len);
+/* After gg_tensors_plan() (and setting t->pool, if any): allocates the guarded buffers and
+   fills the inputs of every group that holds tokens. */
+enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
+                               struct gg_tensors *t, char *err, size_t err_len);
+/* Hash of everything the kernel may only read: the live ranges of A and B, the scales and the
+   group arrays. Reads no page that was never written, so it stays cheap on huge sparse inputs. */
+struct gg_hash gg_tensors_hash_inputs(const struct gg_tensors *t);
+/* Pre-fills the live part of C with the NaN sentinel and the workspace with the poison byte. */
+void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison);
+void gg_tensors_free(struct gg_tensors *t);
+/* Host bytes a run of the problem touches (operands, copies, routing, reference), after
+   gg_tensors_shape() alone; saturates at GG_SIZE_MAX. */
+int64_t gg_tensors_estimate(const struct gg_tensors *t);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The worker wire protocol (gg_worker.c; gg_isolate.c and the campaign supervisor use it)      */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A request is a struct gg_wire_request followed by text_len bytes of case text; a reply is a
+ * struct gg_wire_reply followed, when status is GG_OK and res.compared, by res.cmp.n_groups
+ * struct gg_group_metrics. Both ends are the same build of ggfuzz: magic and size catch a
+ * mismatch.
+ */
+#define GG_WIRE_MAGIC 0x67677731u /* "ggw1" */
+
+struct gg_wire_request {
+    uint32_t magic;
+    uint32_t size;            /* sizeof(struct gg_wire_request) */
+    uint64_t text_len;
+    int64_t max_mem_bytes;    /* gg_run_opts of the run */
+    int64_t certify_samples;
+};
+
+struct gg_wire_reply {
+    uint32_t magic;
+    uint32_t size;            /* sizeof(struct gg_wire_reply) */
+    enum gg_status status;
+    char err[1024];
+    struct gg_run_result res; /* res.cmp.groups is not meaningful on the wire */
+};
+
+/* What a process running a case sends, from its signal handler, when the kernel faulted on a
+   guard page of an operand (gg_faultnote.c): it dies on the signal right after. */
+#define GG_WIRE_FAULT_MAGIC 0x67676631u /* "ggf1" */
+struct gg_wire_fault {
+    uint32_t magic;
+    uint32_t size;            /* sizeof(struct gg_wire_fault) */
+    int32_t where;            /* enum gg_fault_where */
+    int32_t operand;          /* 0 A, 1 B, 2 C */
+    int32_t write;            /* 1 write, 0 read, -1 not known */
+};
+
+/* What a worker sends once it is ready; the supervisor feeds it only after this. */
+struct gg_wire_hello {
+    uint32_t magic;
+    uint32_t pid;
+};
+
+double gg_wire_now(void);
+/* Writes all n bytes (sockets without SIGPIPE); 0 or -1. */
+int gg_wire_write(int fd, const void *buf, size_t n);
+/* Reads n bytes: 0 done, 1 the deadline (monotonic seconds, 0: none) passed, -1 end of file or
+   error. */
+int gg_wire_read(int fd, void *buf, size_t n, double deadline);
+
+/* Sends case text (len bytes, gg_case_format) with the memory and certification options of o
+   (may be NULL). */
+int gg_wire_send_case(int fd, const char *text, size_t len, const struct gg_run_opts *o);
+/* Receives a request: 0 with *text (malloc'd, NUL-terminated) and o filled, 1 at a clean end of
+   file, -1 on a broken or mismatched request. */
+int gg_wire_recv_case(int fd, char **text, size_t *len, struct gg_run_opts *o);
+
+/* Sends the outcome of one run. */
+int gg_wire_send_result(int fd, enum gg_status st, const char *err, const struct gg_run_result *r);
+/* Receives it: 0 with *st, err and r filled (r owns its groups), 1 deadline, -1 end of file or a
+   broken reply, 2 a fault note instead (*fault filled; the process is dying on the signal; fault
+   may be NULL, which reads a note as a broken reply). r is left zeroed unless 0 is returned. */
+int gg_wire_recv_result(int fd, double deadline, enum gg_status *st, char *err, size_t err_len,
+                        struct gg_run_result *r, struct gg_wire_fault *fault);
+
+/*
+ * The verdict of a run that ended without a result: signo > 0 the process died on that signal,
+ * -1 it exited without a report, 0 with timeout_s > 0 it ran past that limit and was killed.
+ * fault (may be NULL) is the note of where the fault hit. o's kernel and mutant overrides apply
+ * as in gg_run_case().
+ */
+enum gg_status gg_run_ended_early(const struct gg_case *c, const struct gg_run_opts *o, int signo,
+                                  double timeout_s, const struct gg_wire_fault *fault,
+                                  struct gg_run_result *r, char *err, size_t err_len);
+
+/*
+ * SIGKILL is not a signal a kernel raises as a bug: a process running a case that ends on it,
+ * when its parent did not send it, was killed from outside (kill -9, the OOM killer). Returns 1
+ * and says so in msg, to follow "... was" ("killed by signal 9 (Killed) from outside ggfuzz (out
+ * of memory?)"), else 0 with msg untouched.
+ */
+int gg_killed_from_outside(int signo, char *msg, size_t msg_len);
+
+#endif /* GG_RUN_H */

@@ -1,0 +1,287 @@
+/*
+ * gg_runner.c — runs one case in this process and applies every oracle: admission (kernel,
+ * mutant, supports(), memory), materialisation, input hashes, the kernel run under two workspace
+ * poisons (a third run tells uninitialised-workspace reads from plain nondeterminism), guard
+ * bands and padding, then the reference and the comparison, and finally the verdict.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fuzz/run/run_int.h"
+#include "fuzz/run/device/gg_device.h"
+
+#define POISON_1 0x5Au
+#define POISON_2 0xC3u
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int64_t mem_available(void)
+{
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (int64_t)pages * page : INT64_MAX;
+}
+
+int64_t gg_case_mem_estimate(const struct gg_case *c)
+{
+    struct gg_tensors t;
+    char err[256];
+    int64_t bytes = gg_tensors_shape(c, &t, err, sizeof err) == GG_OK ? gg_tensors_estimate(&t) : 0;
+    gg_tensors_free(&t);
+    return bytes;
+}
+
+void gg_fmt_bytes(int64_t n, char *buf, size_t len)
+{
+    if (n == GG_SIZE_MAX)
+        snprintf(buf, len, "more than 2^63 bytes");
+    else if (n >= (int64_t)1 << 30)
+        snprintf(buf, len, "%.2f GiB", (double)n / (double)(1 << 30));
+    else if (n >= (int64_t)1 << 20)
+        snprintf(buf, len, "%.1f MiB", (double)n / (double)(1 << 20));
+    else
+        snprintf(buf, len, "%.1f KiB", (double)n / 1024.0);
+}
+
+/* The memory admission: the estimate of the shaped problem plus the workspace against the
+   limit. Runs before anything the estimate counts is allocated. */
+static enum gg_status admit_memory(const struct gg_tensors *t, size_t ws,
+                                   const struct gg_run_opts *o, struct gg_run_result *r,
+                                   char *err, size_t err_len)
+{
+    r->mem_bytes = gg_size_add(gg_tensors_estimate(t), (int64_t)ws);
+    int64_t limit = o && o->max_mem_bytes > 0 ? o->max_mem_bytes : mem_available();
+    if (r->mem_bytes <= limit)
+        return GG_OK;
+    char need[32], have[32];
+    gg_fmt_bytes(r->mem_bytes, need, sizeof need);
+    gg_fmt_bytes(limit, have, sizeof have);
+    snprintf(err, err_len, "case needs %s of host memory, %s %s", need,
+             o && o->max_mem_bytes > 0 ? "--max-mem allows" : "only", have);
+    return GG_E_NOMEM;
+}
+
+/* Kernel, mutant and support checks. */
+static enum gg_status admit(const struct gg_case *c, const struct gg_run_opts *o,
+                            const struct gg_kernel **kp, struct gg_case *eff, char *err,
+                            size_t err_len)
+{
+    enum gg_status st = gg_case_copy(eff, c);
+    if (st != GG_OK) {
+        snprintf(err, err_len, "out of memory copying the case");
+        return st;
+    }
+    if (o && o->kernel)
+        snprintf(eff->kernel, sizeof eff->kernel, "%s", o->kernel);
+    if (o && o->mutant && strlen(o->mutant) >= sizeof eff->mutant) {
+        snprintf(err, err_len, "mutant list '%s' is longer than %d characters", o->mutant,
+                 (int)sizeof eff->mutant - 1);
+        return GG_E_INVAL;
+    }
+    if (o && o->mutant)
+        snprintf(eff->mutant, sizeof eff->mutant, "%s", strcmp(o->mutant, "none") ? o->mutant : "");
+    const struct gg_kernel *k = gg_registry_find(eff->kernel);
+    if (!k) {
+        snprintf(err, err_len, "unknown kernel '%s' (ggfuzz list shows the kernels)", eff->kernel);
+        return GG_E_INVAL;
+    }
+    if (!(k->ops & GG_OP_BIT(eff->op))) {
+        snprintf(err, err_len, "kernel %s does not implement op %s", k->name, gg_op_name(eff->op));
+        return GG_E_UNSUPPORTED;
+    }
+    if (eff->mutant[0] && !gg_mutant_list_check(eff->mutant, k->mutants, k->name, err, err_len))
+        return GG_E_INVAL;
+    *kp = k;
+    return GG_OK;
+}
+
+/* Runs the kernel once on freshly poisoned C and workspace; checks guards afterwards. */
+static enum gg_status run_once(const struct gg_kernel *k, struct gg_tensors *t, uint8_t poison,
+                               struct gg_observations *obs, double *seconds, char *err,
+                               size_t err_len)
+{
+    gg_tensors_poison(t, poison);
+    char kerr[256] = "";
+    double t0 = now_s();
+    gg_faultnote_kernel(1);
+    enum gg_status st = k->run(&t->p, &t->ops, kerr, sizeof kerr);
+    gg_faultnote_kernel(0);
+    if (seconds)
+        *seconds = now_s() - t0;
+    if (st != GG_OK) {
+        snprintf(err, err_len, "kernel %s failed: %s", k->name, kerr[0] ? kerr : "no message");
+        return st;
+    }
+    int pre = 0;
+    if (gg_hostbuf_guard_hit(&t->c, &pre) || gg_hostbuf_guard_hit(&t->ws, &pre)) {
+        obs->guard_hit = 1;
+        obs->guard_pre = pre;
+    }
+    if (gg_output_padding_hit(t))
+        obs->padding_hit = 1;
+    return GG_OK;
+}
+
+/* First run, then the workspace-poison and determinism runs. out1 receives the first output. */
+static enum gg_status run_kernel(const struct gg_kernel *k, struct gg_tensors *t, void *out1,
+                                 struct gg_observations *obs, double *seconds, char *err,
+                                 size_t err_len)
+{
+    enum gg_status st = run_once(k, t, POISON_1, obs, seconds, err, err_len);
+    if (st != GG_OK)
+        return st;
+    gg_output_save(t, out1);
+    if ((st = run_once(k, t, POISON_2, obs, NULL, err, err_len)) != GG_OK)
+        return st;
+    if (!gg_output_differs(t, out1))
+        return GG_OK;
+    /* Outputs differ: the same poison again separates workspace reads from races. */
+    if ((st = run_once(k, t, POISON_1, obs, NULL, err, err_len)) != GG_OK)
+        return st;
+    if (!gg_output_differs(t, out1) && t->ops.workspace)
+        obs->workspace_dep = 1;
+    else
+        obs->nondeterministic = 1;
+    return GG_OK;
+}
+
+/* An operand whose values all lie within 20% of one value (normal's ±6 std bound; const). Every
+   output of a row (or column) then repeats nearly the same sum, and a group's SNR rests on a
+   handful of independent values: a one-token fp8 dgrad group of const(-0.5) weights gave 1056
+   copies of one tensor-core sum at 36 dB, a wgrad of normal(1, 0.01) activations 286 near-copies
+   at 54 dB, every element within 0.5% of its bound. */
+static int nearly_constant(const struct gg_dist *d)
+{
+    switch (d->kind) {
+    case GG_DIST_CONST:
+        return 1;
+    case GG_DIST_NORMAL:
+        return 6.0 * d->p[1] <= 0.2 * fabs(d->p[0]);
+    case GG_DIST_UNIFORM:
+        return d->p[1] - d->p[0] <= 0.2 * fabs(d->p[0] + d->p[1]);
+    default:
+        return 0;
+    }
+}
+
+/* Data whose SNR is only advisory: planted specials (NaN, ±max) and special codes, and far
+   outliers, whose sums cancel, and nearly constant operands. */
+static int snr_advisory_data(const struct gg_dist *d)
+{
+    return d->kind == GG_DIST_SPECIALS || d->kind == GG_DIST_CODES ||
+           d->kind == GG_DIST_OUTLIERS || nearly_constant(d);
+}
+
+/* Reference, optional source product and MPFR certification; then the comparison. */
+static enum gg_status judge(const struct gg_case *c, const struct gg_kernel *k,
+                            const struct gg_tensors *t, const void *out,
+                            const struct gg_run_opts *o, struct gg_run_result *r, char *err,
+                            size_t err_len)
+{
+    int64_t n = gg_problem_out_elems(&t->p);
+    size_t bytes = (size_t)gg_size_mul(n > 0 ? n : 1, sizeof(double));
+    double *ref = malloc(bytes), *abs = malloc(bytes), *src = t->src_a ? malloc(bytes) : NULL;
+    enum gg_status st = GG_E_NOMEM;
+    snprintf(err, err_len, "out of memory for the reference (%lld outputs)", (long long)n);
+    if (!ref || !abs || (t->src_a && !src))
+        goto done;
+    if ((st = gg_ref_gemm(&t->p, &t->ops, ref, abs, err, err_len)) != GG_OK)
+        goto done;
+    if (src && (st = gg_ref_gemm(&t->src_p, &t->src_ops, src, NULL, err, err_len)) != GG_OK)
+        goto done;
+    if (o && o->certify_samples > 0) {
+        int64_t bad = -1;
+        if (gg_ref_certify(&t->p, &t->ops, ref, abs, o->certify_samples, 1, &bad) > 0) {
+            snprintf(err, err_len, "reference failed MPFR certification at output %lld",
+                     (long long)bad);
+            st = GG_E_INTERNAL;
+            goto done;
+        }
+    }
+    st = gg_compare_output(&t->p, out, ref, abs, src, k->tile_m, k->tile_n, &r->cmp);
+    if (st == GG_OK)
+        r->cmp.snr_advisory = snr_advisory_data(&c->dist_a) || snr_advisory_data(&c->dist_b);
+    if (st != GG_OK)
+        snprintf(err, err_len, "out of memory comparing outputs");
+    r->compared = st == GG_OK;
+done:
+    free(ref);
+    free(abs);
+    free(src);
+    return st;
+}
+
+enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
+                           struct gg_run_result *r, char *err, size_t err_len)
+{
+    double t0 = now_s();
+    memset(r, 0, sizeof *r);
+    gg_registry_init();
+    struct gg_case eff;
+    gg_case_init(&eff);
+    const struct gg_kernel *k = NULL;
+    struct gg_tensors t;
+    memset(&t, 0, sizeof t);
+    void *out1 = NULL;
+    enum gg_status st = admit(c, o, &k, &eff, err, err_len);
+    if (st != GG_OK)
+        goto done;
+    snprintf(r->kernel, sizeof r->kernel, "%s", eff.kernel);
+    snprintf(r->mutant, sizeof r->mutant, "%s", eff.mutant);
+    /* Admitted on the estimate before the routing is built, and again with the workspace that
+       the kernel asks for once it has seen the whole problem. */
+    if ((st = gg_tensors_shape(&eff, &t, err, err_len)) != GG_OK ||
+        (st = admit_memory(&t, 0, o, r, err, err_len)) != GG_OK ||
+        (st = gg_tensors_route(&eff, &t, err, err_len)) != GG_OK)
+        goto done;
+    t.pool = o ? o->pool : NULL;
+    char why[256] = "";
+    if (!k->supports(&t.p, why, sizeof why)) {
+        snprintf(err, err_len, "kernel %s does not support this case: %s", k->name,
+                 why[0] ? why : "no reason given");
+        st = GG_E_UNSUPPORTED;
+        goto done;
+    }
+    size_t ws = k->workspace_bytes ? k->workspace_bytes(&t.p) : 0;
+    if ((st = admit_memory(&t, ws, o, r, err, err_len)) != GG_OK ||
+        (st = gg_tensors_make(&eff, ws, &t, err, err_len)) != GG_OK)
+        goto done;
+    out1 = gg_output_alloc(&t);
+    if (!out1) {
+        snprintf(err, err_len, "out of memory for a copy of the output");
+        st = GG_E_NOMEM;
+        goto done;
+    }
+    struct gg_observations obs = {0};
+    struct gg_hash before = gg_tensors_hash_inputs(&t);
+    if (k->backend != GG_BACKEND_CPU) /* device mirror, device hashes (gg_devrun.c) */
+        st = gg_devrun_kernel(k, &t, out1, &obs, &r->kernel_seconds, err, err_len);
+    else if ((st = run_kernel(k, &t, out1, &obs, &r->kernel_seconds, err, err_len)) == GG_OK)
+        obs.input_modified = !gg_hash_equal(before, gg_tensors_hash_inputs(&t));
+    if (st != GG_OK ||
+        (!obs.device_error && (st = judge(&eff, k, &t, out1, o, r, err, err_len)) != GG_OK))
+        goto done;
+    gg_verdict_make(&t.p, k->name, k->tile_m, k->tile_n, k->tile_k, r->compared ? &r->cmp : NULL,
+                    &obs, &r->verdict);
+done:
+    gg_output_free(&t, out1);
+    gg_tensors_free(&t);
+    gg_case_free(&eff);
+    r->total_seconds = now_s() - t0;
+    return st;
+}
+
+void gg_run_result_free(struct gg_run_result *r)
+{
+    if (r->compared)
+        gg_compare_free(&r->cmp);
+    memset(r, 0, sizeof *r);
+}

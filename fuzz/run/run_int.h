@@ -1,0 +1,34 @@
+/*
+ * run_int.h — internal to fuzz/run/: the output checks of a run (gg_output.c), where a kernel's
+ * fault hit (gg_faultnote.c) and byte counts for messages.
+ */
+#ifndef GG_RUN_INT_H
+#define GG_RUN_INT_H
+
+#include "fuzz/run/gg_run.h"
+
+/* The output's live part (gg_output.c): range i of C's live ranges in bytes from element 0 of C,
+   clipped to C's span; 0 when nothing of C lies in it. */
+int gg_output_range(const struct gg_tensors *t, size_t i, struct gg_range *r);
+/* A copy of C laid out like C (c_bytes of reserved memory, untouched pages cost nothing): NULL
+   when it cannot be reserved. Freed by gg_output_free(). */
+void *gg_output_alloc(const struct gg_tensors *t);
+void gg_output_free(const struct gg_tensors *t, void *copy);
+/* Copies the live part of C into copy; 1 when the live part of C differs from copy's. */
+void gg_output_save(const struct gg_tensors *t, void *copy);
+int gg_output_differs(const struct gg_tensors *t, const void *copy);
+/* 1 when an element of C's padding inside its live part lost the sentinel. */
+int gg_output_padding_hit(const struct gg_tensors *t);
+
+/* Where a kernel's fault hit (gg_faultnote.c): the process that runs kernels installs the
+   handler once with its reply channel; the runner watches the operand buffers of each case
+   (operand 0 A, 1 B, 2 C) and says when a kernel runs. */
+void gg_faultnote_install(int fd);
+void gg_faultnote_watch(int operand, const struct gg_hostbuf *b);
+void gg_faultnote_clear(void);
+void gg_faultnote_kernel(int running);
+
+/* A byte count for messages: "1.5 KiB", "3.2 MiB", "2.00 GiB" (gg_runner.c). */
+void gg_fmt_bytes(int64_t n, char *buf, size_t len);
+
+#endif /* GG_RUN_INT_H */

@@ -1,0 +1,172 @@
+/*
+ * gg_store.h — public header of fuzz/store/: what is kept on disk between runs: corpus
+ * directories, atomic writes, the findings store (one case per signature) and its buckets (one
+ * per bug), and the known-signature sets of earlier nights.
+ */
+#ifndef GG_STORE_H
+#define GG_STORE_H
+
+#include "fuzz/run/gg_run.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Corpus (gg_corpus.c)                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Case files under path: path itself when it is a file, else every *.case below it (recursive,
+   sorted, dot-files skipped). *files is freed by gg_corpus_list_free(). Fails only when path
+   itself cannot be read: an entry below it that cannot be (a directory without permission, a
+   dangling link) is left out, and when skipped is not NULL it is named with the reason in
+   *skipped ("PATH: Permission denied"; *n_skipped entries, freed by gg_corpus_list_free()). */
+enum gg_status gg_corpus_list(const char *path, char ***files, size_t *count, char ***skipped,
+                              size_t *n_skipped, char *err, size_t err_len);
+void gg_corpus_list_free(char **files, size_t count);
+/* Creates directory path and its missing parents (mode 0755); 0, or -1 with errno set. */
+int gg_mkdir_p(const char *path);
+
+/* 1 when verdict v reproduces expect ("class=C [sig=S] [runs=N]"; NULL means class=pass): the
+   class matches (C may list alternatives, "nondeterminism|snr", for a race that can also be lost
+   the same way twice) and, when the expectation names a signature, the signature matches too. */
+int gg_expect_holds(const char *expect, const struct gg_verdict *v);
+#define GG_EXPECT_MAX_RUNS 64
+/* How many runs a replay may take to reproduce expect: its runs=N (a race that a run can miss),
+   else 1. */
+int gg_expect_runs(const char *expect);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Findings store (gg_findings.c)                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Copies the value of `key=` in a line of space-separated key=value fields (an @expect or
+   @finding line) into out (cap bytes); 0 when the field is absent. */
+int gg_meta_field(const char *text, const char *key, char *out, size_t cap);
+
+/*
+ * A findings directory keeps one case per signature: the file <class>-<16 hex of XXH3-64 of the
+ * signature>.case holds the (smallest known) case with metadata lines
+ *   @expect class=C sig=S          the verdict it reproduces
+ *   @finding count=N first_seen=T last_seen=T seed=0x... kernel=K [mutant=M]
+ * (T in UTC, ISO 8601; seed, kernel and mutant are those of the run that gave the stored case).
+ * Writes are atomic (gg_case_save), and each read-modify-write of a finding holds an exclusive
+ * flock(2) on <dir>/.lock, so several processes may share one directory: no file is torn and no
+ * count is lost.
+ */
+
+/* Records finding c (the case that ran) with verdict v. A new signature writes a new file
+   (*is_new = 1); a known one raises its count and last_seen, and replaces the stored case when c
+   is smaller (fewer groups, then fewer output elements), keeping the stored metadata. dir is
+   created when missing (one level). path (may be NULL) receives the file's path, path_len bytes
+   at most. A pass verdict or a signature with blanks is refused (GG_E_INVAL). */
+enum gg_status gg_findings_record(const char *dir, const struct gg_case *c,
+                                  const struct gg_verdict *v, uint64_t campaign_seed, int *is_new,
+                                  char *path, size_t path_len, char *err, size_t err_len);
+
+/* Sets metadata line @key text on the stored file path of store dir, under the store's lock. */
+enum gg_status gg_findings_tag(const char *dir, const char *path, const char *key,
+                               const char *text, char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Buckets (gg_buckets.c): one root cause above the signatures                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A bucket stands for one bug. Its rule: two findings share a bucket when their cases,
+ * minimised in bucket mode (gg_min_opts.bucket: class family kept, smallest sizes, simplest
+ * grouped op, dtypes, placement and data), give the same signature up to its magnitude: the form
+ *   family/kernel/dtypes/op/shape classes/group pattern/region
+ * of the normal form (gg_bucket_form), with snr and nan as one family, "value". Beside its
+ * one-file-per-signature
+ * findings, the store keeps
+ *   <dir>/buckets/<family>-<id>.case  the bucket's representative: its smallest normal-form
+ *                                     case, its own @expect, and
+ *     @bucket id=ID form=F first_seen=T seed=0x... kernel=K [mutant=M]
+ * with ID the 16 hex digits of XXH3-64 of the form, and each member finding carries
+ * @bucket id=ID. A bucket's count, first and last sighting are its members' (read back by
+ * gg_buckets_scan, so a sighting writes one file, the member's).
+ */
+#define GG_BUCKET_ID_HEX 16
+#define GG_BUCKETS_SUBDIR "buckets"
+
+/* The family a bucket keeps of a class: "value" for snr and nan (wrong values: whether a wrong
+   value is NaN depends on the data and on what a stray read finds), "memory" for crash and
+   oob_write (a stray access: whether it lands in a guard band or in unmapped memory depends on
+   the layout), "race" for nondeterminism, the class name otherwise. */
+const char *gg_bucket_family(enum gg_class c);
+/* The form of signature, given by normal-form case c (may be NULL): its class's family, the
+   kernel, dtypes, op, shape classes (one and lt_tile read "small": a minimised size that cannot
+   reach one element stays under a tile), group pattern and region (all, single_tile and
+   scattered read "some": how many elements of a small case fail is no root cause); the magnitude
+   dropped. A race (nondeterminism, or a normal form whose verdict changes from run to run) keeps
+   race/kernel/input dtypes (it shows in whatever op, sizes and output the schedule allowed; two
+   races of one kernel share a bucket); a crash the fault handler placed keeps
+   memory/kernel/dtypes/op/region.
+   When c's data still needs planted values (special codes, subnormals, near-max values,
+   outliers, E8M0 edge scales: a decoding bug, shared by every op), where they landed decides
+   the op, shape, groups and region that show it and which input does, so the form names the
+   inputs' dtypes in name order: family/kernel/dtypes/planted. When an operand of c
+   reaches past 2^31 elements or 2^32 bytes, where a wrapped address lands decides the class and
+   the groups it hits (crash, oob_write, unwritten or wrong values), and the output dtype where it
+   lands; the ops share an operand's address arithmetic: address/kernel/input dtypes/far operands
+   (of a, b and c, those past the limit: "address/k/bf16-bf16/c"). */
+void gg_bucket_form(const char *signature, const struct gg_case *c, char *form, size_t cap);
+/* The operands of expanded-or-not case c that reach past 2^31 elements or 2^32 bytes (offset,
+   leading dimension and stride included), as "a", "b", "c" letters in out (empty: none, or c
+   invalid): such a bug needs 64-bit addressing, and where a wrapped address lands decides
+   whether it shows as a crash, a write into a guard band, unwritten outputs or wrong values. */
+void gg_bucket_far_operands(const struct gg_case *c, char out[4]);
+/* The id of a form: 16 lower-case hex digits. */
+void gg_bucket_id(const char *form, char id[GG_BUCKET_ID_HEX + 1]);
+
+/* Files normal-form case rep, whose verdict gave signature rep_sig, as the representative of its
+   bucket in store dir: a new bucket writes its file (*is_new = 1), a known one keeps the smaller
+   case (with the first sighting of the older). The representative's @expect is rep_expect, or
+   (NULL) class and signature of rep_sig. id receives the bucket's id. */
+enum gg_status gg_bucket_file(const char *dir, const struct gg_case *rep, const char *rep_sig,
+                              const char *rep_expect, uint64_t campaign_seed,
+                              char id[GG_BUCKET_ID_HEX + 1], int *is_new, char *err,
+                              size_t err_len);
+
+/* One bucket of a store, as gg_buckets_scan() reads it. */
+struct gg_bucket {
+    char id[GG_BUCKET_ID_HEX + 1];
+    char cls[32];                    /* the representative's class name */
+    char form[GG_SIGNATURE_MAX];
+    char rep_sig[GG_SIGNATURE_MAX];  /* the representative's own signature */
+    char *path;                      /* the representative's file (absolute when resolvable) */
+    int64_t groups, elems;           /* its size (groups, logical output elements) */
+    long long members, count;        /* member signatures and their summed sightings */
+    char first_seen[32], last_seen[32]; /* over the members ("" when none) */
+};
+/* A store's buckets, and its member findings: signature -> bucket id ("" for a finding not yet
+   filed in a bucket). */
+struct gg_bucket_list {
+    struct gg_bucket *b;
+    size_t n;
+    struct gg_bucket_member {
+        char *sig;
+        char id[GG_BUCKET_ID_HEX + 1];
+    } *m;
+    size_t n_members;
+    long long untriaged; /* member findings without a bucket */
+};
+/* Reads the buckets and members of store dir (a missing directory is an empty store). Buckets
+   come most severe class first, then most sightings. Free with gg_buckets_free(). */
+enum gg_status gg_buckets_scan(const char *dir, struct gg_bucket_list *l, char *err,
+                               size_t err_len);
+/* The bucket id of member signature sig, or NULL when it is not filed. */
+const char *gg_buckets_of(const struct gg_bucket_list *l, const char *sig);
+void gg_buckets_free(struct gg_bucket_list *l);
+
+/* A set of known signatures, one per line in a text file ('#' comments, blank lines ignored;
+   the first word of a line is the signature, the rest a free note); a known bucket is written
+   "bucket-<id>". A findings directory is read as the set of its signatures and buckets. */
+struct gg_sigset {
+    char **sigs;
+    size_t n;
+};
+/* Loads path (a file or a findings directory); a missing file is an empty set. Free with
+   gg_sigset_free(). */
+enum gg_status gg_sigset_load(const char *path, struct gg_sigset *s, char *err, size_t err_len);
+int gg_sigset_has(const struct gg_sigset *s, const char *signature);
+void gg_sigset_free(struct gg_sigset *s);
+
+#endif /* GG_STORE_H */

@@ -1,0 +1,21 @@
+/*
+ * store_int.h — internal to fuzz/store/: the parts the findings (gg_findings.c) and their
+ * buckets (gg_buckets.c) share.
+ */
+#ifndef GG_STORE_INT_H
+#define GG_STORE_INT_H
+
+#include "fuzz/store/gg_store.h"
+
+/* The findings store's shared parts (gg_findings.c), for its bucket files (gg_buckets.c): the
+   exclusive lock on <dir>/.lock (created with dir when missing; held until *fd is closed), the
+   time stamp of a sighting, and the order that keeps the smaller case (fewer groups, then fewer
+   output elements; 1 when a is strictly smaller than b). */
+#define GG_STAMP_MAX 32 /* "YYYY-MM-DDThh:mm:ssZ" and room for a longer stored stamp */
+enum gg_status gg_store_lock(const char *dir, int *fd, char *err, size_t err_len);
+void gg_store_now(char stamp[GG_STAMP_MAX]);
+int gg_case_smaller(const struct gg_case *a, const struct gg_case *b);
+/* Groups and logical output elements of an expanded case (moe_sorted: m·topk rows of n). */
+void gg_case_size(const struct gg_case *c, int64_t *groups, int64_t *elems);
+
+#endif /* GG_STORE_INT_H */

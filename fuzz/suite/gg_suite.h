@@ -1,0 +1,69 @@
+/*
+ * gg_suite.h — public header of fuzz/suite/: the SNR suite. The generator of the committed suite
+ * corpus (gg_suite_gen.c), the suite runner and gate (gg_suite.c); the `ggfuzz suite` command
+ * (fuzz/cli/cli_suite.c) drives them.
+ */
+#ifndef GG_SUITE_H
+#define GG_SUITE_H
+
+#include <stdio.h>
+
+#include "fuzz/case/gg_case.h"
+
+/* The tiers, in the order of the generator's output directories. */
+#define GG_SUITE_TIERS 3
+extern const char *const gg_suite_tier_names[GG_SUITE_TIERS]; /* quick, release, stress */
+
+/* Cases written per tier by gg_suite_generate(). */
+struct gg_suite_counts {
+    int cases[GG_SUITE_TIERS];
+};
+
+/*
+ * Writes the suite corpus under root: root/quick, root/release and root/stress (created when
+ * missing; *.case files already there are removed first, so the directories hold exactly the
+ * generated set). Deterministic: the same files, byte for byte, on every run and host.
+ * counts may be NULL.
+ */
+enum gg_status gg_suite_generate(const char *root, struct gg_suite_counts *counts, char *err,
+                                 size_t err_len);
+
+/* What `ggfuzz suite` runs and how it judges (cli_suite.c fills it from the command line). */
+struct gg_suite_opts {
+    const char *tier;                /* name written into the results ("quick", ...) */
+    const char *const *paths;        /* case files and directories, run in order */
+    int n_paths;
+    const char *const *kernels;      /* run every case on each of these (n_kernels 0: the
+                                        case's own kernel) */
+    int n_kernels;
+    const char *mutant;              /* (optional) run with this mutant (or list of mutants);
+                                        kernels without one of them skip */
+    int gate;                        /* the verdict decides the exit code */
+    const char *baseline_path;       /* (optional) suite JSON to compare SNR and times with */
+    double snr_drop_db;              /* a worst-group SNR lower than the baseline's by more
+                                        than this regresses */
+    int perf;                        /* time the kernels and apply the perf rule */
+    int perf_runs;                   /* timed runs per case (median) */
+    double timeout_s;                /* per case run (0: none) */
+    int no_fork;                     /* run in this process */
+    int64_t max_mem_bytes;           /* 0: the memory available */
+    const char *json_path, *save_baseline_path, *junit_path, *report_dir; /* (optional) outputs */
+    char **plugins;                  /* recorded in the results */
+    int n_plugins;
+    FILE *out;                       /* one line per case and the summary */
+};
+
+/* Counts of a suite run, by case verdict. */
+struct gg_suite_summary {
+    int cases, pass, fail, regressed, skipped, errors;
+    int gate_failed;                 /* the gate's verdict is fail */
+    int output_failed;               /* a requested output could not be written */
+};
+
+/* Runs the suite, prints each case and the summary, writes the requested outputs. Returns GG_OK
+   (the outcome is in sum) or a status and message when it could not run at all (a baseline that
+   cannot be read, no case found). */
+enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summary *sum,
+                            char *err, size_t err_len);
+
+#endif /* GG_SUITE_H */
