@@ -35,6 +35,13 @@ const char *gg_class_name(enum gg_class c);
 enum gg_class gg_class_from_name(const char *name);
 /* Process exit code for a class: 0 for pass, 21 for device, 10 + class otherwise (README). */
 int gg_class_exit_code(enum gg_class c);
+/* One line that says what the class means. */
+const char *gg_class_help(enum gg_class c);
+/* Rank of a class when several fire on one run: the lowest wins (crash before timeout before
+   oob_write ... before snr before device). */
+int gg_class_precedence(enum gg_class c);
+/* 1 when class a, a fault, outranks b (any fault outranks pass). */
+int gg_class_more_severe(enum gg_class a, enum gg_class b);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Thresholds (gg_threshold.c): one versioned table following DESIGN.md                        */

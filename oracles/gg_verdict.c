@@ -10,18 +10,27 @@
 
 #include "oracles/gg_oracle_int.h"
 
-static const char *const class_names[GG_CLASS_COUNT] = {
-    [GG_CLASS_PASS] = "pass",
-    [GG_CLASS_CRASH] = "crash",
-    [GG_CLASS_TIMEOUT] = "timeout",
-    [GG_CLASS_OOB_WRITE] = "oob_write",
-    [GG_CLASS_INPUT_MODIFIED] = "input_modified",
-    [GG_CLASS_UNWRITTEN] = "unwritten",
-    [GG_CLASS_NAN] = "nan",
-    [GG_CLASS_WORKSPACE] = "workspace",
-    [GG_CLASS_NONDETERMINISM] = "nondeterminism",
-    [GG_CLASS_SNR] = "snr",
-    [GG_CLASS_DEVICE] = "device",
+/* The verdict classes: name, exit code, precedence (when several fire, the lowest wins: a run
+   that crashed says nothing about its values) and the help line. Adding a class is one row here
+   and its enum value in gg_oracle.h. Exit codes are 10 + the enum value, except device: 20 was
+   replay's "did not reproduce" before the class came. */
+static const struct class_row {
+    const char *name;
+    int exit_code, precedence;
+    const char *help;
+} CLASSES[GG_CLASS_COUNT] = {
+    [GG_CLASS_PASS] = {"pass", 0, 0, "every check passed"},
+    [GG_CLASS_CRASH] = {"crash", 11, 1, "the kernel's process died on a signal"},
+    [GG_CLASS_TIMEOUT] = {"timeout", 12, 2, "the kernel ran past its time limit"},
+    [GG_CLASS_OOB_WRITE] = {"oob_write", 13, 3, "a guard band or padding element changed"},
+    [GG_CLASS_INPUT_MODIFIED] = {"input_modified", 14, 4, "a read-only operand changed"},
+    [GG_CLASS_UNWRITTEN] = {"unwritten", 15, 5, "an output element still holds the sentinel"},
+    [GG_CLASS_NAN] = {"nan", 16, 6, "NaN or Inf where the reference is finite, or the reverse"},
+    [GG_CLASS_WORKSPACE] = {"workspace", 17, 7,
+                            "the output depends on the workspace's initial contents"},
+    [GG_CLASS_NONDETERMINISM] = {"nondeterminism", 18, 8, "two identical runs differ"},
+    [GG_CLASS_SNR] = {"snr", 19, 9, "wrong or too noisy: SNR below threshold or past a bound"},
+    [GG_CLASS_DEVICE] = {"device", 21, 10, "a sticky GPU error (illegal address, launch failure)"},
 };
 
 static const char *const region_names[GG_REGION_COUNT] = {
@@ -38,21 +47,35 @@ static const char *const region_names[GG_REGION_COUNT] = {
 
 const char *gg_class_name(enum gg_class c)
 {
-    return (unsigned)c < GG_CLASS_COUNT ? class_names[c] : "unknown";
+    return (unsigned)c < GG_CLASS_COUNT ? CLASSES[c].name : "unknown";
 }
 
 enum gg_class gg_class_from_name(const char *name)
 {
     for (int c = 0; name && c < GG_CLASS_COUNT; c++)
-        if (strcmp(class_names[c], name) == 0)
+        if (strcmp(CLASSES[c].name, name) == 0)
             return (enum gg_class)c;
     return GG_CLASS_COUNT;
 }
 
 int gg_class_exit_code(enum gg_class c)
 {
-    /* 20 is replay's "did not reproduce": the device class, added last, takes 21. */
-    return c == GG_CLASS_PASS ? 0 : c == GG_CLASS_DEVICE ? 21 : 10 + (int)c;
+    return (unsigned)c < GG_CLASS_COUNT ? CLASSES[c].exit_code : 1;
+}
+
+const char *gg_class_help(enum gg_class c)
+{
+    return (unsigned)c < GG_CLASS_COUNT ? CLASSES[c].help : "unknown class";
+}
+
+int gg_class_precedence(enum gg_class c)
+{
+    return (unsigned)c < GG_CLASS_COUNT ? CLASSES[c].precedence : GG_CLASS_COUNT;
+}
+
+int gg_class_more_severe(enum gg_class a, enum gg_class b)
+{
+    return a != GG_CLASS_PASS && (b == GG_CLASS_PASS || gg_class_precedence(a) < gg_class_precedence(b));
 }
 
 const char *gg_region_name(enum gg_region r)
@@ -108,7 +131,7 @@ static void collect_fails(const struct gg_threshold *t, const struct gg_compare 
     v->max_ratio = cmp->max_ratio;
 }
 
-/* The first class in enum order among those that fired. */
+/* The class of highest precedence among those that fired. */
 static enum gg_class pick_class(const struct gg_compare *cmp, const struct gg_observations *obs,
                                 const struct fails *f)
 {
@@ -127,10 +150,11 @@ static enum gg_class pick_class(const struct gg_compare *cmp, const struct gg_ob
         fired[GG_CLASS_NAN] = cmp->n_nan > 0;
         fired[GG_CLASS_SNR] = f->n > 0 || f->src || cmp->n_bound > 0;
     }
+    enum gg_class best = GG_CLASS_PASS;
     for (int c = GG_CLASS_PASS + 1; c < GG_CLASS_COUNT; c++)
-        if (fired[c])
-            return (enum gg_class)c;
-    return GG_CLASS_PASS;
+        if (fired[c] && gg_class_more_severe((enum gg_class)c, best))
+            best = (enum gg_class)c;
+    return best;
 }
 
 /* First group of cmp with an unwritten element (cls UNWRITTEN) or a NaN mismatch (NAN). */

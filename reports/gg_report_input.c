@@ -695,11 +695,12 @@ static void finding_free(struct gg_rfinding *f)
     free(f->parse_error);
 }
 
-/* Most severe class first (the order of enum gg_class), then the most frequent. */
+/* Most severe class first (gg_class_precedence), then the most frequent. */
 static int cmp_finding(const void *pa, const void *pb)
 {
     const struct gg_rfinding *a = pa, *b = pb;
-    int ca = (int)gg_class_from_name(a->cls), cb = (int)gg_class_from_name(b->cls);
+    int ca = gg_class_precedence(gg_class_from_name(a->cls)),
+        cb = gg_class_precedence(gg_class_from_name(b->cls));
     if (ca != cb)
         return ca < cb ? -1 : 1;
     if (a->count != b->count)

@@ -73,9 +73,18 @@ Test(oracle_verdict, names_and_exit_codes)
         int code = gg_class_exit_code((enum gg_class)c);
         cr_expect_eq(code, c == 0 ? 0 : c == GG_CLASS_DEVICE ? 21 : 10 + c);
         cr_expect_neq(code, 20, "20 is replay's 'did not reproduce'");
-        for (int d = 0; d < c; d++)
+        for (int d = 0; d < c; d++) {
             cr_expect_neq(code, gg_class_exit_code((enum gg_class)d));
+            cr_expect_neq(gg_class_precedence((enum gg_class)c),
+                          gg_class_precedence((enum gg_class)d));
+        }
+        cr_expect(strlen(gg_class_help((enum gg_class)c)) > 0);
+        if (c != GG_CLASS_PASS)
+            cr_expect(gg_class_more_severe((enum gg_class)c, GG_CLASS_PASS));
+        cr_expect_not(gg_class_more_severe(GG_CLASS_PASS, (enum gg_class)c));
     }
+    cr_expect(gg_class_more_severe(GG_CLASS_CRASH, GG_CLASS_SNR));
+    cr_expect_not(gg_class_more_severe(GG_CLASS_SNR, GG_CLASS_CRASH));
     cr_expect_str_eq(gg_class_name(GG_CLASS_PASS), "pass");
     cr_expect_str_eq(gg_class_name(GG_CLASS_OOB_WRITE), "oob_write");
     cr_expect_str_eq(gg_class_name(GG_CLASS_NONDETERMINISM), "nondeterminism");

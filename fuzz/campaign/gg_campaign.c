@@ -717,7 +717,7 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
     if (!is_new)
         return;
     st->new_sigs++;
-    if (st->worst_new == GG_CLASS_PASS || v->cls < st->worst_new)
+    if (gg_class_more_severe(v->cls, st->worst_new))
         st->worst_new = v->cls;
     if (st->first_finding_s < 0) {
         st->first_finding_s = elapsed(c);

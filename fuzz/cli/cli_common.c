@@ -94,10 +94,26 @@ const char gg_cli_usage[] =
     "\n"
     "exit codes: 0 all pass (replay: all expectations reproduced); 2 usage; 3 malformed case,\n"
     "refused plugin or harness error; 4 case or kernel refused (unsupported, too large, or a\n"
-    "GPU kernel without its device); 20 replay did not reproduce; 11 crash, 12 timeout,\n"
-    "13 oob_write, 14 input_modified, 15 unwritten, 16 nan, 17 workspace, 18 nondeterminism,\n"
-    "19 snr (the most severe fault found, in this order), 21 device (a sticky GPU error);\n"
-    "30 suite --gate failed.\n";
+    "GPU kernel without its device); 20 replay did not reproduce; 30 suite --gate failed; a\n"
+    "finding's class (the most severe found, in this order):\n";
+
+void gg_cli_usage_print(FILE *f)
+{
+    fputs(gg_cli_usage, f);
+    enum gg_class order[GG_CLASS_COUNT];
+    int n = 0;
+    for (int c = GG_CLASS_PASS + 1; c < GG_CLASS_COUNT; c++)
+        order[n++] = (enum gg_class)c;
+    for (int i = 1; i < n; i++) /* by precedence */
+        for (int j = i; j > 0 && gg_class_more_severe(order[j], order[j - 1]); j--) {
+            enum gg_class t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (int i = 0; i < n; i++)
+        fprintf(f, "  %2d %-15s %s\n", gg_class_exit_code(order[i]), gg_class_name(order[i]),
+                gg_class_help(order[i]));
+}
 
 /* A size is decimal digits with at most one '.', then an optional binary unit K, M, G or T
    (either case, optionally followed by "iB" or "B"): no sign, exponent, hexadecimal, nan or inf.
@@ -218,10 +234,10 @@ int gg_cli_common_option(int ch, const char *arg, struct gg_cli_plugins *pl)
         return rc != 0 ? rc : -1;
     }
     if (ch == 'h') {
-        fputs(gg_cli_usage, stdout);
+        gg_cli_usage_print(stdout);
         return 0;
     }
-    fputs(gg_cli_usage, stderr);
+    gg_cli_usage_print(stderr);
     return GG_EXIT_USAGE;
 }
 

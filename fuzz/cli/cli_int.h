@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kernels/gg_kernel.h"
 
@@ -21,6 +22,8 @@ enum {
 };
 
 extern const char gg_cli_usage[];
+/* Prints the usage text, then the exit code of every verdict class from the class table. */
+void gg_cli_usage_print(FILE *f);
 
 /* Parsers: 0 on success; -1 after printing a message naming opt (usage error). */
 int gg_cli_size(const char *opt, const char *s, int64_t *out); /* 512M, 8G, 1.5GiB... */

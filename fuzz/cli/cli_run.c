@@ -76,7 +76,7 @@ static void run_file(struct cli *cli, const char *path)
             cli->n_fail++;
         if (cli->replay && !rc.replay_ok)
             cli->n_noreproduce++;
-        if (cls != GG_CLASS_PASS && (cli->worst == GG_CLASS_PASS || cls < cli->worst))
+        if (gg_class_more_severe(cls, cli->worst))
             cli->worst = cls;
     } else if (st == GG_E_UNSUPPORTED || st == GG_E_NOMEM) {
         cli->n_refused++;

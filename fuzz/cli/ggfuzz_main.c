@@ -24,12 +24,12 @@ int main(int argc, char **argv)
     argc -= n_lead;
     argv += n_lead;
     if (argc < 2) {
-        fputs(gg_cli_usage, stderr);
+        gg_cli_usage_print(stderr);
         return GG_EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        fputs(gg_cli_usage, stdout);
+        gg_cli_usage_print(stdout);
         return 0;
     }
     if (!strcmp(cmd, "--version")) {
@@ -55,6 +55,7 @@ int main(int argc, char **argv)
         return gg_cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "worker"))
         return gg_cli_worker();
-    fprintf(stderr, "ggfuzz: unknown command '%s'\n\n%s", cmd, gg_cli_usage);
+    fprintf(stderr, "ggfuzz: unknown command '%s'\n\n", cmd);
+    gg_cli_usage_print(stderr);
     return GG_EXIT_USAGE;
 }

@@ -433,11 +433,12 @@ static int cmp_member(const void *pa, const void *pb)
                   ((const struct gg_bucket_member *)pb)->sig);
 }
 
-/* Most severe class first (the order of enum gg_class), then the most sightings, then id. */
+/* Most severe class first (gg_class_precedence), then the most sightings, then id. */
 static int cmp_bucket(const void *pa, const void *pb)
 {
     const struct gg_bucket *a = pa, *b = pb;
-    int ca = (int)gg_class_from_name(a->cls), cb = (int)gg_class_from_name(b->cls);
+    int ca = gg_class_precedence(gg_class_from_name(a->cls)),
+        cb = gg_class_precedence(gg_class_from_name(b->cls));
     if (ca != cb)
         return ca - cb;
     if (a->count != b->count)
