@@ -97,6 +97,15 @@ const char gg_cli_usage[] =
     "GPU kernel without its device); 20 replay did not reproduce; 30 suite --gate failed; a\n"
     "finding's class (the most severe found, in this order):\n";
 
+/* Every environment variable ggfuzz reads, printed after the exit codes. */
+static const char *const ENVIRONMENT[][2] = {
+    {"GGFUZZ_PLUGINS", "colon-separated plugin paths, loaded before those of --plugin"},
+    {"GGFUZZ_PLUGIN_TIMEOUT", "seconds a plugin's registration may take (default 10; 0: none)"},
+    {"GG_GPU_TMA", "0: GPU kernels load by cp.async instead of TMA (the same bits)"},
+    {"GG_GNUPLOT", "the gnuplot executable of report plots (default: gnuplot on PATH)"},
+    {"TMPDIR", "where selftest makes its temporary campaigns (default /tmp)"},
+};
+
 void gg_cli_usage_print(FILE *f)
 {
     fputs(gg_cli_usage, f);
@@ -113,6 +122,9 @@ void gg_cli_usage_print(FILE *f)
     for (int i = 0; i < n; i++)
         fprintf(f, "  %2d %-15s %s\n", gg_class_exit_code(order[i]), gg_class_name(order[i]),
                 gg_class_help(order[i]));
+    fputs("\nenvironment:\n", f);
+    for (size_t i = 0; i < sizeof ENVIRONMENT / sizeof ENVIRONMENT[0]; i++)
+        fprintf(f, "  %-22s %s\n", ENVIRONMENT[i][0], ENVIRONMENT[i][1]);
 }
 
 /* A size is decimal digits with at most one '.', then an optional binary unit K, M, G or T
