@@ -273,6 +273,22 @@ static void strategy_uniform(struct gen *g, struct gg_case *c)
         gen_codes(g, c);
 }
 
+/* The targeted strategies, one per fault class a campaign can aim at (--faults): its name, its
+   bit of the mask (bit i for row i) and how it draws a case (gg_strategy_<name>.c). Adding a
+   strategy is a row here, its bit in gg_gen.h and its file. */
+static const struct strategy {
+    const char *name;
+    unsigned bit;
+    void (*draw)(struct gen *g, struct gg_case *c);
+} STRATEGIES[] = {
+    {"snr", GG_FAULTS_SNR, gen_strategy_snr},
+    {"i64", GG_FAULTS_I64, gen_strategy_i64},
+    {"zero", GG_FAULTS_ZERO, gen_strategy_zero},
+    {"alias", GG_FAULTS_ALIAS, gen_strategy_alias},
+};
+#define N_STRATEGIES (int)(sizeof STRATEGIES / sizeof STRATEGIES[0])
+_Static_assert(GG_FAULTS_ALL == (1u << N_STRATEGIES) - 1, "one strategy per fault bit");
+
 /* A case of one of the fault classes in the mask `classes` (uniformly); returns the class drawn,
    or -1 when the mask is empty. With the snr class selected, one case in TARGETED_CODES, of
    whatever class, carries special codes in both inputs (gen_codes), aimed at the nan class: a
@@ -280,15 +296,13 @@ static void strategy_uniform(struct gen *g, struct gg_case *c)
    wrongly shows it on any shape. Cases with planted E8M0 codes keep their small data. */
 static int strategy_targeted(struct gen *g, struct gg_case *c, unsigned classes)
 {
-    static void (*const CLASSES[4])(struct gen *, struct gg_case *) = {
-        gen_strategy_snr, gen_strategy_i64, gen_strategy_zero, gen_strategy_alias};
     if (classes == 0)
         return -1;
     int pick = (int)gen_range(&g->r, 0, __builtin_popcount(classes) - 1), i = 0;
-    for (; i < 4; i++)
-        if ((classes & (1u << i)) && pick-- == 0)
+    for (; i < N_STRATEGIES; i++)
+        if ((classes & STRATEGIES[i].bit) && pick-- == 0)
             break;
-    CLASSES[i](g, c);
+    STRATEGIES[i].draw(g, c);
     if ((classes & GG_FAULTS_SNR) && c->plant_e8m0 == 0 && gen_chance(&g->r, TARGETED_CODES))
         gen_codes(g, c);
     gen_fit_data(c);
@@ -299,7 +313,6 @@ static int strategy_targeted(struct gen *g, struct gg_case *c, unsigned classes)
 
 unsigned gg_faults_parse(const char *s)
 {
-    static const char *const NAMES[] = {"snr", "i64", "zero", "alias"};
     unsigned mask = 0;
     if (s == NULL || *s == '\0')
         return 0;
@@ -308,9 +321,9 @@ unsigned gg_faults_parse(const char *s)
         unsigned bit = 0;
         if (len == 3 && strncmp(p, "all", 3) == 0)
             bit = GG_FAULTS_ALL;
-        for (int i = 0; i < 4 && bit == 0; i++)
-            if (strlen(NAMES[i]) == len && strncmp(p, NAMES[i], len) == 0)
-                bit = 1u << i;
+        for (int i = 0; i < N_STRATEGIES && bit == 0; i++)
+            if (strlen(STRATEGIES[i].name) == len && strncmp(p, STRATEGIES[i].name, len) == 0)
+                bit = STRATEGIES[i].bit;
         if (bit == 0)
             return 0;
         mask |= bit;
