@@ -3,7 +3,7 @@
  * looks kernels up through gg_kernels_builtin(); adding a kernel means adding its descriptor here.
  * GPU and vendor-library kernels join the table when the build has them (GG_CUDA / GG_HIP).
  */
-#include "kernels/cpu/cpu_int.h"
+#include "kernels/cpu/cpu_kernels.h"
 #ifdef GG_HAVE_GPU_KERNELS
 #include "kernels/gpu/gpu_kernels.h" /* defines GG_GPU_KERNELS, a list of &descriptor, */
 #endif

@@ -49,7 +49,7 @@ enum gpu_mode {
 };
 
 /*
- * One launch of the grouped engine, passed by value. The addressing follows cpu_grouped_map:
+ * One launch of the grouped engine, passed by value. The addressing follows family_grouped_map:
  * A_g(i, r) = a[a_off + i·a_si + r·a_sr], B_g(r, j) = b[b_off + r·b_sr + j·b_sj].
  */
 struct gpu_grouped {
@@ -106,7 +106,7 @@ __host__ __device__ inline uint16_t gpu_fp8_decode(const struct gpu_grouped &P, 
     return gpu_fp8_to_bf16(fmt, c);
 }
 
-/* A group's block of C and where its operands start (cpu_grouped_block_of on the device). */
+/* A group's block of C and where its operands start (family_grouped_block_of on the device). */
 struct gpu_block {
     int64_t a_off, b_off, c_off, row0, rows, cols, red;
 };
@@ -1229,8 +1229,8 @@ static enum gg_status gpu_start(K kern, int smem, int threads, int64_t items, co
         grid = items < cap ? items : cap;
     }
     if (grid > 0x7FFFFFFF)
-        return cpu_fail(err, err_len, GG_E_UNSUPPORTED, "%lld CTAs exceed the grid limit",
-                        (long long)grid);
+        return family_fail(err, err_len, GG_E_UNSUPPORTED, "%lld CTAs exceed the grid limit",
+                           (long long)grid);
     kern<<<(unsigned)grid, (unsigned)threads, smem, x.stream>>>(args...);
     GG_GPU_CHECK(cudaGetLastError());
     return GG_OK;
@@ -1364,7 +1364,7 @@ static inline void gpu_finish_setup(gpu_grouped *P)
 
 /* The launch description of p over all groups (no split-K state yet), from the host map. */
 static inline gpu_grouped gpu_grouped_of(const struct gg_problem *p, const struct gg_operands *o,
-                                         const struct cpu_grouped_map *m)
+                                         const struct family_grouped_map *m)
 {
     gpu_grouped P;
     memset(&P, 0, sizeof P);
@@ -1461,24 +1461,24 @@ static inline enum gg_status gpu_batched_check(const gpu_grouped &P, int kn, siz
                                                char *err, size_t err_len)
 {
     if (P.groups < 0 || P.bm < 0 || P.n < 0 || P.k < 0)
-        return cpu_fail(err, err_len, GG_E_INVAL, "negative size (batch %lld, m %lld, n %lld, "
-                        "k %lld)", (long long)P.groups, (long long)P.bm, (long long)P.n,
-                        (long long)P.k);
+        return family_fail(err, err_len, GG_E_INVAL, "negative size (batch %lld, m %lld, n %lld, "
+                           "k %lld)", (long long)P.groups, (long long)P.bm, (long long)P.n,
+                           (long long)P.k);
     int64_t rows_b = kn ? P.k : P.n, row_b = kn ? P.n : P.k;
     auto span = [](int64_t r, int64_t c, int64_t ld) { return r == 0 || c == 0 ? 0 : (r - 1) * ld + c; };
     if (P.lda < P.k || P.ldb < row_b || P.ldc < P.n || (P.groups > 1 && (P.sa < span(P.bm, P.k, P.lda) ||
         P.stride_b < span(rows_b, row_b, P.ldb) || P.stride_c < span(P.bm, P.n, P.ldc))))
-        return cpu_fail(err, err_len, GG_E_INVAL, "leading dimension or stride too small (lda "
-                        "%lld, ldb %lld, ldc %lld)", (long long)P.lda, (long long)P.ldb,
-                        (long long)P.ldc);
+        return family_fail(err, err_len, GG_E_INVAL, "leading dimension or stride too small (lda "
+                           "%lld, ldb %lld, ldc %lld)", (long long)P.lda, (long long)P.ldb,
+                           (long long)P.ldc);
     int out = P.groups > 0 && P.bm > 0 && P.n > 0, red = out && P.k > 0;
     enum gg_status st;
-    if ((st = cpu_check_ptr(P.a, red, esize, "a", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(P.b, red, esize, "b", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(P.c, out, P.c_dtype == GG_DTYPE_BF16 ? 2 : 4, "c", err, err_len)) !=
+    if ((st = family_check_ptr(P.a, red, esize, "a", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(P.b, red, esize, "b", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(P.c, out, P.c_dtype == GG_DTYPE_BF16 ? 2 : 4, "c", err, err_len)) !=
             GG_OK ||
-        (st = cpu_check_ptr(P.bias, out && P.bias_dtype != GG_DTYPE_NONE, 1, "bias", err,
-                            err_len)) != GG_OK)
+        (st = family_check_ptr(P.bias, out && P.bias_dtype != GG_DTYPE_NONE, 1, "bias", err,
+                               err_len)) != GG_OK)
         return st;
     return GG_OK;
 }
@@ -1509,26 +1509,26 @@ static inline int64_t gpu_count_tiles(const gpu_grouped &P, const int64_t *host_
  */
 static inline enum gg_status gpu_grouped_check(const struct gg_problem *p,
                                                const struct gg_operands *o,
-                                               struct cpu_grouped_map *m, size_t esize,
+                                               struct family_grouped_map *m, size_t esize,
                                                char *err, size_t err_len)
 {
-    cpu_grouped_map_init(p, p->group_offs, m);
+    family_grouped_map_init(p, p->group_offs, m);
     enum gg_status st;
-    if ((st = cpu_grouped_check_sizes(m, err, err_len)) != GG_OK ||
-        (st = cpu_check_offsets(p->group_offs, m->groups, m->m, err, err_len)) != GG_OK ||
-        (st = cpu_grouped_check_strides(m, err, err_len)) != GG_OK)
+    if ((st = family_grouped_check_sizes(m, err, err_len)) != GG_OK ||
+        (st = family_check_offsets(p->group_offs, m->groups, m->m, err, err_len)) != GG_OK ||
+        (st = family_grouped_check_strides(m, err, err_len)) != GG_OK)
         return st;
     for (int64_t g = 0; g < m->groups; g++)
         if (p->group_lens == NULL || p->group_lens[g] != p->group_offs[g + 1] - p->group_offs[g])
-            return cpu_fail(err, err_len, GG_E_INVAL, "group %lld: length and offsets disagree",
-                            (long long)g);
+            return family_fail(err, err_len, GG_E_INVAL, "group %lld: length and offsets disagree",
+                               (long long)g);
     if (m->groups > 0 && (o->group_offs_dev == NULL || o->group_lens_dev == NULL))
-        return cpu_fail(err, err_len, GG_E_INVAL, "device group arrays are NULL");
-    struct cpu_grouped_use use = cpu_grouped_uses(m);
+        return family_fail(err, err_len, GG_E_INVAL, "device group arrays are NULL");
+    struct family_grouped_use use = family_grouped_uses(m);
     size_t c_size = p->c_dtype == GG_DTYPE_BF16 ? 2 : 4;
-    if ((st = cpu_check_ptr(o->a, use.a, esize, "a", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->b, use.b, esize, "b", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->c, use.c, c_size, "c", err, err_len)) != GG_OK)
+    if ((st = family_check_ptr(o->a, use.a, esize, "a", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->b, use.b, esize, "b", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->c, use.c, c_size, "c", err, err_len)) != GG_OK)
         return st;
     return GG_OK;
 }

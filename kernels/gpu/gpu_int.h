@@ -17,9 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-extern "C" {
-#include "kernels/cpu/cpu_gemm_int.h"
-}
+#include "kernels/family/family.h"
 #include "kernels/gpu/gpu_kernels.h"
 
 /* The host functions a kernel descriptor points at (unreferenced in a device-only pass). */

@@ -232,7 +232,7 @@ struct gpu_kmajor_plan {
     size_t a_bytes, b_bytes, remap_bytes, copies;
 };
 
-static inline gpu_kmajor_plan gpu_kmajor_plan_of(int op, const struct cpu_grouped_map *m, int es)
+static inline gpu_kmajor_plan gpu_kmajor_plan_of(int op, const struct family_grouped_map *m, int es)
 {
     gpu_kmajor_plan pl;
     memset(&pl, 0, sizeof pl);
