@@ -15,7 +15,7 @@
 #ifndef GG_GPU_TRANSPOSE_INT_H
 #define GG_GPU_TRANSPOSE_INT_H
 
-#include "kernels/gpu/gpu_gemm_int.h"
+#include "kernels/gpu/gpu_tile_int.h"
 
 #define GPU_TR_TILE 64
 #define GPU_TR_GROUPS 512 /* groups whose offsets a wgrad copy's block keeps in shared memory */

@@ -8,6 +8,7 @@
  * supports() is the family's (kernels/family), so both backends accept exactly the same
  * problems.
  */
+#include "kernels/gpu/gpu_gemm_int.h"
 #include "kernels/gpu/gpu_transpose_int.h"
 
 /* Workspace size a kernel reports for `used` bytes: one slot less under workspace_underreport

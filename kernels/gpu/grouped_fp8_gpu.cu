@@ -11,6 +11,7 @@
  * through a 32-bit byte range), e5m2_inf_as_max (a software decoder reading the e5m2 infinities
  * as ±57344: its operands take the decode path, whose table holds the wrong values).
  */
+#include "kernels/gpu/gpu_gemm_int.h"
 #include "kernels/gpu/gpu_transpose_int.h"
 
 [[maybe_unused]] static const char *const fp8_mutants[] = {"fnuz_as_ocp", "i32_group_base", "i32_byte_limit",
