@@ -8,7 +8,7 @@
 #include "kernels/gpu/gpu_kernels.h" /* defines GG_GPU_KERNELS, a list of &descriptor, */
 #endif
 #ifdef GG_HAVE_VENDOR_KERNELS
-#include "kernels/vendor/vendor_kernels.h" /* defines GG_VENDOR_KERNELS likewise */
+#include "kernels/vendor_libs/vendor_kernels.h" /* defines GG_VENDOR_KERNELS likewise */
 #endif
 
 static const struct gg_kernel *const builtin_kernels[] = {

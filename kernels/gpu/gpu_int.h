@@ -1,16 +1,16 @@
 /*
- * gpu_int.h — internal to kernels/gpu: picks the vendor mapping (CUDA or HIP), turns runtime
- * errors into GG_E_DEVICE with "call, file:line: error string", and holds the device helpers
- * every GPU kernel shares: exact bf16/fp8/E8M0 decodes, the RNE bf16 encode the CPU kernels use,
- * and the launch helpers. Included only from the .cu files of kernels/gpu.
+ * gpu_int.h — internal to kernels/gpu: picks the backend (backend/cuda.h or backend/hip.h),
+ * turns runtime errors into GG_E_DEVICE with "call, file:line: error string", and holds the
+ * device helpers every GPU kernel shares: exact bf16/fp8/E8M0 decodes, the RNE bf16 encode the
+ * CPU kernels use, and the launch helpers. Included only from the .cu files of kernels/gpu.
  */
 #ifndef GG_GPU_INT_H
 #define GG_GPU_INT_H
 
 #ifdef GG_GPU_HIP
-#include "kernels/gpu/vendors/hip.h"
+#include "kernels/gpu/backend/hip.h"
 #else
-#include "kernels/gpu/vendors/cuda.h"
+#include "kernels/gpu/backend/cuda.h"
 #endif
 
 #include <stdint.h>

@@ -1,10 +1,11 @@
 /*
- * vendors/cuda.h — the CUDA side of the runtime names the GPU kernels use. The kernels are
- * written in the CUDA dialect, so this header only includes the toolkit and names the backend;
- * vendors/hip.h maps the same names onto HIP.
+ * backend/cuda.h — the CUDA backend of the GPU kernels: its runtime, its name and what its
+ * hardware has. The kernels are written in the CUDA dialect, so this header only includes the
+ * toolkit, names the backend and sets its feature switches; backend/hip.h does the same for HIP
+ * and maps the runtime names onto it.
  */
-#ifndef GG_GPU_VENDORS_CUDA_H
-#define GG_GPU_VENDORS_CUDA_H
+#ifndef GG_GPU_BACKEND_CUDA_H
+#define GG_GPU_BACKEND_CUDA_H
 
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h> /* the driver's types and entry-point signatures (no link to it) */
@@ -39,4 +40,4 @@ static inline void *gpu_driver_entry(const char *name)
     return fn;
 }
 
-#endif /* GG_GPU_VENDORS_CUDA_H */
+#endif /* GG_GPU_BACKEND_CUDA_H */

@@ -1,11 +1,12 @@
 /*
- * vendors/hip.h — maps the CUDA runtime names used by kernels/gpu and by the harness's device
- * services (fuzz/gpu) onto HIP (the only place that does, as ggml's vendors/hip.h). Device code
- * written for CUDA compiles unchanged with hipcc; NVIDIA-only instructions are replaced by the
- * portable path (GG_GPU_HAVE_MMA is 0).
+ * backend/hip.h — the HIP backend of the GPU kernels: names it, sets its feature switches, and
+ * maps the CUDA runtime names used by kernels/gpu and by the harness's device services
+ * (fuzz/gpu) onto HIP (the only place that does, as ggml's vendors/hip.h). Device code written
+ * for CUDA compiles unchanged with hipcc; NVIDIA-only instructions are replaced by the portable
+ * path (GG_GPU_HAVE_MMA is 0).
  */
-#ifndef GG_GPU_VENDORS_HIP_H
-#define GG_GPU_VENDORS_HIP_H
+#ifndef GG_GPU_BACKEND_HIP_H
+#define GG_GPU_BACKEND_HIP_H
 
 #include <hip/hip_runtime.h>
 
@@ -101,4 +102,4 @@ __device__ __forceinline__ T gg_hip_shfl_down_sync(unsigned mask, T var, unsigne
 }
 #define __shfl_down_sync gg_hip_shfl_down_sync
 
-#endif /* GG_GPU_VENDORS_HIP_H */
+#endif /* GG_GPU_BACKEND_HIP_H */
