@@ -1,7 +1,8 @@
 /*
  * gg_kernels_builtin.c — the table of in-tree kernels, in a fixed order. The harness lists and
  * looks kernels up through gg_kernels_builtin(); adding a kernel means adding its descriptor here.
- * GPU and vendor-library kernels join the table when the build has them (GG_CUDA / GG_HIP).
+ * GPU kernels join the table when the build has them (GG_CUDA or GG_HIP), and so do the adapters
+ * of the vendor libraries under test (GG_CUDA).
  */
 #include "kernels/cpu/cpu_kernels.h"
 #ifdef GG_HAVE_GPU_KERNELS

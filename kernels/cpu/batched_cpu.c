@@ -1,10 +1,11 @@
 /*
  * batched_cpu.c — the batched GEMM kernels C_b = A_b · B_bᵀ (B in [N,K]) or A_b · B_b (B in
- * [K,N]): bf16, a8w8 (e4m3 with per-token, per-128-K fp32 scales and one fp32 scale per batch of
- * B), a16wfp4 (bf16 times e2m1 weights with E8M0 1x32 scales) and afp4wfp4 (e2m1 times e2m1, both
- * MX-scaled). One tile engine serves all four: a flat tile list over batches, codes decoded into
- * fp32 panels, a register-blocked fp32 micro-kernel, scales applied per K group as the GPU
- * kernels do, optional split-K through a workspace, bias in fp32 and one RNE rounding at the end.
+ * [K,N]): bf16, a8w8 (e4m3 or e4m3fnuz with per-token, per-128-K fp32 scales and one fp32 scale
+ * per batch of B), a16wfp4 (bf16 times e2m1 weights with E8M0 1x32 scales) and afp4wfp4 (e2m1
+ * times e2m1, both MX-scaled); what each accepts is its family rule (kernels/family). One tile
+ * engine serves all four: a flat tile list over batches, codes decoded into fp32 panels, a
+ * register-blocked fp32 micro-kernel, scales applied per K group as the GPU kernels do, optional
+ * split-K through a workspace, bias in fp32 and one RNE rounding at the end.
  */
 #include <math.h>
 #include <stdint.h>

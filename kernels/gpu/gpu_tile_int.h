@@ -265,8 +265,9 @@ template <bool WG, typename F> __device__ __forceinline__ void gpu_for_frag(F f)
 }
 
 /* A barrier of a team of NT threads: the whole block (BAR 0), one warp (NT 32: __syncwarp, any
-   BAR but 0), or named barrier BAR over NT threads (the consumer warpgroups of the warp-specialized kernel, which a producer
-   warp never joins). Teams other than the block exist only in the wgmma kernels. */
+   BAR but 0), or named barrier BAR over NT threads (the consumer warpgroups of the
+   warp-specialized kernel, which a producer warp never joins). Teams other than the block exist
+   only in the wgmma kernels. */
 template <int NT, int BAR> __device__ __forceinline__ void gpu_team_sync(void)
 {
     if constexpr (BAR == 0) {

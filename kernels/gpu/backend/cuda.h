@@ -21,9 +21,9 @@
 /* The runtime names the kind of a kernel fault in its error code (hardware stack error, illegal
    instruction, misaligned address, invalid address space, invalid PC). */
 #define GG_GPU_HAVE_FAULT_CODES 1
-/* Hopper's tensor memory accelerator (cp.async.bulk.tensor with tensor maps). */
 /* A kernel parameter the kernel may take the address of (a tensor map). */
 #define GG_GPU_GRID_CONSTANT __grid_constant__
+/* Hopper's tensor memory accelerator (cp.async.bulk.tensor with tensor maps). */
 #define GG_GPU_HAVE_TMA 1
 /* Host-side globals (the kernel descriptors) are compiled in every pass. */
 #define GG_GPU_DEVICE_PASS 0
