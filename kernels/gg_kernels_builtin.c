@@ -1,14 +1,15 @@
 /*
  * gg_kernels_builtin.c — the table of in-tree kernels, in a fixed order. The harness lists and
  * looks kernels up through gg_kernels_builtin(); adding a kernel means adding its descriptor here.
- * GPU and vendor-library kernels join the table when the build has them (GG_CUDA / GG_HIP).
+ * GPU kernels join the table when the build has them (GG_CUDA or GG_HIP), and so do the adapters
+ * of the vendor libraries under test (GG_CUDA).
  */
-#include "kernels/cpu/cpu_int.h"
+#include "kernels/cpu/cpu_kernels.h"
 #ifdef GG_HAVE_GPU_KERNELS
 #include "kernels/gpu/gpu_kernels.h" /* defines GG_GPU_KERNELS, a list of &descriptor, */
 #endif
 #ifdef GG_HAVE_VENDOR_KERNELS
-#include "kernels/vendor/vendor_kernels.h" /* defines GG_VENDOR_KERNELS likewise */
+#include "kernels/vendor_libs/vendor_kernels.h" /* defines GG_VENDOR_KERNELS likewise */
 #endif
 
 static const struct gg_kernel *const builtin_kernels[] = {

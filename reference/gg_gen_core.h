@@ -3,7 +3,7 @@
  * per-element samplers of every distribution, E8M0 planting, the round-to-nearest-even encoders
  * of every format, MX block quantisation and the tensor-wise FP8 scale. Every function is a
  * static inline GG_HD function: the C files of reference/ wrap them in the public API of
- * gg_ref.h, and the device generator (fuzz/gpu) compiles the same text for the GPU.
+ * gg_ref.h, and the device generator (fuzz/run/device) compiles the same text for the GPU.
  *
  * Bit-identity between host and device rests on three rules, kept by every function here:
  *   - integers only, or binary64/binary32 + - * / and fma, each correctly rounded, written

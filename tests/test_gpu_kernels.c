@@ -12,7 +12,7 @@
 
 #ifdef GG_HAVE_GPU_KERNELS
 
-#include "kernels/cpu/cpu_int.h"
+#include "kernels/cpu/cpu_kernels.h"
 #include "fuzz/store/gg_store.h"
 
 static void path_of(char *buf, size_t len, const char *dir, const char *name)

@@ -7,7 +7,7 @@
 
 #include <criterion/criterion.h>
 
-#include "kernels/cpu/cpu_int.h"
+#include "kernels/cpu/cpu_kernels.h"
 #include "reference/gg_ref.h"
 
 Test(kernels_cpu_formats, every_code_matches_the_reference)

@@ -1,10 +1,11 @@
 /*
  * batched_cpu.c — the batched GEMM kernels C_b = A_b · B_bᵀ (B in [N,K]) or A_b · B_b (B in
- * [K,N]): bf16, a8w8 (e4m3 with per-token, per-128-K fp32 scales and one fp32 scale per batch of
- * B), a16wfp4 (bf16 times e2m1 weights with E8M0 1x32 scales) and afp4wfp4 (e2m1 times e2m1, both
- * MX-scaled). One tile engine serves all four: a flat tile list over batches, codes decoded into
- * fp32 panels, a register-blocked fp32 micro-kernel, scales applied per K group as the GPU
- * kernels do, optional split-K through a workspace, bias in fp32 and one RNE rounding at the end.
+ * [K,N]): bf16, a8w8 (e4m3 or e4m3fnuz with per-token, per-128-K fp32 scales and one fp32 scale
+ * per batch of B), a16wfp4 (bf16 times e2m1 weights with E8M0 1x32 scales) and afp4wfp4 (e2m1
+ * times e2m1, both MX-scaled); what each accepts is its family rule (kernels/family). One tile
+ * engine serves all four: a flat tile list over batches, codes decoded into fp32 panels, a
+ * register-blocked fp32 micro-kernel, scales applied per K group as the GPU kernels do, optional
+ * split-K through a workspace, bias in fp32 and one RNE rounding at the end.
  */
 #include <math.h>
 #include <stdint.h>
@@ -33,33 +34,19 @@ enum recipe {
                    2^(ea-127) · 2^(eb-127), added */
 };
 
-/* What one kernel accepts and how it walks K. */
+/* What one kernel accepts (its family's rule) and how it walks K. */
 struct variant {
-    const char *label;
+    const struct family_batched *rule;
     enum recipe recipe;
-    enum gg_scaling scaling;
-    enum gg_dtype a_dtype, a_alt, b_dtype, b_alt; /* accepted input dtypes (alt: or this) */
-    int kn_ok;                                    /* accepts B as [K,N] */
-    int64_t tile_k;                               /* K step of one packing round */
+    int64_t tile_k;  /* K step of one packing round */
     int64_t group_k; /* K group whose partial sum is rescaled; 0 for none */
 };
 
-static const struct variant V_BF16 = {
-    .label = "bf16", .recipe = R_PLAIN, .scaling = GG_SCALING_NONE,
-    .a_dtype = GG_DTYPE_BF16, .a_alt = GG_DTYPE_BF16, .b_dtype = GG_DTYPE_BF16,
-    .b_alt = GG_DTYPE_BF16, .kn_ok = 1, .tile_k = TILE_K_WIDE, .group_k = 0};
-static const struct variant V_A8W8 = {
-    .label = "a8w8", .recipe = R_BLOCK128, .scaling = GG_SCALING_BLOCK128,
-    .a_dtype = GG_DTYPE_E4M3, .a_alt = GG_DTYPE_E4M3FNUZ, .b_dtype = GG_DTYPE_E4M3,
-    .b_alt = GG_DTYPE_E4M3FNUZ, .kn_ok = 0, .tile_k = TILE_K_A8W8, .group_k = GG_BLOCK128};
-static const struct variant V_A16WFP4 = {
-    .label = "a16wfp4", .recipe = R_MX_B, .scaling = GG_SCALING_MX_B,
-    .a_dtype = GG_DTYPE_BF16, .a_alt = GG_DTYPE_BF16, .b_dtype = GG_DTYPE_E2M1,
-    .b_alt = GG_DTYPE_E2M1, .kn_ok = 0, .tile_k = TILE_K_WIDE, .group_k = 0};
-static const struct variant V_AFP4WFP4 = {
-    .label = "afp4wfp4", .recipe = R_MX, .scaling = GG_SCALING_MX,
-    .a_dtype = GG_DTYPE_E2M1, .a_alt = GG_DTYPE_E2M1, .b_dtype = GG_DTYPE_E2M1,
-    .b_alt = GG_DTYPE_E2M1, .kn_ok = 0, .tile_k = TILE_K_WIDE, .group_k = GG_MX_BLOCK};
+static const struct variant V_BF16 = {&family_batched_bf16, R_PLAIN, TILE_K_WIDE, 0};
+static const struct variant V_A8W8 = {&family_batched_a8w8, R_BLOCK128, TILE_K_A8W8, GG_BLOCK128};
+static const struct variant V_A16WFP4 = {&family_batched_a16wfp4, R_MX_B, TILE_K_WIDE, 0};
+static const struct variant V_AFP4WFP4 = {&family_batched_afp4wfp4, R_MX, TILE_K_WIDE,
+                                          GG_MX_BLOCK};
 
 static const char *const MUTANTS[] = {"n_tail", "i32_store_offset", NULL};
 
@@ -84,20 +71,6 @@ struct scratch {
     struct cpu_gemm_scratch e;
     float *part;
 };
-
-static const char *dtype_name(enum gg_dtype t)
-{
-    static const char *const names[GG_DTYPE_COUNT] = {
-        "none", "f64", "f32", "f16", "bf16", "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "e2m1",
-        "e8m0"};
-    return (unsigned)t < GG_DTYPE_COUNT ? names[t] : "unknown";
-}
-
-static const char *scaling_name(enum gg_scaling s)
-{
-    static const char *const names[] = {"none", "tensor", "mx", "block128", "mx_b"};
-    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
-}
 
 /* ---- geometry ------------------------------------------------------------------------------ */
 
@@ -217,62 +190,16 @@ static void store_tile(const void *ctx, const struct cpu_tile *tl, void *scratch
 
 /* ---- supports, workspace, checks ------------------------------------------------------------ */
 
-static int dtype_ok(enum gg_dtype t, enum gg_dtype want, enum gg_dtype alt)
-{
-    return t == want || t == alt;
-}
-
-/* E2M1 rows and matrices must start on a byte: leading dimensions and strides even. */
-static int e2m1_ld_ok(enum gg_dtype t, int64_t ld, int64_t stride)
-{
-    return t != GG_DTYPE_E2M1 || (ld % 2 == 0 && stride % 2 == 0);
-}
-
 static int batched_supports(const struct variant *v, const struct gg_problem *p, char *why,
                             size_t why_len)
 {
-    if (p->op != GG_OP_BATCHED)
-        return cpu_refuse(why, why_len, "op %d not supported: batched only", (int)p->op);
-    if (p->scaling != v->scaling)
-        return cpu_refuse(why, why_len, "scaling %s not supported: %s needs scaling %s",
-                          scaling_name(p->scaling), v->label, scaling_name(v->scaling));
-    if (!dtype_ok(p->a_dtype, v->a_dtype, v->a_alt) || !dtype_ok(p->b_dtype, v->b_dtype, v->b_alt))
-        return cpu_refuse(why, why_len, "input dtypes %s/%s not supported: %s takes %s A and %s B",
-                          dtype_name(p->a_dtype), dtype_name(p->b_dtype), v->label,
-                          dtype_name(v->a_dtype), dtype_name(v->b_dtype));
-    if (p->c_dtype != GG_DTYPE_BF16 && p->c_dtype != GG_DTYPE_F32)
-        return cpu_refuse(why, why_len, "output dtype %s not supported: bf16 or f32 only",
-                          dtype_name(p->c_dtype));
-    if (p->acc_dtype != GG_DTYPE_F32)
-        return cpu_refuse(why, why_len, "accumulator dtype %s not supported: f32 only",
-                          dtype_name(p->acc_dtype));
-    if (p->b_layout != GG_LAYOUT_NK && (p->b_layout != GG_LAYOUT_KN || !v->kn_ok))
-        return cpu_refuse(why, why_len,
-                          "layout %d of B not supported: %s takes B as [N,K] (its scales run "
-                          "along K of B's rows)",
-                          (int)p->b_layout, v->label);
-    if (v->recipe >= R_MX_B && p->k % GG_MX_BLOCK != 0)
-        return cpu_refuse(why, why_len, "K = %lld not supported: MX needs K a multiple of %d",
-                          (long long)p->k, GG_MX_BLOCK);
-    if (!e2m1_ld_ok(p->a_dtype, p->lda, p->stride_a) ||
-        !e2m1_ld_ok(p->b_dtype, p->ldb, p->stride_b))
-        return cpu_refuse(why, why_len,
-                          "odd leading dimension or stride of an e2m1 operand (lda %lld, "
-                          "stride_a %lld, ldb %lld, stride_b %lld): rows must start on a byte",
-                          (long long)p->lda, (long long)p->stride_a, (long long)p->ldb,
-                          (long long)p->stride_b);
-    if (p->bias_dtype != GG_DTYPE_NONE && p->bias_dtype != GG_DTYPE_BF16 &&
-        p->bias_dtype != GG_DTYPE_F32)
-        return cpu_refuse(why, why_len, "bias dtype %s not supported: bf16 or f32 only",
-                          dtype_name(p->bias_dtype));
-    return cpu_supports_option(p, "split_k", 1, 1, CPU_SPLIT_K_MAX, why, why_len) &&
-           cpu_supports_mutant(p, MUTANTS, why, why_len);
+    return family_batched_supports(v->rule, p, MUTANTS, why, why_len);
 }
 
 static size_t batched_workspace_bytes(const struct gg_problem *p)
 {
     int64_t split = gg_kopt_get(p, "split_k", 1);
-    if (p->op != GG_OP_BATCHED || split > CPU_SPLIT_K_MAX || p->m < 0 || p->n < 0)
+    if (p->op != GG_OP_BATCHED || split > FAMILY_SPLIT_K_MAX || p->m < 0 || p->n < 0)
         return 0;
     return cpu_splitk_ws(tile_count(p), split, TILE_ELEMS);
 }
@@ -327,32 +254,33 @@ static enum gg_status check_problem(const struct ctx *x, const struct gg_operand
                                     size_t err_len)
 {
     if (x->batch < 0 || x->m < 0 || x->n < 0 || x->k < 0)
-        return cpu_fail(err, err_len, GG_E_INVAL,
-                        "negative size (batch %lld, m %lld, n %lld, k %lld)", (long long)x->batch,
-                        (long long)x->m, (long long)x->n, (long long)x->k);
+        return family_fail(err, err_len, GG_E_INVAL,
+                           "negative size (batch %lld, m %lld, n %lld, k %lld)",
+                           (long long)x->batch, (long long)x->m, (long long)x->n, (long long)x->k);
     int64_t rows_b = x->kn ? x->k : x->n, row_b = x->kn ? x->n : x->k;
     if (x->lda < x->k || x->ldb < row_b || x->ldc < x->n || x->sa < mat_span(x->m, x->k, x->lda) ||
         x->sb < mat_span(rows_b, row_b, x->ldb) || x->sc < mat_span(x->m, x->n, x->ldc))
-        return cpu_fail(err, err_len, GG_E_INVAL,
-                        "leading dimension or stride too small (lda %lld, ldb %lld, ldc %lld, "
-                        "stride_a %lld, stride_b %lld, stride_c %lld)",
-                        (long long)x->lda, (long long)x->ldb, (long long)x->ldc,
-                        (long long)x->sa, (long long)x->sb, (long long)x->sc);
+        return family_fail(err, err_len, GG_E_INVAL,
+                           "leading dimension or stride too small (lda %lld, ldb %lld, ldc %lld, "
+                           "stride_a %lld, stride_b %lld, stride_c %lld)",
+                           (long long)x->lda, (long long)x->ldb, (long long)x->ldc,
+                           (long long)x->sa, (long long)x->sb, (long long)x->sc);
     int out = x->batch > 0 && x->m > 0 && x->n > 0, red = out && x->k > 0;
     enum recipe r = x->v->recipe;
     enum gg_status st;
     enum gg_dtype bias_dtype = x->out.bias_dtype;
-    if ((st = cpu_check_ptr(o->a, red, dtype_size(x->a.dtype), "a", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->b, red, dtype_size(x->b.dtype), "b", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->c, out, dtype_size(x->out.c_dtype), "c", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->a_scale, (r == R_BLOCK128 || r == R_MX) && red,
-                            r == R_BLOCK128 ? sizeof(float) : 1, "a_scale", err, err_len)) !=
+    if ((st = family_check_ptr(o->a, red, dtype_size(x->a.dtype), "a", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->b, red, dtype_size(x->b.dtype), "b", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->c, out, dtype_size(x->out.c_dtype), "c", err, err_len)) !=
             GG_OK ||
-        (st = cpu_check_ptr(o->b_scale, r == R_BLOCK128 ? out : r != R_PLAIN && red,
-                            r == R_BLOCK128 ? sizeof(float) : 1, "b_scale", err, err_len)) !=
+        (st = family_check_ptr(o->a_scale, (r == R_BLOCK128 || r == R_MX) && red,
+                               r == R_BLOCK128 ? sizeof(float) : 1, "a_scale", err, err_len)) !=
             GG_OK ||
-        (st = cpu_check_ptr(o->bias, out && bias_dtype != GG_DTYPE_NONE, dtype_size(bias_dtype),
-                            "bias", err, err_len)) != GG_OK)
+        (st = family_check_ptr(o->b_scale, r == R_BLOCK128 ? out : r != R_PLAIN && red,
+                               r == R_BLOCK128 ? sizeof(float) : 1, "b_scale", err, err_len)) !=
+            GG_OK ||
+        (st = family_check_ptr(o->bias, out && bias_dtype != GG_DTYPE_NONE, dtype_size(bias_dtype),
+                               "bias", err, err_len)) != GG_OK)
         return st;
     return GG_OK;
 }
@@ -364,18 +292,18 @@ static enum gg_status batched_run(const struct variant *v, const struct gg_probl
         return GG_E_UNSUPPORTED;
     struct ctx *x = malloc(sizeof *x);
     if (x == NULL)
-        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for the run context");
+        return family_fail(err, err_len, GG_E_NOMEM, "no memory for the run context");
     resolve(v, p, o, x);
     enum gg_status st = check_problem(x, o, err, err_len);
     int64_t split = gg_kopt_get(p, "split_k", 1), tiles = tile_count(p);
     size_t ws_need = cpu_splitk_ws(tiles, split, TILE_ELEMS);
     if (st == GG_OK)
-        st = cpu_check_workspace(o, ws_need > 0, ws_need, split, err, err_len);
+        st = family_check_workspace(o, ws_need > 0, ws_need, split, err, err_len);
     float *buf = NULL;
     if (st == GG_OK && tiles > 0) {
         buf = malloc((cpu_gemm_scratch_floats(TILE_K_MAX) + TILE_ELEMS) * sizeof(float));
         if (buf == NULL)
-            st = cpu_fail(err, err_len, GG_E_NOMEM, "no memory for packing buffers");
+            st = family_fail(err, err_len, GG_E_NOMEM, "no memory for packing buffers");
     }
     if (st == GG_OK && tiles > 0) {
         struct scratch s = {cpu_gemm_scratch_at(buf, TILE_K_MAX, 0), NULL};

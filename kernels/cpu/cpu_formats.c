@@ -1,8 +1,9 @@
 /*
  * cpu_formats.c — the number formats as the CPU kernels see them, written independently of
  * reference/ (a kernel never includes the harness): 8-bit and 4-bit codes decoded to fp32 the way
- * hardware converts them, E8M0 scales as powers of two, and fp32 to bf16 rounding. Decoding goes
- * through a 256-entry table each kernel builds once per run on its own stack.
+ * hardware converts them, and E8M0 scales as powers of two (the bf16 conversions are inline in
+ * cpu_int.h). Decoding goes through a 256-entry table each kernel builds once per run in its run
+ * state.
  */
 #include <math.h>
 

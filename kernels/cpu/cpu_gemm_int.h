@@ -1,8 +1,8 @@
 /*
  * cpu_gemm_int.h — the GEMM machinery the CPU kernel families share: the packed fp32 tile engine
  * (cpu_gemm_tile.c), tile lists, split-K waves and their fixed-order reduction (cpu_gemm_sched.c),
- * the addressing of the grouped ops (cpu_grouped_map.c), and the checks every supports() and run()
- * makes (cpu_checks.c). Every kernel accumulates in fp32 with the same register-blocked
+ * and the grouped map of the families (kernels/family/family.h) on that engine
+ * (cpu_grouped_map.c). Every kernel accumulates in fp32 with the same register-blocked
  * micro-kernel or its own, and rounds once in the shared epilogue. Included only from kernels/cpu/.
  */
 #ifndef GG_CPU_GEMM_INT_H
@@ -161,10 +161,9 @@ int64_t cpu_tile_prefix(int64_t groups, int64_t (*tiles_of)(const void *ctx, int
    start[g] <= t (groups without tiles share their start with the next group). */
 int64_t cpu_tile_owner(const int64_t *start, int64_t groups, int64_t t);
 
-/* Accepted values of the option "split_k", and (tile, slice) items per split-K wave: the
-   workspace holds the fp32 partials of one wave, as a GPU holds those of its resident CTAs, so
-   its size is bounded whatever the problem size. */
-#define CPU_SPLIT_K_MAX 64
+/* (tile, slice) items per split-K wave (split_k up to FAMILY_SPLIT_K_MAX): the workspace holds
+   the fp32 partials of one wave, as a GPU holds those of its resident CTAs, so its size is
+   bounded whatever the problem size. */
 #define CPU_SPLIT_K_WAVE_ITEMS 1024
 
 /* Tiles per wave: the whole list without split-K, else as many as fit the wave's items. */
@@ -229,97 +228,16 @@ void cpu_sched_run_item(const struct cpu_sched *s, const struct cpu_sched_kernel
 void cpu_sched_run(const struct cpu_sched *s, const struct cpu_sched_kernel *k, void *scratch,
                    float *acc);
 
-/* ---- grouped addressing (cpu_grouped_map.c) ----------------------------------------------- */
-
-/*
- * Every grouped op is C_g[i][j] = Σ_r A_g(i, r) · B_g(r, j) over one block of C, with
- *   A_g(i, r) = a[a_off + i·a_si + r·a_sr],  B_g(r, j) = b[b_off + r·b_sr + j·b_sj],
- *   C_g[i][j] = c[c_off + i·ldc + j]:
- *   fwd    rows M_g, cols N, reduction K     a_si = lda, a_sr = 1     b_sr = 1,   b_sj = ldb
- *   dgrad  rows M_g, cols K, reduction N     a_si = lda, a_sr = 1     b_sr = ldb, b_sj = 1
- *   wgrad  rows N,   cols K, reduction M_g   a_si = 1,   a_sr = lda   b_sr = ldb, b_sj = 1
- * The two flags re-create 32-bit offset arithmetic; the family whose mutant it is sets them.
- */
-struct cpu_grouped_map {
-    enum gg_op op;
-    int64_t groups, m, n, k;
-    int64_t lda, ldb, ldc, stride_b, stride_c; /* defaults resolved */
-    int64_t a_si, a_sr, b_sr, b_sj;
-    const int64_t *offs; /* groups + 1 row offsets */
-    int64_t split;       /* split_k option */
-    int i32_row_offset;  /* offs[g]·ld of C (wgrad: of dY) computed as an int32 product */
-    int i32_group_base;  /* g·stride_b of the weights computed as an int32 product */
-};
-
-/* The block of C that group g owns, where its operands start, and its reduction length.
-   row0 is the group's first output row for fwd/dgrad (0 for wgrad). */
-struct cpu_grouped_block {
-    int64_t g;
-    int64_t a_off, b_off, c_off;
-    int64_t row0, rows, cols, red;
-};
-
-int cpu_is_grouped_op(enum gg_op op);
-
-/* The map of p over the group offsets offs (packed defaults in every zero leading dimension),
-   both int32 flags off. */
-void cpu_grouped_map_init(const struct gg_problem *p, const int64_t *offs,
-                          struct cpu_grouped_map *m);
-
-struct cpu_grouped_block cpu_grouped_block_of(const struct cpu_grouped_map *m, int64_t g);
+/* ---- the grouped map on the tile engine (cpu_grouped_map.c) ------------------------------- */
 
 /* Tiles of tile_m x tile_n that group g's block is cut into. */
-int64_t cpu_grouped_tiles(const struct cpu_grouped_map *m, int64_t g, int64_t tile_m,
+int64_t cpu_grouped_tiles(const struct family_grouped_map *m, int64_t g, int64_t tile_m,
                           int64_t tile_n);
 
-/* For workspace_bytes(): the map of p over its host group offsets when p is a grouped problem
-   with a valid split_k > 1 (returns 1), else 0 (no workspace). */
-int cpu_grouped_ws_map(const struct gg_problem *p, struct cpu_grouped_map *m);
-
 /* The operands of tile t of group block blk, with a and b the operands A and B. */
-struct cpu_gemm_src cpu_grouped_src(const struct cpu_grouped_map *m,
-                                    const struct cpu_grouped_block *blk, const struct cpu_tile *t,
-                                    const struct cpu_gemm_operand *a,
+struct cpu_gemm_src cpu_grouped_src(const struct family_grouped_map *m,
+                                    const struct family_grouped_block *blk,
+                                    const struct cpu_tile *t, const struct cpu_gemm_operand *a,
                                     const struct cpu_gemm_operand *b);
-
-/* Which operands a grouped problem reads or writes (a NULL pointer is an error only for those). */
-struct cpu_grouped_use {
-    int a, b, c;
-};
-struct cpu_grouped_use cpu_grouped_uses(const struct cpu_grouped_map *m);
-
-/* No negative size. */
-enum gg_status cpu_grouped_check_sizes(const struct cpu_grouped_map *m, char *err, size_t err_len);
-/* Leading dimensions hold a row, strides are not negative. */
-enum gg_status cpu_grouped_check_strides(const struct cpu_grouped_map *m, char *err,
-                                         size_t err_len);
-
-/* ---- checks and options (cpu_checks.c) ---------------------------------------------------- */
-
-/* 1 when p asks for no mutant or for a list of mutants of the NULL-terminated list (each once),
-   else 0 with a reason. */
-int cpu_supports_mutant(const struct gg_problem *p, const char *const *mutants, char *why,
-                        size_t why_len);
-/* 1 when option key (dflt when absent) lies in lo .. hi, else 0 with a reason. */
-int cpu_supports_option(const struct gg_problem *p, const char *key, int64_t dflt, int64_t lo,
-                        int64_t hi, char *why, size_t why_len);
-/* 1 without the option split_k (or split_k 1), else 0: `what` (e.g. "the GEMV path") has none. */
-int cpu_supports_no_split(const struct gg_problem *p, const char *what, char *why,
-                          size_t why_len);
-/* 1 for the grouped fwd, dgrad and wgrad ops, else 0 with a reason. */
-int cpu_supports_grouped_op(const struct gg_problem *p, char *why, size_t why_len);
-/* 1 for a bf16 or f32 output and an f32 accumulator, else 0 with a reason. */
-int cpu_supports_output(const struct gg_problem *p, char *why, size_t why_len);
-
-/* A pointer must be non-NULL when its operand is read or written (needed), and aligned to
-   align bytes. */
-enum gg_status cpu_check_ptr(const void *ptr, int needed, size_t align, const char *name,
-                             char *err, size_t err_len);
-/* The device group offsets: offs[0] = 0, never decreasing, offs[groups] = m. */
-enum gg_status cpu_check_offsets(const int64_t *offs, int64_t groups, int64_t m, char *err,
-                                 size_t err_len);
-/* When needed, o's workspace must hold `bytes` and be aligned for floats. */
-enum gg_status cpu_check_workspace(const struct gg_operands *o, int needed, size_t bytes,
-                                   int64_t split, char *err, size_t err_len);
 
 #endif /* GG_CPU_GEMM_INT_H */

@@ -25,7 +25,7 @@
 
 void cpu_bf16_map_init(const struct gg_problem *p, const int64_t *offs, struct cpu_bf16_map *m)
 {
-    cpu_grouped_map_init(p, offs, &m->geo);
+    family_grouped_map_init(p, offs, &m->geo);
     /* i32_cumulative_offset: m_start·ld, the element offset of a group's first row, computed as
        the product of two int32 values, as the int arithmetic of the real kernels does. */
     m->geo.i32_row_offset = gg_mutant_is(p, "i32_cumulative_offset");
@@ -80,7 +80,7 @@ size_t cpu_bf16_reported_ws(const struct gg_problem *p, size_t used)
 
 int cpu_bf16_ws_map(const struct gg_problem *p, struct cpu_bf16_map *m)
 {
-    if (!cpu_grouped_ws_map(p, &m->geo))
+    if (!family_grouped_ws_map(p, &m->geo))
         return 0;
     cpu_bf16_map_init(p, p->group_offs, m);
     return 1;
@@ -89,15 +89,15 @@ int cpu_bf16_ws_map(const struct gg_problem *p, struct cpu_bf16_map *m)
 enum gg_status cpu_bf16_check_ws(const struct gg_problem *p, const struct gg_operands *o,
                                  size_t used, char *err, size_t err_len)
 {
-    return cpu_check_workspace(o, used > 0, cpu_bf16_reported_ws(p, used),
-                               gg_kopt_get(p, "split_k", 1), err, err_len);
+    return family_check_workspace(o, used > 0, cpu_bf16_reported_ws(p, used),
+                                  gg_kopt_get(p, "split_k", 1), err, err_len);
 }
 
 /* ---- tile computation ------------------------------------------------------------------- */
 
 /* Where tile t of a launch lies: its group's block, and its place in that block. */
 struct tile_pos {
-    struct cpu_grouped_block blk;
+    struct family_grouped_block blk;
     struct cpu_tile at;
 };
 
@@ -109,7 +109,7 @@ static struct tile_pos locate_tile(const struct cpu_bf16_launch *l, int64_t t)
         tp.blk = l->blk;
     } else {
         int64_t i = cpu_tile_owner(l->tile_start, l->ng, t);
-        tp.blk = cpu_grouped_block_of(&l->m->geo, l->g0 + i);
+        tp.blk = family_grouped_block_of(&l->m->geo, l->g0 + i);
         local = t - l->tile_start[i];
     }
     tp.at = cpu_tile_in_block(tp.blk.g, local, tp.blk.rows, tp.blk.cols, TILE_M, TILE_N);
@@ -151,7 +151,7 @@ enum gg_status cpu_bf16_worker_init(struct cpu_bf16_worker *w, char *err, size_t
 {
     w->buf = malloc(2 * cpu_gemm_scratch_floats(TILE_K) * sizeof(float));
     if (w->buf == NULL)
-        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for packing buffers");
+        return family_fail(err, err_len, GG_E_NOMEM, "no memory for packing buffers");
     return GG_OK;
 }
 
@@ -267,20 +267,20 @@ static enum gg_status run_split(const struct cpu_bf16_launch *l, const struct cp
 {
     struct splitk *s = malloc(sizeof *s);
     if (s == NULL)
-        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for the split-K state");
+        return family_fail(err, err_len, GG_E_NOMEM, "no memory for the split-K state");
     s->l = l;
     s->w = w;
     s->wave = cpu_splitk_wave(l->tiles, l->m->geo.split);
     splitk_reset(s, s->wave);
     if (pthread_barrier_init(&s->barrier, NULL, 2) != 0) {
         free(s);
-        return cpu_fail(err, err_len, GG_E_NOMEM, "cannot create the split-K barrier");
+        return family_fail(err, err_len, GG_E_NOMEM, "cannot create the split-K barrier");
     }
     pthread_t helper;
     struct splitk_thread th[2] = {{s, 0}, {s, 1}};
     enum gg_status st = GG_OK;
     if (pthread_create(&helper, NULL, splitk_main, &th[1]) != 0) {
-        st = cpu_fail(err, err_len, GG_E_NOMEM, "cannot start the split-K helper thread");
+        st = family_fail(err, err_len, GG_E_NOMEM, "cannot start the split-K helper thread");
     } else {
         splitk_main(&th[0]);
         pthread_join(helper, NULL);
@@ -304,68 +304,43 @@ enum gg_status cpu_bf16_run_launch(const struct cpu_bf16_launch *l, struct cpu_b
 
 /* ---- checks ----------------------------------------------------------------------------- */
 
-int cpu_bf16_supports(const struct gg_problem *p, const char *const *mutants, char *why,
-                      size_t why_len)
-{
-    if (!cpu_supports_grouped_op(p, why, why_len))
-        return 0;
-    if (p->scaling == GG_SCALING_MX)
-        return cpu_refuse(why, why_len, "scaling mx not supported: bf16 kernel");
-    if (p->scaling != GG_SCALING_NONE)
-        return cpu_refuse(why, why_len, "scaling %d not supported: bf16 kernel", (int)p->scaling);
-    if (p->a_dtype != GG_DTYPE_BF16 || p->b_dtype != GG_DTYPE_BF16)
-        return cpu_refuse(why, why_len, "input dtypes %d/%d not supported: bf16 inputs only",
-                          (int)p->a_dtype, (int)p->b_dtype);
-    if (!cpu_supports_output(p, why, why_len))
-        return 0;
-    if (p->bias_dtype != GG_DTYPE_NONE)
-        return cpu_refuse(why, why_len, "bias not supported: grouped bf16 kernel without bias");
-    if (!cpu_supports_option(p, "split_k", 1, 1, CPU_SPLIT_K_MAX, why, why_len))
-        return 0;
-    int64_t lens_from = gg_kopt_get(p, "lens_from", 0);
-    if (lens_from != 0 && lens_from != 1)
-        return cpu_refuse(why, why_len, "lens_from %lld invalid: 0 (device array) or 1 (host)",
-                          (long long)lens_from);
-    return cpu_supports_mutant(p, mutants, why, why_len);
-}
-
 /* The group arrays of `side`: offs[0] = 0, lens[g] = offs[g+1] - offs[g] >= 0, offs[G] = m. */
-static enum gg_status check_groups(const struct cpu_grouped_map *m, const int64_t *lens,
+static enum gg_status check_groups(const struct family_grouped_map *m, const int64_t *lens,
                                    const char *side, char *err, size_t err_len)
 {
     const int64_t *offs = m->offs;
     if (offs == NULL || (m->groups > 0 && lens == NULL))
-        return cpu_fail(err, err_len, GG_E_INVAL, "%s group arrays are NULL", side);
+        return family_fail(err, err_len, GG_E_INVAL, "%s group arrays are NULL", side);
     if (offs[0] != 0)
-        return cpu_fail(err, err_len, GG_E_INVAL, "%s group_offs[0] = %lld, expected 0", side,
-                        (long long)offs[0]);
+        return family_fail(err, err_len, GG_E_INVAL, "%s group_offs[0] = %lld, expected 0", side,
+                           (long long)offs[0]);
     for (int64_t g = 0; g < m->groups; g++)
         if (lens[g] < 0 || offs[g + 1] - offs[g] != lens[g])
-            return cpu_fail(err, err_len, GG_E_INVAL,
-                            "%s group %lld: length %lld, offsets %lld..%lld", side, (long long)g,
-                            (long long)lens[g], (long long)offs[g], (long long)offs[g + 1]);
+            return family_fail(err, err_len, GG_E_INVAL,
+                               "%s group %lld: length %lld, offsets %lld..%lld", side, (long long)g,
+                               (long long)lens[g], (long long)offs[g], (long long)offs[g + 1]);
     if (offs[m->groups] != m->m)
-        return cpu_fail(err, err_len, GG_E_INVAL,
-                        "%s group_offs[%lld] = %lld differs from m = %lld", side,
-                        (long long)m->groups, (long long)offs[m->groups], (long long)m->m);
+        return family_fail(err, err_len, GG_E_INVAL,
+                           "%s group_offs[%lld] = %lld differs from m = %lld", side,
+                           (long long)m->groups, (long long)offs[m->groups], (long long)m->m);
     return GG_OK;
 }
 
 /* Checks sizes, the group arrays, leading dimensions and the operand pointers. */
-static enum gg_status check_problem(const struct gg_problem *p, const struct cpu_grouped_map *m,
+static enum gg_status check_problem(const struct gg_problem *p, const struct family_grouped_map *m,
                                     const int64_t *lens, const char *side,
                                     const struct gg_operands *o, char *err, size_t err_len)
 {
     enum gg_status st;
-    if ((st = cpu_grouped_check_sizes(m, err, err_len)) != GG_OK ||
+    if ((st = family_grouped_check_sizes(m, err, err_len)) != GG_OK ||
         (st = check_groups(m, lens, side, err, err_len)) != GG_OK ||
-        (st = cpu_grouped_check_strides(m, err, err_len)) != GG_OK)
+        (st = family_grouped_check_strides(m, err, err_len)) != GG_OK)
         return st;
-    struct cpu_grouped_use use = cpu_grouped_uses(m);
+    struct family_grouped_use use = family_grouped_uses(m);
     size_t c_size = p->c_dtype == GG_DTYPE_BF16 ? sizeof(uint16_t) : sizeof(float);
-    if ((st = cpu_check_ptr(o->a, use.a, sizeof(uint16_t), "a", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->b, use.b, sizeof(uint16_t), "b", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->c, use.c, c_size, "c", err, err_len)) != GG_OK)
+    if ((st = family_check_ptr(o->a, use.a, sizeof(uint16_t), "a", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->b, use.b, sizeof(uint16_t), "b", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->c, use.c, c_size, "c", err, err_len)) != GG_OK)
         return st;
     return GG_OK;
 }
@@ -374,7 +349,7 @@ enum gg_status cpu_bf16_prepare(const struct gg_problem *p, const char *const *m
                                 const struct gg_operands *o, struct cpu_bf16_map *m, char *err,
                                 size_t err_len)
 {
-    if (!cpu_bf16_supports(p, mutants, err, err_len))
+    if (!family_bf16_supports(p, mutants, err, err_len))
         return GG_E_UNSUPPORTED;
     int host = gg_kopt_get(p, "lens_from", 0) == 1;
     cpu_bf16_map_init(p, host ? p->group_offs : o->group_offs_dev, m);
@@ -384,12 +359,12 @@ enum gg_status cpu_bf16_prepare(const struct gg_problem *p, const char *const *m
 
 /* ---- grouped_bf16_cpu_tiled ------------------------------------------------------------- */
 
-static const char *const tiled_mutants[] = {CPU_BF16_MUTANTS_SHARED, "i32_store_offset",
+static const char *const tiled_mutants[] = {FAMILY_BF16_MUTANTS_SHARED, "i32_store_offset",
                                             "read_past_end", NULL};
 
 static int tiled_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return cpu_bf16_supports(p, tiled_mutants, why, why_len);
+    return family_bf16_supports(p, tiled_mutants, why, why_len);
 }
 
 /* One launch over every group: its split-K wave holds partials of tiles of any group. */
@@ -410,8 +385,8 @@ static enum gg_status tiled_run(const struct gg_problem *p, const struct gg_oper
         return st;
     int64_t *start = malloc((size_t)(m.geo.groups + 1) * sizeof(int64_t));
     if (start == NULL)
-        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for %lld tile offsets",
-                        (long long)m.geo.groups + 1);
+        return family_fail(err, err_len, GG_E_NOMEM, "no memory for %lld tile offsets",
+                           (long long)m.geo.groups + 1);
     struct cpu_bf16_launch l = {.m = &m, .a = o->a, .b = o->b, .c = o->c,
                                 .c_dtype = p->c_dtype, .g0 = 0, .ng = m.geo.groups,
                                 .tile_start = start};

@@ -27,7 +27,7 @@ static struct cpu_bf16_launch group_launch(const struct cpu_bf16_map *m,
 {
     struct cpu_bf16_launch l = {.m = m, .a = o->a, .b = o->b, .c = o->c,
                                 .c_dtype = p->c_dtype, .g0 = g, .ng = 1, .tile_start = NULL,
-                                .blk = cpu_grouped_block_of(&m->geo, g),
+                                .blk = family_grouped_block_of(&m->geo, g),
                                 .tiles = cpu_bf16_group_tiles(m, g), .ws = ws};
     if (m->geo.op != GG_OP_GROUPED_WGRAD)
         l.blk.b_off = w_off;
@@ -36,12 +36,12 @@ static struct cpu_bf16_launch group_launch(const struct cpu_bf16_map *m,
 
 /* ---- grouped_bf16_cpu_serial ------------------------------------------------------------ */
 
-static const char *const serial_mutants[] = {"zero_len_ptr_skip", CPU_BF16_MUTANTS_SHARED,
+static const char *const serial_mutants[] = {"zero_len_ptr_skip", FAMILY_BF16_MUTANTS_SHARED,
                                              NULL};
 
 static int serial_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return cpu_bf16_supports(p, serial_mutants, why, why_len);
+    return family_bf16_supports(p, serial_mutants, why, why_len);
 }
 
 /* Every group owns the workspace of its launch: the sum of the per-group needs. */
@@ -117,23 +117,11 @@ const struct gg_kernel gg_kernel_grouped_bf16_cpu_serial = {
 /* ---- grouped_bf16_cpu_streams ----------------------------------------------------------- */
 
 static const char *const streams_mutants[] = {"shared_workspace_parallel",
-                                              CPU_BF16_MUTANTS_SHARED, NULL};
-
-int cpu_bf16_streams_supports(const struct gg_problem *p, const char *const *mutants, char *why,
-                              size_t why_len)
-{
-    if (!cpu_bf16_supports(p, mutants, why, why_len) ||
-        !cpu_supports_option(p, "streams", STREAMS_DEFAULT, 1, STREAMS_MAX, why, why_len))
-        return 0;
-    int64_t threshold = gg_kopt_get(p, "threshold", THRESHOLD_DEFAULT);
-    if (threshold < 0)
-        return cpu_refuse(why, why_len, "threshold %lld negative", (long long)threshold);
-    return 1;
-}
+                                              FAMILY_BF16_MUTANTS_SHARED, NULL};
 
 static int streams_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return cpu_bf16_streams_supports(p, streams_mutants, why, why_len);
+    return family_bf16_streams_supports(p, streams_mutants, why, why_len);
 }
 
 /* One stream's slice holds the largest launch of any group (a stream runs its groups one after
@@ -151,8 +139,8 @@ static size_t stream_slice(const struct cpu_bf16_map *m)
 static size_t streams_workspace_bytes(const struct gg_problem *p)
 {
     struct cpu_bf16_map m;
-    int64_t streams = gg_kopt_get(p, "streams", STREAMS_DEFAULT);
-    if (streams < 1 || streams > STREAMS_MAX || !cpu_bf16_ws_map(p, &m))
+    int64_t streams = gg_kopt_get(p, "streams", FAMILY_STREAMS_DEFAULT);
+    if (streams < 1 || streams > FAMILY_STREAMS_MAX || !cpu_bf16_ws_map(p, &m))
         return 0;
     return cpu_bf16_reported_ws(p, (size_t)streams * stream_slice(&m));
 }
@@ -198,7 +186,7 @@ static void *stream_main(void *arg)
 static void deal_groups(const struct cpu_bf16_map *m, int64_t streams, int64_t threshold,
                         int64_t *order, int64_t *first)
 {
-    int64_t count[STREAMS_MAX + 1] = {0}, small = 0;
+    int64_t count[FAMILY_STREAMS_MAX + 1] = {0}, small = 0;
     for (int64_t g = 0; g < m->geo.groups; g++) {
         if (cpu_bf16_group_tiles(m, g) == 0)
             continue;
@@ -210,7 +198,7 @@ static void deal_groups(const struct cpu_bf16_map *m, int64_t streams, int64_t t
     first[0] = 0;
     for (int64_t i = 0; i <= streams; i++)
         first[i + 1] = first[i] + count[i];
-    int64_t fill[STREAMS_MAX + 1];
+    int64_t fill[FAMILY_STREAMS_MAX + 1];
     memcpy(fill, first, sizeof fill);
     small = 0;
     for (int64_t g = 0; g < m->geo.groups; g++) {
@@ -226,8 +214,8 @@ static void deal_groups(const struct cpu_bf16_map *m, int64_t streams, int64_t t
 static enum gg_status streams_dispatch(struct stream *s, int64_t streams, const int64_t *order,
                                        const int64_t *first, char *err, size_t err_len)
 {
-    pthread_t threads[STREAMS_MAX];
-    int started[STREAMS_MAX] = {0};
+    pthread_t threads[FAMILY_STREAMS_MAX];
+    int started[FAMILY_STREAMS_MAX] = {0};
     enum gg_status st = GG_OK;
     for (int64_t i = 0; i < streams && st == GG_OK; i++) {
         s[i].groups = order + first[i];
@@ -236,7 +224,7 @@ static enum gg_status streams_dispatch(struct stream *s, int64_t streams, const 
         if (s[i].count == 0)
             continue;
         if (pthread_create(&threads[i], NULL, stream_main, &s[i]) != 0)
-            st = cpu_fail(err, err_len, GG_E_NOMEM, "cannot start stream %lld", (long long)i);
+            st = family_fail(err, err_len, GG_E_NOMEM, "cannot start stream %lld", (long long)i);
         else
             started[i] = 1;
     }
@@ -245,14 +233,14 @@ static enum gg_status streams_dispatch(struct stream *s, int64_t streams, const 
             continue;
         pthread_join(threads[i], NULL);
         if (st == GG_OK && s[i].st != GG_OK)
-            st = cpu_fail(err, err_len, s[i].st, "stream %lld: %s", (long long)i, s[i].err);
+            st = family_fail(err, err_len, s[i].st, "stream %lld: %s", (long long)i, s[i].err);
     }
     if (st != GG_OK)
         return st;
     s[0].groups = order + first[streams];
     s[0].count = first[streams + 1] - first[streams];
     if ((st = stream_groups(&s[0])) != GG_OK)
-        return cpu_fail(err, err_len, st, "large groups: %s", s[0].err);
+        return family_fail(err, err_len, st, "large groups: %s", s[0].err);
     return GG_OK;
 }
 
@@ -265,17 +253,17 @@ static enum gg_status streams_run(const struct gg_problem *p, const struct gg_op
     enum gg_status st = cpu_bf16_prepare(p, streams_mutants, o, &m, err, err_len);
     if (st != GG_OK)
         return st;
-    int64_t streams = gg_kopt_get(p, "streams", STREAMS_DEFAULT);
-    int64_t threshold = gg_kopt_get(p, "threshold", THRESHOLD_DEFAULT);
+    int64_t streams = gg_kopt_get(p, "streams", FAMILY_STREAMS_DEFAULT);
+    int64_t threshold = gg_kopt_get(p, "threshold", FAMILY_THRESHOLD_DEFAULT);
     size_t slice = stream_slice(&m);
     if ((st = cpu_bf16_check_ws(p, o, (size_t)streams * slice, err, err_len)) != GG_OK)
         return st;
     int64_t *order = malloc((size_t)(m.geo.groups > 0 ? m.geo.groups : 1) * sizeof(int64_t));
-    struct stream s[STREAMS_MAX];
+    struct stream s[FAMILY_STREAMS_MAX];
     memset(s, 0, sizeof s);
     if (order == NULL)
-        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for the dispatch order");
-    int64_t first[STREAMS_MAX + 2];
+        return family_fail(err, err_len, GG_E_NOMEM, "no memory for the dispatch order");
+    int64_t first[FAMILY_STREAMS_MAX + 2];
     deal_groups(&m, streams, threshold, order, first);
     /* shared_workspace_parallel: every stream is handed the first slice of the workspace. */
     int shared = gg_mutant_is(p, "shared_workspace_parallel");

@@ -1,9 +1,10 @@
 /*
- * grouped_bf16_int.h — the machinery the BF16 grouped kernels share (grouped_bf16_cpu.c): option
- * and problem checks, the workspace formula of one GEMM launch, and the launch itself (a tile
- * list computed by the shared tile engine, split-K slices run by two threads that reduce through
- * the workspace), with the mutants that live in it. The dispatch modes
- * (grouped_bf16_dispatch.c) differ only in how they cut the groups into launches.
+ * grouped_bf16_int.h — the machinery the BF16 grouped CPU kernels share (grouped_bf16_cpu.c):
+ * problem checks, the workspace formula of one GEMM launch, and the launch itself (a tile list
+ * computed by the shared tile engine, split-K slices run by two threads that reduce through the
+ * workspace), with the mutants that live in it. What the kernels accept is the family's
+ * (family_bf16_supports). The dispatch modes (grouped_bf16_dispatch.c) differ only in how they
+ * cut the groups into launches.
  */
 #ifndef GG_GROUPED_BF16_INT_H
 #define GG_GROUPED_BF16_INT_H
@@ -20,15 +21,10 @@
 /* Bytes of one tile of fp32 partials (one workspace slot). */
 #define CPU_BF16_SLOT_BYTES ((size_t)CPU_GEMM_TILE_ELEMS * sizeof(float))
 
-/* Mutants re-created in the shared machinery (every BF16 grouped kernel offers them). */
-#define CPU_BF16_MUTANTS_SHARED                                                                \
-    "wgrad_zero_uninit", "workspace_underreport", "missing_fence", "tail_rows_unwritten",      \
-        "i32_cumulative_offset"
-
 /* A grouped problem as this machinery runs it: the addressing (geo.i32_row_offset is
    i32_cumulative_offset) and the switches of the other re-created bugs. */
 struct cpu_bf16_map {
-    struct cpu_grouped_map geo;
+    struct family_grouped_map geo;
     int skip_empty_wgrad; /* wgrad_zero_uninit: wgrad groups without tokens are skipped */
     int tail_rows;        /* tail_rows_unwritten: the output's final partial row tile not stored */
     int missing_fence;    /* missing_fence: split-K reduction waits for slices to start only */
@@ -46,7 +42,7 @@ struct cpu_bf16_launch {
     enum gg_dtype c_dtype;
     int64_t g0, ng;
     const int64_t *tile_start;
-    struct cpu_grouped_block blk;
+    struct family_grouped_block blk;
     int64_t tiles;
     float *ws; /* cpu_bf16_launch_ws(tiles, split) bytes; NULL without split-K */
 };
@@ -55,21 +51,6 @@ struct cpu_bf16_launch {
 struct cpu_bf16_worker {
     float *buf;
 };
-
-/* supports() of every BF16 grouped kernel: ops, dtypes, scaling, the options split_k and
-   lens_from, and each item of p->mutant against the kernel's NULL-terminated list. */
-int cpu_bf16_supports(const struct gg_problem *p, const char *const *mutants, char *why,
-                      size_t why_len);
-
-/* The streams kernels' options: "streams" (1 .. STREAMS_MAX concurrent streams) and "threshold"
-   (the token count up to which a group counts as small). */
-#define STREAMS_MAX 16
-#define STREAMS_DEFAULT 2
-#define THRESHOLD_DEFAULT 128
-
-/* cpu_bf16_supports() plus the streams kernels' options (CPU threads or GPU streams alike). */
-int cpu_bf16_streams_supports(const struct gg_problem *p, const char *const *mutants, char *why,
-                              size_t why_len);
 
 /* The map of p over the group offsets offs, with the mutant switches p asks for. */
 void cpu_bf16_map_init(const struct gg_problem *p, const int64_t *offs, struct cpu_bf16_map *m);

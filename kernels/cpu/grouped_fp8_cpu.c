@@ -32,7 +32,7 @@ static const char *const fp8_mutants[] = {"fnuz_as_ocp", "i32_group_base", "i32_
    one-byte codes are also byte offsets), the operands with their decode tables, the output,
    the scales, and the tile list with its schedule. */
 struct plan {
-    struct cpu_grouped_map m;
+    struct family_grouped_map m;
     struct cpu_gemm_operand a, b;
     struct cpu_gemm_out out;
     float table_a[256], table_b[256];
@@ -51,7 +51,7 @@ static int64_t group_tiles(const void *m, int64_t g)
 }
 
 /* Total tile count; fills start[0..groups] with the prefix sum when start is not NULL. */
-static int64_t count_tiles(const struct cpu_grouped_map *m, int64_t *start)
+static int64_t count_tiles(const struct family_grouped_map *m, int64_t *start)
 {
     return cpu_tile_prefix(m->groups, group_tiles, m, start);
 }
@@ -60,7 +60,7 @@ static struct cpu_tile locate_tile(const void *ctx, int64_t t)
 {
     const struct plan *pl = ctx;
     int64_t g = cpu_tile_owner(pl->tile_start, pl->m.groups, t);
-    struct cpu_grouped_block b = cpu_grouped_block_of(&pl->m, g);
+    struct family_grouped_block b = family_grouped_block_of(&pl->m, g);
     return cpu_tile_in_block(g, t - pl->tile_start[g], b.rows, b.cols, TILE_M, TILE_N);
 }
 
@@ -71,7 +71,7 @@ static void compute_tile(const void *ctx, const struct cpu_tile *tile, int64_t s
 {
     const struct plan *pl = ctx;
     const struct cpu_gemm_scratch *s = scratch;
-    struct cpu_grouped_block b = cpu_grouped_block_of(&pl->m, tile->g);
+    struct family_grouped_block b = family_grouped_block_of(&pl->m, tile->g);
     struct cpu_gemm_src src = cpu_grouped_src(&pl->m, &b, tile, &pl->a, &pl->b);
     int64_t r0, r1;
     cpu_splitk_slice(b.red, cpu_ceil_div(b.red, split), sl, &r0, &r1);
@@ -85,7 +85,7 @@ static void store_tile(const void *ctx, const struct cpu_tile *tile, void *scrat
 {
     const struct plan *pl = ctx;
     (void)scratch;
-    struct cpu_grouped_block b = cpu_grouped_block_of(&pl->m, tile->g);
+    struct family_grouped_block b = family_grouped_block_of(&pl->m, tile->g);
     float s = pl->a_scale * pl->b_scale[pl->per_group_scale ? tile->g : 0];
     struct cpu_gemm_dst d = {tile->rows, tile->cols, b.c_off + tile->i0 * pl->m.ldc + tile->j0,
                              NULL, &s, 0};
@@ -158,16 +158,16 @@ static enum gg_status run_persistent(const struct cpu_sched *sched,
     pool.next = malloc((size_t)(sched->phases > 0 ? sched->phases : 1) * sizeof *pool.next);
     if (w == NULL || th == NULL || pool.next == NULL) {
         free(w), free(th), free(pool.next);
-        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for a pool of %lld workers",
-                        (long long)workers);
+        return family_fail(err, err_len, GG_E_NOMEM, "no memory for a pool of %lld workers",
+                           (long long)workers);
     }
     for (int64_t ph = 0; ph < sched->phases; ph++)
         atomic_init(&pool.next[ph], 0);
     enum gg_status st = GG_OK;
     if (pthread_barrier_init(&pool.barrier, NULL, (unsigned)workers) != 0) {
         free(w), free(th), free(pool.next);
-        return cpu_fail(err, err_len, GG_E_INTERNAL, "cannot create a barrier for %lld workers",
-                        (long long)workers);
+        return family_fail(err, err_len, GG_E_INTERNAL, "cannot create a barrier for %lld workers",
+                           (long long)workers);
     }
     pthread_mutex_init(&pool.gate_lock, NULL);
     pthread_cond_init(&pool.gate, NULL);
@@ -175,8 +175,8 @@ static enum gg_status run_persistent(const struct cpu_sched *sched,
     for (; started < workers; started++) {
         w[started] = (struct worker){&pool, cpu_gemm_scratch_at(buf, TILE_K, started)};
         if (pthread_create(&th[started], NULL, worker_main, &w[started]) != 0) {
-            st = cpu_fail(err, err_len, GG_E_NOMEM, "cannot start worker %lld of %lld",
-                          (long long)started, (long long)workers);
+            st = family_fail(err, err_len, GG_E_NOMEM, "cannot start worker %lld of %lld",
+                             (long long)started, (long long)workers);
             break;
         }
     }
@@ -191,11 +191,6 @@ static enum gg_status run_persistent(const struct cpu_sched *sched,
 }
 
 /* ---- supports(), workspace_bytes(), run() -------------------------------------------------- */
-
-static int is_ocp_fp8(enum gg_dtype t)
-{
-    return t == GG_DTYPE_E4M3 || t == GG_DTYPE_E5M2;
-}
 
 static int is_fnuz_fp8(enum gg_dtype t)
 {
@@ -220,69 +215,41 @@ static void operand_table(const struct gg_problem *p, enum gg_dtype t, float tab
 
 static int fp8_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    if (!cpu_supports_grouped_op(p, why, why_len))
-        return 0;
-    if (p->scaling != GG_SCALING_TENSOR)
-        return cpu_refuse(why, why_len,
-                          "scaling %d not supported: tensor-wise scaling only (a_scale one fp32, "
-                          "b_scale one fp32 per matrix of B)",
-                          (int)p->scaling);
-    int ocp = is_ocp_fp8(p->a_dtype) && is_ocp_fp8(p->b_dtype);
-    int fnuz = is_fnuz_fp8(p->a_dtype) && is_fnuz_fp8(p->b_dtype);
-    if ((is_ocp_fp8(p->a_dtype) && is_fnuz_fp8(p->b_dtype)) ||
-        (is_fnuz_fp8(p->a_dtype) && is_ocp_fp8(p->b_dtype)))
-        return cpu_refuse(why, why_len,
-                          "input dtypes %d/%d not supported: fnuz mixed with OCP fp8",
-                          (int)p->a_dtype, (int)p->b_dtype);
-    if (!ocp && !fnuz)
-        return cpu_refuse(why, why_len,
-                          "input dtypes %d/%d not supported: fp8 inputs only (e4m3, e5m2, or "
-                          "e4m3fnuz, e5m2fnuz)",
-                          (int)p->a_dtype, (int)p->b_dtype);
-    if (p->a_dtype == GG_DTYPE_E5M2 && p->b_dtype == GG_DTYPE_E5M2)
-        return cpu_refuse(why, why_len, "e5m2 x e5m2 is not supported");
-    if (!cpu_supports_output(p, why, why_len))
-        return 0;
-    if (p->bias_dtype != GG_DTYPE_NONE)
-        return cpu_refuse(why, why_len, "bias not supported by this kernel");
-    if (p->b_layout != GG_LAYOUT_NK)
-        return cpu_refuse(why, why_len, "b_layout %d not supported: grouped weights are [N, K]",
-                          (int)p->b_layout);
-    return cpu_supports_option(p, "split_k", 1, 1, CPU_SPLIT_K_MAX, why, why_len) &&
-           cpu_supports_mutant(p, fp8_mutants, why, why_len);
+    return family_fp8_supports(p, fp8_mutants, why, why_len);
 }
 
 static int persistent_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return cpu_supports_option(p, "workers", WORKERS_DEFAULT, 1, WORKERS_MAX, why, why_len) &&
+    return family_supports_option(p, "workers", WORKERS_DEFAULT, 1, WORKERS_MAX, why, why_len) &&
            fp8_supports(p, why, why_len);
 }
 
 /* Counts tiles from the host group offsets; 0 without split-K or for a problem it cannot run. */
 static size_t fp8_workspace_bytes(const struct gg_problem *p)
 {
-    struct cpu_grouped_map m;
-    if (!cpu_grouped_ws_map(p, &m))
+    struct family_grouped_map m;
+    if (!family_grouped_ws_map(p, &m))
         return 0;
     return cpu_splitk_ws(count_tiles(&m, NULL), m.split, TILE_ELEMS);
 }
 
 /* Checks sizes, leading dimensions, the device group offsets and the operand pointers. */
-static enum gg_status check_problem(const struct gg_problem *p, const struct cpu_grouped_map *m,
+static enum gg_status check_problem(const struct gg_problem *p, const struct family_grouped_map *m,
                                     const struct gg_operands *o, char *err, size_t err_len)
 {
     enum gg_status st;
-    if ((st = cpu_grouped_check_sizes(m, err, err_len)) != GG_OK ||
-        (st = cpu_check_offsets(m->offs, m->groups, m->m, err, err_len)) != GG_OK ||
-        (st = cpu_grouped_check_strides(m, err, err_len)) != GG_OK)
+    if ((st = family_grouped_check_sizes(m, err, err_len)) != GG_OK ||
+        (st = family_check_offsets(m->offs, m->groups, m->m, err, err_len)) != GG_OK ||
+        (st = family_grouped_check_strides(m, err, err_len)) != GG_OK)
         return st;
-    struct cpu_grouped_use use = cpu_grouped_uses(m);
+    struct family_grouped_use use = family_grouped_uses(m);
     size_t c_size = p->c_dtype == GG_DTYPE_BF16 ? sizeof(uint16_t) : sizeof(float);
-    if ((st = cpu_check_ptr(o->a, use.a, 1, "a", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->b, use.b, 1, "b", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->c, use.c, c_size, "c", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->a_scale, use.c, sizeof(float), "a_scale", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->b_scale, use.c, sizeof(float), "b_scale", err, err_len)) != GG_OK)
+    if ((st = family_check_ptr(o->a, use.a, 1, "a", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->b, use.b, 1, "b", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->c, use.c, c_size, "c", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->a_scale, use.c, sizeof(float), "a_scale", err, err_len)) !=
+            GG_OK ||
+        (st = family_check_ptr(o->b_scale, use.c, sizeof(float), "b_scale", err, err_len)) != GG_OK)
         return st;
     return GG_OK;
 }
@@ -291,7 +258,7 @@ static enum gg_status check_problem(const struct gg_problem *p, const struct cpu
 static enum gg_status make_plan(const struct gg_problem *p, const struct gg_operands *o,
                                 struct plan *pl, char *err, size_t err_len)
 {
-    cpu_grouped_map_init(p, o->group_offs_dev, &pl->m);
+    family_grouped_map_init(p, o->group_offs_dev, &pl->m);
     /* i32_group_base: the offset g·stride_b of expert g's weights computed in a 32-bit int, so
        past 2^31 elements it points at the wrong expert or before the buffer. */
     pl->m.i32_group_base = gg_mutant_is(p, "i32_group_base");
@@ -311,11 +278,12 @@ static enum gg_status make_plan(const struct gg_problem *p, const struct gg_oper
     pl->per_group_scale = p->op != GG_OP_GROUPED_WGRAD;
     pl->tile_start = malloc((size_t)(pl->m.groups + 1) * sizeof(int64_t));
     if (pl->tile_start == NULL)
-        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for %lld tile offsets",
-                        (long long)pl->m.groups + 1);
+        return family_fail(err, err_len, GG_E_NOMEM, "no memory for %lld tile offsets",
+                           (long long)pl->m.groups + 1);
     int64_t tiles = count_tiles(&pl->m, pl->tile_start);
     size_t ws_need = cpu_splitk_ws(tiles, pl->m.split, TILE_ELEMS);
-    if ((st = cpu_check_workspace(o, ws_need > 0, ws_need, pl->m.split, err, err_len)) != GG_OK) {
+    if ((st = family_check_workspace(o, ws_need > 0, ws_need, pl->m.split, err, err_len)) !=
+        GG_OK) {
         free(pl->tile_start);
         return st;
     }
@@ -330,7 +298,7 @@ static enum gg_status fp8_run(const struct gg_problem *p, const struct gg_operan
 {
     struct plan *pl = malloc(sizeof *pl);
     if (pl == NULL)
-        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for the plan");
+        return family_fail(err, err_len, GG_E_NOMEM, "no memory for the plan");
     enum gg_status st = make_plan(p, o, pl, err, err_len);
     if (st != GG_OK) {
         free(pl);
@@ -342,7 +310,7 @@ static enum gg_status fp8_run(const struct gg_problem *p, const struct gg_operan
     float *buf = phases > 0 ? malloc(nbuf * cpu_gemm_scratch_floats(TILE_K) * sizeof(float))
                             : NULL;
     if (phases > 0 && buf == NULL) {
-        st = cpu_fail(err, err_len, GG_E_NOMEM, "no memory for packing buffers");
+        st = family_fail(err, err_len, GG_E_NOMEM, "no memory for packing buffers");
     } else if (phases > 0 && workers > 0) {
         st = run_persistent(&pl->sched, &kernel, workers, buf, err, err_len);
     } else if (phases > 0) {

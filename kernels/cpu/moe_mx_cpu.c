@@ -17,8 +17,7 @@ static const char *const moe_mutants[] = {"mx_k_tail", "e8m0_special", "sorted_i
 
 static int moe_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return cpu_mx_supports(p, GG_OP_MOE_SORTED, moe_mutants, why, why_len) &&
-           cpu_supports_no_split(p, "the MoE kernel", why, why_len);
+    return family_moe_mx_supports(p, moe_mutants, why, why_len);
 }
 
 /* The routing arrays the kernel reads: positive topk and block_m, whole blocks, and an expert
@@ -27,20 +26,20 @@ static enum gg_status check_routing(const struct gg_problem *p, const struct gg_
                                     char *err, size_t err_len)
 {
     if (p->topk < 1 || p->block_m < 1 || p->m < 0 || p->m > INT64_MAX / p->topk)
-        return cpu_fail(err, err_len, GG_E_INVAL, "moe needs topk >= 1, block_m >= 1 and "
-                        "T·topk in range (T %lld, topk %lld, block_m %lld)", (long long)p->m,
-                        (long long)p->topk, (long long)p->block_m);
+        return family_fail(err, err_len, GG_E_INVAL, "moe needs topk >= 1, block_m >= 1 and "
+                           "T·topk in range (T %lld, topk %lld, block_m %lld)", (long long)p->m,
+                           (long long)p->topk, (long long)p->block_m);
     if (p->sorted_len < 0 || p->sorted_len % p->block_m != 0)
-        return cpu_fail(err, err_len, GG_E_INVAL,
-                        "sorted_len %lld is not a whole number of blocks of %lld",
-                        (long long)p->sorted_len, (long long)p->block_m);
+        return family_fail(err, err_len, GG_E_INVAL,
+                           "sorted_len %lld is not a whole number of blocks of %lld",
+                           (long long)p->sorted_len, (long long)p->block_m);
     if (p->sorted_len > 0 && (o->sorted_ids_dev == NULL || o->expert_ids_dev == NULL))
-        return cpu_fail(err, err_len, GG_E_INVAL, "sorted_ids_dev or expert_ids_dev is NULL");
+        return family_fail(err, err_len, GG_E_INVAL, "sorted_ids_dev or expert_ids_dev is NULL");
     for (int64_t blk = 0; blk < p->sorted_len / p->block_m; blk++)
         if (o->expert_ids_dev[blk] < 0 || o->expert_ids_dev[blk] >= p->groups)
-            return cpu_fail(err, err_len, GG_E_INVAL,
-                            "expert_ids_dev[%lld] = %d is outside 0..%lld", (long long)blk,
-                            o->expert_ids_dev[blk], (long long)p->groups - 1);
+            return family_fail(err, err_len, GG_E_INVAL,
+                               "expert_ids_dev[%lld] = %d is outside 0..%lld", (long long)blk,
+                               o->expert_ids_dev[blk], (long long)p->groups - 1);
     return GG_OK;
 }
 

@@ -22,11 +22,9 @@
 #define TILE_ELEMS ((int64_t)TILE_M * TILE_N)
 /* 32-blocks per packing step. */
 #define STEP_BLOCKS (CPU_MX_TILE_K / GG_MX_BLOCK)
-/* The dense paths: GEMV rows and columns per pass over B, the tiled path's range of M. */
-#define GEMV_MAX_M 16
+/* The dense GEMV path: rows (the family's limit of M) and columns per pass over B. */
+#define GEMV_MAX_M FAMILY_MX_GEMV_MAX_M
 #define GEMV_COLS 8
-#define TILED_MIN_M 8
-#define TILED_MAX_M 64
 
 _Static_assert(TILE_M % MICRO_M == 0 && TILE_N % MICRO_N == 0, "micro-tiles must cover a tile");
 _Static_assert(CPU_MX_TILE_K % GG_MX_BLOCK == 0, "the K step must hold whole MX blocks");
@@ -73,33 +71,6 @@ static inline float block_scale(float s, int32_t ea, int32_t eb)
 
 /* ---- the engine ---------------------------------------------------------------------------- */
 
-int cpu_mx_supports(const struct gg_problem *p, enum gg_op op, const char *const *mutants,
-                    char *why, size_t why_len)
-{
-    if (p->op != op)
-        return cpu_refuse(why, why_len, "op %d not supported: this kernel runs op %d only",
-                          (int)p->op, (int)op);
-    if (p->scaling != GG_SCALING_MX)
-        return cpu_refuse(why, why_len,
-                          "scaling %d not supported: MX scaling (E8M0 per 1x32 block along K) only",
-                          (int)p->scaling);
-    if ((p->a_dtype != GG_DTYPE_E4M3 && p->a_dtype != GG_DTYPE_E5M2) ||
-        (p->b_dtype != GG_DTYPE_E4M3 && p->b_dtype != GG_DTYPE_E5M2))
-        return cpu_refuse(why, why_len,
-                          "input dtypes %d/%d not supported: e4m3 or e5m2 MX payloads only",
-                          (int)p->a_dtype, (int)p->b_dtype);
-    if (!cpu_supports_output(p, why, why_len))
-        return 0;
-    if (p->bias_dtype != GG_DTYPE_NONE && p->bias_dtype != GG_DTYPE_BF16 &&
-        p->bias_dtype != GG_DTYPE_F32)
-        return cpu_refuse(why, why_len, "bias dtype %d not supported: bf16 or f32 only",
-                          (int)p->bias_dtype);
-    if (p->k % GG_MX_BLOCK != 0)
-        return cpu_refuse(why, why_len, "K = %lld is not a multiple of the MX block %d",
-                          (long long)p->k, GG_MX_BLOCK);
-    return cpu_supports_mutant(p, mutants, why, why_len);
-}
-
 /* Resolves packed defaults, checks sizes, leading dimensions and pointers. */
 static enum gg_status engine_geometry(struct cpu_mx_engine *e, int64_t a_rows, int64_t c_rows,
                                       char *err, size_t err_len)
@@ -107,31 +78,31 @@ static enum gg_status engine_geometry(struct cpu_mx_engine *e, int64_t a_rows, i
     const struct gg_problem *p = e->p;
     const struct gg_operands *o = e->o;
     if (a_rows < 0 || c_rows < 0 || p->n < 0 || p->k < 0 || e->mats < 0)
-        return cpu_fail(err, err_len, GG_E_INVAL,
-                        "negative size (rows %lld, n %lld, k %lld, matrices %lld)",
-                        (long long)a_rows, (long long)p->n, (long long)p->k, (long long)e->mats);
+        return family_fail(err, err_len, GG_E_INVAL,
+                           "negative size (rows %lld, n %lld, k %lld, matrices %lld)",
+                           (long long)a_rows, (long long)p->n, (long long)p->k, (long long)e->mats);
     e->lda = p->lda != 0 ? p->lda : p->k;
     e->ldb = p->ldb != 0 ? p->ldb : p->k;
     e->ldc = p->ldc != 0 ? p->ldc : p->n;
     e->stride_b = p->stride_b != 0 ? p->stride_b : p->n * e->ldb;
     if (e->lda < p->k || e->ldb < p->k || e->ldc < p->n || e->stride_b < 0)
-        return cpu_fail(err, err_len, GG_E_INVAL,
-                        "leading dimension or stride too small (lda %lld, ldb %lld, ldc %lld, "
-                        "stride_b %lld)",
-                        (long long)e->lda, (long long)e->ldb, (long long)e->ldc,
-                        (long long)e->stride_b);
+        return family_fail(err, err_len, GG_E_INVAL,
+                           "leading dimension or stride too small (lda %lld, ldb %lld, ldc %lld, "
+                           "stride_b %lld)",
+                           (long long)e->lda, (long long)e->ldb, (long long)e->ldc,
+                           (long long)e->stride_b);
     int work = a_rows > 0 && c_rows > 0 && p->n > 0;
     int reads = work && p->k > 0 && e->mats > 0;
     size_t c_size = p->c_dtype == GG_DTYPE_BF16 ? sizeof(uint16_t) : sizeof(float);
     size_t bias_size = p->bias_dtype == GG_DTYPE_BF16 ? sizeof(uint16_t) : sizeof(float);
     enum gg_status st;
-    if ((st = cpu_check_ptr(o->a, reads, 1, "a", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->b, reads, 1, "b", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->a_scale, reads, 1, "a_scale", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->b_scale, reads, 1, "b_scale", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->c, work, c_size, "c", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->bias, work && p->bias_dtype != GG_DTYPE_NONE, bias_size, "bias",
-                            err, err_len)) != GG_OK)
+    if ((st = family_check_ptr(o->a, reads, 1, "a", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->b, reads, 1, "b", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->a_scale, reads, 1, "a_scale", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->b_scale, reads, 1, "b_scale", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->c, work, c_size, "c", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->bias, work && p->bias_dtype != GG_DTYPE_NONE, bias_size, "bias",
+                               err, err_len)) != GG_OK)
         return st;
     return GG_OK;
 }
@@ -167,7 +138,7 @@ enum gg_status cpu_mx_engine_init(struct cpu_mx_engine *e, const struct gg_probl
     e->ea = malloc(exps * sizeof(int32_t));
     if (e->ap == NULL || e->ea == NULL) {
         cpu_mx_engine_free(e);
-        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for MX packing buffers");
+        return family_fail(err, err_len, GG_E_NOMEM, "no memory for MX packing buffers");
     }
     e->bp = e->ap + (size_t)TILE_M * CPU_MX_TILE_K;
     e->acc = e->bp + (size_t)TILE_N * CPU_MX_TILE_K;
@@ -351,11 +322,6 @@ static size_t list_workspace(const struct tile_list *l)
     return cpu_splitk_ws(count_tiles(l, NULL), l->split, TILE_ELEMS);
 }
 
-static int split_supported(const struct gg_problem *p, char *why, size_t why_len)
-{
-    return cpu_supports_option(p, "split_k", 1, 1, CPU_SPLIT_K_MAX, why, why_len);
-}
-
 /* Runs the tile list of p over the row offsets offs (m rows of X and Y in all) after checking
    the workspace against what the list needs. */
 static enum gg_status run_offsets(const struct gg_problem *p, const struct gg_operands *o,
@@ -363,13 +329,13 @@ static enum gg_status run_offsets(const struct gg_problem *p, const struct gg_op
 {
     struct tile_list l = make_list(p, offs);
     size_t need = list_workspace(&l);
-    enum gg_status st = cpu_check_workspace(o, need > 0, need, l.split, err, err_len);
+    enum gg_status st = family_check_workspace(o, need > 0, need, l.split, err, err_len);
     if (st != GG_OK)
         return st;
     l.start = malloc((size_t)(l.groups + 1) * sizeof(int64_t));
     if (l.start == NULL)
-        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for %lld tile offsets",
-                        (long long)l.groups + 1);
+        return family_fail(err, err_len, GG_E_NOMEM, "no memory for %lld tile offsets",
+                           (long long)l.groups + 1);
     struct cpu_mx_engine e;
     if ((st = cpu_mx_engine_init(&e, p, o, p->m, p->m, err, err_len)) == GG_OK) {
         const struct cpu_sched_kernel kernel = {&l, locate_tile, compute_tile, store_tile};
@@ -385,8 +351,7 @@ static enum gg_status run_offsets(const struct gg_problem *p, const struct gg_op
 
 static int grouped_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return cpu_mx_supports(p, GG_OP_GROUPED_FWD, mx_mutants, why, why_len) &&
-           split_supported(p, why, why_len);
+    return family_mx_grouped_supports(p, mx_mutants, why, why_len);
 }
 
 static size_t grouped_workspace_bytes(const struct gg_problem *p)
@@ -404,27 +369,15 @@ static enum gg_status grouped_run(const struct gg_problem *p, const struct gg_op
     if (!grouped_supports(p, err, err_len))
         return GG_E_UNSUPPORTED;
     if (p->groups < 0)
-        return cpu_fail(err, err_len, GG_E_INVAL, "negative group count %lld",
-                        (long long)p->groups);
-    enum gg_status st = cpu_check_offsets(o->group_offs_dev, p->groups, p->m, err, err_len);
+        return family_fail(err, err_len, GG_E_INVAL, "negative group count %lld",
+                           (long long)p->groups);
+    enum gg_status st = family_check_offsets(o->group_offs_dev, p->groups, p->m, err, err_len);
     return st != GG_OK ? st : run_offsets(p, o, o->group_offs_dev, err, err_len);
-}
-
-/* M must lie in lo..hi for the dense path called path. */
-static int dense_m_supported(const struct gg_problem *p, const char *path, int64_t lo,
-                             int64_t hi, char *why, size_t why_len)
-{
-    if (p->m < lo || p->m > hi)
-        return cpu_refuse(why, why_len, "M = %lld not supported: the %s path takes M in %lld..%lld",
-                          (long long)p->m, path, (long long)lo, (long long)hi);
-    return 1;
 }
 
 static int tiled_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return cpu_mx_supports(p, GG_OP_DENSE, mx_mutants, why, why_len) &&
-           dense_m_supported(p, "tiled", TILED_MIN_M, TILED_MAX_M, why, why_len) &&
-           split_supported(p, why, why_len);
+    return family_mx_tiled_supports(p, mx_mutants, why, why_len);
 }
 
 static size_t tiled_workspace_bytes(const struct gg_problem *p)
@@ -449,9 +402,7 @@ static enum gg_status tiled_run(const struct gg_problem *p, const struct gg_oper
 
 static int gemv_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return cpu_mx_supports(p, GG_OP_DENSE, mx_mutants, why, why_len) &&
-           dense_m_supported(p, "GEMV", 0, GEMV_MAX_M, why, why_len) &&
-           cpu_supports_no_split(p, "the GEMV path", why, why_len);
+    return family_mx_gemv_supports(p, mx_mutants, why, why_len);
 }
 
 /*
@@ -500,7 +451,7 @@ static enum gg_status gemv_run(const struct gg_problem *p, const struct gg_opera
         free(af);
         free(xa);
         cpu_mx_engine_free(&e);
-        return cpu_fail(err, err_len, GG_E_NOMEM, "no memory for the decoded rows of A");
+        return family_fail(err, err_len, GG_E_NOMEM, "no memory for the decoded rows of A");
     }
     const uint8_t *a = o->a, *as = o->a_scale;
     int64_t rows[GEMV_MAX_M];

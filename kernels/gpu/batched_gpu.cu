@@ -2,11 +2,11 @@
  * batched_gpu.cu — the batched GEMM kernels on the GPU, twins of batched_cpu.c:
  * batched_bf16_<gpu>_tiled (bf16 in, B as [N,K] or [K,N], optional bias) and
  * batched_a8w8_<gpu>_tiled (e4m3 or e4m3fnuz A with fp32 scales per row and per 128 of K, e4m3
- * B with one fp32 scale per batch: each 128-K group's tensor-core sum is scaled by its row's
- * scale and added, the total times the batch's scale in the epilogue). One tile list over the
- * batches on the grouped engine, split-K on 128-K group boundaries, and the CPU family's
- * supports() and mutants n_tail (the last partial N tile loads B one column short) and
- * i32_store_offset (C addressed by a 32-bit byte offset).
+ * or e4m3fnuz B with one fp32 scale per batch: each 128-K group's tensor-core sum is scaled by
+ * its row's scale and added, the total times the batch's scale in the epilogue). One tile list
+ * over the batches on the grouped engine, split-K on 128-K group boundaries, the family's
+ * supports() (kernels/family/family.h), and the mutants n_tail (the last partial N tile loads B
+ * one column short) and i32_store_offset (C addressed by a 32-bit byte offset).
  */
 #include "kernels/gpu/gpu_gemm_int.h"
 
@@ -30,8 +30,9 @@ static enum gg_status batched_plan(const struct gg_problem *p, const struct gg_o
                                           err, err_len);
     int out = *tiles > 0, red = out && p->k > 0;
     if (st == GG_OK && block128 &&
-        ((st = cpu_check_ptr(o->a_scale, red, sizeof(float), "a_scale", err, err_len)) != GG_OK ||
-         (st = cpu_check_ptr(o->b_scale, out, sizeof(float), "b_scale", err, err_len)) != GG_OK))
+        ((st = family_check_ptr(o->a_scale, red, sizeof(float), "a_scale", err, err_len)) !=
+             GG_OK ||
+         (st = family_check_ptr(o->b_scale, out, sizeof(float), "b_scale", err, err_len)) != GG_OK))
         return st;
     return st;
 }
@@ -41,18 +42,18 @@ static size_t plan_ws(const struct gg_problem *p)
     struct gg_operands none;
     memset(&none, 0, sizeof none);
     int64_t split = gg_kopt_get(p, "split_k", 1);
-    if (p->op != GG_OP_BATCHED || split < 1 || split > CPU_SPLIT_K_MAX || p->m < 0 || p->n < 0 ||
+    if (p->op != GG_OP_BATCHED || split < 1 || split > FAMILY_SPLIT_K_MAX || p->m < 0 || p->n < 0 ||
         p->groups < 0)
         return 0;
     gpu_grouped P = gpu_batched_of(p, &none, p->groups);
     return gpu_list_ws(gpu_count_tiles(P, NULL, 0, P.groups), split, 0);
 }
 
-static enum gg_status batched_run(const struct gg_kernel *cpu_twin, int block128,
+static enum gg_status batched_run(const struct family_batched *rule, int block128,
                                   const struct gg_problem *p, const struct gg_operands *o,
                                   char *err, size_t err_len)
 {
-    if (!cpu_twin->supports(p, err, err_len))
+    if (!family_batched_supports(rule, p, batched_mutants, err, err_len))
         return GG_E_UNSUPPORTED;
     gpu_grouped P;
     int64_t tiles = 0;
@@ -60,7 +61,7 @@ static enum gg_status batched_run(const struct gg_kernel *cpu_twin, int block128
     if (st != GG_OK)
         return st;
     size_t used = gpu_list_ws(tiles, P.split, 0);
-    if ((st = cpu_check_workspace(o, used > 0, used, P.split, err, err_len)) != GG_OK)
+    if ((st = family_check_workspace(o, used > 0, used, P.split, err, err_len)) != GG_OK)
         return st;
     gpu_exec x = {0, 0, (cudaStream_t)o->stream};
     if (block128)
@@ -70,24 +71,24 @@ static enum gg_status batched_run(const struct gg_kernel *cpu_twin, int block128
 
 GG_GPU_ENTRY int bf16_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return gg_kernel_batched_bf16_cpu_tiled.supports(p, why, why_len);
+    return family_batched_supports(&family_batched_bf16, p, batched_mutants, why, why_len);
 }
 
 GG_GPU_ENTRY enum gg_status bf16_run(const struct gg_problem *p, const struct gg_operands *o,
                                      char *err, size_t err_len)
 {
-    return batched_run(&gg_kernel_batched_bf16_cpu_tiled, 0, p, o, err, err_len);
+    return batched_run(&family_batched_bf16, 0, p, o, err, err_len);
 }
 
 GG_GPU_ENTRY int a8w8_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return gg_kernel_batched_a8w8_cpu_tiled.supports(p, why, why_len);
+    return family_batched_supports(&family_batched_a8w8, p, batched_mutants, why, why_len);
 }
 
 GG_GPU_ENTRY enum gg_status a8w8_run(const struct gg_problem *p, const struct gg_operands *o,
                                      char *err, size_t err_len)
 {
-    return batched_run(&gg_kernel_batched_a8w8_cpu_tiled, 1, p, o, err, err_len);
+    return batched_run(&family_batched_a8w8, 1, p, o, err, err_len);
 }
 
 GG_GPU_ENTRY size_t batched_workspace_bytes(const struct gg_problem *p)

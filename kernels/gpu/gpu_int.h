@@ -1,25 +1,25 @@
 /*
- * gpu_int.h — internal to kernels/gpu: picks the vendor mapping (CUDA or HIP), turns runtime
- * errors into GG_E_DEVICE with "call, file:line: error string", and holds the device helpers
- * every GPU kernel shares: exact bf16/fp8/E8M0 decodes, the RNE bf16 encode the CPU kernels use,
- * and the launch helpers. Included only from the .cu files of kernels/gpu.
+ * gpu_int.h — internal to kernels/gpu: picks the backend (backend/cuda.h or backend/hip.h),
+ * turns runtime errors into GG_E_DEVICE with "call, file:line: error string", and holds the
+ * helpers every GPU kernel shares: exact bf16 and fp8 decodes, the RNE bf16 encode the CPU
+ * kernels use, the 32-bit offset arithmetic of the mutants, and the descriptor and launch
+ * helpers. With it come the families' rules (kernels/family/family.h) and the descriptors
+ * (gpu_kernels.h). Included only from kernels/gpu.
  */
 #ifndef GG_GPU_INT_H
 #define GG_GPU_INT_H
 
 #ifdef GG_GPU_HIP
-#include "kernels/gpu/vendors/hip.h"
+#include "kernels/gpu/backend/hip.h"
 #else
-#include "kernels/gpu/vendors/cuda.h"
+#include "kernels/gpu/backend/cuda.h"
 #endif
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-extern "C" {
-#include "kernels/cpu/cpu_gemm_int.h"
-}
+#include "kernels/family/family.h"
 #include "kernels/gpu/gpu_kernels.h"
 
 /* The host functions a kernel descriptor points at (unreferenced in a device-only pass). */

@@ -10,13 +10,15 @@
  * arithmetic, cp.async issue and barrier arrivals of the cp.async path become one thread's two
  * instructions. Only launches whose operands a map can describe take it (gpu_tma_maps_of); the
  * mutants, whose bugs live in the cp.async path's address arithmetic, never do.
- * Included by gpu_wgmma_int.h once its stage constants are defined; the warp-specialized kernel
- * that loads this way is gpu_wg_ws_kernel of gpu_gemm_int.h.
+ * Included by gpu_wgmma_int.h, whose pipeline it fills; the warp-specialized kernel that loads
+ * this way is gpu_wg_ws_kernel of gpu_gemm_int.h.
  */
 #ifndef GG_GPU_TMA_INT_H
 #define GG_GPU_TMA_INT_H
 
 #include <stdlib.h>
+
+#include "kernels/gpu/gpu_tile_int.h"
 
 /* The tensor maps of a launch's A and B, passed by value as a __grid_constant__ kernel
    parameter, and the element strides the kernel turns a tile's operand offset into box

@@ -15,7 +15,7 @@
 #ifndef GG_GPU_TRANSPOSE_INT_H
 #define GG_GPU_TRANSPOSE_INT_H
 
-#include "kernels/gpu/gpu_gemm_int.h"
+#include "kernels/gpu/gpu_tile_int.h"
 
 #define GPU_TR_TILE 64
 #define GPU_TR_GROUPS 512 /* groups whose offsets a wgrad copy's block keeps in shared memory */
@@ -232,7 +232,7 @@ struct gpu_kmajor_plan {
     size_t a_bytes, b_bytes, remap_bytes, copies;
 };
 
-static inline gpu_kmajor_plan gpu_kmajor_plan_of(int op, const struct cpu_grouped_map *m, int es)
+static inline gpu_kmajor_plan gpu_kmajor_plan_of(int op, const struct family_grouped_map *m, int es)
 {
     gpu_kmajor_plan pl;
     memset(&pl, 0, sizeof pl);

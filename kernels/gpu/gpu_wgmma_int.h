@@ -1,24 +1,26 @@
 /*
- * gpu_wgmma_int.h — the FP8 main loop on Hopper's warpgroup MMA (sm_90a): a CTA of two
- * warpgroups computes a 128x128 tile, each warpgroup 64 rows with wgmma.mma_async m64n128k32
- * (e4m3/e5m2 in, fp32 accumulate), both operands read straight from shared memory through matrix
- * descriptors. Operands must be K-major (the only layout the 8-bit wgmma reads). A stage holds
- * 128 bytes of K of both tiles in the 128-byte swizzled layout the descriptors describe; stages
- * stream in by every thread's cp.async, GPU_WG_AHEAD stages ahead, or by a producer warp's TMA
- * (gpu_tma_int.h), GPU_WG_STAGES ahead. The tensor cores accumulate FP8 products in
- * less than fp32 precision (about 14 bits are kept, as DeepSeek-V3 reports for H800), so each
- * stage's 128-deep sum is taken fresh by the wgmmas and added into the fp32 accumulators with
- * ordinary fp32 adds, as DeepGEMM does every 128 (promoting every 64 measured 10-15% slower, for
- * an error the per-step alignment loss of the tensor cores dominates anyway); bf16 operands
- * (m64n128k16), whose sums the tensor cores keep in fp32, add straight into the accumulators. Stages pass between
- * the loads and the warpgroups through mbarriers (gpu_wg_mainloop). The accumulators land in the
- * gpu_acc array of the engine in wgmma's layout (see gpu_frag_rc). Included by gpu_gemm_int.h
- * after its loader building blocks.
+ * gpu_wgmma_int.h — the main loop on Hopper's warpgroup MMA (sm_90a), for FP8 and, in the
+ * persistent kernels, BF16: a CTA of two warpgroups computes a 128x128 tile, each warpgroup 64
+ * rows with wgmma.mma_async m64n128k32 (e4m3/e5m2 in, fp32 accumulate), both operands read
+ * straight from shared memory through matrix descriptors. Operands must be K-major (the only
+ * layout the 8-bit wgmma reads). A stage holds 128 bytes of K of both tiles in the 128-byte
+ * swizzled layout the descriptors describe; stages stream in by every thread's cp.async,
+ * GPU_WG_AHEAD stages ahead, or by a producer warp's TMA (gpu_tma_int.h), GPU_WG_STAGES ahead.
+ * The tensor cores accumulate FP8 products in less than fp32 precision (about 14 bits are kept,
+ * as DeepSeek-V3 reports for H800), so each stage's 128-deep sum is taken fresh by the wgmmas and
+ * added into the fp32 accumulators with ordinary fp32 adds, as DeepGEMM does every 128
+ * (promoting every 64 measured 10-15% slower, for an error the per-step alignment loss of the
+ * tensor cores dominates anyway); bf16 operands (m64n128k16), whose sums the tensor cores keep
+ * in fp32, add straight into the accumulators. Stages pass between the loads and the
+ * warpgroups through mbarriers (gpu_wg_mainloop). The accumulators land in the gpu_acc array of
+ * the engine in wgmma's layout (see gpu_frag_rc). The cp.async loads use the building blocks of
+ * gpu_tile_int.h; the kernels of gpu_gemm_int.h run this main loop.
  */
 #ifndef GG_GPU_WGMMA_INT_H
 #define GG_GPU_WGMMA_INT_H
 
-#define GPU_WG_BK 128     /* fp8 elements (bytes) of K per stage: one swizzled 128-byte row */
+#include "kernels/gpu/gpu_tma_int.h"
+
 #ifndef GPU_WG_STAGES /* a tuning knob, -DGPU_WG_STAGES=N */
 #define GPU_WG_STAGES 5
 #endif
@@ -234,8 +236,6 @@ __device__ __forceinline__ void gpu_mbar_wait(uint64_t *bar, unsigned parity)
 }
 
 #endif
-
-#include "kernels/gpu/gpu_tma_int.h"
 
 /* The stage pipeline of a CTA: the slots of A and B, their full and empty barriers, the count
    of stages it has filled before the current tile (over the CTA's life, so that the barriers'

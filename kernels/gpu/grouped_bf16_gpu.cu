@@ -5,13 +5,11 @@
  * grid over one tile list located from the device group offsets), grouped_bf16_<gpu>_tiled
  * (one CTA per tile, grid from the host group lengths) and grouped_bf16_<gpu>_streams (one
  * launch per group, small groups spread over concurrent streams with a workspace slice each).
- * supports() is the CPU family's, so both backends accept exactly the same problems.
+ * supports() is the family's (kernels/family), so both backends accept exactly the same
+ * problems.
  */
+#include "kernels/gpu/gpu_gemm_int.h"
 #include "kernels/gpu/gpu_transpose_int.h"
-
-extern "C" {
-#include "kernels/cpu/grouped_bf16_int.h"
-}
 
 /* Workspace size a kernel reports for `used` bytes: one slot less under workspace_underreport
    (the formula forgets the last tile of partials, which then lands past the end). */
@@ -26,8 +24,8 @@ static size_t reported_ws(const struct gg_problem *p, size_t used)
    offsets (no operands). Returns 0 when p has no workspace (no split-K or not runnable). */
 static int ws_plan(const struct gg_problem *p, gpu_grouped *P)
 {
-    struct cpu_grouped_map m;
-    if (!cpu_grouped_ws_map(p, &m))
+    struct family_grouped_map m;
+    if (!family_grouped_ws_map(p, &m))
         return 0;
     struct gg_operands none;
     memset(&none, 0, sizeof none);
@@ -37,12 +35,12 @@ static int ws_plan(const struct gg_problem *p, gpu_grouped *P)
 
 /* ---- one tile list over all groups: persistent and tiled ----------------------------------- */
 
-static const char *const list_mutants[] = {CPU_BF16_MUTANTS_SHARED, "i32_store_offset",
+static const char *const list_mutants[] = {FAMILY_BF16_MUTANTS_SHARED, "i32_store_offset",
                                            "read_past_end", NULL};
 
 GG_GPU_ENTRY int list_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return cpu_bf16_supports(p, list_mutants, why, why_len);
+    return family_bf16_supports(p, list_mutants, why, why_len);
 }
 
 GG_GPU_ENTRY size_t list_workspace_bytes(const struct gg_problem *p)
@@ -69,8 +67,8 @@ static int wg_path(const struct gg_problem *p, int64_t split)
 GG_GPU_ENTRY size_t persistent_workspace_bytes(const struct gg_problem *p)
 {
     if (p->group_offs != NULL && p->groups >= 0) {
-        struct cpu_grouped_map m;
-        cpu_grouped_map_init(p, p->group_offs, &m);
+        struct family_grouped_map m;
+        family_grouped_map_init(p, p->group_offs, &m);
         if (wg_path(p, m.split))
             return gpu_kmajor_plan_of(p->op, &m, 2).copies;
     }
@@ -78,11 +76,11 @@ GG_GPU_ENTRY size_t persistent_workspace_bytes(const struct gg_problem *p)
 }
 
 /* The wgmma launch of wg_path: the copies first where the op needs them. */
-static enum gg_status wg_run(gpu_grouped P, const struct cpu_grouped_map *m, int64_t tiles,
+static enum gg_status wg_run(gpu_grouped P, const struct family_grouped_map *m, int64_t tiles,
                              const struct gg_operands *o, char *err, size_t err_len)
 {
     gpu_kmajor_plan pl = gpu_kmajor_plan_of(P.op, m, 2);
-    enum gg_status st = cpu_check_workspace(o, pl.copies > 0, pl.copies, P.split, err, err_len);
+    enum gg_status st = family_check_workspace(o, pl.copies > 0, pl.copies, P.split, err, err_len);
     if (st != GG_OK)
         return st;
     cudaStream_t s = (cudaStream_t)o->stream;
@@ -100,7 +98,7 @@ static enum gg_status list_run(const struct gg_problem *p, const struct gg_opera
 {
     if (!list_supports(p, err, err_len))
         return GG_E_UNSUPPORTED;
-    struct cpu_grouped_map m;
+    struct family_grouped_map m;
     enum gg_status st = gpu_grouped_check(p, o, &m, sizeof(uint16_t), err, err_len);
     if (st != GG_OK)
         return st;
@@ -109,7 +107,7 @@ static enum gg_status list_run(const struct gg_problem *p, const struct gg_opera
     if (persistent && wg_path(p, P.split))
         return wg_run(P, &m, tiles, o, err, err_len);
     size_t used = gpu_list_ws(tiles, P.split, 0);
-    if ((st = cpu_check_workspace(o, used > 0, reported_ws(p, used), P.split, err, err_len)) !=
+    if ((st = family_check_workspace(o, used > 0, reported_ws(p, used), P.split, err, err_len)) !=
         GG_OK)
         return st;
     gpu_exec x = {persistent, 0, (cudaStream_t)o->stream};
@@ -172,11 +170,11 @@ extern "C" const struct gg_kernel gg_kernel_grouped_bf16_gpu_tiled = {
 /* ---- per-group launches over concurrent streams ------------------------------------------- */
 
 static const char *const streams_mutants[] = {"zero_len_ptr_skip", "shared_workspace_parallel",
-                                              CPU_BF16_MUTANTS_SHARED, NULL};
+                                              FAMILY_BF16_MUTANTS_SHARED, NULL};
 
 GG_GPU_ENTRY int streams_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return cpu_bf16_streams_supports(p, streams_mutants, why, why_len);
+    return family_bf16_streams_supports(p, streams_mutants, why, why_len);
 }
 
 /* A stream's slice holds the largest single-group launch (partials only: the reduction is a
@@ -194,8 +192,8 @@ static size_t stream_slice(const gpu_grouped &P, const int64_t *host_offs)
 GG_GPU_ENTRY size_t streams_workspace_bytes(const struct gg_problem *p)
 {
     gpu_grouped P;
-    int64_t streams = gg_kopt_get(p, "streams", STREAMS_DEFAULT);
-    if (streams < 1 || streams > STREAMS_MAX || !ws_plan(p, &P))
+    int64_t streams = gg_kopt_get(p, "streams", FAMILY_STREAMS_DEFAULT);
+    if (streams < 1 || streams > FAMILY_STREAMS_MAX || !ws_plan(p, &P))
         return 0;
     return reported_ws(p, (size_t)streams * stream_slice(P, p->group_offs));
 }
@@ -203,8 +201,8 @@ GG_GPU_ENTRY size_t streams_workspace_bytes(const struct gg_problem *p)
 /* The streams and events of one run, released by dispatch_free() whatever happened. */
 struct dispatch {
     int64_t n;
-    cudaStream_t s[STREAMS_MAX];
-    cudaEvent_t done[STREAMS_MAX], start;
+    cudaStream_t s[FAMILY_STREAMS_MAX];
+    cudaEvent_t done[FAMILY_STREAMS_MAX], start;
 };
 
 static void dispatch_free(struct dispatch *d)
@@ -246,7 +244,7 @@ static enum gg_status dispatch_groups(const struct gg_problem *p, const gpu_grou
                                       const struct gg_operands *o, struct dispatch *d,
                                       int large_pass, size_t slice, char *err, size_t err_len)
 {
-    int64_t threshold = gg_kopt_get(p, "threshold", THRESHOLD_DEFAULT), small = 0;
+    int64_t threshold = gg_kopt_get(p, "threshold", FAMILY_THRESHOLD_DEFAULT), small = 0;
     int ptr_skip = gg_mutant_is(p, "zero_len_ptr_skip") && P0.op != GG_OP_GROUPED_WGRAD;
     int shared = gg_mutant_is(p, "shared_workspace_parallel");
     int64_t w_off = 0;
@@ -280,15 +278,15 @@ GG_GPU_ENTRY enum gg_status streams_run(const struct gg_problem *p, const struct
 {
     if (!streams_supports(p, err, err_len))
         return GG_E_UNSUPPORTED;
-    struct cpu_grouped_map m;
+    struct family_grouped_map m;
     enum gg_status st = gpu_grouped_check(p, o, &m, sizeof(uint16_t), err, err_len);
     if (st != GG_OK)
         return st;
     gpu_grouped P = gpu_grouped_of(p, o, &m);
-    int64_t streams = gg_kopt_get(p, "streams", STREAMS_DEFAULT);
+    int64_t streams = gg_kopt_get(p, "streams", FAMILY_STREAMS_DEFAULT);
     size_t slice = stream_slice(P, p->group_offs);
-    if ((st = cpu_check_workspace(o, slice > 0, reported_ws(p, (size_t)streams * slice),
-                                  P.split, err, err_len)) != GG_OK)
+    if ((st = family_check_workspace(o, slice > 0, reported_ws(p, (size_t)streams * slice),
+                                     P.split, err, err_len)) != GG_OK)
         return st;
     struct dispatch d;
     memset(&d, 0, sizeof d);

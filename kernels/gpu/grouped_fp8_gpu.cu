@@ -11,15 +11,16 @@
  * through a 32-bit byte range), e5m2_inf_as_max (a software decoder reading the e5m2 infinities
  * as ±57344: its operands take the decode path, whose table holds the wrong values).
  */
+#include "kernels/gpu/gpu_gemm_int.h"
 #include "kernels/gpu/gpu_transpose_int.h"
 
 [[maybe_unused]] static const char *const fp8_mutants[] = {"fnuz_as_ocp", "i32_group_base", "i32_byte_limit",
                                           "e5m2_inf_as_max", NULL};
 
-/* The CPU kernel's rules (fp8 pairs, tensor scaling, outputs, split_k, the same mutants). */
+/* The family's rules (fp8 pairs, tensor scaling, outputs, split_k, mutants). */
 GG_GPU_ENTRY int fp8_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return gg_kernel_grouped_fp8_cpu_tiled.supports(p, why, why_len);
+    return family_fp8_supports(p, fp8_mutants, why, why_len);
 }
 
 /* fnuz_as_ocp: a fnuz operand decoded with the OCP table of the same field layout. */
@@ -41,7 +42,7 @@ struct fp8_plan {
     gpu_kmajor_plan copy;
 };
 
-static struct fp8_plan fp8_plan_of(const struct gg_problem *p, const struct cpu_grouped_map *m)
+static struct fp8_plan fp8_plan_of(const struct gg_problem *p, const struct family_grouped_map *m)
 {
     struct fp8_plan pl;
     memset(&pl, 0, sizeof pl);
@@ -58,8 +59,8 @@ GG_GPU_ENTRY size_t fp8_workspace_bytes(const struct gg_problem *p)
 {
     if (p->group_offs == NULL || p->groups < 0)
         return 0;
-    struct cpu_grouped_map m;
-    cpu_grouped_map_init(p, p->group_offs, &m);
+    struct family_grouped_map m;
+    family_grouped_map_init(p, p->group_offs, &m);
     struct fp8_plan pl = fp8_plan_of(p, &m);
     struct gg_operands none;
     memset(&none, 0, sizeof none);
@@ -75,14 +76,14 @@ GG_GPU_ENTRY enum gg_status fp8_run(const struct gg_problem *p, const struct gg_
 {
     if (!fp8_supports(p, err, err_len))
         return GG_E_UNSUPPORTED;
-    struct cpu_grouped_map m;
+    struct family_grouped_map m;
     enum gg_status st = gpu_grouped_check(p, o, &m, 1, err, err_len);
     if (st != GG_OK)
         return st;
-    struct cpu_grouped_use use = cpu_grouped_uses(&m);
-    if ((st = cpu_check_ptr(o->a_scale, use.c, sizeof(float), "a_scale", err, err_len)) !=
+    struct family_grouped_use use = family_grouped_uses(&m);
+    if ((st = family_check_ptr(o->a_scale, use.c, sizeof(float), "a_scale", err, err_len)) !=
             GG_OK ||
-        (st = cpu_check_ptr(o->b_scale, use.c, sizeof(float), "b_scale", err, err_len)) != GG_OK)
+        (st = family_check_ptr(o->b_scale, use.c, sizeof(float), "b_scale", err, err_len)) != GG_OK)
         return st;
     gpu_grouped P = gpu_grouped_of(p, o, &m);
     P.fmt_a = decode_format(p, p->a_dtype);
@@ -96,7 +97,7 @@ GG_GPU_ENTRY enum gg_status fp8_run(const struct gg_problem *p, const struct gg_
     int64_t tiles = gpu_count_tiles(P, p->group_offs, 0, P.groups);
     size_t list = gpu_list_ws(tiles, P.split, 0);
     size_t copies = pl.copy.copies;
-    if ((st = cpu_check_workspace(o, copies + list > 0, copies + list, P.split, err, err_len)) !=
+    if ((st = family_check_workspace(o, copies + list > 0, copies + list, P.split, err, err_len)) !=
         GG_OK)
         return st;
     cudaStream_t s = (cudaStream_t)o->stream;

@@ -34,19 +34,19 @@ static void mx_recipe(const struct gg_problem *p, const struct gg_operands *o, g
 static enum gg_status mx_check_scales(const struct gg_operands *o, int red, char *err,
                                       size_t err_len)
 {
-    enum gg_status st = cpu_check_ptr(o->a_scale, red, 1, "a_scale", err, err_len);
-    return st != GG_OK ? st : cpu_check_ptr(o->b_scale, red, 1, "b_scale", err, err_len);
+    enum gg_status st = family_check_ptr(o->a_scale, red, 1, "a_scale", err, err_len);
+    return st != GG_OK ? st : family_check_ptr(o->b_scale, red, 1, "b_scale", err, err_len);
 }
 
 GG_GPU_ENTRY int grouped_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return gg_kernel_mx_e4m3_cpu_grouped.supports(p, why, why_len);
+    return family_mx_grouped_supports(p, mx_mutants, why, why_len);
 }
 
 GG_GPU_ENTRY size_t grouped_workspace_bytes(const struct gg_problem *p)
 {
-    struct cpu_grouped_map m;
-    if (!grouped_supports(p, NULL, 0) || !cpu_grouped_ws_map(p, &m))
+    struct family_grouped_map m;
+    if (!grouped_supports(p, NULL, 0) || !family_grouped_ws_map(p, &m))
         return 0;
     struct gg_operands none;
     memset(&none, 0, sizeof none);
@@ -59,7 +59,7 @@ GG_GPU_ENTRY enum gg_status grouped_run(const struct gg_problem *p, const struct
 {
     if (!grouped_supports(p, err, err_len))
         return GG_E_UNSUPPORTED;
-    struct cpu_grouped_map m;
+    struct family_grouped_map m;
     enum gg_status st = gpu_grouped_check(p, o, &m, 1, err, err_len);
     if (st != GG_OK || (st = mx_check_scales(o, p->m > 0 && p->n > 0 && p->k > 0, err,
                                                err_len)) != GG_OK)
@@ -68,7 +68,7 @@ GG_GPU_ENTRY enum gg_status grouped_run(const struct gg_problem *p, const struct
     mx_recipe(p, o, &P);
     int64_t tiles = gpu_count_tiles(P, p->group_offs, 0, P.groups);
     size_t used = gpu_list_ws(tiles, P.split, 0);
-    if ((st = cpu_check_workspace(o, used > 0, used, P.split, err, err_len)) != GG_OK)
+    if ((st = family_check_workspace(o, used > 0, used, P.split, err, err_len)) != GG_OK)
         return st;
     gpu_exec x = {0, 0, (cudaStream_t)o->stream};
     return gpu_run_list<uint8_t>(P, tiles, o->workspace, x, err, err_len);
@@ -76,7 +76,7 @@ GG_GPU_ENTRY enum gg_status grouped_run(const struct gg_problem *p, const struct
 
 GG_GPU_ENTRY int gemv_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return gg_kernel_mx_e4m3_cpu_gemv.supports(p, why, why_len);
+    return family_mx_gemv_supports(p, mx_mutants, why, why_len);
 }
 
 GG_GPU_ENTRY enum gg_status gemv_run(const struct gg_problem *p, const struct gg_operands *o,
@@ -99,7 +99,7 @@ GG_GPU_ENTRY enum gg_status gemv_run(const struct gg_problem *p, const struct gg
 
 GG_GPU_ENTRY int moe_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return gg_kernel_moe_mx_e4m3_cpu_sorted.supports(p, why, why_len);
+    return family_moe_mx_supports(p, moe_mutants, why, why_len);
 }
 
 /* The routing of p from its host arrays: topk, block_m, whole blocks, experts in range. */
@@ -108,17 +108,17 @@ static enum gg_status moe_check(const struct gg_problem *p, const struct gg_oper
 {
     if (p->topk < 1 || p->block_m < 1 || p->m < 0 || p->n < 0 || p->k < 0 ||
         p->m > INT64_MAX / p->topk || p->sorted_len < 0 || p->sorted_len % p->block_m != 0)
-        return cpu_fail(err, err_len, GG_E_INVAL, "moe needs topk >= 1, block_m >= 1 and whole "
-                        "blocks (T %lld, topk %lld, block_m %lld, sorted_len %lld)",
-                        (long long)p->m, (long long)p->topk, (long long)p->block_m,
-                        (long long)p->sorted_len);
+        return family_fail(err, err_len, GG_E_INVAL, "moe needs topk >= 1, block_m >= 1 and whole "
+                           "blocks (T %lld, topk %lld, block_m %lld, sorted_len %lld)",
+                           (long long)p->m, (long long)p->topk, (long long)p->block_m,
+                           (long long)p->sorted_len);
     if (p->sorted_len > 0 && (p->expert_ids == NULL || o->sorted_ids_dev == NULL ||
                               o->expert_ids_dev == NULL))
-        return cpu_fail(err, err_len, GG_E_INVAL, "sorted or expert ids are NULL");
+        return family_fail(err, err_len, GG_E_INVAL, "sorted or expert ids are NULL");
     for (int64_t blk = 0; blk < p->sorted_len / p->block_m; blk++)
         if (p->expert_ids[blk] < 0 || p->expert_ids[blk] >= p->groups)
-            return cpu_fail(err, err_len, GG_E_INVAL, "expert_ids[%lld] = %d is outside 0..%lld",
-                            (long long)blk, p->expert_ids[blk], (long long)p->groups - 1);
+            return family_fail(err, err_len, GG_E_INVAL, "expert_ids[%lld] = %d is outside 0..%lld",
+                               (long long)blk, p->expert_ids[blk], (long long)p->groups - 1);
     return GG_OK;
 }
 
@@ -141,9 +141,9 @@ GG_GPU_ENTRY enum gg_status moe_run(const struct gg_problem *p, const struct gg_
     mx_recipe(p, o, &P);
     int64_t tiles = gpu_count_tiles(P, NULL, 0, P.groups);
     int work = tiles > 0 && p->k > 0;
-    if ((st = cpu_check_ptr(o->a, work, 1, "a", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->b, work, 1, "b", err, err_len)) != GG_OK ||
-        (st = cpu_check_ptr(o->c, tiles > 0, 2, "c", err, err_len)) != GG_OK ||
+    if ((st = family_check_ptr(o->a, work, 1, "a", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->b, work, 1, "b", err, err_len)) != GG_OK ||
+        (st = family_check_ptr(o->c, tiles > 0, 2, "c", err, err_len)) != GG_OK ||
         (st = mx_check_scales(o, work, err, err_len)) != GG_OK)
         return st;
     gpu_exec x = {0, 0, (cudaStream_t)o->stream};

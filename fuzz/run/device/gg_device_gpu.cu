@@ -1,6 +1,6 @@
 /*
  * gg_device_gpu.cu — the device services of gg_device.h on the GPU runtime (CUDA, or HIP through
- * kernels/gpu/vendors/hip.h): the process's context (stream, buffer pool, scratch for
+ * kernels/gpu/backend/hip.h): the process's context (stream, buffer pool, scratch for
  * reductions), guarded buffers whose canary bands are copied from a device image of the host
  * pattern and checked by a reduction kernel, pattern fills, and order-independent 64-bit content
  * hashes. Every runtime error becomes a status naming the call, file and line; a sticky error

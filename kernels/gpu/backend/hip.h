@@ -1,11 +1,12 @@
 /*
- * vendors/hip.h — maps the CUDA runtime names used by kernels/gpu and by the harness's device
- * services (fuzz/run/device) onto HIP (the only place that does, as ggml's vendors/hip.h). Device code
- * written for CUDA compiles unchanged with hipcc; NVIDIA-only instructions are replaced by the
- * portable path (GG_GPU_HAVE_MMA is 0).
+ * backend/hip.h — the HIP backend of the GPU kernels: names it, sets its feature switches, and
+ * maps the CUDA runtime names used by kernels/gpu and by the harness's device services
+ * (fuzz/run/device) onto HIP (the only place that does, as ggml's vendors/hip.h). Device code written
+ * for CUDA compiles unchanged with hipcc; NVIDIA-only instructions are replaced by the portable
+ * path (GG_GPU_HAVE_MMA is 0).
  */
-#ifndef GG_GPU_VENDORS_HIP_H
-#define GG_GPU_VENDORS_HIP_H
+#ifndef GG_GPU_BACKEND_HIP_H
+#define GG_GPU_BACKEND_HIP_H
 
 #include <hip/hip_runtime.h>
 
@@ -13,16 +14,17 @@
 #define GG_GPU_BACKEND_NAME "hip"
 #define GG_GPU_VENDOR "HIP"
 #define GG_GPU_HAVE_MMA 0
-/* Hopper's warpgroup MMA (wgmma, sm_90a): the FP8 tensor-core path. */
+/* No warpgroup MMA (Hopper's wgmma, sm_90a): FP8 and the persistent kernel's BF16 take the
+   portable path. */
 #define GG_GPU_HAVE_WGMMA 0
 /* HIP has no error codes for the kinds of kernel fault CUDA tells apart (hardware stack error,
    illegal instruction, misaligned address, invalid address space, invalid PC): code that tests
    for them leaves those cases out, and a fault the runtime reports at all comes as
    hipErrorLaunchFailure or hipErrorIllegalAddress (both mapped below). */
 #define GG_GPU_HAVE_FAULT_CODES 0
-/* No tensor memory accelerator: the persistent kernel keeps its per-thread loads. */
 /* A kernel parameter the kernel may take the address of: any const one on HIP. */
 #define GG_GPU_GRID_CONSTANT
+/* No tensor memory accelerator: the persistent kernel keeps its per-thread loads. */
 #define GG_GPU_HAVE_TMA 0
 /* clang emits namespace-scope const objects on the device too, so the kernel descriptors (which
    point at host functions) are left out of the device pass. */
@@ -101,4 +103,4 @@ __device__ __forceinline__ T gg_hip_shfl_down_sync(unsigned mask, T var, unsigne
 }
 #define __shfl_down_sync gg_hip_shfl_down_sync
 
-#endif /* GG_GPU_VENDORS_HIP_H */
+#endif /* GG_GPU_BACKEND_HIP_H */

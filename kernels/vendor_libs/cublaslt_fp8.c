@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "kernels/vendor/vendor_int.h"
+#include "kernels/vendor_libs/vendor_int.h"
 
 #define OPS (GG_OP_BIT(GG_OP_GROUPED_FWD) | GG_OP_BIT(GG_OP_GROUPED_DGRAD) | \
              GG_OP_BIT(GG_OP_GROUPED_WGRAD))

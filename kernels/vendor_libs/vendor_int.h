@@ -1,7 +1,7 @@
 /*
- * vendor_int.h — internal to kernels/vendor/: the process's library handles, error mapping, the
- * row-major to column-major translation shared by the cuBLAS adapters, and the TN form of a GEMM
- * that cuBLASLt's FP8 matmul takes.
+ * vendor_int.h — internal to kernels/vendor_libs/ (the vendor libraries under test): the
+ * process's library handles, error mapping, the row-major to column-major translation shared by
+ * the cuBLAS adapters, and the TN form of a GEMM that cuBLASLt's FP8 matmul takes.
  *
  * cuBLAS is column-major. A row-major matrix X[r][c] with leading dimension ld is the
  * column-major matrix Xᵀ (c × r, same ld), so the row-major product C = op(A)·op(B) is computed

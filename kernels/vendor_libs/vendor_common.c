@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 
-#include "kernels/vendor/vendor_int.h"
+#include "kernels/vendor_libs/vendor_int.h"
 
 /* Process state: one handle of each library for the process's device (see vendor_int.h). */
 static cublasHandle_t cublas_handle;

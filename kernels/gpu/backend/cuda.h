@@ -1,10 +1,11 @@
 /*
- * vendors/cuda.h — the CUDA side of the runtime names the GPU kernels use. The kernels are
- * written in the CUDA dialect, so this header only includes the toolkit and names the backend;
- * vendors/hip.h maps the same names onto HIP.
+ * backend/cuda.h — the CUDA backend of the GPU kernels: its runtime, its name and what its
+ * hardware has. The kernels are written in the CUDA dialect, so this header only includes the
+ * toolkit, names the backend and sets its feature switches; backend/hip.h does the same for HIP
+ * and maps the runtime names onto it.
  */
-#ifndef GG_GPU_VENDORS_CUDA_H
-#define GG_GPU_VENDORS_CUDA_H
+#ifndef GG_GPU_BACKEND_CUDA_H
+#define GG_GPU_BACKEND_CUDA_H
 
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h> /* the driver's types and entry-point signatures (no link to it) */
@@ -20,9 +21,9 @@
 /* The runtime names the kind of a kernel fault in its error code (hardware stack error, illegal
    instruction, misaligned address, invalid address space, invalid PC). */
 #define GG_GPU_HAVE_FAULT_CODES 1
-/* Hopper's tensor memory accelerator (cp.async.bulk.tensor with tensor maps). */
 /* A kernel parameter the kernel may take the address of (a tensor map). */
 #define GG_GPU_GRID_CONSTANT __grid_constant__
+/* Hopper's tensor memory accelerator (cp.async.bulk.tensor with tensor maps). */
 #define GG_GPU_HAVE_TMA 1
 /* Host-side globals (the kernel descriptors) are compiled in every pass. */
 #define GG_GPU_DEVICE_PASS 0
@@ -39,4 +40,4 @@ static inline void *gpu_driver_entry(const char *name)
     return fn;
 }
 
-#endif /* GG_GPU_VENDORS_CUDA_H */
+#endif /* GG_GPU_BACKEND_CUDA_H */

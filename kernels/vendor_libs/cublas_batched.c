@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 
-#include "kernels/vendor/vendor_int.h"
+#include "kernels/vendor_libs/vendor_int.h"
 
 #define OPS GG_OP_BIT(GG_OP_BATCHED)
 

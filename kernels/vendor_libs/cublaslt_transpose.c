@@ -15,7 +15,7 @@
  * through that decode and re-encode, which need not keep every code (NaN encodings), so the
  * copies are typed CUDA_R_8I.
  */
-#include "kernels/vendor/vendor_int.h"
+#include "kernels/vendor_libs/vendor_int.h"
 
 void vendor_tn_plan(const struct vendor_gemm *v, struct vendor_tn *t)
 {
