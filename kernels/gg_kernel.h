@@ -278,9 +278,6 @@ static inline int gg_mutant_list_check(const char *list, const char *const *muta
     }
 }
 
-/* In-tree kernels, in a fixed order; *count receives their number. The table is static. */
-const struct gg_kernel *const *gg_kernels_builtin(size_t *count);
-
 /*
  * Plugins. A plugin is a shared object built against this header alone. It exports:
  *

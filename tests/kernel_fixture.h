@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 
 #include "kernels/gg_kernel.h"
+#include "kernels/builtin/gg_builtin.h"
 
 #define GUARD_ELEMS 64         /* sentinel elements after the last output element */
 #define WS_GUARD_BYTES 8192    /* bytes after the reported workspace that must stay intact */

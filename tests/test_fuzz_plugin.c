@@ -15,6 +15,7 @@
 #include <criterion/criterion.h>
 
 #include "fuzz/run/gg_run.h"
+#include "kernels/builtin/gg_builtin.h"
 
 #define EXAMPLE_KERNEL "grouped_bf16_plugin_naive"
 #define BAD(variant) GG_TEST_PLUGINS "/" variant ".so"

@@ -13,6 +13,7 @@
 #ifdef GG_HAVE_GPU_KERNELS
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/builtin/gg_builtin.h"
 #include "fuzz/store/gg_store.h"
 
 static void path_of(char *buf, size_t len, const char *dir, const char *name)

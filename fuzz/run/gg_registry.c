@@ -1,13 +1,15 @@
 /*
  * gg_registry.c — the kernel registry: in-tree kernels plus those added later (plugins). It is
  * filled once at start-up and read afterwards (the fault handler's note of the operand buffers,
- * gg_faultnote.c, is the only other global state of a process running kernels). A descriptor is validated before it is accepted, so a malformed plugin
- * kernel is refused with a message instead of crashing the harness later.
+ * gg_faultnote.c, is the only other global state of a process running kernels). A descriptor is
+ * validated before it is accepted, so a malformed plugin kernel is refused with a message instead
+ * of crashing the harness later.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "fuzz/run/gg_run.h"
+#include "kernels/builtin/gg_builtin.h"
 
 #define REGISTRY_MAX 256
 

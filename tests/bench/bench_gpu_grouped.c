@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "kernels/gg_kernel.h"
+#include "kernels/builtin/gg_builtin.h"
 #include "reference/gg_ref.h"
 #ifdef GG_HAVE_GPU_KERNELS
 #include "kernels/gpu/gpu_kernels.h"

@@ -1,9 +1,10 @@
 /*
- * gg_kernels_builtin.c — the table of in-tree kernels, in a fixed order. The harness lists and
- * looks kernels up through gg_kernels_builtin(); adding a kernel means adding its descriptor here.
- * GPU kernels join the table when the build has them (GG_CUDA or GG_HIP), and so do the adapters
- * of the vendor libraries under test (GG_CUDA).
+ * gg_kernels_builtin.c — the table of in-tree kernels, in a fixed order (gg_builtin.h). The
+ * harness lists and looks kernels up through gg_kernels_builtin(); adding a kernel means adding
+ * its descriptor here. GPU kernels join the table when the build has them (GG_CUDA or GG_HIP),
+ * and so do the adapters of the vendor libraries under test (GG_CUDA).
  */
+#include "kernels/builtin/gg_builtin.h"
 #include "kernels/cpu/cpu_kernels.h"
 #ifdef GG_HAVE_GPU_KERNELS
 #include "kernels/gpu/gpu_kernels.h" /* defines GG_GPU_KERNELS, a list of &descriptor, */
