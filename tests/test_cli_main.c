@@ -1,6 +1,7 @@
 /*
- * test_cli_main.c — the ggfuzz command line as a user drives it: help and version, list, run and
- * replay on corpus cases, malformed files, refused cases, JSON output and the exit codes.
+ * test_cli_main.c — the ggfuzz command line as a user drives it: help and version (every flag of
+ * every command's table documented), list, run and replay on corpus cases, malformed files,
+ * refused cases, JSON output and the exit codes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 
 #include <criterion/criterion.h>
 #include <jansson.h>
+
+#include "fuzz/cli/cli_int.h"
 
 #define SEEDS GG_SOURCE_DIR "/corpus/seeds"
 
@@ -65,6 +68,30 @@ Test(cli, version_and_help)
     cr_expect_eq(ggfuzz("", out, sizeof out), 2);
     cr_expect_eq(ggfuzz("run", out, sizeof out), 2);
     cr_expect_eq(ggfuzz("run --max-mem lots " SEEDS, out, sizeof out), 2);
+}
+
+/* Every row of every command's flag table (its getopt options) is in ggfuzz --help and in the
+   command's own --help, as its help line shows it. */
+Test(cli, usage_documents_every_flag)
+{
+    static char all[1 << 16];
+    cr_assert_eq(ggfuzz("--help", all, sizeof all), 0);
+    cr_expect(strstr(all, "-h, --help"), "%s", all);
+    for (const struct gg_cli_command *const *c = gg_cli_commands; *c; c++) {
+        char args[64];
+        snprintf(args, sizeof args, "%s --help", (*c)->name);
+        cr_assert_eq(ggfuzz(args, out, sizeof out), 0, "%s: %s", args, out);
+        int rows = 0;
+        for (const struct gg_cli_flag *f = (*c)->flags; f->name; f++, rows++) {
+            char want[96];
+            int at = f->short_name ? snprintf(want, sizeof want, "-%c, ", f->short_name) : 0;
+            snprintf(want + at, sizeof want - (size_t)at, "--%s%s%s", f->name, f->arg ? " " : "",
+                     f->arg ? f->arg : "");
+            cr_expect(strstr(all, want), "ggfuzz --help lacks '%s'", want);
+            cr_expect(strstr(out, want), "ggfuzz %s lacks '%s'", args, want);
+        }
+        cr_expect_lt(rows, GG_CLI_FLAGS_MAX, "%s: too many flags for one table", (*c)->name);
+    }
 }
 
 Test(cli, list_shows_kernels)

@@ -1,7 +1,9 @@
 /*
- * cli_common.c — the usage text of every command and what the command files share: option
- * parsers that name the option in their message, plugin loading (GGFUZZ_PLUGINS first, then
- * each --plugin), and whether a kernel can run here (a GPU kernel needs its device).
+ * cli_common.c — the usage text (its general part, the commands' sections in order, exit codes
+ * and environment) and what the command files share: option parsers that name the option in
+ * their message, plugin loading (GGFUZZ_PLUGINS first, then each --plugin), the options every
+ * command leaves to the parsing loop, and whether a kernel can run here (a GPU kernel needs its
+ * device).
  */
 #include <errno.h>
 #include <math.h>
@@ -12,7 +14,8 @@
 #include "fuzz/run/gg_run.h"
 #include "fuzz/run/device/gg_device.h"
 
-const char gg_cli_usage[] =
+/* The usage text: this, then each command's section from its flag table, then EXIT_CODES. */
+static const char USAGE[] =
     "usage: ggfuzz [--plugin PATH]... <command> [options] [args]\n"
     "\n"
     "commands:\n"
@@ -26,76 +29,21 @@ const char gg_cli_usage[] =
     "                        and every correct kernel (none may give a finding)\n"
     "  suite [--tier T] [--gate] ...  the SNR suite and release gate (suite --help)\n"
     "  report [--suite F] [--campaign D] -o DIR   HTML and Markdown report (report --help)\n"
-    "  --help, --version\n"
+    "  --help, --version     this text; the version of ggfuzz, its kernel ABI and formats\n"
     "\n"
-    "options of run, replay and list (also before the command):\n"
-    "  --plugin PATH         load the kernels of a plugin .so (repeatable); the paths of\n"
-    "                        GGFUZZ_PLUGINS (PATH:PATH...) are loaded before them; a plugin\n"
-    "                        that crashes, exits or does not register within\n"
-    "                        GGFUZZ_PLUGIN_TIMEOUT seconds (default 10) in a trial child\n"
-    "                        process is refused\n"
-    "\n"
-    "options of run and replay:\n"
-    "  --kernel NAME         run every case on this kernel instead of the case's own\n"
-    "  --mutant NAME         run with this mutant, or with every one of a list A,B ('none'\n"
-    "                        for the correct kernel)\n"
-    "  --max-mem SIZE        refuse cases needing more host memory (e.g. 512M, 8G; default:\n"
-    "                        the memory available now)\n"
-    "  --certify N           certify the reference on N outputs with MPFR (default 0)\n"
-    "  --timeout S           kill a case's process after S seconds: a timeout finding\n"
-    "                        (default 300; 0: no limit)\n"
-    "  --no-fork             run cases in this process (for a debugger; a crashing kernel\n"
-    "                        then ends ggfuzz)\n"
-    "  --json FILE           also write the results as JSON\n"
-    "  -v, --verbose         print per-group metrics\n"
-    "\n"
-    "options of minimize (exit 0 when minimised, 3 when the case passes):\n"
-    "  -o, --output FILE     the minimised case (default: CASE with .case replaced by\n"
-    "                        .min.case); progress is saved there after each pass that\n"
-    "                        shrank the case\n"
-    "  --max-total-time S    stop after S seconds (default 600)\n"
-    "  --repeats R           keep a step only when R runs of R reproduce the signature\n"
-    "                        (default 1; 2 for nondeterminism)\n"
-    "  --timeout S           kill a run after S seconds (default 300)\n"
-    "  --kernel, --mutant    as for run; written into the minimised case\n"
-    "  --findings DIR        record the other faults met on the way in this findings store\n"
-    "  --bucket              minimise to the normal form that triage files buckets by: keep\n"
-    "                        the class family (snr and nan are one), smallest sizes, simplest\n"
-    "                        output dtype, placement and data; prints the bucket's form and id\n"
-    "\n"
-    "options of fuzz (libFuzzer conventions; the first CORPUS_DIR receives new cases):\n"
-    "  --kernel NAME, --mutant NAME   the kernel under test (and one of its mutants, or a\n"
-    "                        comma-separated list of them: every fault at once)\n"
-    "  --faults LIST         fault classes to aim at: snr,i64,zero,alias or all (default all)\n"
-    "  --strategy S          targeted (default) or uniform (the untargeted baseline)\n"
-    "  --max-total-time S    stop after S seconds; --runs N: after N cases (default: neither)\n"
-    "  --seed N              campaign seed (0 or absent: chosen and printed)\n"
-    "  --workers N           worker processes (default: one per CPU)\n"
-    "  --timeout S           a case past S seconds (default 10) is re-run once with 4x, then\n"
-    "                        kept as a timeout finding; a case whose worker dies is re-run\n"
-    "                        and kept as a crash finding when it dies again on that signal\n"
-    "                        (a worker killed by SIGKILL from outside is never a finding)\n"
-    "  --artifacts DIR       findings store (default ggfuzz-out/artifacts)\n"
-    "  --stats-dir DIR       fuzzer_stats, plot_data, cur_input.* (default: DIR/..)\n"
-    "  --known FILE|DIR      signatures and buckets (bucket-<id>) that do not count as new,\n"
-    "                        one per line, or the findings directory of an earlier campaign\n"
-    "  --stop-file FILE      end the campaign cleanly once FILE exists (also SIGINT, SIGTERM)\n"
-    "  --no-minimize         do not minimise new signatures (default: up to 30 s each)\n"
-    "  --max-mem SIZE, --plugin PATH   as for run\n"
-    "  exit: 0 no new finding, else the code of the most severe new finding; 3 harness error\n"
-    "\n"
-    "options of selftest (exit 0 when every mutant is found and every kernel is clean, else 1;\n"
-    "kernels that cannot run here, GPU kernels without their device, are skipped):\n"
-    "  --max-total-time-per-mutant S   budget of each campaign (default 20)\n"
-    "  --runs-per-mutant N   also end each campaign after N cases (with --workers 1 and a\n"
-    "                        --seed, the same cases on every machine)\n"
-    "  --minimize-time S     budget to minimise each finding (default 30)\n"
-    "  --kernel NAME         only this kernel; --seed N, --workers N, --timeout S as for fuzz\n"
-    "\n"
+    "Every command takes -h, --help: this text (suite and report: their own section).\n"
+    "--plugin PATH (repeatable) may also come before the command.\n";
+
+static const char EXIT_CODES[] =
     "exit codes: 0 all pass (replay: all expectations reproduced); 2 usage; 3 malformed case,\n"
     "refused plugin or harness error; 4 case or kernel refused (unsupported, too large, or a\n"
     "GPU kernel without its device); 20 replay did not reproduce; 30 suite --gate failed; a\n"
     "finding's class (the most severe found, in this order):\n";
+
+const struct gg_cli_command *const gg_cli_commands[] = {
+    &gg_cli_run_command,      &gg_cli_list_command,  &gg_cli_minimize_command,
+    &gg_cli_fuzz_command,     &gg_cli_selftest_command, &gg_cli_suite_command,
+    &gg_cli_report_command,   NULL};
 
 /* Every environment variable ggfuzz reads, printed after the exit codes. */
 static const char *const ENVIRONMENT[][2] = {
@@ -108,7 +56,12 @@ static const char *const ENVIRONMENT[][2] = {
 
 void gg_cli_usage_print(FILE *f)
 {
-    fputs(gg_cli_usage, f);
+    fputs(USAGE, f);
+    for (const struct gg_cli_command *const *c = gg_cli_commands; *c; c++) {
+        fputc('\n', f);
+        gg_cli_command_usage(f, "", *c);
+    }
+    fprintf(f, "\n%s", EXIT_CODES);
     enum gg_class order[GG_CLASS_COUNT];
     int n = 0;
     for (int c = GG_CLASS_PASS + 1; c < GG_CLASS_COUNT; c++)
@@ -239,13 +192,13 @@ void gg_cli_plugin_lead(struct gg_cli_plugins *pl, char **lead, int n_lead)
         pl->paths[pl->n++] = lead[i + 1];
 }
 
-int gg_cli_common_option(int ch, const char *arg, struct gg_cli_plugins *pl)
+int gg_cli_common_option(int id, const char *arg, struct gg_cli_plugins *pl)
 {
-    if (ch == 'p') {
+    if (id == GG_CLI_PLUGIN) {
         int rc = pl ? gg_cli_plugin_add(pl, arg) : gg_cli_load_plugin(arg);
-        return rc != 0 ? rc : -1;
+        return rc != 0 ? rc : GG_CLI_TAKEN;
     }
-    if (ch == 'h') {
+    if (id == GG_CLI_HELP) {
         gg_cli_usage_print(stdout);
         return 0;
     }

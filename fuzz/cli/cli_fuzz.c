@@ -36,18 +36,70 @@ static void catch_stop_signals(void)
     sigaction(SIGUSR1, &sa, NULL);
 }
 
-/* The options fuzz and selftest share, closing both option tables. */
-#define CAMPAIGN_LONGOPTS                                                                  \
-    {"kernel", required_argument, NULL, 'k'},  {"seed", required_argument, NULL, 's'},     \
-    {"workers", required_argument, NULL, 'w'}, {"timeout", required_argument, NULL, 't'},  \
-    {"plugin", required_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},           \
-    {NULL, 0, NULL, 0}
+/* The ids of both tables: the options fuzz and selftest share, then each one's own. */
+enum { C_KERNEL, C_SEED, C_WORKERS, C_TIMEOUT,
+       F_MUTANT, F_FAULTS, F_STRATEGY, F_MAX_TOTAL_TIME, F_RUNS, F_ARTIFACTS, F_STATS_DIR, F_KNOWN,
+       F_STOP_FILE, F_NO_MINIMIZE, F_MAX_MEM,
+       S_PER_MUTANT, S_RUNS_PER_MUTANT, S_MINIMIZE_TIME };
 
-/* What an option handler returns besides an exit code (>= 0: the command returns it now). */
-enum { OPT_TAKEN = -1, OPT_OTHER = -2 };
+static const struct gg_cli_flag fuzz_flags[] = {
+    {"kernel", 0, "NAME", C_KERNEL, "the kernel under test"},
+    {"mutant", 0, "NAME", F_MUTANT,
+     "run the kernel with this mutant, or with a comma-separated list of them: every fault at "
+     "once"},
+    {"faults", 0, "LIST", F_FAULTS,
+     "fault classes to aim at: snr,i64,zero,alias or all (default all)"},
+    {"strategy", 0, "S", F_STRATEGY, "targeted (default) or uniform (the untargeted baseline)"},
+    {"max-total-time", 0, "S", F_MAX_TOTAL_TIME, "stop after S seconds (default: no limit)"},
+    {"runs", 0, "N", F_RUNS, "stop after N cases (default: no limit)"},
+    {"seed", 0, "N", C_SEED, "campaign seed (0 or absent: chosen and printed)"},
+    {"workers", 0, "N", C_WORKERS, "worker processes (default: one per CPU)"},
+    {"timeout", 0, "S", C_TIMEOUT,
+     "a case past S seconds (default 10) is re-run once with 4x, then kept as a timeout finding; "
+     "a case whose worker dies is re-run and kept as a crash finding when it dies again on that "
+     "signal (a worker killed by SIGKILL from outside is never a finding)"},
+    {"artifacts", 0, "DIR", F_ARTIFACTS, "findings store (default ggfuzz-out/artifacts)"},
+    {"stats-dir", 0, "DIR", F_STATS_DIR,
+     "fuzzer_stats, plot_data, cur_input.* (default: the parent of the artifacts directory)"},
+    {"known", 0, "FILE|DIR", F_KNOWN,
+     "signatures and buckets (bucket-<id>) that do not count as new, one per line, or the "
+     "findings directory of an earlier campaign"},
+    {"stop-file", 0, "FILE", F_STOP_FILE,
+     "end the campaign cleanly once FILE exists (also SIGINT, SIGTERM)"},
+    {"no-minimize", 0, NULL, F_NO_MINIMIZE,
+     "do not minimise new signatures (default: up to 30 s each)"},
+    {"max-mem", 0, "SIZE", F_MAX_MEM, "as for run"},
+    {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
+    {0}};
+const struct gg_cli_command gg_cli_fuzz_command = {
+    "fuzz", "fuzz [options] [CORPUS_DIR...]",
+    "libFuzzer conventions: the first CORPUS_DIR receives new cases. Exit 0 when there is no new "
+    "finding, else the code of the most severe new finding; 3 harness error",
+    fuzz_flags};
 
-/* Where the shared options go: fields of the command's configuration, and the plugins. */
+static const struct gg_cli_flag selftest_flags[] = {
+    {"max-total-time-per-mutant", 0, "S", S_PER_MUTANT, "budget of each campaign (default 20)"},
+    {"runs-per-mutant", 0, "N", S_RUNS_PER_MUTANT,
+     "also end each campaign after N cases (with --workers 1 and a --seed, the same cases on "
+     "every machine)"},
+    {"minimize-time", 0, "S", S_MINIMIZE_TIME, "budget to minimise each finding (default 30)"},
+    {"kernel", 0, "NAME", C_KERNEL, "only this kernel"},
+    {"seed", 0, "N", C_SEED, "as for fuzz"},
+    {"workers", 0, "N", C_WORKERS, "as for fuzz"},
+    {"timeout", 0, "S", C_TIMEOUT, "as for fuzz"},
+    {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
+    {0}};
+const struct gg_cli_command gg_cli_selftest_command = {
+    "selftest", "selftest [options]",
+    "exit 0 when every mutant is found and every kernel is clean, else 1; kernels that cannot "
+    "run here, GPU kernels without their device, are skipped",
+    selftest_flags};
+
+/* Where the options go: the command's own ones to own(), the shared ones to fields of the
+   command's configuration, and the plugins. */
 struct campaign_opts {
+    int (*own)(int id, const char *arg, void *cfg); /* GG_CLI_OTHER: not the command's own */
+    void *cfg;
     const char **kernel;
     double *timeout_s;
     int *workers;
@@ -55,37 +107,35 @@ struct campaign_opts {
     struct gg_cli_plugins pl;
 };
 
-/* The options of CAMPAIGN_LONGOPTS (an unknown one is a usage error). */
-static int campaign_option(int ch, const char *arg, struct campaign_opts *co)
+/* The apply function of fuzz and selftest: the command's own options, then the shared ones. */
+static int campaign_option(int id, const char *arg, void *p)
 {
+    struct campaign_opts *co = p;
     double v;
-    switch (ch) {
-    case 'k': *co->kernel = arg; return OPT_TAKEN;
-    case 't': return gg_cli_number("--timeout", arg, 0, co->timeout_s) ? GG_EXIT_USAGE : OPT_TAKEN;
-    case 's': return gg_cli_seed(arg, co->seed) ? GG_EXIT_USAGE : OPT_TAKEN;
-    case 'w':
+    int rc = co->own(id, arg, co->cfg);
+    if (rc != GG_CLI_OTHER)
+        return rc;
+    switch (id) {
+    case C_KERNEL: *co->kernel = arg; return GG_CLI_TAKEN;
+    case C_TIMEOUT:
+        return gg_cli_number("--timeout", arg, 0, co->timeout_s) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
+    case C_SEED: return gg_cli_seed(arg, co->seed) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
+    case C_WORKERS:
         if (gg_cli_number("--workers", arg, 1, &v) != 0 || v > 256)
             return GG_EXIT_USAGE;
         *co->workers = (int)v;
-        return OPT_TAKEN;
-    default: return gg_cli_common_option(ch, arg, &co->pl);
+        return GG_CLI_TAKEN;
+    default: return GG_CLI_OTHER;
     }
 }
 
-/* Parses the options of fuzz or selftest: own() takes the command's own ones (OPT_OTHER for the
-   rest), campaign_option() the shared ones; the leading --plugin pairs join co's plugins.
-   Returns OPT_TAKEN when all were taken (optind: the first argument), else the exit code. */
-static int parse_options(int argc, char **argv, const struct option *longopts,
-                         int (*own)(int ch, const char *arg, void *cfg), void *cfg,
+/* Parses the options of fuzz or selftest into co; the leading --plugin pairs join co's plugins.
+   Returns GG_CLI_TAKEN when all were taken (optind: the first argument), else the exit code. */
+static int parse_options(const struct gg_cli_command *cmd, int argc, char **argv,
                          struct campaign_opts *co, char **lead, int n_lead)
 {
     gg_cli_plugin_lead(&co->pl, lead, n_lead);
-    int ch, rc = OPT_TAKEN;
-    optind = 1;
-    while (rc == OPT_TAKEN && (ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
-        if ((rc = own(ch, optarg, cfg)) == OPT_OTHER)
-            rc = campaign_option(ch, optarg, co);
-    return rc;
+    return gg_cli_parse(cmd, argc, argv, campaign_option, co, &co->pl);
 }
 
 static const char *join_args(int argc, char **argv, char *buf, size_t len)
@@ -97,60 +147,55 @@ static const char *join_args(int argc, char **argv, char *buf, size_t len)
     return buf;
 }
 
-static int fuzz_option(int ch, const char *arg, void *p)
+static int fuzz_option(int id, const char *arg, void *p)
 {
     struct gg_campaign_config *cfg = p;
     double v;
-    switch (ch) {
-    case 'm': cfg->mutant = arg; break;
-    case 'a': cfg->artifacts_dir = arg; break;
-    case 'S': cfg->stats_dir = arg; break;
-    case 'K': cfg->known_path = arg; break;
-    case 'F': cfg->stop_file = arg; break;
-    case 'N': cfg->no_minimize = 1; break;
-    case 'f':
+    switch (id) {
+    case F_MUTANT: cfg->mutant = arg; break;
+    case F_ARTIFACTS: cfg->artifacts_dir = arg; break;
+    case F_STATS_DIR: cfg->stats_dir = arg; break;
+    case F_KNOWN: cfg->known_path = arg; break;
+    case F_STOP_FILE: cfg->stop_file = arg; break;
+    case F_NO_MINIMIZE: cfg->no_minimize = 1; break;
+    case F_FAULTS:
         if (!(cfg->faults = gg_faults_parse(arg))) {
             fprintf(stderr, "ggfuzz: --faults: expected a list of snr,i64,zero,alias or all: "
                     "'%s'\n", arg);
             return GG_EXIT_USAGE;
         }
         break;
-    case 'g':
+    case F_STRATEGY:
         if (strcmp(arg, "targeted") && strcmp(arg, "uniform")) {
             fprintf(stderr, "ggfuzz: --strategy: targeted or uniform, not '%s'\n", arg);
             return GG_EXIT_USAGE;
         }
         cfg->strategy = strcmp(arg, "uniform") ? GG_STRATEGY_TARGETED : GG_STRATEGY_UNIFORM;
         break;
-    case 'T':
+    case F_MAX_TOTAL_TIME:
         return gg_cli_number("--max-total-time", arg, 0, &cfg->max_total_time_s) ? GG_EXIT_USAGE
-                                                                                 : OPT_TAKEN;
-    case 'r':
+                                                                                 : GG_CLI_TAKEN;
+    case F_RUNS:
         if (gg_cli_number("--runs", arg, 1, &v) != 0)
             return GG_EXIT_USAGE;
         cfg->max_runs = (int64_t)v;
         break;
-    case 'M':
-        return gg_cli_size("--max-mem", arg, &cfg->run.max_mem_bytes) ? GG_EXIT_USAGE : OPT_TAKEN;
-    default: return OPT_OTHER;
+    case F_MAX_MEM:
+        return gg_cli_size("--max-mem", arg, &cfg->run.max_mem_bytes) ? GG_EXIT_USAGE
+                                                                      : GG_CLI_TAKEN;
+    default: return GG_CLI_OTHER;
     }
-    return OPT_TAKEN;
+    return GG_CLI_TAKEN;
 }
 
 int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead)
 {
-    static const struct option longopts[] = {
-        {"mutant", required_argument, NULL, 'm'},   {"faults", required_argument, NULL, 'f'},
-        {"max-total-time", required_argument, NULL, 'T'}, {"runs", required_argument, NULL, 'r'},
-        {"artifacts", required_argument, NULL, 'a'}, {"stats-dir", required_argument, NULL, 'S'},
-        {"strategy", required_argument, NULL, 'g'}, {"known", required_argument, NULL, 'K'},
-        {"stop-file", required_argument, NULL, 'F'}, {"no-minimize", no_argument, NULL, 'N'},
-        {"max-mem", required_argument, NULL, 'M'},  CAMPAIGN_LONGOPTS};
     struct gg_campaign_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    struct campaign_opts co = {&cfg.kernel, &cfg.timeout_s, &cfg.workers, &cfg.seed, {.n = 0}};
-    int rc = parse_options(argc, argv, longopts, fuzz_option, &cfg, &co, lead, n_lead);
-    if (rc != OPT_TAKEN)
+    struct campaign_opts co = {fuzz_option, &cfg, &cfg.kernel, &cfg.timeout_s, &cfg.workers,
+                               &cfg.seed, {.n = 0}};
+    int rc = parse_options(&gg_cli_fuzz_command, argc, argv, &co, lead, n_lead);
+    if (rc != GG_CLI_TAKEN)
         return rc;
     if (!cfg.kernel) {
         fprintf(stderr, "ggfuzz: fuzz needs --kernel NAME (ggfuzz list shows the kernels)\n");
@@ -176,37 +221,34 @@ int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead)
     return st.worst_new != GG_CLASS_PASS ? gg_class_exit_code(st.worst_new) : 0;
 }
 
-static int selftest_option(int ch, const char *arg, void *p)
+static int selftest_option(int id, const char *arg, void *p)
 {
     struct gg_selftest_config *cfg = p;
     double v;
-    switch (ch) {
-    case 'T':
+    switch (id) {
+    case S_PER_MUTANT:
         return gg_cli_number("--max-total-time-per-mutant", arg, 0, &cfg->per_mutant_s)
-                   ? GG_EXIT_USAGE : OPT_TAKEN;
-    case 'r':
+                   ? GG_EXIT_USAGE : GG_CLI_TAKEN;
+    case S_RUNS_PER_MUTANT:
         if (gg_cli_number("--runs-per-mutant", arg, 1, &v) != 0)
             return GG_EXIT_USAGE;
         cfg->runs_per_mutant = (int64_t)v;
-        return OPT_TAKEN;
-    case 'z':
+        return GG_CLI_TAKEN;
+    case S_MINIMIZE_TIME:
         return gg_cli_number("--minimize-time", arg, 0, &cfg->minimize_s) ? GG_EXIT_USAGE
-                                                                          : OPT_TAKEN;
-    default: return OPT_OTHER;
+                                                                          : GG_CLI_TAKEN;
+    default: return GG_CLI_OTHER;
     }
 }
 
 int gg_cli_selftest(int argc, char **argv, char **lead, int n_lead)
 {
-    static const struct option longopts[] = {
-        {"max-total-time-per-mutant", required_argument, NULL, 'T'},
-        {"runs-per-mutant", required_argument, NULL, 'r'},
-        {"minimize-time", required_argument, NULL, 'z'}, CAMPAIGN_LONGOPTS};
     struct gg_selftest_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    struct campaign_opts co = {&cfg.kernel, &cfg.timeout_s, &cfg.workers, &cfg.seed, {.n = 0}};
-    int rc = parse_options(argc, argv, longopts, selftest_option, &cfg, &co, lead, n_lead);
-    if (rc != OPT_TAKEN)
+    struct campaign_opts co = {selftest_option, &cfg, &cfg.kernel, &cfg.timeout_s, &cfg.workers,
+                               &cfg.seed, {.n = 0}};
+    int rc = parse_options(&gg_cli_selftest_command, argc, argv, &co, lead, n_lead);
+    if (rc != GG_CLI_TAKEN)
         return rc;
     if (optind < argc) {
         fprintf(stderr, "ggfuzz: selftest takes no arguments ('%s')\n", argv[optind]);

@@ -1,7 +1,8 @@
 /*
- * cli_int.h — what the files of the ggfuzz command line share: exit codes, the usage text,
- * option parsers that print their own message, plugin loading, and one entry point per command
- * (fuzz/cli_<command>.c). Commands return the process exit code; only main() exits.
+ * cli_int.h — what the files of the ggfuzz command line share: exit codes, each command's flag
+ * table and what is derived from it (getopt options, the parsing loop, the usage text), option
+ * parsers that print their own message, plugin loading, and one entry point per command
+ * (fuzz/cli/cli_<command>.c). Commands return the process exit code; only main() exits.
  */
 #ifndef GG_CLI_INT_H
 #define GG_CLI_INT_H
@@ -21,10 +22,6 @@ enum {
     GG_EXIT_GATE = 30      /* suite --gate: the release gate failed */
 };
 
-extern const char gg_cli_usage[];
-/* Prints the usage text, then the exit code of every verdict class from the class table. */
-void gg_cli_usage_print(FILE *f);
-
 /* Parsers: 0 on success; -1 after printing a message naming opt (usage error). */
 int gg_cli_size(const char *opt, const char *s, int64_t *out); /* 512M, 8G, 1.5GiB... */
 int gg_cli_number(const char *opt, const char *s, int whole, double *out); /* >= 0; whole: a count */
@@ -43,10 +40,61 @@ struct gg_cli_plugins {
 int gg_cli_plugin_add(struct gg_cli_plugins *pl, const char *path); /* loads it too */
 void gg_cli_plugin_lead(struct gg_cli_plugins *pl, char **lead, int n_lead);
 
-/* The end of every command's option switch: --plugin PATH ('p': loaded, and recorded in pl when
-   pl is not NULL), --help ('h') and an unknown option. Returns -1 to go on parsing, else the exit
-   code the command returns now. */
-int gg_cli_common_option(int ch, const char *arg, struct gg_cli_plugins *pl);
+/* What a command leaves to the parsing loop: GG_CLI_PLUGIN (loaded, and recorded in pl when pl is
+   not NULL), GG_CLI_HELP (the usage text on stdout) and GG_CLI_UNKNOWN (on stderr). Returns
+   GG_CLI_TAKEN to go on parsing, else the exit code the command returns now. */
+int gg_cli_common_option(int id, const char *arg, struct gg_cli_plugins *pl);
+
+/* One row of a command's flag table: its getopt entry, how the command applies it and its line
+   of the usage text all come from it (cli_flags.c). A table ends with a row whose name is NULL;
+   -h/--help is every command's and is not in the tables. */
+struct gg_cli_flag {
+    const char *name;  /* the long name, without "--" */
+    char short_name;   /* the one-letter form, or 0 */
+    const char *arg;   /* placeholder of its required argument ("N", "PATH"); NULL: it takes none */
+    int id;            /* what the command's apply function switches on (>= 0), or GG_CLI_PLUGIN */
+    const char *help;  /* one paragraph, wrapped to the width of the usage text */
+};
+#define GG_CLI_FLAGS_MAX 32 /* rows of one table */
+
+/* Ids the parsing loop hands to the command's apply function besides the rows' own. */
+enum {
+    GG_CLI_HELP = -3,    /* -h, --help */
+    GG_CLI_PLUGIN = -4,  /* --plugin PATH (a row's id) */
+    GG_CLI_UNKNOWN = -5  /* an unknown option, or one without its argument */
+};
+/* What an apply function returns besides an exit code (>= 0: the command returns it now). */
+enum {
+    GG_CLI_TAKEN = -1, /* applied: go on parsing */
+    GG_CLI_OTHER = -2  /* not the command's own: gg_cli_common_option() takes it */
+};
+
+/* A command's section of the usage text and its flags. */
+struct gg_cli_command {
+    const char *name;   /* as typed after ggfuzz */
+    const char *usage;  /* the synopsis, after "ggfuzz " */
+    const char *about;  /* one paragraph between the synopsis and the flags, or NULL */
+    const struct gg_cli_flag *flags;
+};
+extern const struct gg_cli_command gg_cli_run_command, gg_cli_list_command,
+    gg_cli_minimize_command, gg_cli_fuzz_command, gg_cli_selftest_command, gg_cli_suite_command,
+    gg_cli_report_command;
+/* The commands in the order of the usage text, NULL-terminated. */
+extern const struct gg_cli_command *const gg_cli_commands[];
+
+/* Parses the options of argv by cmd's table (getopt_long; optind: the first argument after them).
+   Each one goes to apply(id, arg, ctx) (apply NULL: as if it returned GG_CLI_OTHER), and on to
+   gg_cli_common_option(id, arg, pl) when it returns GG_CLI_OTHER. Returns GG_CLI_TAKEN when every
+   option was taken, else the exit code the command returns now. */
+int gg_cli_parse(const struct gg_cli_command *cmd, int argc, char **argv,
+                 int (*apply)(int id, const char *arg, void *ctx), void *ctx,
+                 struct gg_cli_plugins *pl);
+/* Prints cmd's section of the usage text: prefix, "ggfuzz " and its synopsis, its paragraph and
+   one entry per flag. */
+void gg_cli_command_usage(FILE *f, const char *prefix, const struct gg_cli_command *cmd);
+/* Prints the whole usage text: the commands, each command's section, the exit code of every
+   verdict class from the class table and the environment variables. */
+void gg_cli_usage_print(FILE *f);
 
 /* Whether the kernels of each backend can run here (a GPU backend needs its device), asked at
    the first kernel of that backend. Zero-initialise. */

@@ -35,6 +35,65 @@ static void minimize_print_case(const char *label, const struct gg_case *c, int6
     printf(" n=%lld k=%lld outputs=%lld\n", (long long)c->n, (long long)c->k, (long long)elems);
 }
 
+enum { MIN_OUTPUT, MIN_MAX_TOTAL_TIME, MIN_REPEATS, MIN_TIMEOUT, MIN_KERNEL, MIN_MUTANT,
+       MIN_FINDINGS, MIN_BUCKET };
+
+static const struct gg_cli_flag minimize_flags[] = {
+    {"output", 'o', "FILE", MIN_OUTPUT,
+     "the minimised case (default: CASE with .case replaced by .min.case); progress is saved "
+     "there after each pass that shrank the case"},
+    {"max-total-time", 0, "S", MIN_MAX_TOTAL_TIME, "stop after S seconds (default 600)"},
+    {"repeats", 0, "R", MIN_REPEATS,
+     "keep a step only when R runs of R reproduce the signature (default 1; 2 for "
+     "nondeterminism)"},
+    {"timeout", 0, "S", MIN_TIMEOUT, "kill a run after S seconds (default 300)"},
+    {"kernel", 0, "NAME", MIN_KERNEL, "as for run; written into the minimised case"},
+    {"mutant", 0, "NAME", MIN_MUTANT, "as for run; written into the minimised case"},
+    {"findings", 0, "DIR", MIN_FINDINGS,
+     "record the other faults met on the way in this findings store"},
+    {"bucket", 0, NULL, MIN_BUCKET,
+     "minimise to the normal form that triage files buckets by: keep the class family (snr and "
+     "nan are one), smallest sizes, simplest output dtype, placement and data; prints the "
+     "bucket's form and id"},
+    {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
+    {0}};
+const struct gg_cli_command gg_cli_minimize_command = {
+    "minimize", "minimize [options] CASE", "exit 0 when minimised, 3 when the case passes",
+    minimize_flags};
+
+/* What the options of minimize set. */
+struct min_args {
+    struct gg_min_opts mo;
+    const char *out, *kernel, *mutant;
+    double repeats;
+};
+
+static int minimize_option(int id, const char *arg, void *p)
+{
+    struct min_args *a = p;
+    switch (id) {
+    case MIN_OUTPUT: a->out = arg; break;
+    case MIN_KERNEL: a->kernel = arg; break;
+    case MIN_MUTANT: a->mutant = arg; break;
+    case MIN_FINDINGS: a->mo.findings_dir = arg; break;
+    case MIN_BUCKET: a->mo.bucket = 1; break;
+    case MIN_MAX_TOTAL_TIME:
+        return gg_cli_number("--max-total-time", arg, 0, &a->mo.max_total_time_s) ? GG_EXIT_USAGE
+                                                                                  : GG_CLI_TAKEN;
+    case MIN_TIMEOUT:
+        return gg_cli_number("--timeout", arg, 0, &a->mo.timeout_s) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
+    case MIN_REPEATS:
+        if (gg_cli_number("--repeats", arg, 1, &a->repeats) != 0 || a->repeats > 1000 ||
+            (double)(int)a->repeats != a->repeats) {
+            fprintf(stderr, "ggfuzz: --repeats: a whole number up to 1000\n");
+            return GG_EXIT_USAGE;
+        }
+        break;
+    default: return GG_CLI_OTHER;
+    }
+    return GG_CLI_TAKEN;
+}
+
 /*
  * `ggfuzz minimize FILE`: runs FILE once for its signature, shrinks it with gg_minimize() and
  * writes the result (atomically, progress after each pass that shrank it) with its @expect and
@@ -43,46 +102,12 @@ static void minimize_print_case(const char *label, const struct gg_case *c, int6
  */
 int gg_cli_minimize(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"max-total-time", required_argument, NULL, 'T'},
-        {"repeats", required_argument, NULL, 'r'}, {"timeout", required_argument, NULL, 't'},
-        {"kernel", required_argument, NULL, 'k'},  {"mutant", required_argument, NULL, 'm'},
-        {"findings", required_argument, NULL, 'f'}, {"plugin", required_argument, NULL, 'p'},
-        {"bucket", no_argument, NULL, 'b'},        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    struct gg_min_opts mo = {.max_total_time_s = 600, .timeout_s = 300};
-    const char *out = NULL, *kernel = NULL, *mutant = NULL;
-    double repeats = 0;
-    int ch, rc;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'o': out = optarg; break;
-        case 'k': kernel = optarg; break;
-        case 'm': mutant = optarg; break;
-        case 'f': mo.findings_dir = optarg; break;
-        case 'b': mo.bucket = 1; break;
-        case 'T':
-            if (gg_cli_number("--max-total-time", optarg, 0, &mo.max_total_time_s) != 0)
-                return GG_EXIT_USAGE;
-            break;
-        case 't':
-            if (gg_cli_number("--timeout", optarg, 0, &mo.timeout_s) != 0)
-                return GG_EXIT_USAGE;
-            break;
-        case 'r':
-            if (gg_cli_number("--repeats", optarg, 1, &repeats) != 0 || repeats > 1000 ||
-                (double)(int)repeats != repeats) {
-                fprintf(stderr, "ggfuzz: --repeats: a whole number up to 1000\n");
-                return GG_EXIT_USAGE;
-            }
-            break;
-        default:
-            if ((rc = gg_cli_common_option(ch, optarg, NULL)) >= 0)
-                return rc;
-            break;
-        }
-    }
+    struct min_args a = {.mo = {.max_total_time_s = 600, .timeout_s = 300}};
+    int rc = gg_cli_parse(&gg_cli_minimize_command, argc, argv, minimize_option, &a, NULL);
+    if (rc != GG_CLI_TAKEN)
+        return rc;
+    struct gg_min_opts mo = a.mo;
+    const char *out = a.out, *kernel = a.kernel, *mutant = a.mutant;
     if (optind + 1 != argc) {
         fprintf(stderr, "ggfuzz: minimize needs exactly one case file\n");
         return GG_EXIT_USAGE;
@@ -141,7 +166,7 @@ int gg_cli_minimize(int argc, char **argv)
         out = def_out;
     }
     /* Intermittent faults need the signature twice in a row before a step is kept. */
-    mo.repeats = repeats > 0 ? (int)repeats : v.cls == GG_CLASS_NONDETERMINISM ? 2 : 1;
+    mo.repeats = a.repeats > 0 ? (int)a.repeats : v.cls == GG_CLASS_NONDETERMINISM ? 2 : 1;
     /* Bucket mode may leave the signature (within its class family): no progress file, whose
        @expect would no longer hold. */
     mo.progress_path = mo.bucket ? NULL : out;

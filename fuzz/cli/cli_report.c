@@ -11,67 +11,80 @@
 #include "fuzz/cli/cli_int.h"
 #include "reports/gg_report.h"
 
-static const char report_usage[] =
-    "usage: ggfuzz report [--suite FILE.json] [--campaign DIR]... -o OUTDIR\n"
-    "\n"
-    "Writes OUTDIR/index.html (one self-contained page), OUTDIR/summary.md and the PNG plots\n"
-    "it links: pass/fail table, SNR against threshold per case, per-group SNR of the worst\n"
-    "cases, and for campaigns executions and findings over time with every unique signature,\n"
-    "its minimised case and the command that replays it. Plots need gnuplot (GG_GNUPLOT or\n"
-    "PATH); without it the report has tables only.\n"
-    "\n"
-    "  --suite FILE       a suite result (ggfuzz suite --json FILE)\n"
-    "  --campaign DIR     a campaign's statistics directory (fuzzer_stats, plot_data) or its\n"
-    "                     findings store (repeatable, up to 16)\n"
-    "  -o, --output DIR   where the report goes (created when missing)\n"
-    "\n"
-    "exit codes: 0 written; 2 usage; 3 an input is unreadable or malformed, or the report\n"
-    "cannot be written.\n";
+enum { REPORT_SUITE, REPORT_CAMPAIGN, REPORT_OUTPUT };
+
+static const struct gg_cli_flag report_flags[] = {
+    {"suite", 0, "FILE", REPORT_SUITE, "a suite result (ggfuzz suite --json FILE)"},
+    {"campaign", 0, "DIR", REPORT_CAMPAIGN,
+     "a campaign's statistics directory (fuzzer_stats, plot_data) or its findings store "
+     "(repeatable, up to 16)"},
+    {"output", 'o', "DIR", REPORT_OUTPUT, "where the report goes (created when missing)"},
+    {0}};
+const struct gg_cli_command gg_cli_report_command = {
+    "report", "report [--suite FILE.json] [--campaign DIR]... -o OUTDIR",
+    "Writes OUTDIR/index.html (one self-contained page), OUTDIR/summary.md and the PNG plots it "
+    "links: pass/fail table, SNR against threshold per case, per-group SNR of the worst cases, "
+    "and for campaigns executions and findings over time with every unique signature, its "
+    "minimised case and the command that replays it. Plots need gnuplot (GG_GNUPLOT or PATH); "
+    "without it the report has tables only. Exit 0 written; 2 usage; 3 an input is unreadable "
+    "or malformed, or the report cannot be written.",
+    report_flags};
 
 /* Prints "ggfuzz report: what [arg]" and the usage on stderr; returns the usage exit code. */
 static int usage_error(const char *what, const char *arg)
 {
-    fprintf(stderr, "ggfuzz report: %s%s%s\n\n%s", what, arg ? " " : "", arg ? arg : "",
-            report_usage);
+    fprintf(stderr, "ggfuzz report: %s%s%s\n\n", what, arg ? " " : "", arg ? arg : "");
+    gg_cli_command_usage(stderr, "usage: ", &gg_cli_report_command);
     return GG_EXIT_USAGE;
+}
+
+/* What the options of report set. */
+struct report_args {
+    char **argv; /* the command line, for the message on an unknown option */
+    const char *suite, *out, *campaigns[GG_REPORT_CAMPAIGNS_MAX];
+    int n_campaigns;
+};
+
+static int report_option(int id, const char *arg, void *p)
+{
+    struct report_args *a = p;
+    switch (id) {
+    case REPORT_SUITE:
+        if (a->suite != NULL)
+            return usage_error("--suite given twice", NULL);
+        a->suite = arg;
+        break;
+    case REPORT_CAMPAIGN:
+        if (a->n_campaigns == GG_REPORT_CAMPAIGNS_MAX)
+            return usage_error("too many --campaign directories", NULL);
+        a->campaigns[a->n_campaigns++] = arg;
+        break;
+    case REPORT_OUTPUT: a->out = arg; break;
+    case GG_CLI_HELP: gg_cli_command_usage(stdout, "usage: ", &gg_cli_report_command); return 0;
+    case GG_CLI_UNKNOWN:
+        return usage_error("unknown option or missing value:", a->argv[optind - 1]);
+    default: return GG_CLI_OTHER;
+    }
+    return GG_CLI_TAKEN;
 }
 
 int gg_cli_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"suite", required_argument, NULL, 's'}, {"campaign", required_argument, NULL, 'c'},
-        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    const char *suite = NULL, *out = NULL, *campaigns[GG_REPORT_CAMPAIGNS_MAX];
-    int n_campaigns = 0, ch;
-    optind = 1;
+    struct report_args a = {.argv = argv};
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 's':
-            if (suite != NULL)
-                return usage_error("--suite given twice", NULL);
-            suite = optarg;
-            break;
-        case 'c':
-            if (n_campaigns == GG_REPORT_CAMPAIGNS_MAX)
-                return usage_error("too many --campaign directories", NULL);
-            campaigns[n_campaigns++] = optarg;
-            break;
-        case 'o': out = optarg; break;
-        case 'h': fputs(report_usage, stdout); return 0;
-        default: return usage_error("unknown option or missing value:", argv[optind - 1]);
-        }
-    }
+    int rc = gg_cli_parse(&gg_cli_report_command, argc, argv, report_option, &a, NULL);
+    if (rc != GG_CLI_TAKEN)
+        return rc;
+    const char *suite = a.suite, *out = a.out;
     if (optind < argc)
         return usage_error("unexpected argument", argv[optind]);
     if (out == NULL)
         return usage_error("-o OUTDIR is required", NULL);
-    if (suite == NULL && n_campaigns == 0)
+    if (suite == NULL && a.n_campaigns == 0)
         return usage_error("give --suite FILE, --campaign DIR or both", NULL);
     struct gg_report_out res;
     char err[2048];
-    if (gg_report_write(suite, campaigns, n_campaigns, out, &res, err, sizeof err) != GG_OK) {
+    if (gg_report_write(suite, a.campaigns, a.n_campaigns, out, &res, err, sizeof err) != GG_OK) {
         fprintf(stderr, "ggfuzz report: %s\n", err);
         return GG_EXIT_HARNESS;
     }

@@ -121,21 +121,17 @@ static int exit_code(const struct cli *cli)
     return cli->n_error ? GG_EXIT_HARNESS : cli->n_refused ? GG_EXIT_REFUSED : 0;
 }
 
+static const struct gg_cli_flag list_flags[] = {
+    {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
+    {0}};
+const struct gg_cli_command gg_cli_list_command = {
+    "list", "list [options]", "the kernels with their backend, ops, tile and mutants", list_flags};
+
 int gg_cli_list(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"plugin", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    int ch, rc;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (ch) {
-        default:
-            if ((rc = gg_cli_common_option(ch, optarg, NULL)) >= 0)
-                return rc;
-            break;
-        }
-    }
+    int rc = gg_cli_parse(&gg_cli_list_command, argc, argv, NULL, NULL, NULL);
+    if (rc != GG_CLI_TAKEN)
+        return rc;
     gg_registry_init();
     printf("%-28s %-8s %-42s %-12s %s\n", "kernel", "backend", "ops", "tile MxNxK", "mutants");
     static const char *backends[] = {"cpu", "cuda", "hip"};
@@ -158,51 +154,68 @@ int gg_cli_list(int argc, char **argv)
     return 0;
 }
 
+enum { RUN_KERNEL, RUN_MUTANT, RUN_MAX_MEM, RUN_CERTIFY, RUN_TIMEOUT, RUN_NO_FORK, RUN_JSON,
+       RUN_VERBOSE };
+
+static const struct gg_cli_flag run_flags[] = {
+    {"kernel", 0, "NAME", RUN_KERNEL, "run every case on this kernel instead of the case's own"},
+    {"mutant", 0, "NAME", RUN_MUTANT,
+     "run with this mutant, or with every one of a list A,B ('none' for the correct kernel)"},
+    {"max-mem", 0, "SIZE", RUN_MAX_MEM,
+     "refuse cases needing more host memory (e.g. 512M, 8G; default: the memory available now)"},
+    {"certify", 0, "N", RUN_CERTIFY, "certify the reference on N outputs with MPFR (default 0)"},
+    {"timeout", 0, "S", RUN_TIMEOUT,
+     "kill a case's process after S seconds: a timeout finding (default 300; 0: no limit)"},
+    {"no-fork", 0, NULL, RUN_NO_FORK,
+     "run cases in this process (for a debugger; a crashing kernel then ends ggfuzz)"},
+    {"json", 0, "FILE", RUN_JSON, "also write the results as JSON"},
+    {"verbose", 'v', NULL, RUN_VERBOSE, "print per-group metrics"},
+    {"plugin", 0, "PATH", GG_CLI_PLUGIN,
+     "load the kernels of a plugin .so (repeatable); the paths of GGFUZZ_PLUGINS (PATH:PATH...) "
+     "are loaded before them; a plugin that crashes, exits or does not register within "
+     "GGFUZZ_PLUGIN_TIMEOUT seconds (default 10) in a trial child process is refused"},
+    {0}};
+const struct gg_cli_command gg_cli_run_command = {
+    "run", "run|replay [options] CASE|DIR...",
+    "replay (also --replay) checks that each case's stored @expect verdict reproduces", run_flags};
+
+static int run_option(int id, const char *arg, void *p)
+{
+    struct cli *cli = p;
+    switch (id) {
+    case RUN_KERNEL: cli->run.kernel = arg; break;
+    case RUN_MUTANT: cli->run.mutant = arg; break;
+    case RUN_JSON: cli->json_path = arg; break;
+    case RUN_VERBOSE: cli->verbose = 1; break;
+    case RUN_NO_FORK: cli->no_fork = 1; break;
+    case RUN_TIMEOUT:
+        return gg_cli_number("--timeout", arg, 0, &cli->timeout_s) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
+    case RUN_MAX_MEM:
+        return gg_cli_size("--max-mem", arg, &cli->run.max_mem_bytes) ? GG_EXIT_USAGE
+                                                                      : GG_CLI_TAKEN;
+    case RUN_CERTIFY: {
+        char *end;
+        cli->run.certify_samples = strtoll(arg, &end, 10);
+        if (*end || cli->run.certify_samples < 0) {
+            fprintf(stderr, "ggfuzz: --certify: not a count: '%s'\n", arg);
+            return GG_EXIT_USAGE;
+        }
+        break;
+    }
+    default: return GG_CLI_OTHER;
+    }
+    return GG_CLI_TAKEN;
+}
+
 int gg_cli_run(int argc, char **argv, int replay)
 {
     struct cli storage, *cli = &storage;
     memset(cli, 0, sizeof *cli);
     cli->replay = replay;
-    static const struct option longopts[] = {
-        {"kernel", required_argument, NULL, 'k'}, {"mutant", required_argument, NULL, 'm'},
-        {"max-mem", required_argument, NULL, 'M'}, {"certify", required_argument, NULL, 'c'},
-        {"json", required_argument, NULL, 'j'},   {"verbose", no_argument, NULL, 'v'},
-        {"plugin", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
-        {"timeout", required_argument, NULL, 't'}, {"no-fork", no_argument, NULL, 'F'},
-        {NULL, 0, NULL, 0}};
-    int ch, rc;
-    optind = 1;
     cli->timeout_s = 300;
-    while ((ch = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'k': cli->run.kernel = optarg; break;
-        case 'm': cli->run.mutant = optarg; break;
-        case 'j': cli->json_path = optarg; break;
-        case 'v': cli->verbose = 1; break;
-        case 'F': cli->no_fork = 1; break;
-        case 't':
-            if (gg_cli_number("--timeout", optarg, 0, &cli->timeout_s) != 0)
-                return GG_EXIT_USAGE;
-            break;
-        case 'M':
-            if (gg_cli_size("--max-mem", optarg, &cli->run.max_mem_bytes) != 0)
-                return GG_EXIT_USAGE;
-            break;
-        case 'c': {
-            char *end;
-            cli->run.certify_samples = strtoll(optarg, &end, 10);
-            if (*end || cli->run.certify_samples < 0) {
-                fprintf(stderr, "ggfuzz: --certify: not a count: '%s'\n", optarg);
-                return GG_EXIT_USAGE;
-            }
-            break;
-        }
-        default:
-            if ((rc = gg_cli_common_option(ch, optarg, NULL)) >= 0)
-                return rc;
-            break;
-        }
-    }
+    int rc = gg_cli_parse(&gg_cli_run_command, argc, argv, run_option, cli, NULL);
+    if (rc != GG_CLI_TAKEN)
+        return rc;
     if (optind >= argc) {
         fprintf(stderr, "ggfuzz: %s needs at least one case file or directory\n", argv[0]);
         return GG_EXIT_USAGE;

@@ -16,41 +16,112 @@
 
 #define MAX_KERNELS 32
 
-static const char suite_usage[] =
-    "usage: ggfuzz suite [--tier quick|release|stress] [--kernel K]... [--gate] [--baseline FILE]\n"
-    "                    [--save-baseline FILE] [--snr-drop DB] [--perf] [--junit FILE]\n"
-    "                    [--json FILE] [--report DIR] [CASE|DIR...]\n"
-    "       ggfuzz suite --generate DIR\n"
-    "\n"
-    "Runs the SNR suite: each case of DIR/TIER (default corpus/suite/quick) or of the given\n"
-    "files on its own kernel, or on each --kernel that supports it (the others skip it), and\n"
-    "judges the worst group's SNR against the threshold of its recipe.\n"
-    "\n"
-    "  --tier T             quick (CPU, minutes), release (the full grid, for a GPU node) or\n"
-    "                       stress (past 2^31 elements and 2^32 bytes); default quick\n"
-    "  --suite-dir DIR      where the tiers live (default corpus/suite)\n"
-    "  --kernel K           run every case on K (repeatable)\n"
-    "  --mutant M           run with mutant M, or the list M1,M2 ('none': the correct kernels);\n"
-    "                       kernels without one of them skip the case\n"
-    "  --gate               the gate's verdict is the exit code (30: failed)\n"
-    "  --baseline FILE      a saved result: a worst-group SNR lower by more than --snr-drop\n"
-    "                       regresses (cases matched by id and kernel)\n"
-    "  --snr-drop DB        allowed SNR drop against the baseline (default 1.0)\n"
-    "  --save-baseline FILE write this run's result as a baseline\n"
-    "  --perf               time each passing case (median of --perf-runs, default 5) and\n"
-    "                       regress when t > 1.005 t_base + 0.5 us (baseline time >= 4 us);\n"
-    "                       meaningful for GPU kernels\n"
-    "  --json FILE          the result as JSON; --junit FILE as JUnit XML\n"
-    "  --report DIR         the HTML and Markdown report of the result\n"
-    "  --max-mem SIZE       refuse cases needing more host memory (default: what is available)\n"
-    "  --timeout S          kill a case after S seconds (default 1800; 0: none)\n"
-    "  --no-fork            run cases in this process\n"
-    "  --generate DIR       write the suite corpus into DIR/{quick,release,stress} and exit\n"
-    "\n"
-    "exit: 0 pass (without --gate: whenever every case ran), 30 the gate failed (a case below\n"
-    "its threshold, a structural fault, an SNR drop or a perf regression), 2 usage, 3 a case\n"
-    "could not run or an output could not be written, 4 a --kernel cannot run here (a GPU\n"
-    "kernel without its device).\n";
+enum { SUITE_TIER, SUITE_DIR, SUITE_KERNEL, SUITE_MUTANT, SUITE_GATE, SUITE_BASELINE,
+       SUITE_SNR_DROP, SUITE_SAVE_BASELINE, SUITE_PERF, SUITE_PERF_RUNS, SUITE_JSON, SUITE_JUNIT,
+       SUITE_REPORT, SUITE_MAX_MEM, SUITE_TIMEOUT, SUITE_NO_FORK, SUITE_GENERATE };
+
+static const struct gg_cli_flag suite_flags[] = {
+    {"tier", 0, "T", SUITE_TIER,
+     "quick (CPU, minutes), release (the full grid, for a GPU node) or stress (past 2^31 "
+     "elements and 2^32 bytes); default quick"},
+    {"suite-dir", 0, "DIR", SUITE_DIR, "where the tiers live (default corpus/suite)"},
+    {"kernel", 0, "K", SUITE_KERNEL, "run every case on K (repeatable)"},
+    {"mutant", 0, "M", SUITE_MUTANT,
+     "run with mutant M, or the list M1,M2 ('none': the correct kernels); kernels without one of "
+     "them skip the case"},
+    {"gate", 0, NULL, SUITE_GATE, "the gate's verdict is the exit code (30: failed)"},
+    {"baseline", 0, "FILE", SUITE_BASELINE,
+     "a saved result: a worst-group SNR lower by more than --snr-drop regresses (cases matched "
+     "by id and kernel)"},
+    {"snr-drop", 0, "DB", SUITE_SNR_DROP, "allowed SNR drop against the baseline (default 1.0)"},
+    {"save-baseline", 0, "FILE", SUITE_SAVE_BASELINE, "write this run's result as a baseline"},
+    {"perf", 0, NULL, SUITE_PERF,
+     "time each passing case (median of --perf-runs) and regress when t > 1.005 t_base + 0.5 us "
+     "(baseline time >= 4 us); meaningful for GPU kernels"},
+    {"perf-runs", 0, "N", SUITE_PERF_RUNS, "runs each --perf time is the median of (default 5)"},
+    {"json", 0, "FILE", SUITE_JSON, "the result as JSON"},
+    {"junit", 0, "FILE", SUITE_JUNIT, "the result as JUnit XML"},
+    {"report", 0, "DIR", SUITE_REPORT, "the HTML and Markdown report of the result"},
+    {"max-mem", 0, "SIZE", SUITE_MAX_MEM,
+     "refuse cases needing more host memory (default: what is available)"},
+    {"timeout", 0, "S", SUITE_TIMEOUT, "kill a case after S seconds (default 1800; 0: none)"},
+    {"no-fork", 0, NULL, SUITE_NO_FORK, "run cases in this process"},
+    {"generate", 0, "DIR", SUITE_GENERATE,
+     "write the suite corpus into DIR/{quick,release,stress} and exit"},
+    {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
+    {0}};
+const struct gg_cli_command gg_cli_suite_command = {
+    "suite", "suite [options] [CASE|DIR...]",
+    "Runs the SNR suite: each case of the tier's directory (default corpus/suite/quick) or of the "
+    "given files on its own kernel, or on each --kernel that supports it (the others skip it), "
+    "and judges the worst group's SNR against the threshold of its recipe. Exit 0 pass (without "
+    "--gate: whenever every case ran), 30 the gate failed (a case below its threshold, a "
+    "structural fault, an SNR drop or a perf regression), 2 usage, 3 a case could not run or an "
+    "output could not be written, 4 a --kernel cannot run here (a GPU kernel without its "
+    "device).",
+    suite_flags};
+
+/* What the options of suite set. */
+struct suite_args {
+    struct gg_suite_opts o;
+    const char *kernels[MAX_KERNELS];
+    const char *suite_dir, *gen_dir;
+};
+
+static int suite_option(int id, const char *arg, void *p)
+{
+    struct suite_args *a = p;
+    struct gg_suite_opts *o = &a->o;
+    double num = 0;
+    switch (id) {
+    case SUITE_TIER:
+        o->tier = arg;
+        if (strcmp(arg, "quick") && strcmp(arg, "release") && strcmp(arg, "stress")) {
+            fprintf(stderr, "ggfuzz suite: --tier: quick, release or stress, not '%s'\n", arg);
+            return GG_EXIT_USAGE;
+        }
+        break;
+    case SUITE_DIR: a->suite_dir = arg; break;
+    case SUITE_KERNEL:
+        if (o->n_kernels == MAX_KERNELS) {
+            fprintf(stderr, "ggfuzz suite: at most %d --kernel options\n", MAX_KERNELS);
+            return GG_EXIT_USAGE;
+        }
+        a->kernels[o->n_kernels++] = arg;
+        break;
+    case SUITE_MUTANT: o->mutant = arg; break;
+    case SUITE_GATE: o->gate = 1; break;
+    case SUITE_BASELINE: o->baseline_path = arg; break;
+    case SUITE_SAVE_BASELINE: o->save_baseline_path = arg; break;
+    case SUITE_SNR_DROP:
+        return gg_cli_number("--snr-drop", arg, 0, &o->snr_drop_db) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
+    case SUITE_PERF: o->perf = 1; break;
+    case SUITE_PERF_RUNS:
+        if (gg_cli_number("--perf-runs", arg, 1, &num) != 0 || num < 1) {
+            if (num < 1)
+                fprintf(stderr, "ggfuzz suite: --perf-runs: at least 1\n");
+            return GG_EXIT_USAGE;
+        }
+        o->perf_runs = (int)num;
+        break;
+    case SUITE_JUNIT: o->junit_path = arg; break;
+    case SUITE_JSON: o->json_path = arg; break;
+    case SUITE_REPORT: o->report_dir = arg; break;
+    case SUITE_MAX_MEM:
+        return gg_cli_size("--max-mem", arg, &o->max_mem_bytes) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
+    case SUITE_TIMEOUT:
+        return gg_cli_number("--timeout", arg, 0, &o->timeout_s) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
+    case SUITE_NO_FORK: o->no_fork = 1; break;
+    case SUITE_GENERATE: a->gen_dir = arg; break;
+    /* suite's own section of the usage text, not the whole text */
+    case GG_CLI_HELP: gg_cli_command_usage(stdout, "usage: ", &gg_cli_suite_command); return 0;
+    case GG_CLI_UNKNOWN:
+        gg_cli_command_usage(stderr, "usage: ", &gg_cli_suite_command);
+        return GG_EXIT_USAGE;
+    default: return GG_CLI_OTHER;
+    }
+    return GG_CLI_TAKEN;
+}
 
 static int generate(const char *dir)
 {
@@ -69,84 +140,15 @@ static int generate(const char *dir)
 
 int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins)
 {
-    static const struct option longopts[] = {
-        {"tier", required_argument, NULL, 't'},     {"suite-dir", required_argument, NULL, 'D'},
-        {"kernel", required_argument, NULL, 'k'},   {"mutant", required_argument, NULL, 'm'},
-        {"gate", no_argument, NULL, 'g'},           {"baseline", required_argument, NULL, 'b'},
-        {"save-baseline", required_argument, NULL, 'B'},
-        {"snr-drop", required_argument, NULL, 'd'}, {"perf", no_argument, NULL, 'P'},
-        {"perf-runs", required_argument, NULL, 'R'}, {"junit", required_argument, NULL, 'J'},
-        {"json", required_argument, NULL, 'j'},     {"report", required_argument, NULL, 'r'},
-        {"max-mem", required_argument, NULL, 'M'},  {"timeout", required_argument, NULL, 'T'},
-        {"no-fork", no_argument, NULL, 'F'},        {"generate", required_argument, NULL, 'G'},
-        {"plugin", required_argument, NULL, 'p'},   {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    static const char *kernels[MAX_KERNELS];
-    struct gg_suite_opts o = {.tier = "quick", .snr_drop_db = 1.0, .perf_runs = 5,
-                              .timeout_s = 1800, .plugins = plugins, .n_plugins = n_plugins,
-                              .out = stdout};
-    const char *suite_dir = "corpus/suite", *gen_dir = NULL;
-    double num = 0;
-    int ch;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 't':
-            o.tier = optarg;
-            if (strcmp(optarg, "quick") && strcmp(optarg, "release") && strcmp(optarg, "stress")) {
-                fprintf(stderr, "ggfuzz suite: --tier: quick, release or stress, not '%s'\n",
-                        optarg);
-                return GG_EXIT_USAGE;
-            }
-            break;
-        case 'D': suite_dir = optarg; break;
-        case 'k':
-            if (o.n_kernels == MAX_KERNELS) {
-                fprintf(stderr, "ggfuzz suite: at most %d --kernel options\n", MAX_KERNELS);
-                return GG_EXIT_USAGE;
-            }
-            kernels[o.n_kernels++] = optarg;
-            break;
-        case 'm': o.mutant = optarg; break;
-        case 'g': o.gate = 1; break;
-        case 'b': o.baseline_path = optarg; break;
-        case 'B': o.save_baseline_path = optarg; break;
-        case 'd':
-            if (gg_cli_number("--snr-drop", optarg, 0, &num) != 0)
-                return GG_EXIT_USAGE;
-            o.snr_drop_db = num;
-            break;
-        case 'P': o.perf = 1; break;
-        case 'R':
-            if (gg_cli_number("--perf-runs", optarg, 1, &num) != 0 || num < 1) {
-                if (num < 1)
-                    fprintf(stderr, "ggfuzz suite: --perf-runs: at least 1\n");
-                return GG_EXIT_USAGE;
-            }
-            o.perf_runs = (int)num;
-            break;
-        case 'J': o.junit_path = optarg; break;
-        case 'j': o.json_path = optarg; break;
-        case 'r': o.report_dir = optarg; break;
-        case 'M':
-            if (gg_cli_size("--max-mem", optarg, &o.max_mem_bytes) != 0)
-                return GG_EXIT_USAGE;
-            break;
-        case 'T':
-            if (gg_cli_number("--timeout", optarg, 0, &num) != 0)
-                return GG_EXIT_USAGE;
-            o.timeout_s = num;
-            break;
-        case 'F': o.no_fork = 1; break;
-        case 'G': gen_dir = optarg; break;
-        case 'p':
-            if (gg_cli_load_plugin(optarg) != 0)
-                return GG_EXIT_HARNESS;
-            break;
-        case 'h': fputs(suite_usage, stdout); return 0;
-        default: fputs(suite_usage, stderr); return GG_EXIT_USAGE;
-        }
-    }
+    struct suite_args a = {.o = {.tier = "quick", .snr_drop_db = 1.0, .perf_runs = 5,
+                                 .timeout_s = 1800, .plugins = plugins, .n_plugins = n_plugins,
+                                 .out = stdout},
+                           .suite_dir = "corpus/suite"};
+    int rc = gg_cli_parse(&gg_cli_suite_command, argc, argv, suite_option, &a, NULL);
+    if (rc != GG_CLI_TAKEN)
+        return rc;
+    struct gg_suite_opts o = a.o;
+    const char *suite_dir = a.suite_dir, *gen_dir = a.gen_dir, *const *kernels = a.kernels;
     if (gen_dir)
         return generate(gen_dir);
     gg_registry_init();
@@ -156,8 +158,7 @@ int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins)
                     kernels[i]);
             return GG_EXIT_USAGE;
         }
-        int rc = gg_cli_kernel_refused(kernels[i]);
-        if (rc != 0)
+        if ((rc = gg_cli_kernel_refused(kernels[i])) != 0)
             return rc;
     }
     o.kernels = kernels;
