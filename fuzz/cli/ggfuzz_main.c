@@ -1,7 +1,7 @@
 /*
  * ggfuzz_main.c — the ggfuzz command line's entry point: takes the leading `--plugin PATH` pairs,
  * answers --help and --version, loads the plugins and hands over to the command's file
- * (fuzz/cli_*.c). Only main() exits.
+ * (fuzz/cli/cli_*.c). Only main() exits.
  */
 #include <stdio.h>
 #include <string.h>
