@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,77 +20,6 @@
 
 #define SUITE_FORMAT "ggfuzz-suite"
 #define SUITE_VERSION 1
-
-/* ---- small helpers ------------------------------------------------------------------------- */
-
-/* Reads a whole file into a NUL-terminated malloc'd buffer. */
-static enum gg_status read_all(const char *path, char **out, size_t *len, char *err,
-                               size_t err_len)
-{
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(err, err_len, "%s: cannot read: %s", path, strerror(errno));
-        return GG_E_IO;
-    }
-    size_t cap = 4096, n = 0, got = 1;
-    char *buf = malloc(cap);
-    while (buf != NULL && got > 0) {
-        if (n + 1 >= cap) {
-            char *grown = realloc(buf, cap *= 2);
-            if (grown == NULL)
-                free(buf);
-            buf = grown;
-            if (buf == NULL)
-                break;
-        }
-        got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-    }
-    int oom = buf == NULL, bad = oom || ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        snprintf(err, err_len, "%s: cannot read: %s", path, oom ? "out of memory" : "read error");
-        return oom ? GG_E_NOMEM : GG_E_IO;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    if (len != NULL)
-        *len = n;
-    return GG_OK;
-}
-
-static char *join(const char *dir, const char *name)
-{
-    size_t len = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(len);
-    if (p != NULL)
-        snprintf(p, len, "%s/%s", dir, name);
-    return p;
-}
-
-static int is_dir(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static int is_file(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1]))
-        s[--n] = '\0';
-    return s;
-}
 
 /* ---- suite result JSON --------------------------------------------------------------------- */
 
@@ -362,7 +292,7 @@ enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char 
     s->path = path;
     char *text;
     size_t len;
-    enum gg_status st = read_all(path, &text, &len, err, err_len);
+    enum gg_status st = gg_file_read(path, SIZE_MAX, &text, &len, err, err_len);
     if (st != GG_OK)
         return st;
     json_error_t je;
@@ -441,180 +371,6 @@ size_t gg_report_worst_cases(const struct gg_rsuite *s, size_t *idx, size_t max)
 
 /* ---- campaign directories ------------------------------------------------------------------ */
 
-/* A findings store's file name: <class>-<16 hex>.case. */
-static int finding_name(const char *name)
-{
-    const char *dash = strrchr(name, '-');
-    if (dash == NULL || dash == name || strlen(dash) != 22 || strcmp(dash + 17, ".case") != 0)
-        return 0;
-    for (const char *p = name; p < dash; p++)
-        if (!islower((unsigned char)*p) && *p != '_')
-            return 0;
-    for (int i = 1; i <= 16; i++)
-        if (!isxdigit((unsigned char)dash[i]))
-            return 0;
-    return 1;
-}
-
-/* 1 when dir holds at least one finding file. */
-static int holds_findings(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int found = 0;
-    for (struct dirent *e; d != NULL && !found && (e = readdir(d)) != NULL;)
-        found = finding_name(e->d_name);
-    if (d != NULL)
-        closedir(d);
-    return found;
-}
-
-/* Reads a line-oriented file, and allocates *records: one zeroed record of size bytes per line
-   (a bound on the records the text holds). */
-static enum gg_status read_records(const char *path, char **text, void **records, size_t size,
-                                   char *err, size_t err_len)
-{
-    enum gg_status st = read_all(path, text, NULL, err, err_len);
-    if (st != GG_OK)
-        return st;
-    size_t lines = 1;
-    for (const char *p = *text; *p; p++)
-        lines += *p == '\n';
-    if ((*records = calloc(lines, size)) == NULL) {
-        free(*text);
-        snprintf(err, err_len, "%s: out of memory", path);
-        return GG_E_NOMEM;
-    }
-    return GG_OK;
-}
-
-static enum gg_status read_stats(const char *path, struct gg_rcampaign *c, char *err,
-                                 size_t err_len)
-{
-    char *text;
-    void *records;
-    enum gg_status st = read_records(path, &text, &records, sizeof *c->stats, err, err_len);
-    if (st != GG_OK)
-        return st;
-    c->stats = records;
-    int line_no = 0;
-    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line && st == GG_OK;
-         line = strtok_r(NULL, "\n", &save)) {
-        line_no++;
-        char *colon = strchr(line, ':');
-        if (trim(line)[0] == '\0')
-            continue;
-        if (colon == NULL) {
-            snprintf(err, err_len, "%s:%d: not a 'key : value' line", path, line_no);
-            st = GG_E_PARSE;
-            break;
-        }
-        *colon = '\0';
-        struct gg_rkv *kv = &c->stats[c->n_stats];
-        kv->key = strdup(trim(line));
-        kv->value = strdup(trim(colon + 1));
-        c->n_stats++;
-        if (kv->key == NULL || kv->value == NULL) {
-            snprintf(err, err_len, "%s: out of memory", path);
-            st = GG_E_NOMEM;
-        }
-    }
-    free(text);
-    return st;
-}
-
-/* Columns of plot_data that a report uses, by the names of its '#' header. */
-static const char *const tick_columns[] = {"relative_time", "execs_done", "execs_per_sec",
-                                           "corpus_count", "faults_total", "faults_unique"};
-#define N_TICK_COLUMNS (sizeof tick_columns / sizeof *tick_columns)
-
-static double *tick_slot(struct gg_rtick *t, size_t col)
-{
-    double *slots[N_TICK_COLUMNS] = {&t->t, &t->execs, &t->execs_per_sec, &t->corpus,
-                                     &t->faults_total, &t->faults_unique};
-    return slots[col];
-}
-
-/* Maps the header's columns to tick_columns (map[i] = column of tick_columns[i], or -1). */
-static int read_plot_header(char *line, int map[N_TICK_COLUMNS], int *n_cols)
-{
-    for (size_t i = 0; i < N_TICK_COLUMNS; i++)
-        map[i] = -1;
-    *n_cols = 0;
-    char *save = NULL;
-    for (char *name = strtok_r(line + 1, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-        name = trim(name);
-        for (size_t i = 0; i < N_TICK_COLUMNS; i++)
-            if (strcmp(name, tick_columns[i]) == 0)
-                map[i] = *n_cols;
-        (*n_cols)++;
-    }
-    return map[0] >= 0 && map[1] >= 0 ? 0 : -1;
-}
-
-static enum gg_status read_plot_row(char *line, const int map[N_TICK_COLUMNS], int n_cols,
-                                    struct gg_rtick *t)
-{
-    double vals[64];
-    int n = 0;
-    char *save = NULL;
-    for (char *f = strtok_r(line, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
-        char *end;
-        f = trim(f);
-        if (n >= 64)
-            return GG_E_PARSE;
-        vals[n] = strtod(f, &end);
-        if (end == f || *end != '\0')
-            return GG_E_PARSE;
-        n++;
-    }
-    if (n != n_cols)
-        return GG_E_PARSE;
-    for (size_t i = 0; i < N_TICK_COLUMNS; i++)
-        *tick_slot(t, i) = map[i] >= 0 ? vals[map[i]] : NAN;
-    return GG_OK;
-}
-
-static enum gg_status read_plot_data(const char *path, struct gg_rcampaign *c, char *err,
-                                     size_t err_len)
-{
-    char *text;
-    void *records;
-    enum gg_status st = read_records(path, &text, &records, sizeof *c->ticks, err, err_len);
-    if (st != GG_OK)
-        return st;
-    c->ticks = records;
-    int map[N_TICK_COLUMNS], n_cols = 0, have_header = 0, line_no = 0;
-    char *rest = text;
-    for (char *line = rest; st == GG_OK && line != NULL; line = rest) {
-        rest = strchr(line, '\n');
-        if (rest != NULL)
-            *rest++ = '\0';
-        line_no++;
-        if (trim(line)[0] == '\0')
-            continue;
-        if (line[0] == '#') {
-            if (!have_header && read_plot_header(line, map, &n_cols) != 0) {
-                snprintf(err, err_len, "%s:%d: the header names no relative_time and "
-                         "execs_done columns", path, line_no);
-                st = GG_E_PARSE;
-            }
-            have_header = 1;
-        } else if (!have_header) {
-            snprintf(err, err_len, "%s:%d: data before the '# relative_time, ...' header", path,
-                     line_no);
-            st = GG_E_PARSE;
-        } else if (read_plot_row(line, map, n_cols, &c->ticks[c->n_ticks]) != GG_OK) {
-            snprintf(err, err_len, "%s:%d: expected %d comma-separated numbers", path, line_no,
-                     n_cols);
-            st = GG_E_PARSE;
-        } else {
-            c->n_ticks++;
-        }
-    }
-    free(text);
-    return st;
-}
-
 /* Fills the metadata fields of f from the '@' lines of its text. */
 static void finding_meta(struct gg_rfinding *f)
 {
@@ -629,7 +385,7 @@ static void finding_meta(struct gg_rfinding *f)
         char *rest = copy + strcspn(copy, " \t");
         if (*rest)
             *rest++ = '\0';
-        rest = trim(rest);
+        rest = gg_trim(rest);
         if (strcmp(copy, "expect") == 0) {
             char sig[GG_SIGNATURE_MAX];
             gg_meta_field(rest, "class", f->cls, sizeof f->cls);
@@ -638,13 +394,7 @@ static void finding_meta(struct gg_rfinding *f)
                 f->signature = strdup(sig);
             }
         } else if (strcmp(copy, "finding") == 0) {
-            char buf[32];
-            if (gg_meta_field(rest, "count", buf, sizeof buf))
-                f->count = strtoll(buf, NULL, 10);
-            gg_meta_field(rest, "first_seen", f->first_seen, sizeof f->first_seen);
-            gg_meta_field(rest, "last_seen", f->last_seen, sizeof f->last_seen);
-            gg_meta_field(rest, "kernel", f->kernel, sizeof f->kernel);
-            gg_meta_field(rest, "mutant", f->mutant, sizeof f->mutant);
+            gg_finding_parse(rest, &f->meta);
         } else if (strcmp(copy, "observed") == 0 && f->observed[0] == '\0') {
             free(f->observed);
             f->observed = strdup(rest);
@@ -659,8 +409,8 @@ static enum gg_status read_finding(const char *dir, const char *name, struct gg_
                                    char *err, size_t err_len)
 {
     memset(f, 0, sizeof *f);
-    f->count = -1;
-    f->path = join(dir, name);
+    f->meta.count = -1;
+    f->path = gg_path_join(dir, name);
     f->signature = strdup("");
     f->observed = strdup("");
     if (f->path == NULL || f->signature == NULL || f->observed == NULL) {
@@ -668,7 +418,7 @@ static enum gg_status read_finding(const char *dir, const char *name, struct gg_
         return GG_E_NOMEM;
     }
     size_t len;
-    enum gg_status st = read_all(f->path, &f->text, &len, err, err_len);
+    enum gg_status st = gg_file_read(f->path, SIZE_MAX, &f->text, &len, err, err_len);
     if (st != GG_OK)
         return st;
     char real[PATH_MAX];
@@ -703,69 +453,21 @@ static int cmp_finding(const void *pa, const void *pb)
         cb = gg_class_precedence(gg_class_from_name(b->cls));
     if (ca != cb)
         return ca < cb ? -1 : 1;
-    if (a->count != b->count)
-        return a->count > b->count ? -1 : 1;
+    if (a->meta.count != b->meta.count)
+        return a->meta.count > b->meta.count ? -1 : 1;
     return strcmp(a->signature, b->signature);
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Names in dir that pass keep(), sorted; *names freed by the caller (each and the array). */
-static enum gg_status list_dir(const char *dir, int (*keep)(const char *dir, const char *name),
-                               char ***names, size_t *n, char *err, size_t err_len)
-{
-    *names = NULL;
-    *n = 0;
-    DIR *d = opendir(dir);
-    if (d == NULL) {
-        snprintf(err, err_len, "%s: cannot open: %s", dir, strerror(errno));
-        return GG_E_IO;
-    }
-    size_t cap = 0;
-    enum gg_status st = GG_OK;
-    for (struct dirent *e; st == GG_OK && (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] == '.' || !keep(dir, e->d_name))
-            continue;
-        if (*n == cap) {
-            char **grown = realloc(*names, (cap = cap ? 2 * cap : 16) * sizeof *grown);
-            if (grown == NULL)
-                st = GG_E_NOMEM;
-            else
-                *names = grown;
-        }
-        if (st == GG_OK && ((*names)[*n] = strdup(e->d_name)) != NULL)
-            (*n)++;
-        else
-            st = GG_E_NOMEM;
-    }
-    closedir(d);
-    if (st != GG_OK)
-        snprintf(err, err_len, "%s: out of memory", dir);
-    if (*n > 1)
-        qsort(*names, *n, sizeof **names, cmp_name);
-    return st;
-}
-
-static void free_names(char **names, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
 }
 
 static int keep_finding(const char *dir, const char *name)
 {
     (void)dir;
-    return finding_name(name);
+    return gg_findings_is_name(name);
 }
 
 static int keep_findings_dir(const char *dir, const char *name)
 {
-    char *path = join(dir, name);
-    int ok = path != NULL && is_dir(path) && holds_findings(path);
+    char *path = gg_path_join(dir, name);
+    int ok = path != NULL && gg_path_is_dir(path) && gg_findings_in(path);
     free(path);
     return ok;
 }
@@ -774,7 +476,7 @@ static enum gg_status read_findings(struct gg_rcampaign *c, char *err, size_t er
 {
     char **names;
     size_t n;
-    enum gg_status st = list_dir(c->findings_dir, keep_finding, &names, &n, err, err_len);
+    enum gg_status st = gg_dir_list(c->findings_dir, keep_finding, &names, &n, err, err_len);
     if (st == GG_OK && n > 0 && (c->findings = calloc(n, sizeof *c->findings)) == NULL) {
         snprintf(err, err_len, "%s: out of memory", c->findings_dir);
         st = GG_E_NOMEM;
@@ -783,7 +485,7 @@ static enum gg_status read_findings(struct gg_rcampaign *c, char *err, size_t er
         st = read_finding(c->findings_dir, names[i], &c->findings[i], err, err_len);
         c->n_findings = i + 1;
     }
-    free_names(names, n);
+    gg_dir_list_free(names, n);
     if (st == GG_OK && c->n_findings > 1)
         qsort(c->findings, c->n_findings, sizeof *c->findings, cmp_finding);
     return st;
@@ -798,7 +500,7 @@ static char *artifacts_of(const char *command_line)
          w = strtok_r(NULL, " ", &save)) {
         const char *dir = next ? w : strncmp(w, "--artifacts=", 12) == 0 ? w + 12 : NULL;
         next = strcmp(w, "--artifacts") == 0;
-        if (dir && is_dir(dir))
+        if (dir && gg_path_is_dir(dir))
             found = strdup(dir);
     }
     free(copy);
@@ -812,23 +514,23 @@ static enum gg_status find_findings(struct gg_rcampaign *c, const char *dir, cha
     if ((c->findings_dir = artifacts_of(gg_report_stat(c, "command_line"))) != NULL)
         return GG_OK;
     /* The default store, even when the campaign found nothing. */
-    char *deflt = join(dir, "artifacts");
-    if (deflt != NULL && is_dir(deflt)) {
+    char *deflt = gg_path_join(dir, "artifacts");
+    if (deflt != NULL && gg_path_is_dir(deflt)) {
         c->findings_dir = deflt;
         return GG_OK;
     }
     free(deflt);
     char **names;
     size_t n, pick = 0;
-    enum gg_status st = list_dir(dir, keep_findings_dir, &names, &n, err, err_len);
+    enum gg_status st = gg_dir_list(dir, keep_findings_dir, &names, &n, err, err_len);
     for (size_t i = 0; i < n; i++)
         if (strcmp(names[i], "artifacts") == 0)
             pick = i;
-    if (st == GG_OK && n > 0 && (c->findings_dir = join(dir, names[pick])) == NULL) {
+    if (st == GG_OK && n > 0 && (c->findings_dir = gg_path_join(dir, names[pick])) == NULL) {
         snprintf(err, err_len, "%s: out of memory", dir);
         st = GG_E_NOMEM;
     }
-    free_names(names, n);
+    gg_dir_list_free(names, n);
     return st;
 }
 
@@ -848,24 +550,24 @@ enum gg_status gg_report_campaign_load(const char *dir, struct gg_rcampaign *c, 
         return GG_E_IO;
     }
     /* dir holds the statistics, or is a findings store whose parent holds them. */
-    int direct = holds_findings(dir);
-    char *own = join(dir, "fuzzer_stats");
-    char *stats_dir = direct && own && !is_file(own) ? join(dir, "..") : strdup(dir);
+    int direct = gg_findings_in(dir);
+    char *own = gg_path_join(dir, GG_FUZZER_STATS_FILE);
+    char *stats_dir = direct && own && !gg_path_is_file(own) ? gg_path_join(dir, "..") : strdup(dir);
     free(own);
     if (direct)
         c->findings_dir = strdup(dir);
-    char *stats = stats_dir ? join(stats_dir, "fuzzer_stats") : NULL;
-    char *plot = stats_dir ? join(stats_dir, "plot_data") : NULL;
+    char *stats = stats_dir ? gg_path_join(stats_dir, GG_FUZZER_STATS_FILE) : NULL;
+    char *plot = stats_dir ? gg_path_join(stats_dir, GG_PLOT_DATA_FILE) : NULL;
     enum gg_status st = stats && plot && (!direct || c->findings_dir) ? GG_OK : GG_E_NOMEM;
     if (st != GG_OK)
         snprintf(err, err_len, "%s: out of memory", dir);
-    if (st == GG_OK && is_file(stats))
-        st = read_stats(stats, c, err, err_len);
-    if (st == GG_OK && is_file(plot))
-        st = read_plot_data(plot, c, err, err_len);
+    if (st == GG_OK && gg_path_is_file(stats))
+        st = gg_fuzzer_stats_read(stats, &c->stats, err, err_len);
+    if (st == GG_OK && gg_path_is_file(plot))
+        st = gg_plot_data_read(plot, &c->ticks, &c->n_ticks, err, err_len);
     if (st == GG_OK && c->findings_dir == NULL)
         st = find_findings(c, stats_dir, err, err_len);
-    if (st == GG_OK && c->n_stats == 0 && c->findings_dir == NULL) {
+    if (st == GG_OK && c->stats.n == 0 && c->findings_dir == NULL) {
         snprintf(err, err_len, "%s: not a campaign directory: no fuzzer_stats and no findings "
                  "store", dir);
         st = GG_E_PARSE;
@@ -882,14 +584,10 @@ enum gg_status gg_report_campaign_load(const char *dir, struct gg_rcampaign *c, 
 
 void gg_report_campaign_free(struct gg_rcampaign *c)
 {
-    for (size_t i = 0; i < c->n_stats; i++) {
-        free(c->stats[i].key);
-        free(c->stats[i].value);
-    }
     for (size_t i = 0; i < c->n_findings; i++)
         finding_free(&c->findings[i]);
     gg_buckets_free(&c->buckets);
-    free(c->stats);
+    gg_fuzzer_stats_free(&c->stats);
     free(c->ticks);
     free(c->findings);
     free(c->findings_dir);
@@ -899,10 +597,7 @@ void gg_report_campaign_free(struct gg_rcampaign *c)
 
 const char *gg_report_stat(const struct gg_rcampaign *c, const char *key)
 {
-    for (size_t i = 0; i < c->n_stats; i++)
-        if (strcmp(c->stats[i].key, key) == 0)
-            return c->stats[i].value;
-    return NULL;
+    return gg_fuzzer_stats_get(&c->stats, key);
 }
 
 /* ---- shared by the writers ----------------------------------------------------------------- */

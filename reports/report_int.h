@@ -74,10 +74,6 @@ size_t gg_report_worst_cases(const struct gg_rsuite *s, size_t *idx, size_t max)
 
 /* ---- Campaign directories (gg_report_input.c) ----------------------------------------------- */
 
-struct gg_rkv {
-    char *key, *value;
-};
-
 /* One stored finding: a case file of the findings store with its metadata lines. */
 struct gg_rfinding {
     char *path;       /* as found under the campaign directory */
@@ -86,24 +82,16 @@ struct gg_rfinding {
     char *signature;  /* @expect sig=, "" when absent */
     char *observed;   /* @observed, "" when absent */
     char cls[32];
-    long long count;  /* -1 when absent */
-    char first_seen[32], last_seen[32];
-    char kernel[GG_CASE_NAME_MAX], mutant[GG_CASE_NAME_MAX];
+    struct gg_finding meta; /* its @finding line (count -1 when absent) */
     char shape[160];  /* "" when the case does not parse */
     char *parse_error; /* NULL when the case parses */
-};
-
-/* One row of plot_data, by column name. */
-struct gg_rtick {
-    double t, execs, execs_per_sec, corpus, faults_total, faults_unique;
 };
 
 struct gg_rcampaign {
     char *dir;          /* as given */
     char *findings_dir; /* NULL when no findings store was found */
-    struct gg_rkv *stats;  /* fuzzer_stats in file order */
-    size_t n_stats;
-    struct gg_rtick *ticks;
+    struct gg_fuzzer_stats stats; /* fuzzer_stats in file order */
+    struct gg_plot_row *ticks;    /* plot_data */
     size_t n_ticks;
     struct gg_rfinding *findings; /* most severe class first, then the most frequent */
     size_t n_findings;
