@@ -15,7 +15,7 @@
 #include "reports/gg_report.h"
 #include "fuzz/store/gg_store.h"
 
-/* ---- Suite results (gg_report_input.c) ------------------------------------------------------ */
+/* ---- Suite results (gg_report_suite.c) ------------------------------------------------------ */
 
 /* A number that the JSON may leave null or out. */
 struct gg_rnum {
@@ -68,7 +68,7 @@ enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char 
 void gg_report_suite_free(struct gg_rsuite *s);
 /* 1 for verdicts that fail the gate (fail, regressed, error). */
 int gg_report_verdict_bad(const char *verdict);
-/* Indices of the worst cases that have per-group numbers: failing verdicts first, then the
+/* (gg_report_input.c) Indices of the worst cases that have per-group numbers: failing verdicts first, then the
    smallest margin. Writes at most max into idx; returns how many. */
 size_t gg_report_worst_cases(const struct gg_rsuite *s, size_t *idx, size_t max);
 
