@@ -34,6 +34,24 @@ enum gg_status gg_report_json_write(struct gg_report_json *j, const char *path, 
 void gg_report_json_free(struct gg_report_json *j);
 
 /*
+ * The suite result JSON (gg_report_suite.c): `ggfuzz suite` writes it, `ggfuzz report` and a
+ * later suite's --baseline read it. A result is an object with "format": GG_SUITE_FORMAT and
+ * "version": GG_SUITE_VERSION, the run's header and a "cases" array of case objects.
+ */
+#define GG_SUITE_FORMAT "ggfuzz-suite"
+#define GG_SUITE_VERSION 1
+typedef struct json_t json_t;
+/* Writes root to path atomically (temporary file, rename), indented one space. GG_E_IO with a
+   message naming path. */
+enum gg_status gg_report_suite_save(json_t *root, const char *path, char *err, size_t err_len);
+/* Loads a baseline result: *doc (json_decref() it) and its "cases" array in *cases. GG_E_PARSE
+   with a message when it is not JSON or not a suite result with a cases array. */
+enum gg_status gg_report_suite_baseline(const char *path, json_t **doc, json_t **cases,
+                                        char *err, size_t err_len);
+/* The case object of cases for (id, kernel), or NULL. */
+json_t *gg_report_suite_find(json_t *cases, const char *id, const char *kernel);
+
+/*
  * HTML and Markdown report of a suite result JSON and of campaign directories: writes
  * out_dir/index.html (one self-contained file: inline CSS, plots as data URIs), out_dir/summary.md
  * (plots referenced as the PNG files beside it) and the PNGs. Plots need gnuplot (GG_GNUPLOT, else

@@ -423,7 +423,7 @@ static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
         {"untriaged", "signatures in no bucket yet"}, {"worker_restarts", "worker restarts"},
         {"timeouts", "timeouts"}, {"stop_reason", "stopped by"}, {"seed", "seed"},
         {"command_line", "command"}};
-    if (c->n_stats == 0) {
+    if (c->stats.n == 0) {
         fputs("<p>No fuzzer_stats in this directory.</p>\n", f);
         return;
     }
@@ -445,15 +445,15 @@ static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
     /* Faults per class, where any. */
     fputs("<dt>faults by class</dt><dd>", f);
     int any = 0;
-    for (size_t i = 0; i < c->n_stats; i++) {
-        const char *k = c->stats[i].key;
+    for (size_t i = 0; i < c->stats.n; i++) {
+        const char *k = c->stats.kv[i].key;
         if (strncmp(k, "faults_", 7) != 0 || gg_class_from_name(k + 7) == GG_CLASS_COUNT ||
-            strcmp(c->stats[i].value, "0") == 0)
+            strcmp(c->stats.kv[i].value, "0") == 0)
             continue;
         fputs(any++ ? ", " : "", f);
         esc(f, k + 7);
         fputs(" ", f);
-        esc(f, c->stats[i].value);
+        esc(f, c->stats.kv[i].value);
     }
     fputs(any ? "</dd></dl>\n" : "none</dd></dl>\n", f);
 }
@@ -465,13 +465,13 @@ static void finding_block(FILE *f, const struct gg_rfinding *fi, size_t ci, size
     fputs(": <code>", f);
     esc(f, fi->signature[0] ? fi->signature : "(no signature recorded)");
     fputs("</code></h4>\n<p class=\"small\">", f);
-    if (fi->count >= 0)
-        fprintf(f, "seen %lld time%s", fi->count, fi->count == 1 ? "" : "s");
-    if (fi->first_seen[0]) {
+    if (fi->meta.count >= 0)
+        fprintf(f, "seen %lld time%s", fi->meta.count, fi->meta.count == 1 ? "" : "s");
+    if (fi->meta.first_seen[0]) {
         fputs(", first ", f);
-        esc(f, fi->first_seen);
+        esc(f, fi->meta.first_seen);
         fputs(", last ", f);
-        esc(f, fi->last_seen);
+        esc(f, fi->meta.last_seen);
     }
     if (fi->shape[0]) {
         fputs(" &middot; <code>", f);
@@ -571,12 +571,12 @@ static void campaign_section(FILE *f, const struct gg_report_doc *d, const char 
             fputs("</td><td><code>", f);
             esc(f, fi->signature);
             fputs("</code></td><td class=\"num\">", f);
-            if (fi->count >= 0)
-                fprintf(f, "%lld", fi->count);
+            if (fi->meta.count >= 0)
+                fprintf(f, "%lld", fi->meta.count);
             fputs("</td><td class=\"when\">", f);
-            esc(f, fi->first_seen);
+            esc(f, fi->meta.first_seen);
             fputs("</td><td class=\"when\">", f);
-            esc(f, fi->last_seen);
+            esc(f, fi->meta.last_seen);
             fputs("</td></tr>\n", f);
         }
         fputs("</tbody></table></div>\n", f);

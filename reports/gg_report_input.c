@@ -1,14 +1,14 @@
 /*
- * gg_report_input.c — reads what `ggfuzz report` shows: a suite result JSON (checked field by
- * field against its format, so a malformed file is named with the field at fault) and a campaign
- * directory (fuzzer_stats, the plot_data time series and the findings store, one case file per
- * signature). Nothing here writes.
+ * gg_report_input.c — reads what `ggfuzz report` shows of a campaign directory (fuzzer_stats,
+ * the plot_data time series and the findings store, one case file per signature, through the
+ * store's readers of those formats), and the orders and summaries the writers share (the worst
+ * cases of a suite result, groups by SNR, the replay command). Nothing here writes.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,392 +16,6 @@
 
 #include "reports/report_int.h"
 #include "fuzz/store/gg_store.h"
-
-#define SUITE_FORMAT "ggfuzz-suite"
-#define SUITE_VERSION 1
-
-/* ---- small helpers ------------------------------------------------------------------------- */
-
-/* Reads a whole file into a NUL-terminated malloc'd buffer. */
-static enum gg_status read_all(const char *path, char **out, size_t *len, char *err,
-                               size_t err_len)
-{
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(err, err_len, "%s: cannot read: %s", path, strerror(errno));
-        return GG_E_IO;
-    }
-    size_t cap = 4096, n = 0, got = 1;
-    char *buf = malloc(cap);
-    while (buf != NULL && got > 0) {
-        if (n + 1 >= cap) {
-            char *grown = realloc(buf, cap *= 2);
-            if (grown == NULL)
-                free(buf);
-            buf = grown;
-            if (buf == NULL)
-                break;
-        }
-        got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-    }
-    int oom = buf == NULL, bad = oom || ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        snprintf(err, err_len, "%s: cannot read: %s", path, oom ? "out of memory" : "read error");
-        return oom ? GG_E_NOMEM : GG_E_IO;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    if (len != NULL)
-        *len = n;
-    return GG_OK;
-}
-
-static char *join(const char *dir, const char *name)
-{
-    size_t len = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(len);
-    if (p != NULL)
-        snprintf(p, len, "%s/%s", dir, name);
-    return p;
-}
-
-static int is_dir(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static int is_file(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1]))
-        s[--n] = '\0';
-    return s;
-}
-
-/* ---- suite result JSON --------------------------------------------------------------------- */
-
-/* Where a field lives, for messages: the file, then "cases[3]." or "". */
-struct jctx {
-    const char *path;
-    char where[64];
-    char *err;
-    size_t err_len;
-    enum gg_status st;
-};
-
-static const char *json_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: case JSON_REAL: return "a number";
-    case JSON_TRUE: case JSON_FALSE: return "a boolean";
-    default: return "null";
-    }
-}
-
-static void jfail(struct jctx *x, const char *key, const char *what, const json_t *found)
-{
-    if (x->st != GG_OK)
-        return;
-    x->st = GG_E_PARSE;
-    if (found != NULL)
-        snprintf(x->err, x->err_len, "%s: %s%s: expected %s, found %s", x->path, x->where, key,
-                 what, json_kind(found));
-    else
-        snprintf(x->err, x->err_len, "%s: %s%s: %s", x->path, x->where, key, what);
-}
-
-/* A string field; "" when null or absent unless required. */
-static const char *jstr(struct jctx *x, const json_t *o, const char *key, int required)
-{
-    const json_t *v = json_object_get(o, key);
-    if (json_is_string(v))
-        return json_string_value(v);
-    if (v == NULL && required)
-        jfail(x, key, "missing (a string is required)", NULL);
-    else if (v != NULL && !json_is_null(v))
-        jfail(x, key, "a string", v);
-    return "";
-}
-
-static struct gg_rnum jnum(struct jctx *x, const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    struct gg_rnum r = {0, 0};
-    if (json_is_number(v)) {
-        r.v = json_number_value(v);
-        r.set = 1;
-    } else if (v != NULL && !json_is_null(v)) {
-        jfail(x, key, "a number or null", v);
-    }
-    return r;
-}
-
-/* A whole number field, -1 when null or absent. */
-static int64_t jint(struct jctx *x, const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    if (json_is_integer(v))
-        return (int64_t)json_integer_value(v);
-    if (v != NULL && !json_is_null(v))
-        jfail(x, key, "a whole number or null", v);
-    return -1;
-}
-
-static int jbool(struct jctx *x, const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    if (v != NULL && !json_is_null(v) && !json_is_boolean(v))
-        jfail(x, key, "true or false", v);
-    return json_is_true(v);
-}
-
-/* An object field; NULL when null or absent (then required is an error). */
-static const json_t *jobj(struct jctx *x, const json_t *o, const char *key, int required)
-{
-    const json_t *v = json_object_get(o, key);
-    if (json_is_object(v))
-        return v;
-    if (v == NULL && required)
-        jfail(x, key, "missing (an object is required)", NULL);
-    else if (v != NULL && !json_is_null(v))
-        jfail(x, key, "an object", v);
-    return NULL;
-}
-
-static const char *const verdicts[] = {"pass", "fail", "regressed", "skipped", "error"};
-
-static int verdict_index(const char *v)
-{
-    for (size_t i = 0; i < sizeof verdicts / sizeof *verdicts; i++)
-        if (strcmp(v, verdicts[i]) == 0)
-            return (int)i;
-    return -1;
-}
-
-int gg_report_verdict_bad(const char *verdict)
-{
-    return strcmp(verdict, "fail") == 0 || strcmp(verdict, "regressed") == 0 ||
-           strcmp(verdict, "error") == 0;
-}
-
-static void case_label(struct gg_rcase *c, size_t i)
-{
-    if (c->file[0]) {
-        const char *base = strrchr(c->file, '/');
-        base = base ? base + 1 : c->file;
-        size_t n = strlen(base);
-        if (n > 5 && strcmp(base + n - 5, ".case") == 0)
-            n -= 5;
-        snprintf(c->label, sizeof c->label, "%.*s", (int)n, base);
-    } else if (c->id[0]) {
-        snprintf(c->label, sizeof c->label, "%.12s", c->id);
-    } else {
-        snprintf(c->label, sizeof c->label, "case %zu", i + 1);
-    }
-}
-
-static void read_groups(struct jctx *x, const json_t *o, struct gg_rcase *c)
-{
-    const json_t *arr = json_object_get(o, "groups");
-    if (arr == NULL || json_is_null(arr))
-        return;
-    if (!json_is_array(arr)) {
-        jfail(x, "groups", "an array", arr);
-        return;
-    }
-    size_t n = json_array_size(arr);
-    if (n == 0)
-        return;
-    c->groups = calloc(n, sizeof *c->groups);
-    if (c->groups == NULL) {
-        jfail(x, "groups", "out of memory", NULL);
-        return;
-    }
-    char where[sizeof x->where];
-    memcpy(where, x->where, sizeof where);
-    for (size_t i = 0; i < n && x->st == GG_OK; i++) {
-        const json_t *g = json_array_get(arr, i);
-        snprintf(x->where, sizeof x->where, "%sgroups[%zu].", where, i);
-        if (!json_is_object(g)) {
-            jfail(x, "", "an object", g);
-            break;
-        }
-        struct gg_rgroup *gr = &c->groups[i];
-        gr->g = jint(x, g, "g");
-        if (gr->g < 0)
-            gr->g = (int64_t)i;
-        gr->rows = jint(x, g, "rows");
-        gr->snr_db = jnum(x, g, "snr_db");
-        gr->exact = jbool(x, g, "exact");
-        c->n_groups = i + 1;
-    }
-    memcpy(x->where, where, sizeof where);
-}
-
-static void read_case(struct jctx *x, const json_t *o, struct gg_rcase *c, size_t i)
-{
-    snprintf(x->where, sizeof x->where, "cases[%zu].", i);
-    if (!json_is_object(o)) {
-        jfail(x, "", "an object", o);
-        return;
-    }
-    c->id = jstr(x, o, "id", 1);
-    c->kernel = jstr(x, o, "kernel", 1);
-    c->verdict = jstr(x, o, "verdict", 1);
-    if (x->st == GG_OK && verdict_index(c->verdict) < 0)
-        jfail(x, "verdict", "not one of pass, fail, regressed, skipped, error", NULL);
-    c->file = jstr(x, o, "file", 0);
-    c->mutant = jstr(x, o, "mutant", 0);
-    c->model = jstr(x, o, "model", 0);
-    c->routing = jstr(x, o, "routing", 0);
-    c->phase = jstr(x, o, "phase", 0);
-    c->op = jstr(x, o, "op", 0);
-    c->recipe = jstr(x, o, "recipe", 0);
-    c->shape = jstr(x, o, "shape", 0);
-    c->cls = jstr(x, o, "class", 0);
-    c->reason = jstr(x, o, "reason", 0);
-    if (c->reason[0] == '\0')
-        c->reason = jstr(x, o, "detail", 0);
-    c->signature = jstr(x, o, "signature", 0);
-    c->ep = jint(x, o, "ep");
-    c->worst_group = jint(x, o, "worst_group");
-    c->threshold_db = jnum(x, o, "threshold_db");
-    c->worst_group_snr_db = jnum(x, o, "worst_group_snr_db");
-    c->pooled_snr_db = jnum(x, o, "pooled_snr_db");
-    c->margin_db = jnum(x, o, "margin_db");
-    c->baseline_snr_db = jnum(x, o, "baseline_snr_db");
-    c->snr_drop_db = jnum(x, o, "snr_drop_db");
-    c->time_us = jnum(x, o, "time_us");
-    c->baseline_time_us = jnum(x, o, "baseline_time_us");
-    c->perf_regressed = jbool(x, o, "perf_regressed");
-    read_groups(x, o, c);
-    if (!c->margin_db.set && c->worst_group_snr_db.set && c->threshold_db.set)
-        c->margin_db = (struct gg_rnum){c->worst_group_snr_db.v - c->threshold_db.v, 1};
-    for (size_t g = 0; g < c->n_groups && !c->worst_group_snr_db.set; g++)
-        c->exact |= c->groups[g].exact;
-    case_label(c, i);
-}
-
-static void read_header(struct jctx *x, const json_t *root, struct gg_rsuite *s)
-{
-    const char *format = jstr(x, root, "format", 1);
-    if (x->st == GG_OK && strcmp(format, SUITE_FORMAT) != 0)
-        jfail(x, "format", "not \"" SUITE_FORMAT "\" (not a suite result)", NULL);
-    int64_t version = jint(x, root, "version");
-    if (x->st == GG_OK && version != SUITE_VERSION) {
-        char what[96];
-        snprintf(what, sizeof what, "version %lld is not supported (this ggfuzz reads %d)",
-                 (long long)version, SUITE_VERSION);
-        jfail(x, "version", what, NULL);
-    }
-    s->tier = jstr(x, root, "tier", 0);
-    s->thresholds_version = jint(x, root, "thresholds_version");
-    s->ggfuzz_version = jstr(x, root, "ggfuzz_version", 0);
-    s->started = jstr(x, root, "started", 0);
-    s->mutant = jstr(x, root, "mutant", 0);
-    s->seconds = jnum(x, root, "seconds");
-    const json_t *host = jobj(x, root, "host", 0);
-    snprintf(x->where, sizeof x->where, "host.");
-    s->hostname = jstr(x, host, "hostname", 0);
-    s->cpu = jstr(x, host, "cpu", 0);
-    s->gpu = jstr(x, host, "gpu", 0);
-    x->where[0] = '\0';
-    const json_t *gate = jobj(x, root, "gate", 0);
-    snprintf(x->where, sizeof x->where, "gate.");
-    s->gate_verdict = jstr(x, gate, "verdict", 0);
-    s->baseline = jstr(x, gate, "baseline", 0);
-    s->gate_snr_drop_db = jnum(x, gate, "snr_drop_db");
-    s->perf = jbool(x, gate, "perf");
-    const json_t *reasons = json_object_get(gate, "reasons");
-    size_t n = json_array_size(reasons);
-    if (reasons != NULL && !json_is_null(reasons) && !json_is_array(reasons))
-        jfail(x, "reasons", "an array of strings", reasons);
-    if (n > 0 && (s->reasons = calloc(n, sizeof *s->reasons)) == NULL)
-        jfail(x, "reasons", "out of memory", NULL);
-    for (size_t i = 0; i < n && x->st == GG_OK; i++) {
-        const json_t *r = json_array_get(reasons, i);
-        char key[32];
-        snprintf(key, sizeof key, "reasons[%zu]", i);
-        if (json_is_string(r))
-            s->reasons[s->n_reasons++] = json_string_value(r);
-        else
-            jfail(x, key, "a string", r);
-    }
-    x->where[0] = '\0';
-}
-
-static void count_verdicts(struct gg_rsuite *s)
-{
-    int64_t *counts[] = {&s->n_pass, &s->n_fail, &s->n_regressed, &s->n_skipped, &s->n_errors};
-    for (size_t i = 0; i < s->n_cases; i++)
-        (*counts[verdict_index(s->cases[i].verdict)])++;
-    if (s->gate_verdict[0] == '\0')
-        s->gate_verdict = s->n_fail + s->n_regressed + s->n_errors > 0 ? "fail" : "pass";
-}
-
-enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char *err,
-                                    size_t err_len)
-{
-    memset(s, 0, sizeof *s);
-    s->path = path;
-    char *text;
-    size_t len;
-    enum gg_status st = read_all(path, &text, &len, err, err_len);
-    if (st != GG_OK)
-        return st;
-    json_error_t je;
-    s->root = json_loadb(text, len, 0, &je);
-    free(text);
-    if (s->root == NULL) {
-        snprintf(err, err_len, "%s:%d:%d: not valid JSON: %s", path, je.line, je.column, je.text);
-        return GG_E_PARSE;
-    }
-    struct jctx x = {.path = path, .err = err, .err_len = err_len, .st = GG_OK};
-    if (!json_is_object(s->root)) {
-        jfail(&x, "(top level)", "an object", s->root);
-        return x.st;
-    }
-    read_header(&x, s->root, s);
-    const json_t *cases = json_object_get(s->root, "cases");
-    if (x.st == GG_OK && !json_is_array(cases))
-        jfail(&x, "cases", cases ? "an array" : "missing (an array is required)", cases);
-    size_t n = x.st == GG_OK ? json_array_size(cases) : 0;
-    if (n > 0 && (s->cases = calloc(n, sizeof *s->cases)) == NULL)
-        jfail(&x, "cases", "out of memory", NULL);
-    for (size_t i = 0; i < n && x.st == GG_OK; i++) {
-        read_case(&x, json_array_get(cases, i), &s->cases[i], i);
-        s->n_cases = i + 1;
-    }
-    if (x.st == GG_OK)
-        count_verdicts(s);
-    return x.st;
-}
-
-void gg_report_suite_free(struct gg_rsuite *s)
-{
-    for (size_t i = 0; i < s->n_cases; i++)
-        free(s->cases[i].groups);
-    free(s->cases);
-    free(s->reasons);
-    json_decref(s->root);
-    memset(s, 0, sizeof *s);
-}
 
 /* Order of the worst cases: gate-failing verdicts first, then by margin (unknown last). */
 static int worse(const struct gg_rcase *a, const struct gg_rcase *b)
@@ -441,180 +55,6 @@ size_t gg_report_worst_cases(const struct gg_rsuite *s, size_t *idx, size_t max)
 
 /* ---- campaign directories ------------------------------------------------------------------ */
 
-/* A findings store's file name: <class>-<16 hex>.case. */
-static int finding_name(const char *name)
-{
-    const char *dash = strrchr(name, '-');
-    if (dash == NULL || dash == name || strlen(dash) != 22 || strcmp(dash + 17, ".case") != 0)
-        return 0;
-    for (const char *p = name; p < dash; p++)
-        if (!islower((unsigned char)*p) && *p != '_')
-            return 0;
-    for (int i = 1; i <= 16; i++)
-        if (!isxdigit((unsigned char)dash[i]))
-            return 0;
-    return 1;
-}
-
-/* 1 when dir holds at least one finding file. */
-static int holds_findings(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int found = 0;
-    for (struct dirent *e; d != NULL && !found && (e = readdir(d)) != NULL;)
-        found = finding_name(e->d_name);
-    if (d != NULL)
-        closedir(d);
-    return found;
-}
-
-/* Reads a line-oriented file, and allocates *records: one zeroed record of size bytes per line
-   (a bound on the records the text holds). */
-static enum gg_status read_records(const char *path, char **text, void **records, size_t size,
-                                   char *err, size_t err_len)
-{
-    enum gg_status st = read_all(path, text, NULL, err, err_len);
-    if (st != GG_OK)
-        return st;
-    size_t lines = 1;
-    for (const char *p = *text; *p; p++)
-        lines += *p == '\n';
-    if ((*records = calloc(lines, size)) == NULL) {
-        free(*text);
-        snprintf(err, err_len, "%s: out of memory", path);
-        return GG_E_NOMEM;
-    }
-    return GG_OK;
-}
-
-static enum gg_status read_stats(const char *path, struct gg_rcampaign *c, char *err,
-                                 size_t err_len)
-{
-    char *text;
-    void *records;
-    enum gg_status st = read_records(path, &text, &records, sizeof *c->stats, err, err_len);
-    if (st != GG_OK)
-        return st;
-    c->stats = records;
-    int line_no = 0;
-    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line && st == GG_OK;
-         line = strtok_r(NULL, "\n", &save)) {
-        line_no++;
-        char *colon = strchr(line, ':');
-        if (trim(line)[0] == '\0')
-            continue;
-        if (colon == NULL) {
-            snprintf(err, err_len, "%s:%d: not a 'key : value' line", path, line_no);
-            st = GG_E_PARSE;
-            break;
-        }
-        *colon = '\0';
-        struct gg_rkv *kv = &c->stats[c->n_stats];
-        kv->key = strdup(trim(line));
-        kv->value = strdup(trim(colon + 1));
-        c->n_stats++;
-        if (kv->key == NULL || kv->value == NULL) {
-            snprintf(err, err_len, "%s: out of memory", path);
-            st = GG_E_NOMEM;
-        }
-    }
-    free(text);
-    return st;
-}
-
-/* Columns of plot_data that a report uses, by the names of its '#' header. */
-static const char *const tick_columns[] = {"relative_time", "execs_done", "execs_per_sec",
-                                           "corpus_count", "faults_total", "faults_unique"};
-#define N_TICK_COLUMNS (sizeof tick_columns / sizeof *tick_columns)
-
-static double *tick_slot(struct gg_rtick *t, size_t col)
-{
-    double *slots[N_TICK_COLUMNS] = {&t->t, &t->execs, &t->execs_per_sec, &t->corpus,
-                                     &t->faults_total, &t->faults_unique};
-    return slots[col];
-}
-
-/* Maps the header's columns to tick_columns (map[i] = column of tick_columns[i], or -1). */
-static int read_plot_header(char *line, int map[N_TICK_COLUMNS], int *n_cols)
-{
-    for (size_t i = 0; i < N_TICK_COLUMNS; i++)
-        map[i] = -1;
-    *n_cols = 0;
-    char *save = NULL;
-    for (char *name = strtok_r(line + 1, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-        name = trim(name);
-        for (size_t i = 0; i < N_TICK_COLUMNS; i++)
-            if (strcmp(name, tick_columns[i]) == 0)
-                map[i] = *n_cols;
-        (*n_cols)++;
-    }
-    return map[0] >= 0 && map[1] >= 0 ? 0 : -1;
-}
-
-static enum gg_status read_plot_row(char *line, const int map[N_TICK_COLUMNS], int n_cols,
-                                    struct gg_rtick *t)
-{
-    double vals[64];
-    int n = 0;
-    char *save = NULL;
-    for (char *f = strtok_r(line, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
-        char *end;
-        f = trim(f);
-        if (n >= 64)
-            return GG_E_PARSE;
-        vals[n] = strtod(f, &end);
-        if (end == f || *end != '\0')
-            return GG_E_PARSE;
-        n++;
-    }
-    if (n != n_cols)
-        return GG_E_PARSE;
-    for (size_t i = 0; i < N_TICK_COLUMNS; i++)
-        *tick_slot(t, i) = map[i] >= 0 ? vals[map[i]] : NAN;
-    return GG_OK;
-}
-
-static enum gg_status read_plot_data(const char *path, struct gg_rcampaign *c, char *err,
-                                     size_t err_len)
-{
-    char *text;
-    void *records;
-    enum gg_status st = read_records(path, &text, &records, sizeof *c->ticks, err, err_len);
-    if (st != GG_OK)
-        return st;
-    c->ticks = records;
-    int map[N_TICK_COLUMNS], n_cols = 0, have_header = 0, line_no = 0;
-    char *rest = text;
-    for (char *line = rest; st == GG_OK && line != NULL; line = rest) {
-        rest = strchr(line, '\n');
-        if (rest != NULL)
-            *rest++ = '\0';
-        line_no++;
-        if (trim(line)[0] == '\0')
-            continue;
-        if (line[0] == '#') {
-            if (!have_header && read_plot_header(line, map, &n_cols) != 0) {
-                snprintf(err, err_len, "%s:%d: the header names no relative_time and "
-                         "execs_done columns", path, line_no);
-                st = GG_E_PARSE;
-            }
-            have_header = 1;
-        } else if (!have_header) {
-            snprintf(err, err_len, "%s:%d: data before the '# relative_time, ...' header", path,
-                     line_no);
-            st = GG_E_PARSE;
-        } else if (read_plot_row(line, map, n_cols, &c->ticks[c->n_ticks]) != GG_OK) {
-            snprintf(err, err_len, "%s:%d: expected %d comma-separated numbers", path, line_no,
-                     n_cols);
-            st = GG_E_PARSE;
-        } else {
-            c->n_ticks++;
-        }
-    }
-    free(text);
-    return st;
-}
-
 /* Fills the metadata fields of f from the '@' lines of its text. */
 static void finding_meta(struct gg_rfinding *f)
 {
@@ -629,7 +69,7 @@ static void finding_meta(struct gg_rfinding *f)
         char *rest = copy + strcspn(copy, " \t");
         if (*rest)
             *rest++ = '\0';
-        rest = trim(rest);
+        rest = gg_trim(rest);
         if (strcmp(copy, "expect") == 0) {
             char sig[GG_SIGNATURE_MAX];
             gg_meta_field(rest, "class", f->cls, sizeof f->cls);
@@ -638,13 +78,7 @@ static void finding_meta(struct gg_rfinding *f)
                 f->signature = strdup(sig);
             }
         } else if (strcmp(copy, "finding") == 0) {
-            char buf[32];
-            if (gg_meta_field(rest, "count", buf, sizeof buf))
-                f->count = strtoll(buf, NULL, 10);
-            gg_meta_field(rest, "first_seen", f->first_seen, sizeof f->first_seen);
-            gg_meta_field(rest, "last_seen", f->last_seen, sizeof f->last_seen);
-            gg_meta_field(rest, "kernel", f->kernel, sizeof f->kernel);
-            gg_meta_field(rest, "mutant", f->mutant, sizeof f->mutant);
+            gg_finding_parse(rest, &f->meta);
         } else if (strcmp(copy, "observed") == 0 && f->observed[0] == '\0') {
             free(f->observed);
             f->observed = strdup(rest);
@@ -659,8 +93,8 @@ static enum gg_status read_finding(const char *dir, const char *name, struct gg_
                                    char *err, size_t err_len)
 {
     memset(f, 0, sizeof *f);
-    f->count = -1;
-    f->path = join(dir, name);
+    f->meta.count = -1;
+    f->path = gg_path_join(dir, name);
     f->signature = strdup("");
     f->observed = strdup("");
     if (f->path == NULL || f->signature == NULL || f->observed == NULL) {
@@ -668,7 +102,7 @@ static enum gg_status read_finding(const char *dir, const char *name, struct gg_
         return GG_E_NOMEM;
     }
     size_t len;
-    enum gg_status st = read_all(f->path, &f->text, &len, err, err_len);
+    enum gg_status st = gg_file_read(f->path, SIZE_MAX, &f->text, &len, err, err_len);
     if (st != GG_OK)
         return st;
     char real[PATH_MAX];
@@ -703,69 +137,21 @@ static int cmp_finding(const void *pa, const void *pb)
         cb = gg_class_precedence(gg_class_from_name(b->cls));
     if (ca != cb)
         return ca < cb ? -1 : 1;
-    if (a->count != b->count)
-        return a->count > b->count ? -1 : 1;
+    if (a->meta.count != b->meta.count)
+        return a->meta.count > b->meta.count ? -1 : 1;
     return strcmp(a->signature, b->signature);
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Names in dir that pass keep(), sorted; *names freed by the caller (each and the array). */
-static enum gg_status list_dir(const char *dir, int (*keep)(const char *dir, const char *name),
-                               char ***names, size_t *n, char *err, size_t err_len)
-{
-    *names = NULL;
-    *n = 0;
-    DIR *d = opendir(dir);
-    if (d == NULL) {
-        snprintf(err, err_len, "%s: cannot open: %s", dir, strerror(errno));
-        return GG_E_IO;
-    }
-    size_t cap = 0;
-    enum gg_status st = GG_OK;
-    for (struct dirent *e; st == GG_OK && (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] == '.' || !keep(dir, e->d_name))
-            continue;
-        if (*n == cap) {
-            char **grown = realloc(*names, (cap = cap ? 2 * cap : 16) * sizeof *grown);
-            if (grown == NULL)
-                st = GG_E_NOMEM;
-            else
-                *names = grown;
-        }
-        if (st == GG_OK && ((*names)[*n] = strdup(e->d_name)) != NULL)
-            (*n)++;
-        else
-            st = GG_E_NOMEM;
-    }
-    closedir(d);
-    if (st != GG_OK)
-        snprintf(err, err_len, "%s: out of memory", dir);
-    if (*n > 1)
-        qsort(*names, *n, sizeof **names, cmp_name);
-    return st;
-}
-
-static void free_names(char **names, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
 }
 
 static int keep_finding(const char *dir, const char *name)
 {
     (void)dir;
-    return finding_name(name);
+    return gg_findings_is_name(name);
 }
 
 static int keep_findings_dir(const char *dir, const char *name)
 {
-    char *path = join(dir, name);
-    int ok = path != NULL && is_dir(path) && holds_findings(path);
+    char *path = gg_path_join(dir, name);
+    int ok = path != NULL && gg_path_is_dir(path) && gg_findings_in(path);
     free(path);
     return ok;
 }
@@ -774,7 +160,7 @@ static enum gg_status read_findings(struct gg_rcampaign *c, char *err, size_t er
 {
     char **names;
     size_t n;
-    enum gg_status st = list_dir(c->findings_dir, keep_finding, &names, &n, err, err_len);
+    enum gg_status st = gg_dir_list(c->findings_dir, keep_finding, &names, &n, err, err_len);
     if (st == GG_OK && n > 0 && (c->findings = calloc(n, sizeof *c->findings)) == NULL) {
         snprintf(err, err_len, "%s: out of memory", c->findings_dir);
         st = GG_E_NOMEM;
@@ -783,7 +169,7 @@ static enum gg_status read_findings(struct gg_rcampaign *c, char *err, size_t er
         st = read_finding(c->findings_dir, names[i], &c->findings[i], err, err_len);
         c->n_findings = i + 1;
     }
-    free_names(names, n);
+    gg_dir_list_free(names, n);
     if (st == GG_OK && c->n_findings > 1)
         qsort(c->findings, c->n_findings, sizeof *c->findings, cmp_finding);
     return st;
@@ -798,7 +184,7 @@ static char *artifacts_of(const char *command_line)
          w = strtok_r(NULL, " ", &save)) {
         const char *dir = next ? w : strncmp(w, "--artifacts=", 12) == 0 ? w + 12 : NULL;
         next = strcmp(w, "--artifacts") == 0;
-        if (dir && is_dir(dir))
+        if (dir && gg_path_is_dir(dir))
             found = strdup(dir);
     }
     free(copy);
@@ -812,23 +198,23 @@ static enum gg_status find_findings(struct gg_rcampaign *c, const char *dir, cha
     if ((c->findings_dir = artifacts_of(gg_report_stat(c, "command_line"))) != NULL)
         return GG_OK;
     /* The default store, even when the campaign found nothing. */
-    char *deflt = join(dir, "artifacts");
-    if (deflt != NULL && is_dir(deflt)) {
+    char *deflt = gg_path_join(dir, "artifacts");
+    if (deflt != NULL && gg_path_is_dir(deflt)) {
         c->findings_dir = deflt;
         return GG_OK;
     }
     free(deflt);
     char **names;
     size_t n, pick = 0;
-    enum gg_status st = list_dir(dir, keep_findings_dir, &names, &n, err, err_len);
+    enum gg_status st = gg_dir_list(dir, keep_findings_dir, &names, &n, err, err_len);
     for (size_t i = 0; i < n; i++)
         if (strcmp(names[i], "artifacts") == 0)
             pick = i;
-    if (st == GG_OK && n > 0 && (c->findings_dir = join(dir, names[pick])) == NULL) {
+    if (st == GG_OK && n > 0 && (c->findings_dir = gg_path_join(dir, names[pick])) == NULL) {
         snprintf(err, err_len, "%s: out of memory", dir);
         st = GG_E_NOMEM;
     }
-    free_names(names, n);
+    gg_dir_list_free(names, n);
     return st;
 }
 
@@ -848,24 +234,24 @@ enum gg_status gg_report_campaign_load(const char *dir, struct gg_rcampaign *c, 
         return GG_E_IO;
     }
     /* dir holds the statistics, or is a findings store whose parent holds them. */
-    int direct = holds_findings(dir);
-    char *own = join(dir, "fuzzer_stats");
-    char *stats_dir = direct && own && !is_file(own) ? join(dir, "..") : strdup(dir);
+    int direct = gg_findings_in(dir);
+    char *own = gg_path_join(dir, GG_FUZZER_STATS_FILE);
+    char *stats_dir = direct && own && !gg_path_is_file(own) ? gg_path_join(dir, "..") : strdup(dir);
     free(own);
     if (direct)
         c->findings_dir = strdup(dir);
-    char *stats = stats_dir ? join(stats_dir, "fuzzer_stats") : NULL;
-    char *plot = stats_dir ? join(stats_dir, "plot_data") : NULL;
+    char *stats = stats_dir ? gg_path_join(stats_dir, GG_FUZZER_STATS_FILE) : NULL;
+    char *plot = stats_dir ? gg_path_join(stats_dir, GG_PLOT_DATA_FILE) : NULL;
     enum gg_status st = stats && plot && (!direct || c->findings_dir) ? GG_OK : GG_E_NOMEM;
     if (st != GG_OK)
         snprintf(err, err_len, "%s: out of memory", dir);
-    if (st == GG_OK && is_file(stats))
-        st = read_stats(stats, c, err, err_len);
-    if (st == GG_OK && is_file(plot))
-        st = read_plot_data(plot, c, err, err_len);
+    if (st == GG_OK && gg_path_is_file(stats))
+        st = gg_fuzzer_stats_read(stats, &c->stats, err, err_len);
+    if (st == GG_OK && gg_path_is_file(plot))
+        st = gg_plot_data_read(plot, &c->ticks, &c->n_ticks, err, err_len);
     if (st == GG_OK && c->findings_dir == NULL)
         st = find_findings(c, stats_dir, err, err_len);
-    if (st == GG_OK && c->n_stats == 0 && c->findings_dir == NULL) {
+    if (st == GG_OK && c->stats.n == 0 && c->findings_dir == NULL) {
         snprintf(err, err_len, "%s: not a campaign directory: no fuzzer_stats and no findings "
                  "store", dir);
         st = GG_E_PARSE;
@@ -882,14 +268,10 @@ enum gg_status gg_report_campaign_load(const char *dir, struct gg_rcampaign *c, 
 
 void gg_report_campaign_free(struct gg_rcampaign *c)
 {
-    for (size_t i = 0; i < c->n_stats; i++) {
-        free(c->stats[i].key);
-        free(c->stats[i].value);
-    }
     for (size_t i = 0; i < c->n_findings; i++)
         finding_free(&c->findings[i]);
     gg_buckets_free(&c->buckets);
-    free(c->stats);
+    gg_fuzzer_stats_free(&c->stats);
     free(c->ticks);
     free(c->findings);
     free(c->findings_dir);
@@ -899,10 +281,7 @@ void gg_report_campaign_free(struct gg_rcampaign *c)
 
 const char *gg_report_stat(const struct gg_rcampaign *c, const char *key)
 {
-    for (size_t i = 0; i < c->n_stats; i++)
-        if (strcmp(c->stats[i].key, key) == 0)
-            return c->stats[i].value;
-    return NULL;
+    return gg_fuzzer_stats_get(&c->stats, key);
 }
 
 /* ---- shared by the writers ----------------------------------------------------------------- */

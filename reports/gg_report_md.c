@@ -290,13 +290,13 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
         fputs("\n\n", f);
         code(f, fi->signature[0] ? fi->signature : "(no signature recorded)", 0);
         fputs("\n\n", f);
-        if (fi->count >= 0)
-            fprintf(f, "Seen %lld time%s", fi->count, fi->count == 1 ? "" : "s");
-        if (fi->first_seen[0]) {
+        if (fi->meta.count >= 0)
+            fprintf(f, "Seen %lld time%s", fi->meta.count, fi->meta.count == 1 ? "" : "s");
+        if (fi->meta.first_seen[0]) {
             fputs(", first ", f);
-            md(f, fi->first_seen);
+            md(f, fi->meta.first_seen);
             fputs(", last ", f);
-            md(f, fi->last_seen);
+            md(f, fi->meta.last_seen);
         }
         fputs(". ", f);
         md(f, fi->observed);

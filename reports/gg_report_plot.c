@@ -389,8 +389,10 @@ enum gg_status gg_report_plot_campaign(struct gg_plotter *p, const struct gg_rca
     if (st != GG_OK)
         return st;
     for (size_t i = 0; i < c->n_ticks; i++) {
-        const struct gg_rtick *t = &c->ticks[i];
-        const double v[] = {t->t, t->execs, t->execs_per_sec, t->faults_total, t->faults_unique};
+        const double *t = c->ticks[i].v;
+        const double v[] = {t[GG_PLOT_RELATIVE_TIME], t[GG_PLOT_EXECS_DONE],
+                            t[GG_PLOT_EXECS_PER_SEC], t[GG_PLOT_FAULTS_TOTAL],
+                            t[GG_PLOT_FAULTS_UNIQUE]};
         for (size_t k = 0; k < sizeof v / sizeof *v; k++) {
             if (k)
                 fputc('\t', j.data);
@@ -406,7 +408,8 @@ enum gg_status gg_report_plot_campaign(struct gg_plotter *p, const struct gg_rca
     const char *with = c->n_ticks > 2 ? "lines" : "linespoints pt 7 ps 0.8";
     double most = 0;
     for (size_t i = 0; i < c->n_ticks; i++)
-        most = fmax(most, fmax(c->ticks[i].faults_total, c->ticks[i].faults_unique));
+        most = fmax(most, fmax(c->ticks[i].v[GG_PLOT_FAULTS_TOTAL],
+                               c->ticks[i].v[GG_PLOT_FAULTS_UNIQUE]));
     FILE *f = j.script;
     fputs("set multiplot layout 2,1 title ", f);
     gq(f, title);

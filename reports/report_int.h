@@ -15,7 +15,7 @@
 #include "reports/gg_report.h"
 #include "fuzz/store/gg_store.h"
 
-/* ---- Suite results (gg_report_input.c) ------------------------------------------------------ */
+/* ---- Suite results (gg_report_suite.c) ------------------------------------------------------ */
 
 /* A number that the JSON may leave null or out. */
 struct gg_rnum {
@@ -68,15 +68,11 @@ enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char 
 void gg_report_suite_free(struct gg_rsuite *s);
 /* 1 for verdicts that fail the gate (fail, regressed, error). */
 int gg_report_verdict_bad(const char *verdict);
-/* Indices of the worst cases that have per-group numbers: failing verdicts first, then the
+/* (gg_report_input.c) Indices of the worst cases that have per-group numbers: failing verdicts first, then the
    smallest margin. Writes at most max into idx; returns how many. */
 size_t gg_report_worst_cases(const struct gg_rsuite *s, size_t *idx, size_t max);
 
 /* ---- Campaign directories (gg_report_input.c) ----------------------------------------------- */
-
-struct gg_rkv {
-    char *key, *value;
-};
 
 /* One stored finding: a case file of the findings store with its metadata lines. */
 struct gg_rfinding {
@@ -86,24 +82,16 @@ struct gg_rfinding {
     char *signature;  /* @expect sig=, "" when absent */
     char *observed;   /* @observed, "" when absent */
     char cls[32];
-    long long count;  /* -1 when absent */
-    char first_seen[32], last_seen[32];
-    char kernel[GG_CASE_NAME_MAX], mutant[GG_CASE_NAME_MAX];
+    struct gg_finding meta; /* its @finding line (count -1 when absent) */
     char shape[160];  /* "" when the case does not parse */
     char *parse_error; /* NULL when the case parses */
-};
-
-/* One row of plot_data, by column name. */
-struct gg_rtick {
-    double t, execs, execs_per_sec, corpus, faults_total, faults_unique;
 };
 
 struct gg_rcampaign {
     char *dir;          /* as given */
     char *findings_dir; /* NULL when no findings store was found */
-    struct gg_rkv *stats;  /* fuzzer_stats in file order */
-    size_t n_stats;
-    struct gg_rtick *ticks;
+    struct gg_fuzzer_stats stats; /* fuzzer_stats in file order */
+    struct gg_plot_row *ticks;    /* plot_data */
     size_t n_ticks;
     struct gg_rfinding *findings; /* most severe class first, then the most frequent */
     size_t n_findings;

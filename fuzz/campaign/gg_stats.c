@@ -1,17 +1,12 @@
 /*
- * gg_stats.c — what a campaign tells the world about its progress: `fuzzer_stats` (AFL's
- * `key : value` lines, rewritten atomically), `plot_data` (one CSV row per tick), the live status
- * line for a terminal, and libFuzzer's `stat::` lines with the reason the campaign stopped.
- * Rates are execs over elapsed wall time; the supervisor keeps the counters.
+ * gg_stats.c — what a campaign tells the world about its progress: the statistics it writes to
+ * `fuzzer_stats` and `plot_data` (through the store's statistics files, gg_stats_files.c), the
+ * live status line for a terminal, and libFuzzer's `stat::` lines with the reason the campaign
+ * stopped. Rates are execs over elapsed wall time; the supervisor keeps the counters.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "fuzz/campaign/campaign_int.h"
 
@@ -30,13 +25,6 @@ static double rate(const struct gg_stats_view *v)
     return v->elapsed_s > 0 ? (double)v->s->execs / v->elapsed_s : 0;
 }
 
-/* Joins dir and name into out; 0 or -1 when it does not fit. */
-static int join(char *out, size_t len, const char *dir, const char *name)
-{
-    int n = snprintf(out, len, "%s/%s", dir, name);
-    return n > 0 && (size_t)n < len ? 0 : -1;
-}
-
 static void iso_time(double t, char *buf, size_t len)
 {
     time_t tt = (time_t)t;
@@ -45,114 +33,100 @@ static void iso_time(double t, char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static void write_body(FILE *f, const struct gg_stats_view *v)
+/* The statistics of v, in fuzzer_stats order. */
+static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_stats *out)
 {
     const struct gg_campaign_stats *s = v->s;
     char start[32], now[32];
     iso_time(v->start_wall, start, sizeof start);
     iso_time(v->start_wall + v->elapsed_s, now, sizeof now);
-    fprintf(f, "start_time        : %s\n", start);
-    fprintf(f, "last_update       : %s\n", now);
-    fprintf(f, "run_time          : %.1f\n", v->elapsed_s);
-    fprintf(f, "seed              : %llu\n", (unsigned long long)v->seed);
-    fprintf(f, "command_line      : %s\n", v->command_line ? v->command_line : "");
-    fprintf(f, "ggfuzz_version    : %s\n", GG_VERSION);
-    fprintf(f, "kernel            : %s\n", v->kernel);
-    fprintf(f, "mutant            : %s\n", v->mutant && v->mutant[0] ? v->mutant : "none");
-    fprintf(f, "workers           : %d\n", v->workers);
-    fprintf(f, "execs_done        : %lld\n", (long long)s->execs);
-    fprintf(f, "execs_per_sec     : %.1f\n", rate(v));
-    fprintf(f, "replayed          : %lld\n", (long long)s->replayed);
-    fprintf(f, "possibly_fixed    : %lld\n", (long long)s->possibly_fixed);
-    fprintf(f, "corpus_count      : %lld\n", (long long)s->corpus_count);
-    fprintf(f, "new_units         : %lld\n", (long long)s->new_units);
-    fprintf(f, "features_total    : %lld\n", (long long)s->features);
-    fprintf(f, "last_new_feature_s: %.1f\n", s->last_new_s);
-    fprintf(f, "faults_total      : %lld\n", (long long)s->faults_total);
+    const char *mutant = v->mutant && v->mutant[0] ? v->mutant : "none";
+    struct gg_fuzzer_stats *o = out;
+    enum gg_status st = GG_OK;
+#define ADD(key, ...) \
+    do { \
+        if (st == GG_OK) \
+            st = gg_fuzzer_stats_add(o, key, __VA_ARGS__); \
+    } while (0)
+    ADD("start_time", "%s", start);
+    ADD("last_update", "%s", now);
+    ADD("run_time", "%.1f", v->elapsed_s);
+    ADD("seed", "%llu", (unsigned long long)v->seed);
+    ADD("command_line", "%s", v->command_line ? v->command_line : "");
+    ADD("ggfuzz_version", "%s", GG_VERSION);
+    ADD("kernel", "%s", v->kernel);
+    ADD("mutant", "%s", mutant);
+    ADD("workers", "%d", v->workers);
+    ADD("execs_done", "%lld", (long long)s->execs);
+    ADD("execs_per_sec", "%.1f", rate(v));
+    ADD("replayed", "%lld", (long long)s->replayed);
+    ADD("possibly_fixed", "%lld", (long long)s->possibly_fixed);
+    ADD("corpus_count", "%lld", (long long)s->corpus_count);
+    ADD("new_units", "%lld", (long long)s->new_units);
+    ADD("features_total", "%lld", (long long)s->features);
+    ADD("last_new_feature_s", "%.1f", s->last_new_s);
+    ADD("faults_total", "%lld", (long long)s->faults_total);
     for (int c = GG_CLASS_PASS + 1; c < GG_CLASS_COUNT; c++) {
         char key[32];
         snprintf(key, sizeof key, "faults_%s", gg_class_name((enum gg_class)c));
-        fprintf(f, "%-18s: %lld\n", key, (long long)s->faults[c]);
+        ADD(key, "%lld", (long long)s->faults[c]);
     }
-    fprintf(f, "faults_unique     : %lld\n", (long long)s->unique_sigs);
-    fprintf(f, "faults_new        : %lld\n", (long long)s->new_sigs);
-    fprintf(f, "faults_stored_new : %lld\n", (long long)s->stored_sigs);
-    fprintf(f, "minimized         : %lld\n", (long long)s->minimized);
-    fprintf(f, "buckets           : %lld\n", (long long)s->buckets);
-    fprintf(f, "buckets_new       : %lld\n", (long long)s->new_buckets);
-    fprintf(f, "untriaged         : %lld\n", (long long)s->untriaged);
-    fprintf(f, "last_fault_s      : %.1f\n", s->last_fault_s);
-    fprintf(f, "worker_restarts   : %lld\n", (long long)s->worker_restarts);
-    fprintf(f, "worker_kills      : %lld\n", (long long)s->worker_kills);
-    fprintf(f, "crashes_unconfirmed: %lld\n", (long long)s->crashes_unconfirmed);
-    fprintf(f, "timeouts          : %lld\n", (long long)s->timeouts);
-    fprintf(f, "refused           : %lld\n", (long long)s->refused);
-    fprintf(f, "errors            : %lld\n", (long long)s->errors);
-    fprintf(f, "min_snr_margin_db : %.2f\n", s->min_snr_margin_db);
-    fprintf(f, "max_offset_bits   : %d\n", s->max_offset_bits);
-    fprintf(f, "slowest_exec_ms   : %.1f\n", 1e3 * s->slowest_s);
-    fprintf(f, "stop_reason       : %s\n", gg_stop_name(s->stop));
+    ADD("faults_unique", "%lld", (long long)s->unique_sigs);
+    ADD("faults_new", "%lld", (long long)s->new_sigs);
+    ADD("faults_stored_new", "%lld", (long long)s->stored_sigs);
+    ADD("minimized", "%lld", (long long)s->minimized);
+    ADD("buckets", "%lld", (long long)s->buckets);
+    ADD("buckets_new", "%lld", (long long)s->new_buckets);
+    ADD("untriaged", "%lld", (long long)s->untriaged);
+    ADD("last_fault_s", "%.1f", s->last_fault_s);
+    ADD("worker_restarts", "%lld", (long long)s->worker_restarts);
+    ADD("worker_kills", "%lld", (long long)s->worker_kills);
+    ADD("crashes_unconfirmed", "%lld", (long long)s->crashes_unconfirmed);
+    ADD("timeouts", "%lld", (long long)s->timeouts);
+    ADD("refused", "%lld", (long long)s->refused);
+    ADD("errors", "%lld", (long long)s->errors);
+    ADD("min_snr_margin_db", "%.2f", s->min_snr_margin_db);
+    ADD("max_offset_bits", "%d", s->max_offset_bits);
+    ADD("slowest_exec_ms", "%.1f", 1e3 * s->slowest_s);
+    ADD("stop_reason", "%s", gg_stop_name(s->stop));
+#undef ADD
+    return st;
 }
 
 enum gg_status gg_stats_write(const char *dir, const struct gg_stats_view *v, char *err,
                               size_t err_len)
 {
-    char path[4096];
-    if (join(path, sizeof path, dir, "fuzzer_stats")) {
-        snprintf(err, err_len, "%s: path too long", dir);
-        return GG_E_INVAL;
-    }
-    char *tmp = gg_tmpfile_name(path);
-    FILE *f = tmp ? fopen(tmp, "w") : NULL;
-    if (!f) {
-        snprintf(err, err_len, "%s: %s", path, tmp ? strerror(errno) : "out of memory");
-        free(tmp);
-        return GG_E_IO;
-    }
-    write_body(f, v);
-    int bad = ferror(f);
-    enum gg_status st = GG_OK;
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        snprintf(err, err_len, "%s: %s", path, strerror(errno));
-        unlink(tmp);
-        st = GG_E_IO;
-    }
-    free(tmp);
+    struct gg_fuzzer_stats fs = {0};
+    enum gg_status st = stats_of(v, &fs);
+    if (st != GG_OK)
+        snprintf(err, err_len, "%s/%s: out of memory", dir, GG_FUZZER_STATS_FILE);
+    else
+        st = gg_fuzzer_stats_write(dir, &fs, err, err_len);
+    gg_fuzzer_stats_free(&fs);
     return st;
 }
 
 enum gg_status gg_stats_plot(const char *dir, const struct gg_stats_view *v, char *err,
                              size_t err_len)
 {
-    char path[4096];
-    if (join(path, sizeof path, dir, "plot_data")) {
-        snprintf(err, err_len, "%s: path too long", dir);
-        return GG_E_INVAL;
-    }
-    struct stat sb;
-    int fresh = stat(path, &sb) != 0 || sb.st_size == 0;
-    FILE *f = fopen(path, "a");
-    if (!f) {
-        snprintf(err, err_len, "%s: %s", path, strerror(errno));
-        return GG_E_IO;
-    }
     const struct gg_campaign_stats *s = v->s;
-    if (fresh)
-        fputs("# relative_time, execs_done, execs_per_sec, corpus_count, features_total, "
-              "faults_total, faults_unique, faults_new, worker_restarts, timeouts, "
-              "min_snr_margin_db, max_offset_bits, buckets, buckets_new\n", f);
-    fprintf(f, "%.1f, %lld, %.1f, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %.2f, %d, %lld, %lld\n",
-            v->elapsed_s, (long long)s->execs, rate(v), (long long)s->corpus_count,
-            (long long)s->features, (long long)s->faults_total, (long long)s->unique_sigs,
-            (long long)s->new_sigs, (long long)s->worker_restarts, (long long)s->timeouts,
-            s->min_snr_margin_db, s->max_offset_bits, (long long)s->buckets,
-            (long long)s->new_buckets);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        snprintf(err, err_len, "%s: %s", path, strerror(errno));
-        return GG_E_IO;
-    }
-    return GG_OK;
+    struct gg_plot_row r = {.v = {
+        [GG_PLOT_RELATIVE_TIME] = v->elapsed_s,
+        [GG_PLOT_EXECS_DONE] = (double)s->execs,
+        [GG_PLOT_EXECS_PER_SEC] = rate(v),
+        [GG_PLOT_CORPUS_COUNT] = (double)s->corpus_count,
+        [GG_PLOT_FEATURES_TOTAL] = (double)s->features,
+        [GG_PLOT_FAULTS_TOTAL] = (double)s->faults_total,
+        [GG_PLOT_FAULTS_UNIQUE] = (double)s->unique_sigs,
+        [GG_PLOT_FAULTS_NEW] = (double)s->new_sigs,
+        [GG_PLOT_WORKER_RESTARTS] = (double)s->worker_restarts,
+        [GG_PLOT_TIMEOUTS] = (double)s->timeouts,
+        [GG_PLOT_MIN_SNR_MARGIN_DB] = s->min_snr_margin_db,
+        [GG_PLOT_MAX_OFFSET_BITS] = s->max_offset_bits,
+        [GG_PLOT_BUCKETS] = (double)s->buckets,
+        [GG_PLOT_BUCKETS_NEW] = (double)s->new_buckets,
+    }};
+    return gg_plot_data_append(dir, &r, err, err_len);
 }
 
 void gg_stats_status_line(FILE *f, const struct gg_stats_view *v)

@@ -1,7 +1,9 @@
 /*
  * gg_case.h — public header of fuzz/case/: the case model (gg_case.c), case files and a case's
- * identity (gg_case_io.c). A case is one problem with its data recipes, kernel, mutant and
- * metadata; everything else in fuzz/ reads and writes cases through this header.
+ * identity (gg_case_io.c), the temporary files of atomic writes (gg_tmpfile.c) and the file
+ * helpers every room shares (gg_files.c). A case is one problem with its data recipes,
+ * kernel, mutant and metadata; everything else in fuzz/ reads and writes cases through this
+ * header.
  */
 #ifndef GG_CASE_H
 #define GG_CASE_H
@@ -124,6 +126,28 @@ enum gg_status gg_case_save(const struct gg_case *c, const char *path, char *err
    text UTF-8 without control characters but tab; text is stored trimmed. */
 enum gg_status gg_case_add_meta(struct gg_case *c, const char *key, const char *text, char *err,
                                 size_t err_len);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Files, lines and directories (gg_files.c)                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Reads the whole of path into *out (malloc'd, NUL-terminated; the caller frees it), its length
+   without the NUL into *out_len (may be NULL). A file longer than max bytes is refused (EFBIG).
+   Errors are "PATH: cannot read: REASON": GG_E_IO, or GG_E_NOMEM. */
+enum gg_status gg_file_read(const char *path, size_t max, char **out, size_t *out_len, char *err,
+                            size_t err_len);
+/* s without its leading and trailing white space: the trailing is cut in place. */
+char *gg_trim(char *s);
+/* "DIR/NAME" (malloc'd; NULL when out of memory). */
+char *gg_path_join(const char *dir, const char *name);
+/* 1 when path (links followed) is a directory, a regular file. */
+int gg_path_is_dir(const char *path);
+int gg_path_is_file(const char *path);
+/* The names in dir, not hidden, that pass keep(dir, name), sorted; GG_E_IO ("DIR: cannot open:
+   REASON") or GG_E_NOMEM. Free *names with gg_dir_list_free(). */
+enum gg_status gg_dir_list(const char *dir, int (*keep)(const char *dir, const char *name),
+                           char ***names, size_t *n, char *err, size_t err_len);
+void gg_dir_list_free(char **names, size_t n);
 
 /* Temporary files of atomic writes (gg_tmpfile.c). A temporary file not modified for this long
    was abandoned, whichever host wrote it: an atomic write takes milliseconds. */

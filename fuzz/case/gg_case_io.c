@@ -932,45 +932,11 @@ enum gg_status gg_case_parse(const char *text, size_t len, const char *name, str
 enum gg_status gg_case_load(const char *path, struct gg_case *c, char *err, size_t err_len)
 {
     gg_case_init(c);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(err, err_len, "%s: cannot read: %s", path, strerror(errno));
-        return GG_E_IO;
-    }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int e = 0;
-    for (;;) {
-        if (len == cap) {
-            if (cap > (size_t)MAX_FILE) {
-                e = EFBIG;
-                break;
-            }
-            cap = cap ? 2 * cap : 4096;
-            if (cap > (size_t)MAX_FILE + 1)
-                cap = (size_t)MAX_FILE + 1;
-            char *p = realloc(buf, cap);
-            if (p == NULL) {
-                e = ENOMEM;
-                break;
-            }
-            buf = p;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            e = ferror(f) ? (errno ? errno : EIO) : 0;
-            break;
-        }
-    }
-    fclose(f);
-    enum gg_status st;
-    if (e != 0) {
-        snprintf(err, err_len, "%s: cannot read: %s", path, strerror(e));
-        st = e == ENOMEM ? GG_E_NOMEM : GG_E_IO;
-    } else {
+    char *buf;
+    size_t len;
+    enum gg_status st = gg_file_read(path, (size_t)MAX_FILE, &buf, &len, err, err_len);
+    if (st == GG_OK)
         st = gg_case_parse(buf, len, path, c, err, err_len);
-    }
     free(buf);
     return st;
 }

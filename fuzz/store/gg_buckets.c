@@ -174,16 +174,6 @@ void gg_bucket_id(const char *form, char id[GG_BUCKET_ID_HEX + 1])
              (unsigned long long)XXH3_64bits(form, strlen(form)));
 }
 
-/* "<dir>/buckets" (allocated). */
-static char *buckets_dir(const char *dir)
-{
-    size_t len = strlen(dir) + sizeof "/" GG_BUCKETS_SUBDIR;
-    char *p = malloc(len);
-    if (p)
-        snprintf(p, len, "%s/%s", dir, GG_BUCKETS_SUBDIR);
-    return p;
-}
-
 /* The class name at the head of a signature or form. */
 static void class_of(const char *sig, char *cls, size_t cap)
 {
@@ -231,7 +221,7 @@ enum gg_status gg_bucket_file(const char *dir, const struct gg_case *rep, const 
     class_of(form, cls, sizeof cls); /* the family names the file */
     if (is_new)
         *is_new = 0;
-    char *bdir = buckets_dir(dir);
+    char *bdir = gg_path_join(dir, GG_BUCKETS_SUBDIR);
     size_t len = bdir ? strlen(bdir) + strlen(cls) + GG_BUCKET_ID_HEX + 16 : 0;
     char *file = bdir ? malloc(len) : NULL;
     if (file == NULL) {
@@ -317,24 +307,16 @@ static enum gg_status case_files(const char *dir, char ***names, size_t *n, char
             *names = grown;
             cap = grown_cap;
         }
-        size_t plen = strlen(dir) + len + 2;
-        if (((*names)[*n] = malloc(plen)) == NULL) {
+        if (((*names)[*n] = gg_path_join(dir, e->d_name)) == NULL) {
             st = GG_E_NOMEM;
             break;
         }
-        snprintf((*names)[(*n)++], plen, "%s/%s", dir, e->d_name);
+        (*n)++;
     }
     closedir(d);
     if (st != GG_OK)
         snprintf(err, err_len, "%s: out of memory", dir);
     return st;
-}
-
-static void free_names(char **names, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
 }
 
 static struct gg_bucket *bucket_by_id(struct gg_bucket_list *l, const char *id)
@@ -386,7 +368,7 @@ static enum gg_status add_bucket(struct gg_bucket_list *l, const char *path)
 static enum gg_status add_member(struct gg_bucket_list *l, const char *path)
 {
     struct gg_case c;
-    char err[512], sig[GG_SIGNATURE_MAX] = "", buf[32];
+    char err[512], sig[GG_SIGNATURE_MAX] = "";
     if (gg_case_load(path, &c, err, sizeof err) != GG_OK)
         return GG_OK;
     const char *expect = gg_case_meta(&c, "expect"), *line = gg_case_meta(&c, "bucket");
@@ -409,13 +391,11 @@ static enum gg_status add_member(struct gg_bucket_list *l, const char *path)
             if (b == NULL) {
                 l->untriaged++;
             } else {
-                char first[32] = "", last[32] = "";
-                long long count = gg_meta_field(finding, "count", buf, sizeof buf)
-                                      ? strtoll(buf, NULL, 10) : 0;
-                gg_meta_field(finding, "first_seen", first, sizeof first);
-                gg_meta_field(finding, "last_seen", last, sizeof last);
+                struct gg_finding fd = {0};
+                gg_finding_parse(finding, &fd);
+                const char *first = fd.first_seen, *last = fd.last_seen;
                 b->members++;
-                b->count += count;
+                b->count += fd.count;
                 if (first[0] && (!b->first_seen[0] || strcmp(first, b->first_seen) < 0))
                     snprintf(b->first_seen, sizeof b->first_seen, "%s", first);
                 if (last[0] && strcmp(last, b->last_seen) > 0)
@@ -450,7 +430,7 @@ enum gg_status gg_buckets_scan(const char *dir, struct gg_bucket_list *l, char *
                                size_t err_len)
 {
     memset(l, 0, sizeof *l);
-    char *bdir = buckets_dir(dir), **names = NULL;
+    char *bdir = gg_path_join(dir, GG_BUCKETS_SUBDIR), **names = NULL;
     size_t n = 0;
     if (bdir == NULL) {
         snprintf(err, err_len, "%s: out of memory", dir);
@@ -459,7 +439,7 @@ enum gg_status gg_buckets_scan(const char *dir, struct gg_bucket_list *l, char *
     enum gg_status st = case_files(bdir, &names, &n, err, err_len);
     for (size_t i = 0; st == GG_OK && i < n; i++)
         st = add_bucket(l, names[i]);
-    free_names(names, n);
+    gg_dir_list_free(names, n);
     free(bdir);
     if (st == GG_OK)
         st = case_files(dir, &names, &n, err, err_len);
@@ -467,7 +447,7 @@ enum gg_status gg_buckets_scan(const char *dir, struct gg_bucket_list *l, char *
         names = NULL, n = 0;
     for (size_t i = 0; st == GG_OK && i < n; i++)
         st = add_member(l, names[i]);
-    free_names(names, n);
+    gg_dir_list_free(names, n);
     if (st != GG_OK) {
         if (st == GG_E_NOMEM)
             snprintf(err, err_len, "%s: out of memory reading the buckets", dir);

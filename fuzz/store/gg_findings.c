@@ -6,6 +6,7 @@
  * nightly run subtracts from what it reports.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -22,15 +23,8 @@
 #include "fuzz/store/store_int.h"
 
 #define LOCK_NAME ".lock"
-
-/* The fields of an @finding line. Unknown fields of a stored line are dropped on rewrite. */
-struct finding {
-    long long count;
-    char first_seen[GG_STAMP_MAX], last_seen[GG_STAMP_MAX];
-    uint64_t seed;                   /* campaign seed of the run that produced the stored case */
-    char kernel[GG_CASE_NAME_MAX];   /* kernel and mutant of that run ("" mutant: none) */
-    char mutant[GG_CASE_NAME_MAX];
-};
+#define NAME_HEX 16 /* hex digits of a finding's file name */
+#define CASE_SUFFIX ".case"
 
 /* A signature is stored as one token of an @expect line: printable, no blanks. */
 static int signature_ok(const char *s)
@@ -41,6 +35,32 @@ static int signature_ok(const char *s)
         if (*s <= ' ' || *s > '~')
             return 0;
     return 1;
+}
+
+int gg_findings_is_name(const char *name)
+{
+    const char *dash = strrchr(name, '-');
+    if (dash == NULL || dash == name || strlen(dash) != 1 + NAME_HEX + strlen(CASE_SUFFIX) ||
+        strcmp(dash + 1 + NAME_HEX, CASE_SUFFIX) != 0)
+        return 0;
+    for (const char *p = name; p < dash; p++)
+        if (!islower((unsigned char)*p) && *p != '_')
+            return 0;
+    for (int i = 1; i <= NAME_HEX; i++)
+        if (!isxdigit((unsigned char)dash[i]))
+            return 0;
+    return 1;
+}
+
+int gg_findings_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int found = 0;
+    for (struct dirent *e; d != NULL && !found && (e = readdir(d)) != NULL;)
+        found = gg_findings_is_name(e->d_name);
+    if (d != NULL)
+        closedir(d);
+    return found;
 }
 
 /* Now in UTC, ISO 8601 to the second. */
@@ -68,8 +88,7 @@ int gg_meta_field(const char *text, const char *key, char *out, size_t cap)
     return 0;
 }
 
-/* Parses an @finding line; absent or malformed fields keep the defaults already in f. */
-static void finding_parse(const char *text, struct finding *f)
+void gg_finding_parse(const char *text, struct gg_finding *f)
 {
     char buf[64];
     if (text == NULL)
@@ -92,7 +111,7 @@ static void finding_parse(const char *text, struct finding *f)
     gg_meta_field(text, "mutant", f->mutant, sizeof f->mutant);
 }
 
-static void finding_format(const struct finding *f, char *out, size_t cap)
+static void finding_format(const struct gg_finding *f, char *out, size_t cap)
 {
     int n = snprintf(out, cap, "count=%lld first_seen=%s last_seen=%s seed=0x%016" PRIx64
                      " kernel=%s", f->count, f->first_seen, f->last_seen, f->seed,
@@ -102,7 +121,7 @@ static void finding_format(const struct finding *f, char *out, size_t cap)
 }
 
 /* The run that produced case c in campaign seed: fills the provenance fields of f. */
-static void finding_source(struct finding *f, const struct gg_case *c, uint64_t seed)
+static void finding_source(struct gg_finding *f, const struct gg_case *c, uint64_t seed)
 {
     f->seed = seed;
     snprintf(f->kernel, sizeof f->kernel, "%s", c->kernel);
@@ -156,13 +175,11 @@ enum gg_status gg_store_lock(const char *dir, int *fd, char *err, size_t err_len
                  strerror(errno));
         return GG_E_IO;
     }
-    size_t len = strlen(dir) + sizeof "/" LOCK_NAME;
-    char *path = malloc(len);
+    char *path = gg_path_join(dir, LOCK_NAME);
     if (path == NULL) {
         snprintf(err, err_len, "%s: out of memory", dir);
         return GG_E_NOMEM;
     }
-    snprintf(path, len, "%s/%s", dir, LOCK_NAME);
     *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     int rc = *fd < 0 ? -1 : 0;
     while (rc == 0 && (rc = flock(*fd, LOCK_EX)) != 0 && errno == EINTR)
@@ -193,10 +210,10 @@ static enum gg_status update_known(const char *path, const struct gg_case *c, co
         snprintf(err, err_len, "%s: holds signature '%s', not '%s'", path, stored_sig, sig);
         return GG_E_INVAL;
     }
-    struct finding f = {0};
+    struct gg_finding f = {0};
     finding_source(&f, rec, 0);
     snprintf(f.first_seen, sizeof f.first_seen, "%s", now);
-    finding_parse(gg_case_meta(rec, "finding"), &f);
+    gg_finding_parse(gg_case_meta(rec, "finding"), &f);
 
     struct gg_case cand;
     if ((st = gg_case_copy(&cand, c)) != GG_OK) {
@@ -229,7 +246,7 @@ static enum gg_status make_new(const struct gg_case *c, const struct gg_verdict 
     enum gg_status st = gg_case_copy(rec, c);
     if (st != GG_OK)
         return st;
-    struct finding f = {.count = 1};
+    struct gg_finding f = {.count = 1};
     finding_source(&f, c, seed);
     snprintf(f.first_seen, sizeof f.first_seen, "%s", now);
     snprintf(f.last_seen, sizeof f.last_seen, "%s", now);
@@ -260,7 +277,7 @@ enum gg_status gg_findings_record(const char *dir, const struct gg_case *c,
         snprintf(err, err_len, "%s: out of memory", dir);
         return GG_E_NOMEM;
     }
-    snprintf(file, file_len, "%s/%s-%016llx.case", dir, cls,
+    snprintf(file, file_len, "%s/%s-%0*llx" CASE_SUFFIX, dir, cls, NAME_HEX,
              (unsigned long long)XXH3_64bits(v->signature, strlen(v->signature)));
     if (path != NULL && path_len > 0)
         snprintf(path, path_len, "%s", file);

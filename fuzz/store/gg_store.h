@@ -1,7 +1,8 @@
 /*
  * gg_store.h — public header of fuzz/store/: what is kept on disk between runs: corpus
- * directories, atomic writes, the findings store (one case per signature) and its buckets (one
- * per bug), and the known-signature sets of earlier nights.
+ * directories, atomic writes, a campaign's statistics files (fuzzer_stats, plot_data), the
+ * findings store (one case per signature) and its buckets (one per bug), and the known-signature
+ * sets of earlier nights.
  */
 #ifndef GG_STORE_H
 #define GG_STORE_H
@@ -33,6 +34,55 @@ int gg_expect_holds(const char *expect, const struct gg_verdict *v);
 int gg_expect_runs(const char *expect);
 
 /* ------------------------------------------------------------------------------------------ */
+/* A campaign's statistics files (gg_stats_files.c)                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* fuzzer_stats: one `key : value` line per statistic (AFL's layout, keys padded to 18 columns),
+   in the order the campaign added them; the reader keeps that order. */
+#define GG_FUZZER_STATS_FILE "fuzzer_stats"
+struct gg_fuzzer_stats {
+    struct gg_stat {
+        char *key, *value;
+    } *kv;
+    size_t n, cap;
+};
+/* Appends key with its printf-formatted value; GG_E_NOMEM when out of memory. s starts zeroed. */
+enum gg_status gg_fuzzer_stats_add(struct gg_fuzzer_stats *s, const char *key, const char *fmt,
+                                   ...) __attribute__((format(printf, 3, 4)));
+/* Rewrites dir/fuzzer_stats atomically (temporary file and rename). */
+enum gg_status gg_fuzzer_stats_write(const char *dir, const struct gg_fuzzer_stats *s, char *err,
+                                     size_t err_len);
+/* Reads a fuzzer_stats file; a line without ':' is GG_E_PARSE ("PATH:LINE: ..."). s is always
+   left in a state gg_fuzzer_stats_free() accepts. */
+enum gg_status gg_fuzzer_stats_read(const char *path, struct gg_fuzzer_stats *s, char *err,
+                                    size_t err_len);
+/* The value of key, or NULL. */
+const char *gg_fuzzer_stats_get(const struct gg_fuzzer_stats *s, const char *key);
+void gg_fuzzer_stats_free(struct gg_fuzzer_stats *s);
+
+/* plot_data: a '#' header naming the columns, then one row of comma-separated numbers per tick.
+   The reader maps columns by their header names, so a file with fewer or other columns reads. */
+#define GG_PLOT_DATA_FILE "plot_data"
+enum gg_plot_col {
+    GG_PLOT_RELATIVE_TIME, GG_PLOT_EXECS_DONE, GG_PLOT_EXECS_PER_SEC, GG_PLOT_CORPUS_COUNT,
+    GG_PLOT_FEATURES_TOTAL, GG_PLOT_FAULTS_TOTAL, GG_PLOT_FAULTS_UNIQUE, GG_PLOT_FAULTS_NEW,
+    GG_PLOT_WORKER_RESTARTS, GG_PLOT_TIMEOUTS, GG_PLOT_MIN_SNR_MARGIN_DB, GG_PLOT_MAX_OFFSET_BITS,
+    GG_PLOT_BUCKETS, GG_PLOT_BUCKETS_NEW, GG_PLOT_COLUMNS
+};
+/* One row by column (read back: NaN for a column the file lacks). */
+struct gg_plot_row {
+    double v[GG_PLOT_COLUMNS];
+};
+/* Appends r to dir/plot_data, writing the header first when the file is new. */
+enum gg_status gg_plot_data_append(const char *dir, const struct gg_plot_row *r, char *err,
+                                   size_t err_len);
+/* Reads a plot_data file into *rows (*n_rows of them; malloc'd, the caller frees it, also on
+   error). A header without relative_time and execs_done, data before the header or a row that
+   is not as many numbers as the header names is GG_E_PARSE ("PATH:LINE: ..."). */
+enum gg_status gg_plot_data_read(const char *path, struct gg_plot_row **rows, size_t *n_rows,
+                                 char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Findings store (gg_findings.c)                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -50,6 +100,23 @@ int gg_meta_field(const char *text, const char *key, char *out, size_t cap);
  * flock(2) on <dir>/.lock, so several processes may share one directory: no file is torn and no
  * count is lost.
  */
+
+#define GG_STAMP_MAX 32 /* "YYYY-MM-DDThh:mm:ssZ" and room for a longer stored stamp */
+/* The fields of an @finding line. Unknown fields of a stored line are dropped on rewrite. */
+struct gg_finding {
+    long long count;
+    char first_seen[GG_STAMP_MAX], last_seen[GG_STAMP_MAX];
+    uint64_t seed;                   /* campaign seed of the run that produced the stored case */
+    char kernel[GG_CASE_NAME_MAX];   /* kernel and mutant of that run ("" mutant: none) */
+    char mutant[GG_CASE_NAME_MAX];
+};
+/* Reads the text of an @finding line (NULL: none) into f; absent or malformed fields keep the
+   values already in f (a count is a whole number >= 0, a seed a number strtoull reads). */
+void gg_finding_parse(const char *text, struct gg_finding *f);
+/* 1 when name is a finding's file name, <class>-<16 hex>.case ([a-z_] class). */
+int gg_findings_is_name(const char *name);
+/* 1 when directory dir holds at least one finding's file. */
+int gg_findings_in(const char *dir);
 
 /* Records finding c (the case that ran) with verdict v. A new signature writes a new file
    (*is_new = 1); a known one raises its count and last_seen, and replaces the stored case when c

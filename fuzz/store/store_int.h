@@ -9,9 +9,8 @@
 
 /* The findings store's shared parts (gg_findings.c), for its bucket files (gg_buckets.c): the
    exclusive lock on <dir>/.lock (created with dir when missing; held until *fd is closed), the
-   time stamp of a sighting, and the order that keeps the smaller case (fewer groups, then fewer
+   time stamp of a sighting (GG_STAMP_MAX, gg_store.h), and the order that keeps the smaller case (fewer groups, then fewer
    output elements; 1 when a is strictly smaller than b). */
-#define GG_STAMP_MAX 32 /* "YYYY-MM-DDThh:mm:ssZ" and room for a longer stored stamp */
 enum gg_status gg_store_lock(const char *dir, int *fd, char *err, size_t err_len);
 void gg_store_now(char stamp[GG_STAMP_MAX]);
 int gg_case_smaller(const struct gg_case *a, const struct gg_case *b);

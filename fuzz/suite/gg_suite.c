@@ -133,20 +133,6 @@ static json_t *groups_json(const struct gg_case *c, const struct gg_compare *cmp
     return a;
 }
 
-/* The baseline's object for (id, kernel), or NULL. */
-static json_t *baseline_find(const struct suite *s, const char *id, const char *kernel)
-{
-    size_t i;
-    json_t *b;
-    json_array_foreach(s->baseline, i, b) {
-        const char *bid = json_string_value(json_object_get(b, "id"));
-        const char *bk = json_string_value(json_object_get(b, "kernel"));
-        if (bid && bk && !strcmp(bid, id) && !strcmp(bk, kernel))
-            return b;
-    }
-    return NULL;
-}
-
 /* Fills the metrics of a run that gave a verdict, and the baseline comparison. */
 static void case_metrics(struct suite *s, json_t *o, const struct gg_case *c,
                          const struct gg_run_result *r)
@@ -167,8 +153,9 @@ static void case_metrics(struct suite *s, json_t *o, const struct gg_case *c,
     json_object_set_new(o, "groups", r->compared ? groups_json(c, &r->cmp) : json_array());
     json_object_set_new(o, "seconds", json_real(r->total_seconds));
     /* Baseline: a drop is judged between two finite worst-group SNRs. */
-    json_t *b = s->baseline ? baseline_find(s, json_string_value(json_object_get(o, "id")),
-                                            r->kernel) : NULL;
+    json_t *b = s->baseline ? gg_report_suite_find(s->baseline,
+                                                   json_string_value(json_object_get(o, "id")),
+                                                   r->kernel) : NULL;
     json_t *bsnr = b ? json_object_get(b, "worst_group_snr_db") : NULL;
     json_t *btime = b ? json_object_get(b, "time_us") : NULL;
     json_object_set_new(o, "baseline_snr_db", json_is_number(bsnr) ? json_real(json_number_value(bsnr))
@@ -514,7 +501,7 @@ static json_t *result_json(struct suite *s, const char *started, double seconds)
     const struct gg_suite_summary *m = s->sum;
     json_t *root = json_pack(
         "{s:s, s:i, s:s, s:i, s:s, s:s, s:f, s:{s:s, s:s, s:o}, s:o, s:o, s:s?}",
-        "format", "ggfuzz-suite", "version", 1, "tier", o->tier ? o->tier : "custom",
+        "format", GG_SUITE_FORMAT, "version", GG_SUITE_VERSION, "tier", o->tier ? o->tier : "custom",
         "thresholds_version", GG_THRESHOLDS_VERSION, "ggfuzz_version", GG_VERSION, "started",
         started, "seconds", seconds, "host", "hostname", host, "cpu", cpu, "gpu", gpu_name(s),
         "kernels", kernels, "plugins", plugins, "mutant", o->mutant);
@@ -530,21 +517,6 @@ static json_t *result_json(struct suite *s, const char *started, double seconds)
                                   m->skipped, "errors", m->errors));
     json_object_set(root, "cases", s->cases);
     return root;
-}
-
-static enum gg_status write_json(json_t *root, const char *path, char *err, size_t err_len)
-{
-    char *tmp = gg_tmpfile_name(path);
-    enum gg_status st = GG_OK;
-    if (!tmp || json_dump_file(root, tmp, JSON_INDENT(1)) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, err_len, "%s: cannot write the suite result: %s", path,
-                 tmp ? strerror(errno) : "out of memory");
-        if (tmp)
-            unlink(tmp);
-        st = GG_E_IO;
-    }
-    free(tmp);
-    return st;
 }
 
 /* JUnit: one test case per case and kernel, grouped by tier and model. */
@@ -618,7 +590,7 @@ static void write_outputs(struct suite *s, const char *started, double seconds)
     }
     const char *targets[] = {json_path, o->save_baseline_path};
     for (int i = 0; i < 2; i++)
-        if (targets[i] && write_json(root, targets[i], err, sizeof err) != GG_OK) {
+        if (targets[i] && gg_report_suite_save(root, targets[i], err, sizeof err) != GG_OK) {
             fprintf(o->out, "ggfuzz suite: %s\n", err);
             s->sum->output_failed = 1;
             if (i == 0)
@@ -659,35 +631,15 @@ static void print_summary(const struct suite *s, double seconds)
     json_decref(reasons);
 }
 
-static enum gg_status load_baseline(struct suite *s, json_t **doc, char *err, size_t err_len)
-{
-    json_error_t je;
-    *doc = json_load_file(s->o->baseline_path, 0, &je);
-    if (!*doc) {
-        snprintf(err, err_len, "%s:%d: cannot read the baseline: %s", s->o->baseline_path,
-                 je.line, je.text);
-        return GG_E_PARSE;
-    }
-    const char *fmt = json_string_value(json_object_get(*doc, "format"));
-    s->baseline = json_object_get(*doc, "cases");
-    if (!fmt || strcmp(fmt, "ggfuzz-suite") || !json_is_array(s->baseline)) {
-        snprintf(err, err_len, "%s: not a suite result (format \"ggfuzz-suite\" with a \"cases\" "
-                 "array)", s->o->baseline_path);
-        json_decref(*doc);
-        *doc = NULL;
-        s->baseline = NULL;
-        return GG_E_PARSE;
-    }
-    return GG_OK;
-}
-
 enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summary *sum,
                             char *err, size_t err_len)
 {
     memset(sum, 0, sizeof *sum);
     struct suite s = {.o = o, .sum = sum};
     json_t *baseline_doc = NULL;
-    if (o->baseline_path && load_baseline(&s, &baseline_doc, err, err_len) != GG_OK)
+    if (o->baseline_path &&
+        gg_report_suite_baseline(o->baseline_path, &baseline_doc, &s.baseline, err, err_len) !=
+            GG_OK)
         return GG_E_PARSE;
     gg_registry_init();
     s.cases = json_array();
