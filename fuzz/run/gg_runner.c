@@ -1,8 +1,8 @@
 /*
  * gg_runner.c — runs one case in this process and applies every oracle: admission (kernel,
- * mutant, supports(), host memory), materialisation, then the run protocol over a CPU
- * kernel's target (gg_target_int.h: the host buffers, gg_hostrun.c; a device kernel runs through
- * gg_devrun.c): input hashes, the kernel run under two workspace poisons (a third run tells
+ * mutant, supports(), host memory), materialisation, then the run protocol over the kernel's
+ * target (gg_target_int.h: the host buffers, gg_hostrun.c, or a device mirror, gg_devrun.c):
+ * input hashes, the kernel run under two workspace poisons (a third run tells
  * uninitialised-workspace reads from plain nondeterminism), guard bands and padding after each
  * run, the input hashes again; then the reference and the comparison, and finally the verdict.
  */
@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "fuzz/run/gg_target_int.h"
-#include "fuzz/run/device/gg_device.h"
 
 /* The workspace poisons of the first and second run (the third repeats the first). */
 #define POISON_1 0x5Au
@@ -291,11 +290,11 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
         goto done;
     }
     struct gg_observations obs = {0};
-    struct gg_target tg = {.iface = &gg_hostrun_iface, .t = &t};
-    if (k->backend != GG_BACKEND_CPU) /* device mirror, device hashes (gg_devrun.c) */
-        st = gg_devrun_kernel(k, &t, out1, &obs, &r->kernel_seconds, err, err_len);
-    else
-        st = run_target(&tg, k, out1, &obs, &r->kernel_seconds, err, err_len);
+    struct gg_target tg = {
+        .iface = k->backend == GG_BACKEND_CPU ? &gg_hostrun_iface : &gg_devrun_iface,
+        .t = &t,
+    };
+    st = run_target(&tg, k, out1, &obs, &r->kernel_seconds, err, err_len);
     if (st != GG_OK ||
         (!obs.device_error && (st = judge(&eff, k, &t, out1, o, r, err, err_len)) != GG_OK))
         goto done;

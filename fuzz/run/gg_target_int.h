@@ -4,7 +4,8 @@
  * them, poisons the output and the workspace, runs the kernel, checks the guards and brings the
  * output back into the host C buffer, so that the protocol (two workspace poisons, a third run
  * when the outputs differ, input hashes before and after) and the oracles are written once. The
- * host target (gg_hostrun.c) runs a CPU kernel on the host buffers themselves.
+ * host target (gg_hostrun.c) runs a CPU kernel on the host buffers themselves; the device target
+ * (gg_devrun.c) runs a GPU kernel on a device mirror of them.
  */
 #ifndef GG_TARGET_INT_H
 #define GG_TARGET_INT_H
@@ -59,5 +60,14 @@ struct gg_target {
 /* The host target (gg_hostrun.c): a CPU kernel on the guarded host buffers, its faults noted
    (gg_faultnote.c). */
 extern const struct gg_target_i gg_hostrun_iface;
+
+/*
+ * The device target (gg_devrun.c), for a kernel of backend CUDA or HIP: prepare takes the
+ * process's device context, admits the case against the free device memory and builds guarded
+ * device buffers (A and B generated on the device, the small arrays copied); inputs are hashed on
+ * the device, every device guard is checked after each run, and C comes back into the host C.
+ * A sticky device error makes lost() 1.
+ */
+extern const struct gg_target_i gg_devrun_iface;
 
 #endif /* GG_TARGET_INT_H */
