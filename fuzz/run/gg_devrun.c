@@ -1,33 +1,29 @@
 /*
- * gg_devrun.c — the runner's device path: a GPU kernel runs on a device mirror of the host
- * tensors that gg_materialise.c generated. A and B (and their scales) are generated again on the
- * device from the same plans and the same per-element core, bit for bit the host's codes, so no
- * operand crosses the bus and the unused rows of a huge weight tensor stay unfilled on both
- * sides; the small arrays (bias, group arrays, routing) are copied. Every buffer has device
- * canary bands, inputs are hashed on the device before and after, and the runs follow the host
- * runner's protocol (two workspace poisons, a third run when the outputs differ). The output
- * comes back into the host C buffer so that the reference and the oracles judge it unchanged.
+ * gg_devrun.c — the device target of the run protocol (gg_target_int.h): a GPU kernel runs on a
+ * device mirror of the host tensors that gg_materialise.c generated. A and B (and their scales)
+ * are generated again on the device from the same plans and the same per-element core, bit for
+ * bit the host's codes, so no operand crosses the bus and the unused rows of a huge weight tensor
+ * stay unfilled on both sides; the small arrays (bias, group arrays, routing) are copied. Every
+ * buffer has device canary bands, inputs are hashed on the device, the output and workspace are
+ * poisoned on the device, and each run waits for the device. The output comes back into the host
+ * C buffer so that the protocol (gg_runner.c), the reference and the oracles judge it unchanged.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "fuzz/run/run_int.h"
+#include "fuzz/run/gg_target_int.h"
 #include "fuzz/run/device/gg_device.h"
 
-/* The workspace poisons of the host runner (gg_runner.c). */
-#define POISON_1 0x5Au
-#define POISON_2 0xC3u
 /* Device memory left free for the kernel's library (cuBLAS workspaces, module loading). */
 #define DEVICE_RESERVE ((int64_t)512 << 20)
 
 enum { BUF_A, BUF_B, BUF_C, BUF_AS, BUF_BS, BUF_BIAS, BUF_WS, BUF_LENS, BUF_OFFS, BUF_SORTED,
        BUF_EXPERTS, BUF_COUNT };
 
-/* The device side of one case run. */
+/* The device side of one case run: the device target's state. */
 struct mirror {
-    struct gg_device *dev;
+    struct gg_device *dev;       /* NULL until the context was taken */
     struct gg_devbuf buf[BUF_COUNT];
     const void *host[BUF_COUNT]; /* host bytes each buffer mirrors */
     size_t bytes[BUF_COUNT];
@@ -36,13 +32,6 @@ struct mirror {
     struct gg_devspan *spans;    /* what the kernel may only read */
     size_t n_spans;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static size_t offset_in(const void *p, const struct gg_hostbuf *b)
 {
@@ -207,23 +196,53 @@ static enum gg_status build(struct mirror *m, const struct gg_tensors *t, char *
     return gg_device_sync(m->dev, "generating and uploading the inputs", err, err_len);
 }
 
-/* Device hashes of the read-only spans, into a fresh array (*out, freed by the caller). */
-static enum gg_status hash_inputs(struct mirror *m, uint64_t **out, char *err, size_t err_len)
+/* Takes the device context, plans, admits and builds the mirror of tg->t. */
+static enum gg_status dev_prepare(struct gg_target *tg, char *err, size_t err_len)
 {
-    *out = calloc(m->n_spans ? m->n_spans : 1, sizeof **out);
-    if (!*out) {
+    struct mirror *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, err_len, "out of memory for the device mirror");
+        return GG_E_NOMEM;
+    }
+    tg->ctx = m;
+    struct gg_device *dev = NULL;
+    enum gg_status st = gg_device_get(&dev, err, err_len);
+    if (st != GG_OK)
+        return st;
+    m->dev = dev;
+    plan(m, tg->t);
+    if ((st = admit(m, err, err_len)) != GG_OK)
+        return st;
+    return build(m, tg->t, err, err_len);
+}
+
+static const struct gg_operands *dev_operands(struct gg_target *tg)
+{
+    return &((struct mirror *)tg->ctx)->ops;
+}
+
+/* Device hashes of the read-only spans, folded into one hash. */
+static enum gg_status dev_hash_inputs(struct gg_target *tg, struct gg_hash *h, char *err,
+                                      size_t err_len)
+{
+    struct mirror *m = tg->ctx;
+    uint64_t *words = calloc(m->n_spans ? m->n_spans : 1, sizeof *words);
+    if (!words) {
         snprintf(err, err_len, "out of memory for the input hashes");
         return GG_E_NOMEM;
     }
-    return gg_device_hash(m->dev, m->spans, m->n_spans, *out, err, err_len);
+    enum gg_status st = gg_device_hash(m->dev, m->spans, m->n_spans, words, err, err_len);
+    if (st == GG_OK)
+        *h = gg_oracle_hash(words, m->n_spans * sizeof *words);
+    free(words);
+    return st;
 }
 
-/* Runs the kernel once on a freshly poisoned C and workspace; checks every guard afterwards and
-   copies C back into the host buffer. */
-static enum gg_status run_once(struct mirror *m, const struct gg_kernel *k, struct gg_tensors *t,
-                               uint8_t poison, struct gg_observations *obs, double *seconds,
-                               char *err, size_t err_len)
+static enum gg_status dev_poison(struct gg_target *tg, uint8_t ws_poison, char *err,
+                                 size_t err_len)
 {
+    struct mirror *m = tg->ctx;
+    const struct gg_tensors *t = tg->t;
     enum gg_dtype ct = t->p.c_dtype;
     int eb = gg_dtype_bits(ct) >= 8 ? gg_dtype_bits(ct) / 8 : 1;
     enum gg_status st = GG_OK;
@@ -233,94 +252,86 @@ static enum gg_status run_once(struct mirror *m, const struct gg_kernel *k, stru
             st = gg_device_fill(m->dev, (uint8_t *)m->ops.c + r.lo, r.hi - r.lo,
                                 gg_oracle_sentinel(ct), eb, err, err_len);
     if (st == GG_OK && m->ops.workspace)
-        st = gg_device_fill(m->dev, m->ops.workspace, m->ops.workspace_bytes, poison, 1, err,
+        st = gg_device_fill(m->dev, m->ops.workspace, m->ops.workspace_bytes, ws_poison, 1, err,
                             err_len);
     if (st == GG_OK)
         st = gg_device_sync(m->dev, "poisoning the output and workspace", err, err_len);
-    if (st != GG_OK)
-        return st;
-    char kerr[256] = "", what[160];
-    double t0 = now_s();
-    st = k->run(&t->p, &m->ops, kerr, sizeof kerr);
+    return st;
+}
+
+/* Runs the kernel on the device operands and waits for all of the device's work. */
+static enum gg_status dev_launch(struct gg_target *tg, const struct gg_kernel *k,
+                                 enum gg_status *kst, char *kerr, size_t kerr_len, char *err,
+                                 size_t err_len)
+{
+    struct mirror *m = tg->ctx;
+    char what[160];
+    *kst = k->run(&tg->t->p, &m->ops, kerr, kerr_len);
     snprintf(what, sizeof what, "kernel %s", k->name);
-    enum gg_status sync = gg_device_sync(m->dev, what, err, err_len);
-    if (seconds)
-        *seconds = now_s() - t0;
-    if (sync != GG_OK)
-        return sync;
-    if (st != GG_OK) {
-        snprintf(err, err_len, "kernel %s failed: %s", k->name, kerr[0] ? kerr : "no message");
-        return st;
-    }
+    return gg_device_sync(m->dev, what, err, err_len);
+}
+
+/* Every device buffer's bands; the first run that finds one hit decides guard_pre. */
+static enum gg_status dev_check_guards(struct gg_target *tg, struct gg_observations *obs,
+                                       char *err, size_t err_len)
+{
+    struct mirror *m = tg->ctx;
     const struct gg_devbuf *bufs[BUF_COUNT];
     for (int i = 0; i < BUF_COUNT; i++)
         bufs[i] = &m->buf[i];
     int hit = -1, pre = 0;
-    if ((st = gg_device_guards_check(m->dev, bufs, BUF_COUNT, &hit, &pre, err, err_len)) != GG_OK)
+    enum gg_status st = gg_device_guards_check(m->dev, bufs, BUF_COUNT, &hit, &pre, err, err_len);
+    if (st != GG_OK)
         return st;
     if (hit >= 0 && !obs->guard_hit) {
         obs->guard_hit = 1;
         obs->guard_pre = pre;
     }
+    return GG_OK;
+}
+
+static enum gg_status dev_fetch_output(struct gg_target *tg, char *err, size_t err_len)
+{
+    struct mirror *m = tg->ctx;
+    const struct gg_tensors *t = tg->t;
+    enum gg_status st = GG_OK;
+    struct gg_range r;
     for (size_t i = 0; st == GG_OK && i < t->n_live[2]; i++)
         if (gg_output_range(t, i, &r))
             st = gg_devbuf_download(m->dev, &m->buf[BUF_C], m->c_off + r.lo,
                                     (uint8_t *)t->ops.c + r.lo, r.hi - r.lo, err, err_len);
-    if (st == GG_OK && gg_output_padding_hit(t))
-        obs->padding_hit = 1;
     return st;
 }
 
-/* The host runner's protocol: first run, the second poison, a third run when they differ. */
-static enum gg_status run_all(struct mirror *m, const struct gg_kernel *k, struct gg_tensors *t,
-                              void *out1, struct gg_observations *obs, double *seconds, char *err,
-                              size_t err_len)
+/* A failure after the context was taken is a lost device when the context has hit a sticky
+   error (gg_device.h). */
+static int dev_lost(struct gg_target *tg)
 {
-    enum gg_status st = run_once(m, k, t, POISON_1, obs, seconds, err, err_len);
-    if (st != GG_OK)
-        return st;
-    gg_output_save(t, out1);
-    if ((st = run_once(m, k, t, POISON_2, obs, NULL, err, err_len)) != GG_OK)
-        return st;
-    if (!gg_output_differs(t, out1))
-        return GG_OK;
-    if ((st = run_once(m, k, t, POISON_1, obs, NULL, err, err_len)) != GG_OK)
-        return st;
-    if (!gg_output_differs(t, out1) && m->ops.workspace)
-        obs->workspace_dep = 1;
-    else
-        obs->nondeterministic = 1;
-    return GG_OK;
+    struct mirror *m = tg->ctx;
+    return m && m->dev && gg_device_lost();
 }
 
-enum gg_status gg_devrun_kernel(const struct gg_kernel *k, struct gg_tensors *t, void *out1,
-                                struct gg_observations *obs, double *seconds, char *err,
-                                size_t err_len)
+static void dev_release(struct gg_target *tg)
 {
-    struct mirror m;
-    memset(&m, 0, sizeof m);
-    uint64_t *before = NULL, *after = NULL;
-    enum gg_status st = gg_device_get(&m.dev, err, err_len);
-    if (st != GG_OK)
-        return st;
-    plan(&m, t);
-    if ((st = admit(&m, err, err_len)) != GG_OK || (st = build(&m, t, err, err_len)) != GG_OK ||
-        (st = hash_inputs(&m, &before, err, err_len)) != GG_OK ||
-        (st = run_all(&m, k, t, out1, obs, seconds, err, err_len)) != GG_OK ||
-        (st = hash_inputs(&m, &after, err, err_len)) != GG_OK)
-        goto done;
-    obs->input_modified = memcmp(before, after, m.n_spans * sizeof *before) != 0;
-done:
-    if (st != GG_OK && gg_device_lost()) {
-        /* The context is gone: a finding about the kernel, not a harness failure. The worker
-           exits after reporting it (gg_worker.c). */
-        obs->device_error = 1;
-        st = GG_OK;
-    }
-    for (int i = 0; i < BUF_COUNT; i++)
-        gg_devbuf_free(m.dev, &m.buf[i]);
-    free(m.spans);
-    free(before);
-    free(after);
-    return st;
+    struct mirror *m = tg->ctx;
+    if (!m)
+        return;
+    if (m->dev)
+        for (int i = 0; i < BUF_COUNT; i++)
+            gg_devbuf_free(m->dev, &m->buf[i]);
+    free(m->spans);
+    free(m);
+    tg->ctx = NULL;
 }
+
+const struct gg_target_i gg_devrun_iface = {
+    .prepare = dev_prepare,
+    .operands = dev_operands,
+    .hash_inputs = dev_hash_inputs,
+    .poison = dev_poison,
+    .launch = dev_launch,
+    .check_guards = dev_check_guards,
+    .fetch_output = dev_fetch_output,
+    .lost = dev_lost,
+    .release = dev_release,
+};

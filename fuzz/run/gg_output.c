@@ -2,8 +2,8 @@
  * gg_output.c — the part of C a run may touch: the page-rounded ranges around the rows a kernel
  * writes (gg_tensors_make records them; the pages between them are inaccessible). The sentinel
  * fill, the copy of a run's output, the comparison of two runs and the padding check all walk
- * these ranges only, so an output whose rows lie gigabytes apart costs what its rows cost. Both
- * runners (host and device) use them.
+ * these ranges only, so an output whose rows lie gigabytes apart costs what its rows cost. The
+ * run protocol (gg_runner.c) and its targets (gg_hostrun.c, gg_devrun.c) use them.
  */
 #include <stdlib.h>
 #include <string.h>

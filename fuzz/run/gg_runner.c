@@ -1,8 +1,10 @@
 /*
  * gg_runner.c — runs one case in this process and applies every oracle: admission (kernel,
- * mutant, supports(), memory), materialisation, input hashes, the kernel run under two workspace
- * poisons (a third run tells uninitialised-workspace reads from plain nondeterminism), guard
- * bands and padding, then the reference and the comparison, and finally the verdict.
+ * mutant, supports(), host memory), materialisation, then the run protocol over the kernel's
+ * target (gg_target_int.h: the host buffers, gg_hostrun.c, or a device mirror, gg_devrun.c):
+ * input hashes, the kernel run under two workspace poisons (a third run tells
+ * uninitialised-workspace reads from plain nondeterminism), guard bands and padding after each
+ * run, the input hashes again; then the reference and the comparison, and finally the verdict.
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fuzz/run/run_int.h"
-#include "fuzz/run/device/gg_device.h"
+#include "fuzz/run/gg_target_int.h"
 
+/* The workspace poisons of the first and second run (the third repeats the first). */
 #define POISON_1 0x5Au
 #define POISON_2 0xC3u
 
@@ -103,54 +105,81 @@ static enum gg_status admit(const struct gg_case *c, const struct gg_run_opts *o
     return GG_OK;
 }
 
-/* Runs the kernel once on freshly poisoned C and workspace; checks guards afterwards. */
-static enum gg_status run_once(const struct gg_kernel *k, struct gg_tensors *t, uint8_t poison,
+/* Runs the kernel once on freshly poisoned C and workspace, timed (*seconds, when not NULL);
+   checks the guards, brings C to the host and checks its padding afterwards. */
+static enum gg_status run_once(struct gg_target *tg, const struct gg_kernel *k, uint8_t poison,
                                struct gg_observations *obs, double *seconds, char *err,
                                size_t err_len)
 {
-    gg_tensors_poison(t, poison);
+    const struct gg_target_i *f = tg->iface;
+    enum gg_status st = f->poison(tg, poison, err, err_len);
+    if (st != GG_OK)
+        return st;
     char kerr[256] = "";
+    enum gg_status kst = GG_OK;
     double t0 = now_s();
-    gg_faultnote_kernel(1);
-    enum gg_status st = k->run(&t->p, &t->ops, kerr, sizeof kerr);
-    gg_faultnote_kernel(0);
+    st = f->launch(tg, k, &kst, kerr, sizeof kerr, err, err_len);
     if (seconds)
         *seconds = now_s() - t0;
-    if (st != GG_OK) {
-        snprintf(err, err_len, "kernel %s failed: %s", k->name, kerr[0] ? kerr : "no message");
+    if (st != GG_OK)
         return st;
+    if (kst != GG_OK) {
+        snprintf(err, err_len, "kernel %s failed: %s", k->name, kerr[0] ? kerr : "no message");
+        return kst;
     }
-    int pre = 0;
-    if (gg_hostbuf_guard_hit(&t->c, &pre) || gg_hostbuf_guard_hit(&t->ws, &pre)) {
-        obs->guard_hit = 1;
-        obs->guard_pre = pre;
-    }
-    if (gg_output_padding_hit(t))
+    if ((st = f->check_guards(tg, obs, err, err_len)) != GG_OK ||
+        (f->fetch_output && (st = f->fetch_output(tg, err, err_len)) != GG_OK))
+        return st;
+    if (gg_output_padding_hit(tg->t))
         obs->padding_hit = 1;
     return GG_OK;
 }
 
 /* First run, then the workspace-poison and determinism runs. out1 receives the first output. */
-static enum gg_status run_kernel(const struct gg_kernel *k, struct gg_tensors *t, void *out1,
+static enum gg_status run_kernel(struct gg_target *tg, const struct gg_kernel *k, void *out1,
                                  struct gg_observations *obs, double *seconds, char *err,
                                  size_t err_len)
 {
-    enum gg_status st = run_once(k, t, POISON_1, obs, seconds, err, err_len);
+    struct gg_tensors *t = tg->t;
+    enum gg_status st = run_once(tg, k, POISON_1, obs, seconds, err, err_len);
     if (st != GG_OK)
         return st;
     gg_output_save(t, out1);
-    if ((st = run_once(k, t, POISON_2, obs, NULL, err, err_len)) != GG_OK)
+    if ((st = run_once(tg, k, POISON_2, obs, NULL, err, err_len)) != GG_OK)
         return st;
     if (!gg_output_differs(t, out1))
         return GG_OK;
     /* Outputs differ: the same poison again separates workspace reads from races. */
-    if ((st = run_once(k, t, POISON_1, obs, NULL, err, err_len)) != GG_OK)
+    if ((st = run_once(tg, k, POISON_1, obs, NULL, err, err_len)) != GG_OK)
         return st;
-    if (!gg_output_differs(t, out1) && t->ops.workspace)
+    if (!gg_output_differs(t, out1) && tg->iface->operands(tg)->workspace)
         obs->workspace_dep = 1;
     else
         obs->nondeterministic = 1;
     return GG_OK;
+}
+
+/* The run protocol on target tg: prepare, input hashes, the runs, the input hashes again. A
+   failure of a target that was lost is a `device` observation (the worker exits after
+   reporting it, gg_worker.c). */
+static enum gg_status run_target(struct gg_target *tg, const struct gg_kernel *k, void *out1,
+                                 struct gg_observations *obs, double *seconds, char *err,
+                                 size_t err_len)
+{
+    const struct gg_target_i *f = tg->iface;
+    struct gg_hash before, after;
+    enum gg_status st = f->prepare ? f->prepare(tg, err, err_len) : GG_OK;
+    if (st == GG_OK && (st = f->hash_inputs(tg, &before, err, err_len)) == GG_OK &&
+        (st = run_kernel(tg, k, out1, obs, seconds, err, err_len)) == GG_OK &&
+        (st = f->hash_inputs(tg, &after, err, err_len)) == GG_OK)
+        obs->input_modified = !gg_hash_equal(before, after);
+    if (st != GG_OK && f->lost && f->lost(tg)) {
+        obs->device_error = 1;
+        st = GG_OK;
+    }
+    if (f->release)
+        f->release(tg);
+    return st;
 }
 
 /* An operand whose values all lie within 20% of one value (normal's ±6 std bound; const). Every
@@ -261,11 +290,11 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
         goto done;
     }
     struct gg_observations obs = {0};
-    struct gg_hash before = gg_tensors_hash_inputs(&t);
-    if (k->backend != GG_BACKEND_CPU) /* device mirror, device hashes (gg_devrun.c) */
-        st = gg_devrun_kernel(k, &t, out1, &obs, &r->kernel_seconds, err, err_len);
-    else if ((st = run_kernel(k, &t, out1, &obs, &r->kernel_seconds, err, err_len)) == GG_OK)
-        obs.input_modified = !gg_hash_equal(before, gg_tensors_hash_inputs(&t));
+    struct gg_target tg = {
+        .iface = k->backend == GG_BACKEND_CPU ? &gg_hostrun_iface : &gg_devrun_iface,
+        .t = &t,
+    };
+    st = run_target(&tg, k, out1, &obs, &r->kernel_seconds, err, err_len);
     if (st != GG_OK ||
         (!obs.device_error && (st = judge(&eff, k, &t, out1, o, r, err, err_len)) != GG_OK))
         goto done;

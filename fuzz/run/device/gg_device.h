@@ -151,27 +151,6 @@ struct gg_gen_plan; /* reference/gg_gen_core.h */
 enum gg_status gg_device_generate(struct gg_device *d, const struct gg_gen_plan *g, void *data,
                                   void *scales, char *err, size_t err_len);
 
-/* ------------------------------------------------------------------------------------------ */
-/* The runner's device path (fuzz/gg_devrun.c)                                                  */
-/* ------------------------------------------------------------------------------------------ */
-
-struct gg_tensors;
-struct gg_observations;
-
-/*
- * Runs kernel k (backend CUDA or HIP) on a device mirror of the materialised host tensors t:
- * device memory admission, the used ranges of A and B and the small arrays copied to guarded
- * device buffers, input hashes on the device, the kernel run under two workspace poisons (a third
- * run when the outputs differ) with the output pre-filled with the sentinel, guards checked
- * after every run, C copied back into t's host C. out1 receives the first run's output (c_bytes),
- * obs the structural observations, *seconds the first run's time (synchronised).
- * A sticky device error returns GG_OK with obs->device_error set (a `device` finding); any other
- * failure returns its status and message.
- */
-enum gg_status gg_devrun_kernel(const struct gg_kernel *k, struct gg_tensors *t, void *out1,
-                                struct gg_observations *obs, double *seconds, char *err,
-                                size_t err_len);
-
 #ifdef __cplusplus
 }
 #endif

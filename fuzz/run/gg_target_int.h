@@ -1,0 +1,73 @@
+/*
+ * gg_target_int.h — internal to fuzz/run/: where a kernel's operands live while the run protocol
+ * (gg_runner.c) drives it. A target places the materialised host tensors where the kernel reads
+ * them, poisons the output and the workspace, runs the kernel, checks the guards and brings the
+ * output back into the host C buffer, so that the protocol (two workspace poisons, a third run
+ * when the outputs differ, input hashes before and after) and the oracles are written once. The
+ * host target (gg_hostrun.c) runs a CPU kernel on the host buffers themselves; the device target
+ * (gg_devrun.c) runs a GPU kernel on a device mirror of them.
+ */
+#ifndef GG_TARGET_INT_H
+#define GG_TARGET_INT_H
+
+#include "fuzz/run/run_int.h"
+
+struct gg_target;
+
+/* The slots of a target. Every slot gets the target and reports its own failures as a status
+   with a message in err; a slot marked (optional) may be NULL. */
+struct gg_target_i {
+    /* (optional) Places the operands where the kernel reads them (admission included) and
+       makes what the other slots use. Called once, before any other slot. */
+    enum gg_status (*prepare)(struct gg_target *tg, char *err, size_t err_len);
+    /* The operands the kernel receives, after prepare. */
+    const struct gg_operands *(*operands)(struct gg_target *tg);
+    /* A hash of everything the kernel may only read (inputs, scales, bias, group arrays,
+       routing), where the kernel reads it. */
+    enum gg_status (*hash_inputs)(struct gg_target *tg, struct gg_hash *h, char *err,
+                                  size_t err_len);
+    /* Pre-fills the live part of C with the sentinel and the workspace with the byte ws_poison,
+       done before the call returns. */
+    enum gg_status (*poison)(struct gg_target *tg, uint8_t ws_poison, char *err, size_t err_len);
+    /* Runs kernel k on the operands and returns once it has finished: *kst and kerr get what the
+       kernel's run() returned, the status the target's own failure (e.g. an error of the
+       kernel's asynchronous work that the wait reports, named after the kernel). The protocol
+       times this call. */
+    enum gg_status (*launch)(struct gg_target *tg, const struct gg_kernel *k, enum gg_status *kst,
+                             char *kerr, size_t kerr_len, char *err, size_t err_len);
+    /* Records a changed canary band around C or the workspace in obs->guard_hit and
+       obs->guard_pre. */
+    enum gg_status (*check_guards)(struct gg_target *tg, struct gg_observations *obs, char *err,
+                                   size_t err_len);
+    /* (optional) Copies the live part of C into the host C buffer (t->ops.c), which the
+       protocol's padding check and output copies read. NULL: the kernel wrote it there. */
+    enum gg_status (*fetch_output)(struct gg_target *tg, char *err, size_t err_len);
+    /* (optional) 1 when a failure left the target unable to run anything more (a sticky device
+       error): the failure is then a `device` observation (obs->device_error), not a harness
+       error, and the process should exit after reporting it. */
+    int (*lost)(struct gg_target *tg);
+    /* (optional) Frees what prepare made, whatever prepare returned. */
+    void (*release)(struct gg_target *tg);
+};
+
+/* A target bound to the tensors of one case run. */
+struct gg_target {
+    const struct gg_target_i *iface;
+    struct gg_tensors *t; /* the materialised host tensors (not owned) */
+    void *ctx;            /* the target's own state (set and freed by its slots) */
+};
+
+/* The host target (gg_hostrun.c): a CPU kernel on the guarded host buffers, its faults noted
+   (gg_faultnote.c). */
+extern const struct gg_target_i gg_hostrun_iface;
+
+/*
+ * The device target (gg_devrun.c), for a kernel of backend CUDA or HIP: prepare takes the
+ * process's device context, admits the case against the free device memory and builds guarded
+ * device buffers (A and B generated on the device, the small arrays copied); inputs are hashed on
+ * the device, every device guard is checked after each run, and C comes back into the host C.
+ * A sticky device error makes lost() 1.
+ */
+extern const struct gg_target_i gg_devrun_iface;
+
+#endif /* GG_TARGET_INT_H */
