@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "reports/report_int.h"
 #include "fuzz/store/gg_store.h"
@@ -620,7 +619,7 @@ enum gg_status gg_report_save(const char *path, gg_report_layout *lay_out,
                               const struct gg_report_doc *d, const char *out_dir, char *err,
                               size_t err_len)
 {
-    char *text = NULL, tmp[4200];
+    char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (f == NULL) {
@@ -634,19 +633,7 @@ enum gg_status gg_report_save(const char *path, gg_report_layout *lay_out,
         snprintf(err, err_len, "%s: out of memory", path);
         return GG_E_NOMEM;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    f = fopen(tmp, "w");
-    bad = f == NULL;
-    if (f != NULL) {
-        bad = fwrite(text, 1, len, f) != len;
-        bad |= fclose(f) != 0;
-    }
-    enum gg_status st = GG_OK;
-    if (bad || rename(tmp, path) != 0) {
-        snprintf(err, err_len, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-        st = GG_E_IO;
-    }
+    enum gg_status st = gg_atomic_write(path, "", text, len, 0, err, err_len);
     free(text);
     return st;
 }

@@ -2,12 +2,10 @@
  * gg_report_json.c — machine-readable results (jansson): one object per case with the case id,
  * verdict, signature and the metrics of every group, written atomically.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
@@ -86,18 +84,15 @@ void gg_report_json_add(struct gg_report_json *j, const struct gg_report_case *r
 enum gg_status gg_report_json_write(struct gg_report_json *j, const char *path, char *err,
                                     size_t err_len)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    struct gg_atomic a;
+    enum gg_status st = gg_atomic_open(&a, path, "JSON report", err, err_len);
+    if (st != GG_OK)
+        return st;
     json_t *root = json_pack("{s:s, s:i, s:O}", "ggfuzz", GG_VERSION, "thresholds_version",
                              GG_THRESHOLDS_VERSION, "cases", j->cases);
-    int rc = root ? json_dump_file(root, tmp, JSON_INDENT(2)) : -1;
+    a.bad = root == NULL || json_dumpf(root, a.f, JSON_INDENT(2)) != 0;
     json_decref(root);
-    if (rc != 0 || rename(tmp, path) != 0) {
-        snprintf(err, err_len, "%s: cannot write JSON report: %s", path, strerror(errno));
-        unlink(tmp);
-        return GG_E_IO;
-    }
-    return GG_OK;
+    return gg_atomic_commit(&a, 0, err, err_len);
 }
 
 void gg_report_json_free(struct gg_report_json *j)

@@ -5,10 +5,8 @@
  * and CR; invalid UTF-8; the non-characters U+FFFE and U+FFFF) becomes U+FFFD. The file is
  * written to a temporary name and renamed, so a reader never sees half a report.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "reports/gg_report.h"
 
@@ -106,13 +104,11 @@ static void put_case(FILE *f, const struct gg_junit_case *c)
 enum gg_status gg_report_junit_write(const struct gg_junit_suite *s, const char *path, char *err,
                                      size_t err_len)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, err_len, "%s: cannot write JUnit XML: %s", path, strerror(errno));
-        return GG_E_IO;
-    }
+    struct gg_atomic a;
+    enum gg_status st = gg_atomic_open(&a, path, "JUnit XML", err, err_len);
+    if (st != GG_OK)
+        return st;
+    FILE *f = a.f;
     size_t n[4];
     count(s, n);
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", f);
@@ -131,11 +127,5 @@ enum gg_status gg_report_junit_write(const struct gg_junit_suite *s, const char 
     for (size_t i = 0; i < s->n_cases; i++)
         put_case(f, &s->cases[i]);
     fputs("  </testsuite>\n</testsuites>\n", f);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        snprintf(err, err_len, "%s: cannot write JUnit XML: %s", path, strerror(errno ? errno : EIO));
-        unlink(tmp);
-        return GG_E_IO;
-    }
-    return GG_OK;
+    return gg_atomic_commit(&a, 0, err, err_len);
 }

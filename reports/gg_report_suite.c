@@ -4,28 +4,21 @@
  * write of a result, the baseline's lookup of a case, and the reader that checks a result field
  * by field, so that a malformed file is named with the field at fault.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "reports/report_int.h"
 
 enum gg_status gg_report_suite_save(json_t *root, const char *path, char *err, size_t err_len)
 {
-    char *tmp = gg_tmpfile_name(path);
-    enum gg_status st = GG_OK;
-    if (!tmp || json_dump_file(root, tmp, JSON_INDENT(1)) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, err_len, "%s: cannot write the suite result: %s", path,
-                 tmp ? strerror(errno) : "out of memory");
-        if (tmp)
-            unlink(tmp);
-        st = GG_E_IO;
-    }
-    free(tmp);
-    return st;
+    struct gg_atomic a;
+    enum gg_status st = gg_atomic_open(&a, path, "the suite result", err, err_len);
+    if (st != GG_OK)
+        return st;
+    a.bad = json_dumpf(root, a.f, JSON_INDENT(1)) != 0;
+    return gg_atomic_commit(&a, 0, err, err_len);
 }
 
 enum gg_status gg_report_suite_baseline(const char *path, json_t **doc, json_t **cases,

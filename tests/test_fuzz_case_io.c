@@ -887,6 +887,25 @@ Test(fuzz_case_io, save_then_load)
     cr_assert_not_null(strstr(err, ": cannot read: "), "%s", err);
     cr_assert_eq(strncmp(err, bad_path, strlen(bad_path)), 0, "%s", err);
 
+    /* An atomic write whose content failed leaves the file as it was and no temporary file. */
+    struct gg_atomic a;
+    cr_assert_eq(gg_atomic_open(&a, path, "the test file", err, sizeof err), GG_OK, "%s", err);
+    fputs("half a file", a.f);
+    a.bad = 1;
+    cr_assert_eq(gg_atomic_commit(&a, 1, err, sizeof err), GG_E_IO);
+    char want[400];
+    snprintf(want, sizeof want, "%s: cannot write the test file: ", path);
+    cr_assert_eq(strncmp(err, want, strlen(want)), 0, "%s", err);
+    cr_assert_eq(gg_case_load(path, &back, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_str_eq(gg_case_meta(&back, "note"), "second version");
+    gg_case_free(&back);
+    d = opendir(dir);
+    entries = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        entries += e->d_name[0] != '.';
+    closedir(d);
+    cr_assert_eq(entries, 1);
+
     unlink(path);
     rmdir(dir);
     gg_case_free(&c);

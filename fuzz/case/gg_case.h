@@ -161,4 +161,24 @@ char *gg_tmpfile_name(const char *path);
    GG_TMPFILE_STALE_S. Returns how many it removed; a missing directory has none. */
 int gg_tmpfile_sweep(const char *dir, const char *target_suffix);
 
+/* An atomic write of path: gg_atomic_open() opens its temporary file (gg_tmpfile_name) for the
+   caller to write through a->f; gg_atomic_commit() closes it (fsync first when durable) and
+   renames it over path, or removes it when anything failed (the caller sets bad when its own
+   writing failed, e.g. a serialiser's error). what names the file in messages,
+   "PATH: cannot write WHAT: REASON" (what "" gives "PATH: cannot write: REASON"); GG_E_IO, or
+   GG_E_NOMEM when the name cannot be made. Nothing is left behind on failure. */
+struct gg_atomic {
+    FILE *f;
+    char *tmp;
+    const char *path;
+    const char *what;
+    int bad;
+};
+enum gg_status gg_atomic_open(struct gg_atomic *a, const char *path, const char *what, char *err,
+                              size_t err_len);
+enum gg_status gg_atomic_commit(struct gg_atomic *a, int durable, char *err, size_t err_len);
+/* Writes len bytes of data to path atomically (open, write, commit). */
+enum gg_status gg_atomic_write(const char *path, const char *what, const void *data, size_t len,
+                               int durable, char *err, size_t err_len);
+
 #endif /* GG_CASE_H */

@@ -6,14 +6,12 @@
  * their printer, so parsing and printing cannot drift apart.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <xxhash.h>
 
@@ -982,20 +980,6 @@ void gg_case_id(const struct gg_case *c, char id[GG_CASE_ID_HEX + 1])
     free(text);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 enum gg_status gg_case_save(const struct gg_case *c, const char *path, char *err, size_t err_len)
 {
     char *text;
@@ -1003,29 +987,7 @@ enum gg_status gg_case_save(const struct gg_case *c, const char *path, char *err
         snprintf(err, err_len, "%s: cannot format the case", path);
         return GG_E_INVAL;
     }
-    char *tmp = gg_tmpfile_name(path);
-    if (tmp == NULL) {
-        free(text);
-        snprintf(err, err_len, "%s: out of memory", path);
-        return GG_E_NOMEM;
-    }
-    enum gg_status st = GG_OK;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0) {
-        snprintf(err, err_len, "%s: cannot write: %s", path, strerror(errno));
-        st = GG_E_IO;
-    }
-    if (fd >= 0 && close(fd) != 0 && st == GG_OK) {
-        snprintf(err, err_len, "%s: cannot write: %s", path, strerror(errno));
-        st = GG_E_IO;
-    }
-    if (st == GG_OK && rename(tmp, path) != 0) {
-        snprintf(err, err_len, "%s: cannot rename the temporary file: %s", path, strerror(errno));
-        st = GG_E_IO;
-    }
-    if (st != GG_OK && fd >= 0)
-        unlink(tmp);
-    free(tmp);
+    enum gg_status st = gg_atomic_write(path, "", text, strlen(text), 1, err, err_len);
     free(text);
     return st;
 }

@@ -1,8 +1,8 @@
 /*
- * gg_tmpfile.c — the temporary files that atomic writes go through (write the whole file, then
- * rename it over the target): their names, which record the host and the process that wrote
- * them, and the removal of those a writer left behind because it was killed between the write
- * and the rename.
+ * gg_tmpfile.c — atomic writes (write the whole file to a temporary file, then rename it over
+ * the target) and their temporary files: their names, which record the host and the process
+ * that wrote them, and the removal of those a writer left behind because it was killed between
+ * the write and the rename.
  *
  * A leftover is recognised by its name alone, "NAME.tmp.HOST.PID" (or "NAME.tmp.PID", as older
  * builds named them). It is removed when its writer is certainly gone: it was written on this
@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stddef.h>
@@ -96,4 +97,74 @@ int gg_tmpfile_sweep(const char *dir, const char *target_suffix)
     }
     closedir(d);
     return removed;
+}
+
+static enum gg_status write_failed(const struct gg_atomic *a, int errnum, char *err, size_t err_len)
+{
+    snprintf(err, err_len, "%s: cannot write%s%s: %s", a->path, a->what[0] ? " " : "", a->what,
+             strerror(errnum ? errnum : EIO));
+    return GG_E_IO;
+}
+
+enum gg_status gg_atomic_open(struct gg_atomic *a, const char *path, const char *what, char *err,
+                              size_t err_len)
+{
+    a->path = path;
+    a->what = what ? what : "";
+    a->f = NULL;
+    a->bad = 0;
+    a->tmp = gg_tmpfile_name(path);
+    if (a->tmp == NULL) {
+        snprintf(err, err_len, "%s: out of memory", path);
+        return GG_E_NOMEM;
+    }
+    int fd = open(a->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    a->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (a->f == NULL) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(a->tmp);
+        }
+        free(a->tmp);
+        a->tmp = NULL;
+        return write_failed(a, e, err, err_len);
+    }
+    return GG_OK;
+}
+
+enum gg_status gg_atomic_commit(struct gg_atomic *a, int durable, char *err, size_t err_len)
+{
+    int e = 0;
+    errno = 0;
+    if (a->bad || ferror(a->f) || fflush(a->f) != 0 || (durable && fsync(fileno(a->f)) != 0))
+        e = errno ? errno : EIO;
+    if (fclose(a->f) != 0 && e == 0)
+        e = errno;
+    a->f = NULL;
+    enum gg_status st = GG_OK;
+    if (e == 0 && rename(a->tmp, a->path) != 0) {
+        snprintf(err, err_len, "%s: cannot rename the temporary file: %s", a->path,
+                 strerror(errno));
+        st = GG_E_IO;
+    } else if (e != 0) {
+        st = write_failed(a, e, err, err_len);
+    }
+    if (st != GG_OK)
+        unlink(a->tmp);
+    free(a->tmp);
+    a->tmp = NULL;
+    return st;
+}
+
+enum gg_status gg_atomic_write(const char *path, const char *what, const void *data, size_t len,
+                               int durable, char *err, size_t err_len)
+{
+    struct gg_atomic a;
+    enum gg_status st = gg_atomic_open(&a, path, what, err, err_len);
+    if (st != GG_OK)
+        return st;
+    if (len > 0)
+        fwrite(data, 1, len, a.f); /* a short write sets the error that commit reports */
+    return gg_atomic_commit(&a, durable, err, err_len);
 }

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "fuzz/store/gg_store.h"
 
@@ -124,24 +123,13 @@ enum gg_status gg_fuzzer_stats_write(const char *dir, const struct gg_fuzzer_sta
     char path[4096];
     if (file_path(path, sizeof path, dir, GG_FUZZER_STATS_FILE, err, err_len) != 0)
         return GG_E_INVAL;
-    char *tmp = gg_tmpfile_name(path);
-    FILE *f = tmp ? fopen(tmp, "w") : NULL;
-    if (!f) {
-        snprintf(err, err_len, "%s: %s", path, tmp ? strerror(errno) : "out of memory");
-        free(tmp);
-        return GG_E_IO;
-    }
+    struct gg_atomic a;
+    enum gg_status st = gg_atomic_open(&a, path, "", err, err_len);
+    if (st != GG_OK)
+        return st;
     for (size_t i = 0; i < s->n; i++)
-        fprintf(f, "%-*s: %s\n", STATS_KEY_WIDTH, s->kv[i].key, s->kv[i].value);
-    int bad = ferror(f);
-    enum gg_status st = GG_OK;
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        snprintf(err, err_len, "%s: %s", path, strerror(errno));
-        unlink(tmp);
-        st = GG_E_IO;
-    }
-    free(tmp);
-    return st;
+        fprintf(a.f, "%-*s: %s\n", STATS_KEY_WIDTH, s->kv[i].key, s->kv[i].value);
+    return gg_atomic_commit(&a, 0, err, err_len);
 }
 
 enum gg_status gg_fuzzer_stats_read(const char *path, struct gg_fuzzer_stats *s, char *err,
