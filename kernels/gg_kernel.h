@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to the layout or meaning of the structs below. */
-#define GG_KERNEL_ABI_VERSION 2u
+#define GG_KERNEL_ABI_VERSION 3u
 
 /* Harness and kernel failures (never numerical findings: those are verdicts). */
 enum gg_status {
@@ -77,8 +77,12 @@ enum gg_scaling {
     GG_SCALING_MX,       /* A and B: one E8M0 code per 1x32 block along K */
     GG_SCALING_BLOCK128, /* A: fp32 per row and per 128 along K ("a8w8": per-token, per-128-K
                             group); B: one fp32 per matrix of B */
-    GG_SCALING_MX_B      /* A unscaled (a_scale NULL); B: one E8M0 code per 1x32 block along K
+    GG_SCALING_MX_B,     /* A unscaled (a_scale NULL); B: one E8M0 code per 1x32 block along K
                             (weight-only MX, e.g. bf16 activations with e2m1 weights) */
+    GG_SCALING_ROWWISE,  /* A: one fp32 per output row; B: one fp32 per output column of each
+                            matrix of B (torch._scaled_mm / _scaled_grouped_mm rowwise) */
+    GG_SCALING_BLOCKWISE /* A: fp32 per row and per 128 of the reduction (1x128); B: one fp32
+                            per 128x128 block of each matrix of B (DeepSeek-V3 FP8 training) */
 };
 
 /* Layout of the B operand of a batched GEMM. */
@@ -89,7 +93,8 @@ enum gg_layout {
 
 enum gg_backend { GG_BACKEND_CPU = 0, GG_BACKEND_CUDA, GG_BACKEND_HIP };
 
-/* The MX block length along K, and the K group of GG_SCALING_BLOCK128. */
+/* The MX block length along K, and the K group of GG_SCALING_BLOCK128 (also the side of the
+   blocks of GG_SCALING_BLOCKWISE). */
 #define GG_MX_BLOCK 32
 #define GG_BLOCK128 128
 
@@ -132,6 +137,28 @@ struct gg_kopt {
  *   MX_B      a_scale NULL;  b_scale e8m0[mats][N][K/32]
  * where mats is the number of matrices of B (groups for grouped fwd/dgrad, batched and moe; 1 for
  * wgrad and dense) and the rows of A count across batches (batch b, row r is row b·m + r).
+ *
+ * ROWWISE (every op): one fp32 per output row from A and one per output column from B, so each
+ * scale is constant along the reduction and factors out of it: C[i][j] = sa[i]·sb[j]·Σ codes.
+ *   grouped fwd   a_scale float[M] (per row of X);    b_scale float[G][N] (per (g, n) of W)
+ *   grouped dgrad a_scale float[M] (per row of dY);   b_scale float[G][K] (per (g, k), a column
+ *                                                     of W_g [N,K]: the output columns are k)
+ *   grouped wgrad a_scale float[G][N] (per (g, n): column n of dY_g, an output row of dW_g);
+ *                 b_scale float[G][K] (per (g, k): column k of X_g, an output column of dW_g);
+ *                 torch._scaled_grouped_mm's 2d x 2d layout (scale_a [G·N], scale_b [G·K])
+ *   batched       a_scale float[B·M] (rows of A across batches); b_scale float[B][N] (NK: per
+ *                 row n of B_b; KN: per column n)
+ *   dense         a_scale float[M];  b_scale float[N]
+ *   moe sorted    a_scale float[T] (per token, a row of X);  b_scale float[E][N]
+ * BLOCKWISE (ops whose reduction is along K, and grouped dgrad; not wgrad, not batched KN): A
+ * 1x128 along the reduction, B 128x128 over each matrix as stored, ceil for tails:
+ *   fwd, batched NK, dense, moe sorted
+ *                 a_scale float[rows of A][ceil(K/128)];
+ *                 b_scale float[mats][ceil(N/128)][ceil(K/128)], block (n/128, k/128)
+ *   grouped dgrad a_scale float[M][ceil(N/128)] (per row of dY and per 128 of its N);
+ *                 b_scale float[G][ceil(N/128)][ceil(K/128)], the blocks of W_g [N,K] as
+ *                 stored, read transposed: element (n, k) of W_g takes block (n/128, k/128)
+ *   Wgrad reduces along the ragged M, which neither operand's blocks follow: refused.
  *
  * Bias (bias_dtype != GG_DTYPE_NONE; grouped fwd, batched, dense, moe): bias[mats][N], added to
  * the fp32 accumulator before the output rounding. A NULL bias (bias_dtype NONE) is legal.

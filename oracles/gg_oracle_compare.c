@@ -137,7 +137,8 @@ static int64_t storage_index(const struct gg_out_block *b, int64_t r, int64_t co
 }
 
 /* Compares group g, whose reference starts at packed position pos. The bound's term count h is
-   the reduction length, plus one for a bias added to the accumulator. */
+   the reduction length, plus one for a bias added to the accumulator, plus the two fp32
+   multiplications per 128-block of blockwise scales (gg_threshold.c). */
 static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref,
                        const double *abs, const double *src, struct gg_group_metrics *gm)
 {
@@ -149,6 +150,8 @@ static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref
     /* Warning level: the Higham-Mary probabilistic bound with λ = 8, 8·√h·u_acc, where it is
        tighter than γ_h (h > 64); rows with an empirical κ have no tighter model. */
     int64_t h = b.red + (s->p->bias_dtype != GG_DTYPE_NONE);
+    if (s->p->scaling == GG_SCALING_BLOCKWISE)
+        h += 2 * ((b.red + GG_BLOCK128 - 1) / GG_BLOCK128);
     struct gg_threshold tw = *s->t;
     if (tw.kappa == 0 && h > 64)
         tw.kappa = 8.0 * sqrt((double)h) * tw.u_acc;

@@ -98,6 +98,16 @@ struct row {
  * BLOCK128 scales (per-token, per-128-K "a8w8") takes the fp8 rows like tensor and MX scaling,
  * its source level included (finer scales only raise the source SNR). A bias adds one term to
  * each sum, which the oracles count in h.
+ *
+ * ROWWISE and BLOCKWISE (fp8 on both sides) take the fp8 rows too. A kernel applies their
+ * scales in fp32: rowwise as tensor scaling does, RN(acc · RN(sa[i] · sb[j])) once per output;
+ * blockwise once per 128-block of the reduction, RN(partial · RN(sa · sb)) added to the fp32
+ * total (DeepSeek-V3's promotion). Each scaled partial is then off by at most γ_2(2^-24) of its
+ * own Σ|ab|, so all of them by 2^-23·Σ|ab| in all, far inside κ = 2^-8; the additions of the
+ * partials are part of the summation tree that h counts. What the relative terms do not cover
+ * is underflow: the oracles count the two fp32 multiplications of each block as operations
+ * of the output (2·ceil(red/128) more, each at most 2^-150 absolute). No other recipe's bound
+ * changes.
  */
 static const struct row table[] = {
     {IN_16BIT, GG_DTYPE_BF16, {"bf16->bf16", 50.0, 55.6, 0.0, U_BF16, ETA_BF16, U_ACC, 0.0, 0.0}},

@@ -756,7 +756,10 @@ enum gg_gen_quant {
     GG_GEN_PLAIN = 0, /* encode the values directly (codes of v · 1) */
     GG_GEN_MX,        /* E8M0 per 32 along the row (gg_mx_quantise_block_sat, then planting) */
     GG_GEN_BLOCK128,  /* fp32 per 128 along the row: s = gg_tensor_scale(amax of the 128) */
-    GG_GEN_TENSOR     /* fp32 per tensor, or per matrix when per_mat */
+    GG_GEN_TENSOR,    /* fp32 per tensor, or per matrix when per_mat */
+    GG_GEN_GRID       /* fp32 per block of grid_rows rows × grid_cols columns of each matrix
+                         (grid_rows 0: the row blocks are the groups of row_offs; -1: one row
+                         block, the whole matrix): s = gg_tensor_scale(amax of the block) */
 };
 
 /*
@@ -766,8 +769,10 @@ enum gg_gen_quant {
  * generator element L·rowlen + col of stream. With group_lens (host memory) set, matrix i is
  * generated only when group_lens[i] > 0 (the weights of empty groups are never touched).
  * Scales: MX code of block b of logical row L at L·(rowlen/32) + b; block128 factor of group b
- * at L·ceil(rowlen/128) + b; tensor factor at 0, or at i per matrix (1 for empty matrices).
- * Factors are dequantisation factors 1/s as fp32; codes are encode(v · s).
+ * at L·ceil(rowlen/128) + b; tensor factor at 0, or at i per matrix (1 for empty matrices);
+ * grid factor of block (rb, cb) of matrix i at gg_gen_grid_slot (1 for empty matrices and
+ * blocks without rows). Factors are dequantisation factors 1/s as fp32; codes are
+ * encode(v · s).
  */
 struct gg_gen_plan {
     struct gg_dist dist; /* fmt set to dtype */
@@ -781,6 +786,32 @@ struct gg_gen_plan {
     double plant_e8m0;   /* MX: fraction of scale codes replaced by edge codes */
     int64_t mats, rows, rowlen, mstride, ld;
     const int64_t *group_lens;
+    /* GG_GEN_GRID: the block shape; with grid_rows 0, row block b is rows row_offs[b] ..
+       row_offs[b+1]-1 (row_groups + 1 host entries: the groups' rows of a wgrad operand), with
+       grid_rows -1 one block holds every row (even none: the scales of a matrix's columns). */
+    int64_t grid_rows, grid_cols, row_groups;
+    const int64_t *row_offs;
 };
+
+/* GG_GEN_GRID: row blocks per matrix, column blocks per row. */
+GG_HD static inline int64_t gg_gen_grid_row_blocks(const struct gg_gen_plan *g)
+{
+    if (g->grid_rows < 0)
+        return 1;
+    return g->grid_rows > 0 ? (g->rows + g->grid_rows - 1) / g->grid_rows : g->row_groups;
+}
+
+GG_HD static inline int64_t gg_gen_grid_col_blocks(const struct gg_gen_plan *g)
+{
+    return (g->rowlen + g->grid_cols - 1) / g->grid_cols;
+}
+
+/* GG_GEN_GRID: the scale slot of row block rb and column col of matrix mat. */
+GG_HD static inline int64_t gg_gen_grid_slot(const struct gg_gen_plan *g, int64_t mat,
+                                             int64_t rb, int64_t col)
+{
+    return (mat * gg_gen_grid_row_blocks(g) + rb) * gg_gen_grid_col_blocks(g) +
+           col / g->grid_cols;
+}
 
 #endif /* GG_GEN_CORE_H */

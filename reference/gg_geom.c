@@ -29,18 +29,24 @@ const char *gg_op_name(enum gg_op op)
     return (unsigned)op < GG_OP_COUNT ? OP_NAMES[op] : "unknown";
 }
 
+const char *const gg_scaling_names[GG_SCALING_RECIPES] = {
+    [GG_SCALING_NONE] = "none",         [GG_SCALING_TENSOR] = "tensor",
+    [GG_SCALING_MX] = "mx",             [GG_SCALING_BLOCK128] = "block128",
+    [GG_SCALING_MX_B] = "mx_b",         [GG_SCALING_ROWWISE] = "rowwise",
+    [GG_SCALING_BLOCKWISE] = "blockwise",
+};
+
+const char *gg_scaling_name(enum gg_scaling s)
+{
+    return (unsigned)s < GG_SCALING_RECIPES ? gg_scaling_names[s] : "unknown";
+}
+
 enum gg_op gg_op_from_name(const char *name)
 {
     for (int op = 0; name != NULL && op < GG_OP_COUNT; op++)
         if (strcmp(name, OP_NAMES[op]) == 0)
             return (enum gg_op)op;
     return GG_OP_COUNT;
-}
-
-static int along_k(const struct gg_problem *p)
-{
-    return p->op == GG_OP_GROUPED_FWD || p->op == GG_OP_DENSE || p->op == GG_OP_MOE_SORTED ||
-           (p->op == GG_OP_BATCHED && p->b_layout == GG_LAYOUT_NK);
 }
 
 /* First sorted entry of expert e's blocks, or -1 when it has none. */
@@ -152,12 +158,21 @@ int64_t gg_problem_a_rows(const struct gg_problem *p)
     return p->op == GG_OP_BATCHED ? p->groups * p->m : p->m;
 }
 
+static int64_t blocks128(int64_t n)
+{
+    return (n + GG_BLOCK128 - 1) / GG_BLOCK128;
+}
+
 int64_t gg_problem_a_scale_count(const struct gg_problem *p)
 {
+    int dgrad = p->op == GG_OP_GROUPED_DGRAD;
     switch (p->scaling) {
     case GG_SCALING_TENSOR: return 1;
     case GG_SCALING_MX: return gg_problem_a_rows(p) * (p->k / GG_MX_BLOCK);
-    case GG_SCALING_BLOCK128: return gg_problem_a_rows(p) * ((p->k + GG_BLOCK128 - 1) / GG_BLOCK128);
+    case GG_SCALING_BLOCK128: return gg_problem_a_rows(p) * blocks128(p->k);
+    case GG_SCALING_ROWWISE:
+        return p->op == GG_OP_GROUPED_WGRAD ? p->groups * p->n : gg_problem_a_rows(p);
+    case GG_SCALING_BLOCKWISE: return gg_problem_a_rows(p) * blocks128(dgrad ? p->n : p->k);
     default: return 0;
     }
 }
@@ -169,7 +184,25 @@ int64_t gg_problem_b_scale_count(const struct gg_problem *p)
     case GG_SCALING_BLOCK128: return gg_problem_b_mats(p);
     case GG_SCALING_MX:
     case GG_SCALING_MX_B: return gg_problem_b_mats(p) * p->n * (p->k / GG_MX_BLOCK);
+    case GG_SCALING_ROWWISE:
+        if (p->op == GG_OP_GROUPED_WGRAD)
+            return p->groups * p->k;
+        return gg_problem_b_mats(p) * (p->op == GG_OP_GROUPED_DGRAD ? p->k : p->n);
+    case GG_SCALING_BLOCKWISE: return gg_problem_b_mats(p) * blocks128(p->n) * blocks128(p->k);
     default: return 0;
+    }
+}
+
+int gg_scaling_op_ok(enum gg_scaling s, enum gg_op op, enum gg_layout b_layout)
+{
+    int along_k = op == GG_OP_GROUPED_FWD || op == GG_OP_DENSE || op == GG_OP_MOE_SORTED ||
+                  (op == GG_OP_BATCHED && b_layout == GG_LAYOUT_NK);
+    switch (s) {
+    case GG_SCALING_NONE:
+    case GG_SCALING_TENSOR:
+    case GG_SCALING_ROWWISE: return 1;
+    case GG_SCALING_BLOCKWISE: return along_k || op == GG_OP_GROUPED_DGRAD;
+    default: return along_k;
     }
 }
 
@@ -332,9 +365,12 @@ enum gg_status gg_problem_check_geometry(struct gg_problem *p, char *err, size_t
         gg_dtype_bytes(p->b_dtype, gg_problem_b_span(p)) == GG_SIZE_MAX ||
         gg_dtype_bytes(p->c_dtype, gg_problem_c_span(p)) == GG_SIZE_MAX)
         FAIL("operand size in bytes overflows int64");
-    if ((unsigned)p->scaling > GG_SCALING_MX_B)
+    if ((unsigned)p->scaling > GG_SCALING_BLOCKWISE)
         FAIL("unknown scaling recipe %d", (int)p->scaling);
-    if (p->scaling >= GG_SCALING_MX && !along_k(p))
+    if (p->scaling == GG_SCALING_BLOCKWISE && !gg_scaling_op_ok(p->scaling, p->op, p->b_layout))
+        FAIL("blockwise scaling needs the reduction along K or grouped dgrad (not wgrad, not "
+             "batched with B as KN)");
+    if (!gg_scaling_op_ok(p->scaling, p->op, p->b_layout))
         FAIL("this scaling recipe needs the reduction along K (grouped_fwd, dense, moe_sorted, "
              "batched with B as NK)");
     if ((p->scaling == GG_SCALING_MX || p->scaling == GG_SCALING_MX_B) && p->k % GG_MX_BLOCK != 0)

@@ -186,6 +186,11 @@ int gg_rng_plant_e8m0(uint64_t seed, uint64_t stream, uint64_t i, double frac, u
    back (GG_OP_COUNT when unknown). */
 const char *gg_op_name(enum gg_op op);
 enum gg_op gg_op_from_name(const char *name);
+/* The scaling recipes of gg_kernel.h by their case-file names ("none", "tensor", "mx",
+   "block128", "mx_b", "rowwise", "blockwise"), indexed by enum gg_scaling. */
+#define GG_SCALING_RECIPES 7
+extern const char *const gg_scaling_names[GG_SCALING_RECIPES];
+const char *gg_scaling_name(enum gg_scaling s);
 
 /* The part of C that group (or batch, or expert) g owns: rows × cols elements, each the dot
    product of length red (the reduction length: K, N or M_g). Row r of the block is at
@@ -208,6 +213,10 @@ int64_t gg_problem_a_rows(const struct gg_problem *p);
 /* Scale elements of A and B for the problem's recipe (see gg_kernel.h), 0 when unscaled. */
 int64_t gg_problem_a_scale_count(const struct gg_problem *p);
 int64_t gg_problem_b_scale_count(const struct gg_problem *p);
+/* 1 when recipe s is defined for op (b_layout: batched only), per gg_kernel.h: none, tensor
+   and rowwise on every op; blockwise on a reduction along K and grouped dgrad; mx, mx_b and
+   block128 on a reduction along K (grouped fwd, batched NK, dense, moe sorted). */
+int gg_scaling_op_ok(enum gg_scaling s, enum gg_op op, enum gg_layout b_layout);
 /* Bias elements (mats·N), 0 without bias. */
 int64_t gg_problem_bias_count(const struct gg_problem *p);
 /* Fills defaults for zero fields (packed leading dimensions and strides) and checks that the

@@ -22,8 +22,8 @@
 #include "reference/gg_ref.h"
 
 /* How the decoded codes of one operand are scaled (the recipe of gg_kernel.h seen from one
-   side): not at all, by one value, or by one value per block of a vector's reduction indices
-   (fp32 values for BLOCK128, E8M0 codes for MX). */
+   side): not at all, by one value, or by one value per block of vectors and of reduction
+   indices (fp32 values for BLOCK128, ROWWISE and BLOCKWISE, E8M0 codes for MX). */
 enum scale_kind { SCALE_NONE = 0, SCALE_TENSOR, SCALE_BLOCK_F32, SCALE_BLOCK_E8M0 };
 
 /*
@@ -31,8 +31,10 @@ enum scale_kind { SCALE_NONE = 0, SCALE_TENSOR, SCALE_BLOCK_F32, SCALE_BLOCK_E8M
  * off + row(v)*vec_step + t*red_step of base, where row(v) = v, or map[v] / map_div for the rows
  * of X that moe sorted ids select. Every op keeps one of the two steps at 1, so the operand is
  * either vector-major (red_step = 1: each vector contiguous) or reduction-major (vec_step = 1:
- * each reduction index a contiguous run over the vectors). Block scales exist only on
- * vector-major operands (the recipes need the reduction along K).
+ * each reduction index a contiguous run over the vectors). The block scale of element t of
+ * vector v is scale[scale_at + (row(v) / vblock)·vstride + (t / block)·rstride]: a per-row block
+ * along the reduction has vblock 1 and rstride 1, a rowwise scale rstride 0 (block covers the
+ * whole reduction), a 128x128 block vblock 128.
  */
 struct operand {
     enum gg_dtype dt;
@@ -43,9 +45,11 @@ struct operand {
     int64_t map_div;    /* topk */
     enum scale_kind sk;
     double tensor;      /* SCALE_TENSOR: the scale of this operand's matrix */
-    const void *scale;  /* block scales: [rows][ceil(red / block)] floats or E8M0 codes */
+    const void *scale;  /* block scales: floats or E8M0 codes, indexed as above */
     int64_t block;      /* reduction indices per block scale */
-    int64_t scale_row0; /* block scales: the global scale row of row(v) = 0 */
+    int64_t vblock;     /* vectors per block scale */
+    int64_t scale_at, vstride, rstride;
+    int64_t scale_row0; /* the global row of A of row(v) = 0 (rows across groups, batches) */
 };
 
 static int is_grouped(enum gg_op op)
@@ -65,28 +69,76 @@ static inline int64_t vec_row(const struct operand *d, int64_t v)
     return d->map ? d->map[v] / d->map_div : v;
 }
 
-/* The scales of side which of group g, by recipe (the scale table of gg_kernel.h): A's block
-   scale rows count across batches, B's are the rows of its matrix. */
+static int64_t blocks128(int64_t n)
+{
+    return (n + GG_BLOCK128 - 1) / GG_BLOCK128;
+}
+
+/* A block scale of vblock vectors by block reduction indices, laid out from at with the
+   strides of struct operand. */
+static void set_blocks(struct operand *d, enum scale_kind sk, int64_t vblock, int64_t block,
+                       int64_t at, int64_t vstride, int64_t rstride)
+{
+    d->sk = sk;
+    d->vblock = vblock;
+    d->block = block;
+    d->scale_at = at;
+    d->vstride = vstride;
+    d->rstride = rstride;
+}
+
+/* The scales of side which of group g, by recipe (the scale table of gg_kernel.h): A's per-row
+   scales count rows across groups and batches; B's follow its matrix; wgrad's rowwise scales
+   are per (group, column). Called once operand_of has set the vectors and the reduction. */
 static void scale_of(const struct gg_problem *p, const struct gg_operands *o, int which,
                      int64_t g, struct operand *d)
 {
-    int64_t mat = mat_of(p, g);
-    const void *s = which ? o->b_scale : o->a_scale;
-    int tensor_b = which && p->scaling == GG_SCALING_BLOCK128;
+    int64_t mat = mat_of(p, g), red_blocks = blocks128(d->red);
+    int64_t whole = d->red > 0 ? d->red : 1; /* one block over the whole reduction */
+    int wgrad = p->op == GG_OP_GROUPED_WGRAD, dgrad = p->op == GG_OP_GROUPED_DGRAD;
     d->sk = SCALE_NONE;
-    d->scale = s;
-    if (p->scaling == GG_SCALING_TENSOR || tensor_b) {
-        d->sk = SCALE_TENSOR;
-        d->tensor = ((const float *)s)[which ? mat : 0];
-    } else if (p->scaling == GG_SCALING_BLOCK128) {
-        d->sk = SCALE_BLOCK_F32;
-        d->block = GG_BLOCK128;
-    } else if (p->scaling == GG_SCALING_MX || (which && p->scaling == GG_SCALING_MX_B)) {
-        d->sk = SCALE_BLOCK_E8M0;
-        d->block = GG_MX_BLOCK;
+    d->scale = which ? o->b_scale : o->a_scale;
+    switch (p->scaling) {
+    case GG_SCALING_TENSOR:
+    case GG_SCALING_BLOCK128:
+        if (p->scaling == GG_SCALING_TENSOR || which) {
+            d->sk = SCALE_TENSOR;
+            d->tensor = ((const float *)d->scale)[which ? mat : 0];
+        } else {
+            set_blocks(d, SCALE_BLOCK_F32, 1, GG_BLOCK128, d->scale_row0 * red_blocks,
+                       red_blocks, 1);
+        }
+        break;
+    case GG_SCALING_MX:
+    case GG_SCALING_MX_B:
+        if (which || p->scaling == GG_SCALING_MX) {
+            int64_t per_row = d->red / GG_MX_BLOCK;
+            int64_t row0 = which ? mat * p->n : d->scale_row0;
+            set_blocks(d, SCALE_BLOCK_E8M0, 1, GG_MX_BLOCK, row0 * per_row, per_row, 1);
+        }
+        break;
+    case GG_SCALING_ROWWISE: /* vectors of A are output rows, of B output columns */
+        if (!which)
+            set_blocks(d, SCALE_BLOCK_F32, 1, whole, wgrad ? g * p->n : d->scale_row0, 1, 0);
+        else
+            set_blocks(d, SCALE_BLOCK_F32, 1, whole,
+                       wgrad ? g * p->k : mat * (dgrad ? p->k : p->n), 1, 0);
+        break;
+    case GG_SCALING_BLOCKWISE:
+        if (!which) {
+            set_blocks(d, SCALE_BLOCK_F32, 1, GG_BLOCK128, d->scale_row0 * red_blocks,
+                       red_blocks, 1);
+        } else { /* [mat][N/128][K/128]; dgrad's vectors are the columns k, its reduction n */
+            int64_t kb = blocks128(p->k), at = mat * blocks128(p->n) * kb;
+            if (dgrad)
+                set_blocks(d, SCALE_BLOCK_F32, GG_BLOCK128, GG_BLOCK128, at, 1, kb);
+            else
+                set_blocks(d, SCALE_BLOCK_F32, GG_BLOCK128, GG_BLOCK128, at, kb, 1);
+        }
+        break;
+    default:
+        break;
     }
-    if (which)
-        d->scale_row0 = mat * p->n;
 }
 
 /* The operand of side which (0 = A, 1 = B) for group g, per the addressing table of gg_kernel.h. */
@@ -113,6 +165,7 @@ static void operand_of(const struct gg_problem *p, const struct gg_operands *o, 
         d->red = p->n;
         d->off = which ? g * p->stride_b : row0 * p->lda;
         d->nvec = which ? p->k : len;
+        d->scale_row0 = row0;
         if (which) { /* column idx of W_g [N,K] */
             d->vec_step = 1;
             d->red_step = p->ldb;
@@ -311,29 +364,52 @@ static void e8m0_values(double pow2[256])
     pow2[255] = NAN;
 }
 
+/* Block scale i of d as a double: an E8M0 power of two or an fp32 value. */
+static inline double scale_value(const struct operand *d, int64_t i, const double pow2[256])
+{
+    return d->sk == SCALE_BLOCK_E8M0 ? pow2[((const uint8_t *)d->scale)[i]]
+                                     : (double)((const float *)d->scale)[i];
+}
+
 /*
- * Multiplies out[j] = element t0 + j of vector v of d (j < n) by its block scale: an E8M0 power
- * of two, or an fp32 value (a code of at most 24 significant bits times a float is exact in
- * double). Block scale rows are ceil(red / block) long. Returns 1 when a scale is Inf or NaN
- * (the E8M0 NaN code 0xFF).
+ * Multiplies out[j] = element t0 + j of vector v of d (j < n) by its block scale (a code of at
+ * most 24 significant bits times a float or a power of two is exact in double). Returns 1 when
+ * a scale is Inf or NaN (the E8M0 NaN code 0xFF).
  */
 static int apply_blocks(const struct operand *d, int64_t v, int64_t t0, int64_t n,
                         const double pow2[256], double *out)
 {
-    int64_t per_row = (d->red + d->block - 1) / d->block;
-    int64_t at = (d->scale_row0 + vec_row(d, v)) * per_row;
+    int64_t at = d->scale_at + vec_row(d, v) / d->vblock * d->vstride;
     uint64_t nf = 0;
     for (int64_t j0 = 0; j0 < n;) {
         int64_t blk = (t0 + j0) / d->block;
         int64_t end = (blk + 1) * d->block - t0;
-        double x = d->sk == SCALE_BLOCK_E8M0 ? pow2[((const uint8_t *)d->scale)[at + blk]]
-                                             : (double)((const float *)d->scale)[at + blk];
+        double x = scale_value(d, at + blk * d->rstride, pow2);
         nf |= nonfinite_bit(x);
         if (end > n)
             end = n;
         for (int64_t j = j0; j < end; j++)
             out[j] *= x;
         j0 = end;
+    }
+    return (int)(nf >> 63);
+}
+
+/* Multiplies out[v] = element t of vector v of a reduction-major d (v < nvec, no row map) by
+   its block scale, one run of vblock vectors at a time; returns 1 when a scale is Inf or NaN. */
+static int apply_across(const struct operand *d, int64_t t, const double pow2[256], double *out)
+{
+    int64_t at = d->scale_at + t / d->block * d->rstride;
+    uint64_t nf = 0;
+    for (int64_t v0 = 0; v0 < d->nvec;) {
+        int64_t vb = v0 / d->vblock, end = (vb + 1) * d->vblock;
+        double x = scale_value(d, at + vb * d->vstride, pow2);
+        nf |= nonfinite_bit(x);
+        if (end > d->nvec)
+            end = d->nvec;
+        for (int64_t v = v0; v < end; v++)
+            out[v] *= x;
+        v0 = end;
     }
     return (int)(nf >> 63);
 }
@@ -388,12 +464,15 @@ static int gather_chunk(const struct operand *d, int64_t t0, int64_t len, const 
                         int mag, double *buf)
 {
     int stream = d->sk == SCALE_NONE, flags = 0;
+    int blocks = d->sk == SCALE_BLOCK_F32 || d->sk == SCALE_BLOCK_E8M0;
     if (d->red_step != 1) {
-        for (int64_t j = 0; j < len; j++)
+        for (int64_t j = 0; j < len; j++) {
             flags |= decode_run(d->dt, d->base, d->off + (t0 + j) * d->red_step, d->nvec, 1,
                                 stream, mag, buf + j * d->nvec);
+            if (blocks)
+                flags |= apply_across(d, t0 + j, pow2, buf + j * d->nvec) * GG_RUN_NONFINITE;
+        }
     } else {
-        int blocks = d->sk == SCALE_BLOCK_F32 || d->sk == SCALE_BLOCK_E8M0;
         for (int64_t v = 0; v < d->nvec; v++) {
             if (v + PREFETCH_AHEAD < d->nvec)
                 prefetch_run(d, d->off + vec_row(d, v + PREFETCH_AHEAD) * d->vec_step + t0, len);
@@ -536,8 +615,9 @@ static void product(int64_t rows, int64_t cols, int64_t len, const double *a, in
                 (blasint)(b_red_major ? cols : len), accumulate ? 1.0 : 0.0, out, (blasint)cols);
 }
 
-/* Checks what the reference itself relies on: the pointers the recipe and the bias need, block
-   recipes only on a reduction along K, MX blocks dividing K, a moe topk to divide by. */
+/* Checks what the reference itself relies on: the pointers the recipe and the bias need, each
+   recipe only on the ops gg_kernel.h defines it for, MX blocks dividing K, a moe topk to
+   divide by. */
 static enum gg_status check_operands(const struct gg_problem *p, const struct gg_operands *o,
                                      char *err, size_t err_len)
 {
@@ -552,13 +632,10 @@ static enum gg_status check_operands(const struct gg_problem *p, const struct gg
                  gg_dtype_name(p->bias_dtype));
         return GG_E_INVAL;
     }
-    int along_k = p->op == GG_OP_GROUPED_FWD || p->op == GG_OP_DENSE ||
-                  p->op == GG_OP_MOE_SORTED ||
-                  (p->op == GG_OP_BATCHED && p->b_layout == GG_LAYOUT_NK);
     int mx = p->scaling == GG_SCALING_MX || p->scaling == GG_SCALING_MX_B;
-    if ((mx || p->scaling == GG_SCALING_BLOCK128) && (!along_k || (mx && p->k % GG_MX_BLOCK))) {
-        snprintf(err, err_len, "reference: block scales need a K reduction (and K %% %d == 0 "
-                 "for MX)", GG_MX_BLOCK);
+    if (!gg_scaling_op_ok(p->scaling, p->op, p->b_layout) || (mx && p->k % GG_MX_BLOCK)) {
+        snprintf(err, err_len, "reference: scaling %d is not defined for op %d (or K %% %d != 0 "
+                 "for MX)", (int)p->scaling, (int)p->op, GG_MX_BLOCK);
         return GG_E_INVAL;
     }
     if (p->op == GG_OP_MOE_SORTED && p->topk < 1) {

@@ -60,7 +60,7 @@ static int ggfuzz_on_case(const char *command, const char *text, const char **pa
 Test(cli, version_and_help)
 {
     cr_expect_eq(ggfuzz("--version", out, sizeof out), 0);
-    cr_expect(strstr(out, "ggfuzz ") && strstr(out, "kernel ABI 2"), "%s", out);
+    cr_expect(strstr(out, "ggfuzz ") && strstr(out, "kernel ABI 3"), "%s", out);
     cr_expect_eq(ggfuzz("--help", out, sizeof out), 0);
     cr_expect(strstr(out, "usage: ggfuzz") && strstr(out, "--replay"), "%s", out);
     cr_expect_eq(ggfuzz("frobnicate", out, sizeof out), 2);

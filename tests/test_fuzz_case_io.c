@@ -440,6 +440,8 @@ static const struct {
     {GG_SCALING_MX, GG_DTYPE_E5M2, GG_DTYPE_E2M1, "mx"},
     {GG_SCALING_BLOCK128, GG_DTYPE_E4M3FNUZ, GG_DTYPE_E5M2FNUZ, "block128"},
     {GG_SCALING_MX_B, GG_DTYPE_F16, GG_DTYPE_E2M1, "mx_b"},
+    {GG_SCALING_ROWWISE, GG_DTYPE_E4M3, GG_DTYPE_E5M2, "rowwise"},
+    {GG_SCALING_BLOCKWISE, GG_DTYPE_E5M2FNUZ, GG_DTYPE_E4M3FNUZ, "blockwise"},
 };
 
 /* gg_case_check refuses c with a message that starts with prefix (the key at fault). */
@@ -491,9 +493,10 @@ Test(fuzz_case_io, every_recipe_and_bias_round_trips)
             base_case(&c, (enum gg_op)op);
             set_dtypes(&c, RECIPES[r].a, RECIPES[r].b);
             c.scaling = RECIPES[r].scaling;
-            int blocked = c.scaling >= GG_SCALING_MX;
+            int blocked = c.scaling >= GG_SCALING_MX && c.scaling != GG_SCALING_ROWWISE;
             int e8m0 = c.scaling == GG_SCALING_MX || c.scaling == GG_SCALING_MX_B;
-            if (blocked && (op == GG_OP_GROUPED_DGRAD || op == GG_OP_GROUPED_WGRAD)) {
+            int dgrad_ok = c.scaling == GG_SCALING_BLOCKWISE; /* W's blocks read transposed */
+            if (blocked && (op == GG_OP_GROUPED_WGRAD || (op == GG_OP_GROUPED_DGRAD && !dgrad_ok))) {
                 assert_refused(&c, "scaling: "); /* the reduction is not along K */
                 gg_case_free(&c);
                 continue;
@@ -551,6 +554,17 @@ Test(fuzz_case_io, recipe_bias_and_moe_rules_name_the_key)
     c.scaling = GG_SCALING_TENSOR;
     set_dtypes(&c, GG_DTYPE_F16, GG_DTYPE_BF16);
     assert_refused(&c, "scaling: tensor needs an fp8");
+    c.scaling = GG_SCALING_ROWWISE;
+    assert_refused(&c, "scaling: rowwise needs a and b in");
+    c.scaling = GG_SCALING_BLOCKWISE;
+    set_dtypes(&c, GG_DTYPE_E4M3, GG_DTYPE_BF16);
+    assert_refused(&c, "scaling: blockwise needs a and b in");
+    set_dtypes(&c, GG_DTYPE_E4M3, GG_DTYPE_E4M3);
+    c.k = 300; /* tail blocks along K and N */
+    check_and_round_trip(&c);
+    c.mx_rule = GG_MX_RULE_FLOOR;
+    assert_refused(&c, "scaling: rule= applies to scaling mx and mx_b only");
+    c.mx_rule = GG_MX_RULE_CEIL;
     c.scaling = GG_SCALING_NONE;
 
     c.bias_dtype = GG_DTYPE_F16;

@@ -1,8 +1,10 @@
 /*
- * The reference under the scaling recipes of ABI v2, the bias and the moe sorted op, against a
+ * The reference under the scaling recipes of the ABI, the bias and the moe sorted op, against a
  * naive loop written here from gg_decode and the tables of gg_kernel.h: tensor scales per matrix
  * of B, BLOCK128 with a partial last K group, weight-only MX (bf16 x e2m1) and MX with NaN and
- * extreme E8M0 scales, bias in bf16 and fp32, and fused-MoE routings with padding ids (which
+ * extreme E8M0 scales, ROWWISE on every op (wgrad per (group, column)), BLOCKWISE 1x128 /
+ * 128x128 with tail blocks (dgrad reading W's blocks transposed), a small rowwise and blockwise
+ * case computed by hand, bias in bf16 and fp32, and fused-MoE routings with padding ids (which
  * point at NaN rows of X, so reading one shows), experts without tokens and experts out of
  * order. Every case is also certified against MPFR.
  */
@@ -37,7 +39,7 @@ struct rc {
     struct spec s;
     struct moe_routing rt;
     void *bias;
-    float *fa, *fb; /* fp32 scales (TENSOR, BLOCK128) */
+    float *fa, *fb; /* fp32 scales (TENSOR, BLOCK128, ROWWISE, BLOCKWISE) */
     int64_t na, nb; /* scale counts, derived here from the recipe table */
 };
 
@@ -138,9 +140,21 @@ static long double value(const struct rc *t, int which, int64_t g, int64_t v, in
     if (mag)
         x = ref_align_mag(dt, x);
     int64_t kb32 = p->k / GG_MX_BLOCK, kb128 = (p->k + GG_BLOCK128 - 1) / GG_BLOCK128;
+    int64_t nb128 = (p->n + GG_BLOCK128 - 1) / GG_BLOCK128;
     int64_t mat = mat_of(t, g);
+    int dgrad = p->op == GG_OP_GROUPED_DGRAD, wgrad = p->op == GG_OP_GROUPED_WGRAD;
     switch (p->scaling) {
     case GG_SCALING_TENSOR: return x * (which ? t->fb[mat] : t->fa[0]);
+    case GG_SCALING_ROWWISE: /* v is an output row of A's side, an output column of B's */
+        if (!which)
+            return x * t->fa[wgrad ? g * p->n + v : a_row(t, g, v)];
+        return x * t->fb[wgrad ? g * p->k + v : mat * (dgrad ? p->k : p->n) + v];
+    case GG_SCALING_BLOCKWISE: /* dgrad: v is k, j is n; otherwise v is n, j is k */
+        if (!which)
+            return x * t->fa[a_row(t, g, v) * (dgrad ? nb128 : kb128) + j / GG_BLOCK128];
+        if (dgrad)
+            return x * t->fb[(mat * nb128 + j / GG_BLOCK128) * kb128 + v / GG_BLOCK128];
+        return x * t->fb[(mat * nb128 + v / GG_BLOCK128) * kb128 + j / GG_BLOCK128];
     case GG_SCALING_BLOCK128:
         return x * (which ? t->fb[mat] : t->fa[a_row(t, g, v) * kb128 + j / GG_BLOCK128]);
     case GG_SCALING_MX:
@@ -190,6 +204,29 @@ static void make_scales(struct rc *t)
                               : (float)(0.1 + (double)(splitmix64(&t->base.rng) >> 11) * 0x1p-53);
         for (int64_t i = 0; i < t->nb; i++)
             t->fb[i] = (float)(i + 1) / 3.0f;
+        t->base.o.a_scale = t->fa;
+        t->base.o.b_scale = t->fb;
+        break;
+    case GG_SCALING_ROWWISE:
+    case GG_SCALING_BLOCKWISE:
+        if (p->scaling == GG_SCALING_ROWWISE && p->op == GG_OP_GROUPED_WGRAD) {
+            t->na = p->groups * p->n;
+            t->nb = p->groups * p->k;
+        } else if (p->scaling == GG_SCALING_ROWWISE) {
+            t->na = a_rows;
+            t->nb = mats(t) * (p->op == GG_OP_GROUPED_DGRAD ? p->k : p->n);
+        } else {
+            int64_t nb128 = (p->n + GG_BLOCK128 - 1) / GG_BLOCK128;
+            t->na = a_rows * (p->op == GG_OP_GROUPED_DGRAD ? nb128 : kb128);
+            t->nb = mats(t) * nb128 * kb128;
+        }
+        t->fa = malloc((size_t)(t->na + 1) * sizeof(float));
+        t->fb = malloc((size_t)(t->nb + 1) * sizeof(float));
+        cr_assert(t->fa && t->fb);
+        for (int64_t i = 0; i < t->na; i++)
+            t->fa[i] = (float)(0.1 + (double)(splitmix64(&t->base.rng) >> 11) * 0x1p-53);
+        for (int64_t i = 0; i < t->nb; i++)
+            t->fb[i] = (float)(0.1 + (double)(splitmix64(&t->base.rng) >> 11) * 0x1p-53);
         t->base.o.a_scale = t->fa;
         t->base.o.b_scale = t->fb;
         break;
@@ -433,6 +470,81 @@ Test(reference_recipes, block128_scale_covers_its_group_only)
     cr_expect_eq(t.base.c[1 * 2 + 1], 2 * c1);
     cr_expect_eq(t.base.c[0], r0, "row 0 has its own scales");
     rc_free(&t);
+}
+
+/* ROWWISE on every op and both batched layouts: one fp32 per output row and per output column
+   (wgrad per (group, n) and (group, k)), reductions past one reference chunk included. */
+Test(reference_recipes, rowwise_every_op)
+{
+    const enum gg_op ops[] = {GG_OP_GROUPED_FWD, GG_OP_GROUPED_DGRAD, GG_OP_GROUPED_WGRAD,
+                              GG_OP_BATCHED, GG_OP_DENSE, GG_OP_MOE_SORTED};
+    const int64_t ks[] = {19, 700};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        for (int layout = GG_LAYOUT_NK; layout <= GG_LAYOUT_KN; layout++)
+            for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
+                if (layout == GG_LAYOUT_KN && ops[i] != GG_OP_BATCHED)
+                    continue;
+                struct spec s = spec_of(ops[i], 6, ks[j], GG_DTYPE_E4M3, GG_DTYPE_E5M2,
+                                        GG_SCALING_ROWWISE);
+                s.layout = (enum gg_layout)layout;
+                if (ops[i] == GG_OP_GROUPED_WGRAD && j == 1)
+                    s.lens[2] = 600; /* a reduction past one chunk */
+                cr_expect_eq(check_spec(&s), 0, "op %d layout %d k %lld", (int)ops[i], layout,
+                             (long long)ks[j]);
+            }
+}
+
+/* BLOCKWISE on the ops it is defined for: N and K below, at and past 128 with tail blocks, K
+   past one reference chunk; dgrad reads W's 128x128 blocks transposed. */
+Test(reference_recipes, blockwise_every_op)
+{
+    const enum gg_op ops[] = {GG_OP_GROUPED_FWD, GG_OP_GROUPED_DGRAD, GG_OP_BATCHED,
+                              GG_OP_DENSE, GG_OP_MOE_SORTED};
+    const int64_t nk[][2] = {{5, 19}, {130, 128}, {129, 300}, {3, 1100}};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        for (size_t j = 0; j < sizeof nk / sizeof nk[0]; j++) {
+            struct spec s = spec_of(ops[i], nk[j][0], nk[j][1], GG_DTYPE_E4M3FNUZ,
+                                    GG_DTYPE_E4M3FNUZ, GG_SCALING_BLOCKWISE);
+            cr_expect_eq(check_spec(&s), 0, "op %d n %lld k %lld", (int)ops[i],
+                         (long long)nk[j][0], (long long)nk[j][1]);
+        }
+}
+
+/* A grouped fwd small enough to compute by hand: X [2, 2] and W [1, 2, 2] of e4m3 codes 1.0
+   (0x38) and 2.0 (0x40). Rowwise a_scale {0.5, 3}, b_scale {0.25, 4}: Y[i][j] = sa[i]·sb[j]·
+   Σ_k x·w. Blockwise with K = 2 (one block) is the same sum times one scale each. */
+Test(reference_recipes, fine_recipes_by_hand)
+{
+    for (int blockwise = 0; blockwise <= 1; blockwise++) {
+        struct rc t;
+        struct spec s = spec_of(GG_OP_GROUPED_FWD, 2, 2, GG_DTYPE_E4M3, GG_DTYPE_E4M3,
+                                blockwise ? GG_SCALING_BLOCKWISE : GG_SCALING_ROWWISE);
+        s.groups = 1;
+        s.lens[0] = 2;
+        s.pad = 0;
+        make(&t, &s);
+        const uint32_t x[4] = {0x38, 0x40, 0x40, 0x40}, w[4] = {0x40, 0x38, 0x38, 0x38};
+        for (int i = 0; i < 4; i++) {
+            ref_put_code(GG_DTYPE_E4M3, t.base.a, i, x[i]);
+            ref_put_code(GG_DTYPE_E4M3, t.base.b, i, w[i]);
+        }
+        /* X = [[1, 2], [2, 2]], W = [[2, 1], [1, 1]]: X·Wᵀ = [[4, 3], [6, 4]]. */
+        const double xw[2][2] = {{4, 3}, {6, 4}};
+        t.fa[0] = 0.5f, t.fa[1] = 3.0f;
+        if (blockwise)
+            t.fb[0] = 0.25f; /* one 128x128 block: both columns */
+        else
+            t.fb[0] = 0.25f, t.fb[1] = 4.0f;
+        ref_case_run(&t.base);
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                double sb = blockwise ? 0.25 : (j == 0 ? 0.25 : 4.0);
+                cr_expect_eq(t.base.c[i * 2 + j], (i == 0 ? 0.5 : 3.0) * sb * xw[i][j],
+                             "blockwise %d: y[%d][%d] = %g", blockwise, i, j,
+                             t.base.c[i * 2 + j]);
+            }
+        rc_free(&t);
+    }
 }
 
 /* Weight-only MX: bf16 activations (a_scale NULL) times e2m1 weights with E8M0 scales, with

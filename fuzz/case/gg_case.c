@@ -329,29 +329,23 @@ static enum gg_status check_sizes(const struct gg_case *c, int64_t *mrows, char 
     return GG_OK;
 }
 
-/* Ops whose reduction runs along K, the only ones with scales blocked along K (mx, mx_b,
-   block128). */
-static int along_k(const struct gg_case *c)
-{
-    return c->op == GG_OP_GROUPED_FWD || c->op == GG_OP_DENSE || c->op == GG_OP_MOE_SORTED ||
-           (c->op == GG_OP_BATCHED && c->b_layout == GG_LAYOUT_NK);
-}
-
 /*
  * The operand types each scaling recipe of gg_kernel.h takes: tensor an fp8 a or b; mx fp8 or
- * e2m1 a and b; mx_b unscaled a (bf16, f16, f32) and fp8 or e2m1 b; block128 fp8 a and b. The
- * blocked recipes need a reduction along K, MX blocks K a multiple of 32. rule= and plant (MX
- * scale codes) need a recipe with E8M0 scales.
+ * e2m1 a and b; mx_b unscaled a (bf16, f16, f32) and fp8 or e2m1 b; block128, rowwise and
+ * blockwise fp8 a and b. The ops each recipe is defined for are gg_scaling_op_ok's: the blocked
+ * recipes need a reduction along K (blockwise also takes grouped_dgrad), MX blocks K a multiple
+ * of 32; tensor and rowwise take every op. rule= and plant (MX scale codes) need a recipe with
+ * E8M0 scales.
  */
 static enum gg_status check_scaling(const struct gg_case *c, char *err, size_t err_len)
 {
     const enum gg_scaling s = c->scaling;
     const enum gg_dtype a = c->a_dtype, b = c->b_dtype;
-    if ((unsigned)s > GG_SCALING_MX_B || (unsigned)c->mx_rule > GG_MX_RULE_CEIL ||
+    if ((unsigned)s > GG_SCALING_BLOCKWISE || (unsigned)c->mx_rule > GG_MX_RULE_CEIL ||
         (unsigned)c->quant_sat > GG_SAT_FINITE)
         return fail(err, err_len, GG_E_INVAL, "scaling: unknown scaling, rule or saturation");
     const int e8m0 = s == GG_SCALING_MX || s == GG_SCALING_MX_B;
-    const char *name = s == GG_SCALING_MX ? "mx" : s == GG_SCALING_MX_B ? "mx_b" : "block128";
+    const char *name = gg_scaling_name(s);
     if (s == GG_SCALING_TENSOR && !gg_dtype_is_float8(a) && !gg_dtype_is_float8(b))
         return fail(err, err_len, GG_E_INVAL, "scaling: tensor needs an fp8 a or b");
     if (s == GG_SCALING_MX && (!mx_elem(a) || !mx_elem(b)))
@@ -367,12 +361,19 @@ static enum gg_status check_scaling(const struct gg_case *c, char *err, size_t e
         return fail(err, err_len, GG_E_INVAL,
                     "scaling: mx_b needs an unscaled a in bf16, f16 or f32 (got a=%s)",
                     gg_dtype_name(a));
-    if (s == GG_SCALING_BLOCK128 && (!gg_dtype_is_float8(a) || !gg_dtype_is_float8(b)))
+    if ((s == GG_SCALING_BLOCK128 || s == GG_SCALING_ROWWISE || s == GG_SCALING_BLOCKWISE) &&
+        (!gg_dtype_is_float8(a) || !gg_dtype_is_float8(b)))
         return fail(err, err_len, GG_E_INVAL,
-                    "scaling: block128 needs a and b in e4m3, e5m2, e4m3fnuz or e5m2fnuz "
+                    "scaling: %s needs a and b in e4m3, e5m2, e4m3fnuz or e5m2fnuz "
                     "(got a=%s b=%s)",
-                    gg_dtype_name(a), gg_dtype_name(b));
-    if (s >= GG_SCALING_MX && !along_k(c))
+                    name, gg_dtype_name(a), gg_dtype_name(b));
+    if (s == GG_SCALING_BLOCKWISE && !gg_scaling_op_ok(s, c->op, c->b_layout))
+        return fail(err, err_len, GG_E_INVAL,
+                    "scaling: blockwise needs a reduction along K or grouped_dgrad (grouped_fwd, "
+                    "grouped_dgrad, dense, moe_sorted, or batched with layout b=nk), not %s%s",
+                    gg_op_name(c->op),
+                    c->op == GG_OP_BATCHED ? " with layout b=kn" : "");
+    if (!gg_scaling_op_ok(s, c->op, c->b_layout))
         return fail(err, err_len, GG_E_INVAL,
                     "scaling: %s needs a reduction along K (grouped_fwd, dense, moe_sorted, or "
                     "batched with layout b=nk), not %s",

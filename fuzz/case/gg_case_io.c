@@ -31,7 +31,7 @@
 #define OPS_BIAS (GG_OP_BIT(GG_OP_GROUPED_FWD) | OPS_BATCHED | OPS_DENSE | OPS_MOE)
 
 /* enum gg_scaling */
-static const char *const SCALING_NAMES[] = {"none", "tensor", "mx", "block128", "mx_b"};
+#define SCALING_NAMES gg_scaling_names
 static const char *const RULE_NAMES[] = {"floor", "ceil"};            /* enum gg_mx_rule */
 static const char *const SAT_NAMES[] = {"none", "finite"};            /* enum gg_sat */
 static const char *const LAYOUT_NAMES[] = {"nk", "kn"};               /* enum gg_layout */

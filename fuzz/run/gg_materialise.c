@@ -89,6 +89,7 @@ struct recipe {
     int per_mat;      /* GG_GEN_TENSOR: one scale per matrix */
     void *scales;     /* E8M0 codes (GG_GEN_MX) or fp32 dequantisation factors */
     float *src;       /* unquantised values, packed, or NULL */
+    const struct gg_gen_plan *plan; /* GG_GEN_GRID: the block shape */
 };
 
 /* Values of the used rows of matrices [m0, m1), kept between the two passes of tensor scaling
@@ -235,10 +236,85 @@ static enum gg_status fill_tensor(const struct gg_case *c, const struct gg_probl
     return st;
 }
 
+/* Rows r0 .. r1-1 of row block rb of a grid plan. */
+static void grid_rows_of(const struct gg_gen_plan *g, int64_t rb, int64_t *r0, int64_t *r1)
+{
+    if (g->grid_rows < 0) {
+        *r0 = 0;
+        *r1 = g->rows;
+    } else if (g->grid_rows > 0) {
+        *r0 = rb * g->grid_rows;
+        *r1 = *r0 + g->grid_rows < g->rows ? *r0 + g->grid_rows : g->rows;
+    } else {
+        *r0 = g->row_offs[rb];
+        *r1 = g->row_offs[rb + 1];
+    }
+}
+
+/* Grid scaling (per row, per column, per 2-D block): for each block row of each used matrix an
+   amax pass per column block, then the store pass with the blocks' multipliers; the values
+   are generated twice. Every scale starts at the neutral 1 (empty matrices and groups). */
+static enum gg_status fill_grid(const struct gg_case *c, const struct gg_problem *p, int which,
+                                const struct recipe *r, char *err, size_t err_len)
+{
+    const struct gg_gen_plan *g = r->plan;
+    struct rowset rs = operand_rows(p, which);
+    int64_t rblocks = gg_gen_grid_row_blocks(g), cblocks = gg_gen_grid_col_blocks(g);
+    float *scales = r->scales;
+    for (int64_t i = 0; i < rs.mats * rblocks * cblocks; i++)
+        scales[i] = 1.0f;
+    double *v = malloc((size_t)(rs.rowlen + 1) * sizeof *v);
+    double *amax = malloc((size_t)(cblocks + 1) * sizeof *amax);
+    float *mult = malloc((size_t)(cblocks + 1) * sizeof *mult);
+    if (!v || !amax || !mult) {
+        free(v), free(amax), free(mult);
+        snprintf(err, err_len, "out of memory for a row of %lld values", (long long)rs.rowlen);
+        return GG_E_NOMEM;
+    }
+    for (int64_t i = 0; i < rs.mats; i++) {
+        if (!mat_used(p, &rs, i))
+            continue;
+        for (int64_t rb = 0; rb < rblocks; rb++) {
+            int64_t r0, r1;
+            grid_rows_of(g, rb, &r0, &r1);
+            for (int64_t cb = 0; cb < cblocks; cb++)
+                amax[cb] = 0.0;
+            for (int pass = 0; pass < 2; pass++) {
+                for (int64_t cb = 0; pass == 1 && cb < cblocks; cb++) {
+                    mult[cb] = gg_tensor_scale(amax[cb], r->dtype);
+                    scales[gg_gen_grid_slot(g, i, rb, cb * g->grid_cols)] =
+                        (float)(1.0 / (double)mult[cb]);
+                }
+                for (int64_t row = r0; row < r1; row++) {
+                    int64_t logical = i * rs.rows + row;
+                    gg_dist_fill(r->dist, c->seed, r->stream, (uint64_t)(logical * rs.rowlen),
+                                 rs.rowlen, v);
+                    for (int64_t cb = 0; cb < cblocks; cb++) {
+                        int64_t j0 = cb * g->grid_cols;
+                        int64_t n = rs.rowlen - j0 < g->grid_cols ? rs.rowlen - j0 : g->grid_cols;
+                        if (pass == 0)
+                            amax[cb] = amax_of(v + j0, n, amax[cb]);
+                        else
+                            encode_run(c, r, i * rs.mstride + row * rs.ld + j0, v + j0, n,
+                                       (double)mult[cb]);
+                    }
+                    if (pass == 1 && r->src)
+                        for (int64_t j = 0; j < rs.rowlen; j++)
+                            r->src[logical * rs.rowlen + j] = (float)v[j];
+                }
+            }
+        }
+    }
+    free(v), free(amax), free(mult);
+    return GG_OK;
+}
+
 static enum gg_status fill_operand(const struct gg_case *c, const struct gg_problem *p, int which,
                                    const struct recipe *r, char *err, size_t err_len)
 {
     int64_t mats = operand_rows(p, which).mats;
+    if (r->q == GG_GEN_GRID)
+        return fill_grid(c, p, which, r, err, err_len);
     if (r->q != GG_GEN_TENSOR)
         return each_row(c, p, which, 0, mats, r, store_row, NULL, NULL, err, err_len);
     float *scales = r->scales;
@@ -253,15 +329,45 @@ static enum gg_status fill_operand(const struct gg_case *c, const struct gg_prob
     return GG_OK;
 }
 
-/* The quantisation of operand which under the problem's recipe. */
-static enum gg_gen_quant quant_of(const struct gg_problem *p, int which, int *per_mat)
+/* A grid of rows × cols blocks (see gg_gen_core.h); rows 0: the groups' rows, -1: all rows. */
+static enum gg_gen_quant grid(const struct gg_problem *p, int64_t rows, int64_t cols,
+                              struct gg_gen_plan *g)
 {
-    *per_mat = 0;
+    g->grid_rows = rows;
+    g->grid_cols = cols > 0 ? cols : 1;
+    if (rows == 0) {
+        g->row_groups = p->groups;
+        g->row_offs = p->group_offs;
+    }
+    return GG_GEN_GRID;
+}
+
+/*
+ * The quantisation of operand which under the problem's recipe, with the scale layout of
+ * gg_kernel.h: rowwise is a grid of one row by the whole row where a stored row is an output
+ * row (A; B as [N, K] whose rows are output columns), of all rows of a matrix by one column
+ * where a stored column is an output column (dgrad's W, batched KN's B), of a group's rows by
+ * one column for wgrad; blockwise is 1x128 for A and 128x128 for B as stored.
+ */
+static enum gg_gen_quant quant_of(const struct gg_problem *p, int which, struct gg_gen_plan *g)
+{
+    struct rowset rs = operand_rows(p, which);
+    int columns = p->op == GG_OP_GROUPED_DGRAD ||
+                  (p->op == GG_OP_BATCHED && p->b_layout == GG_LAYOUT_KN);
+    g->per_mat = 0;
     switch (p->scaling) {
-    case GG_SCALING_TENSOR: *per_mat = which == 1; return GG_GEN_TENSOR;
+    case GG_SCALING_TENSOR: g->per_mat = which == 1; return GG_GEN_TENSOR;
     case GG_SCALING_MX: return GG_GEN_MX;
     case GG_SCALING_MX_B: return which ? GG_GEN_MX : GG_GEN_PLAIN;
-    case GG_SCALING_BLOCK128: *per_mat = which == 1; return which ? GG_GEN_TENSOR : GG_GEN_BLOCK128;
+    case GG_SCALING_BLOCK128: g->per_mat = which == 1; return which ? GG_GEN_TENSOR : GG_GEN_BLOCK128;
+    case GG_SCALING_ROWWISE:
+        if (p->op == GG_OP_GROUPED_WGRAD)
+            return grid(p, 0, 1, g);
+        if (which == 1 && columns)
+            return grid(p, -1, 1, g);
+        return grid(p, 1, rs.rowlen, g);
+    case GG_SCALING_BLOCKWISE:
+        return which ? grid(p, GG_BLOCK128, GG_BLOCK128, g) : GG_GEN_BLOCK128;
     default: return GG_GEN_PLAIN;
     }
 }
@@ -279,7 +385,7 @@ static void make_plan(const struct gg_case *c, const struct gg_problem *p, int w
     g->seed = c->seed;
     g->stream = which ? GG_STREAM_B : GG_STREAM_A;
     g->scale_stream = which ? GG_STREAM_B_SCALE : GG_STREAM_A_SCALE;
-    g->quant = quant_of(p, which, &g->per_mat);
+    g->quant = quant_of(p, which, g);
     g->sat = c->quant_sat;
     g->mx_rule = c->mx_rule;
     g->plant_e8m0 = c->plant_e8m0;
@@ -640,6 +746,7 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
             .per_mat = g->per_mat,
             .scales = scales[w]->data,
             .src = src[w],
+            .plan = g,
         };
         if ((st = fill_operand(c, p, w, &r, err, err_len)) != GG_OK ||
             (st = protect_unused(t, w, w == 0 ? &t->a : &t->b, PROT_READ, err, err_len)) != GG_OK)

@@ -19,6 +19,7 @@ static const struct gg_kernel *const builtin_kernels[] = {
     &gg_kernel_grouped_bf16_cpu_streams,
     &gg_kernel_grouped_fp8_cpu_persistent,
     &gg_kernel_grouped_fp8_cpu_tiled,
+    &gg_kernel_grouped_fp8_cpu_fine,
     &gg_kernel_batched_bf16_cpu_tiled,
     &gg_kernel_batched_a8w8_cpu_tiled,
     &gg_kernel_batched_a16wfp4_cpu_tiled,

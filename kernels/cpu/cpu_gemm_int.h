@@ -240,4 +240,13 @@ struct cpu_gemm_src cpu_grouped_src(const struct family_grouped_map *m,
                                     const struct cpu_tile *t, const struct cpu_gemm_operand *a,
                                     const struct cpu_gemm_operand *b);
 
+/* The checks of run() of the grouped FP8 kernels: sizes, leading dimensions, the device group
+   offsets, and the pointers of one-byte A and B, of C (bf16 or f32) and of the fp32 scales;
+   with scales_by_output the scales are needed whenever C is written (tensor-wise scaling of an
+   empty reduction), else when their operand is read. */
+enum gg_status cpu_grouped_check_fp8(const struct gg_problem *p,
+                                     const struct family_grouped_map *m,
+                                     const struct gg_operands *o, int scales_by_output,
+                                     char *err, size_t err_len);
+
 #endif /* GG_CPU_GEMM_INT_H */

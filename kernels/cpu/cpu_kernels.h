@@ -17,6 +17,7 @@ extern const struct gg_kernel gg_kernel_grouped_bf16_cpu_serial;
 extern const struct gg_kernel gg_kernel_grouped_bf16_cpu_streams;
 extern const struct gg_kernel gg_kernel_grouped_fp8_cpu_persistent;
 extern const struct gg_kernel gg_kernel_grouped_fp8_cpu_tiled;
+extern const struct gg_kernel gg_kernel_grouped_fp8_cpu_fine;
 extern const struct gg_kernel gg_kernel_batched_bf16_cpu_tiled;
 extern const struct gg_kernel gg_kernel_batched_a8w8_cpu_tiled;
 extern const struct gg_kernel gg_kernel_batched_a16wfp4_cpu_tiled;

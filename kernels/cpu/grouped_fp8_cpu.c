@@ -233,27 +233,6 @@ static size_t fp8_workspace_bytes(const struct gg_problem *p)
     return cpu_splitk_ws(count_tiles(&m, NULL), m.split, TILE_ELEMS);
 }
 
-/* Checks sizes, leading dimensions, the device group offsets and the operand pointers. */
-static enum gg_status check_problem(const struct gg_problem *p, const struct family_grouped_map *m,
-                                    const struct gg_operands *o, char *err, size_t err_len)
-{
-    enum gg_status st;
-    if ((st = family_grouped_check_sizes(m, err, err_len)) != GG_OK ||
-        (st = family_check_offsets(m->offs, m->groups, m->m, err, err_len)) != GG_OK ||
-        (st = family_grouped_check_strides(m, err, err_len)) != GG_OK)
-        return st;
-    struct family_grouped_use use = family_grouped_uses(m);
-    size_t c_size = p->c_dtype == GG_DTYPE_BF16 ? sizeof(uint16_t) : sizeof(float);
-    if ((st = family_check_ptr(o->a, use.a, 1, "a", err, err_len)) != GG_OK ||
-        (st = family_check_ptr(o->b, use.b, 1, "b", err, err_len)) != GG_OK ||
-        (st = family_check_ptr(o->c, use.c, c_size, "c", err, err_len)) != GG_OK ||
-        (st = family_check_ptr(o->a_scale, use.c, sizeof(float), "a_scale", err, err_len)) !=
-            GG_OK ||
-        (st = family_check_ptr(o->b_scale, use.c, sizeof(float), "b_scale", err, err_len)) != GG_OK)
-        return st;
-    return GG_OK;
-}
-
 /* Builds the plan of p: map, tile list from the device group offsets, tables, scales. */
 static enum gg_status make_plan(const struct gg_problem *p, const struct gg_operands *o,
                                 struct plan *pl, char *err, size_t err_len)
@@ -262,7 +241,7 @@ static enum gg_status make_plan(const struct gg_problem *p, const struct gg_oper
     /* i32_group_base: the offset g·stride_b of expert g's weights computed in a 32-bit int, so
        past 2^31 elements it points at the wrong expert or before the buffer. */
     pl->m.i32_group_base = gg_mutant_is(p, "i32_group_base");
-    enum gg_status st = check_problem(p, &pl->m, o, err, err_len);
+    enum gg_status st = cpu_grouped_check_fp8(p, &pl->m, o, 1, err, err_len);
     if (st != GG_OK)
         return st;
     operand_table(p, p->a_dtype, pl->table_a);

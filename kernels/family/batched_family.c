@@ -32,7 +32,8 @@ static const char *dtype_name(enum gg_dtype t)
 
 static const char *scaling_name(enum gg_scaling s)
 {
-    static const char *const names[] = {"none", "tensor", "mx", "block128", "mx_b"};
+    static const char *const names[] = {"none",  "tensor",  "mx",       "block128",
+                                        "mx_b", "rowwise", "blockwise"};
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
 }
 

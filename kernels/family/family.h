@@ -161,12 +161,16 @@ int family_bf16_supports(const struct gg_problem *p, const char *const *mutants,
 int family_bf16_streams_supports(const struct gg_problem *p, const char *const *mutants,
                                  char *why, size_t why_len);
 
-/* ---- grouped FP8, tensor-wise scaled (grouped_fp8_family.c) ------------------------------- */
+/* ---- grouped FP8, tensor-wise or finely scaled (grouped_fp8_family.c) ---------------------- */
 
 /* Grouped fwd/dgrad/wgrad on OCP (e4m3, e5m2) or fnuz (e4m3fnuz, e5m2fnuz) pairs, not mixed and
    not e5m2 x e5m2, with tensor scales, bf16/f32 out, no bias, B as [N,K], split_k, mutants. */
 int family_fp8_supports(const struct gg_problem *p, const char *const *mutants, char *why,
                         size_t why_len);
+/* The same pairs, outputs and layout with rowwise scales (fwd, dgrad, wgrad) or blockwise
+   scales (fwd, dgrad) of gg_kernel.h, without split-K. */
+int family_fp8_fine_supports(const struct gg_problem *p, const char *const *mutants, char *why,
+                             size_t why_len);
 
 /* ---- batched (batched_family.c) ----------------------------------------------------------- */
 

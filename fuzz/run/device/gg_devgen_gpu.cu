@@ -3,7 +3,7 @@
  * gg_gen_plan is sampled, quantised and encoded by the same per-element core as on the host
  * (reference/gg_gen_core.h), so the device buffer holds exactly the host materialiser's codes and
  * scales. Only the rows of used matrices are written; everything else keeps the zeros of a fresh
- * device buffer. Tensor-wise amax is a maximum of bit patterns (exact, order-independent).
+ * device buffer. Tensor-wise and grid amax are maxima of bit patterns (exact, order-independent).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,12 +20,13 @@ extern "C" {
 #define THREADS 256
 #define MAX_BLOCKS 8192
 
-/* The plan as the kernels see it: device pointers for the used-matrix list, the per-slot amax
-   bits (tensor scaling) and the per-slot multipliers s. */
+/* The plan as the kernels see it: device pointers for the used-matrix list, the grid's row
+   offsets, the per-slot amax bits (tensor and grid scaling) and the per-slot multipliers s. */
 struct devplan {
     struct gg_gen_plan g;
     const int64_t *used; /* indices of the generated matrices */
     int64_t n_used;
+    const int64_t *row_offs; /* GG_GEN_GRID with grid_rows 0: row_groups + 1 entries */
     int64_t chunk, chunks; /* elements per work unit along the row, units per row */
     unsigned long long *amax;
     float *mult;
@@ -91,13 +92,34 @@ GG_HD static inline uint32_t encode_scaled(const struct devplan *d, double v, do
     return gg_core_encode_scaled(d->g.dtype, v, s, d->g.sat);
 }
 
-/* Slot of the tensor-wise scale of matrix mat. */
-__device__ static int64_t slot_of(const struct devplan *d, int64_t mat)
+/* Row block of row under a grid plan: a division, or the group whose rows hold it (the last
+   group starting at or before row: empty groups before it hold no rows). */
+__device__ static int64_t row_block_of(const struct devplan *d, int64_t row)
 {
-    return d->g.per_mat ? mat : 0;
+    if (d->g.grid_rows < 0)
+        return 0;
+    if (d->g.grid_rows > 0)
+        return row / d->g.grid_rows;
+    int64_t lo = 0, hi = d->g.row_groups - 1;
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (d->row_offs[mid] <= row)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
-/* Tensor scaling, first pass: amax bits per slot. */
+/* Slot of the scale of unit w: the tensor-wise scale of its matrix, or its grid block. */
+__device__ static int64_t slot_of(const struct devplan *d, const struct unit *w)
+{
+    if (d->g.quant == GG_GEN_GRID)
+        return gg_gen_grid_slot(&d->g, w->mat, row_block_of(d, w->row), w->col);
+    return d->g.per_mat ? w->mat : 0;
+}
+
+/* Tensor and grid scaling, first pass: amax bits per slot. */
 __global__ void amax_kernel(struct devplan d, int64_t units)
 {
     int64_t slot = -1;
@@ -105,7 +127,7 @@ __global__ void amax_kernel(struct devplan d, int64_t units)
     for (int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; u < units;
          u += (int64_t)gridDim.x * blockDim.x) {
         struct unit w = unit_of(&d, u);
-        int64_t s = slot_of(&d, w.mat);
+        int64_t s = slot_of(&d, &w);
         if (s != slot) {
             if (slot >= 0)
                 atomicMax(&d.amax[slot], m);
@@ -119,7 +141,8 @@ __global__ void amax_kernel(struct devplan d, int64_t units)
         atomicMax(&d.amax[slot], m);
 }
 
-/* Tensor scaling: the multiplier s of every slot and its dequantisation factor 1/s. */
+/* Tensor and grid scaling: the multiplier s of every slot and its dequantisation factor 1/s
+   (slots without a used element keep amax 0: s = 1). */
 __global__ void tensor_scale_kernel(struct devplan d, int64_t slots)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < slots;
@@ -132,13 +155,14 @@ __global__ void tensor_scale_kernel(struct devplan d, int64_t slots)
     }
 }
 
-/* Plain and tensor scaling: one element per unit, codes of v · s. */
+/* Plain, tensor and grid scaling: one element per unit, codes of v · s. */
 __global__ void encode_kernel(struct devplan d, int64_t units)
 {
     for (int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; u < units;
          u += (int64_t)gridDim.x * blockDim.x) {
         struct unit w = unit_of(&d, u);
-        double s = d.g.quant == GG_GEN_TENSOR ? (double)d.mult[slot_of(&d, w.mat)] : 1.0;
+        int scaled = d.g.quant == GG_GEN_TENSOR || d.g.quant == GG_GEN_GRID;
+        double s = scaled ? (double)d.mult[slot_of(&d, &w)] : 1.0;
         store_code(&d, addr_of(&d, &w), encode_scaled(&d, sample_at(&d, &w, 0), s));
     }
 }
@@ -207,9 +231,17 @@ extern "C" enum gg_status gg_device_generate(struct gg_device *dev, const struct
     if (g->quant == GG_GEN_MX)
         d.chunks = g->rowlen / GG_MX_BLOCK; /* K is a multiple of 32 (gg_problem_check) */
     int64_t slots = g->quant == GG_GEN_TENSOR ? (g->per_mat ? g->mats : 1) : 0;
-    /* Host side of the scratch: the used matrices, then zeroed amax slots. */
+    int64_t n_offs = 0;
+    if (g->quant == GG_GEN_GRID) {
+        slots = g->mats * gg_gen_grid_row_blocks(g) * gg_gen_grid_col_blocks(g);
+        n_offs = g->grid_rows == 0 ? g->row_groups + 1 : 0;
+    }
+    /* Host side of the scratch: the used matrices, the grid's row offsets, then zeroed amax
+       slots. */
     size_t used_bytes = (size_t)(g->mats > 0 ? g->mats : 1) * sizeof(int64_t);
-    size_t bytes = used_bytes + (size_t)slots * (sizeof(unsigned long long) + sizeof(float));
+    size_t offs_bytes = (size_t)n_offs * sizeof(int64_t);
+    size_t head = used_bytes + offs_bytes;
+    size_t bytes = head + (size_t)slots * (sizeof(unsigned long long) + sizeof(float));
     int64_t *used = (int64_t *)calloc(1, bytes);
     if (!used) {
         snprintf(err, err_len, "out of memory for the generation plan of %lld matrices",
@@ -219,6 +251,8 @@ extern "C" enum gg_status gg_device_generate(struct gg_device *dev, const struct
     for (int64_t i = 0; i < g->mats; i++)
         if (!g->group_lens || g->group_lens[i] > 0)
             used[d.n_used++] = i;
+    if (n_offs > 0)
+        memcpy((char *)used + used_bytes, g->row_offs, offs_bytes);
     struct gg_devbuf scratch;
     enum gg_status st = gg_devbuf_alloc(dev, &scratch, bytes, err, err_len);
     if (st == GG_OK)
@@ -226,8 +260,9 @@ extern "C" enum gg_status gg_device_generate(struct gg_device *dev, const struct
     int64_t units = d.n_used * g->rows * d.chunks;
     if (st == GG_OK && (units > 0 || slots > 0)) {
         d.used = (const int64_t *)scratch.data;
-        d.amax = (unsigned long long *)(scratch.data + used_bytes);
-        d.mult = (float *)(scratch.data + used_bytes + (size_t)slots * sizeof(unsigned long long));
+        d.row_offs = (const int64_t *)(scratch.data + used_bytes);
+        d.amax = (unsigned long long *)(scratch.data + head);
+        d.mult = (float *)(scratch.data + head + (size_t)slots * sizeof(unsigned long long));
         cudaStream_t stream = (cudaStream_t)gg_device_stream(dev);
         switch (g->quant) {
         case GG_GEN_MX:
@@ -239,6 +274,7 @@ extern "C" enum gg_status gg_device_generate(struct gg_device *dev, const struct
                 block128_kernel<<<grid_of(units), THREADS, 0, stream>>>(d, units);
             break;
         case GG_GEN_TENSOR:
+        case GG_GEN_GRID:
             if (units > 0)
                 amax_kernel<<<grid_of(units), THREADS, 0, stream>>>(d, units);
             tensor_scale_kernel<<<grid_of(slots), THREADS, 0, stream>>>(d, slots);
