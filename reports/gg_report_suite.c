@@ -1,63 +1,394 @@
 /*
  * gg_report_suite.c — the suite result JSON, the contract between `ggfuzz suite` (which writes
- * it) and `ggfuzz report` and --baseline (which read it): its format name and version, the atomic
- * write of a result, the baseline's lookup of a case, and the reader that checks a result field
- * by field, so that a malformed file is named with the field at fault.
+ * it) and `ggfuzz report` and --baseline (which read it). One field table per record (the
+ * header, a case, a group) gives each field's key, type, place in the record, whether a reader
+ * requires it and how the writer gives back an unset value; the reader that checks a result field
+ * by field (so that a malformed file is named with the field at fault), the writer, the copy into
+ * a result and the release all walk those tables. Also the case lookup of a baseline and the
+ * counts by verdict.
  */
+#include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "reports/report_int.h"
 
-enum gg_status gg_report_suite_save(json_t *root, const char *path, char *err, size_t err_len)
+/* ---- the field tables ----------------------------------------------------------------------- */
+
+enum ftype {
+    F_STR,  /* const char *: a string */
+    F_INT,  /* int64_t: a whole number, -1 when unset */
+    F_NUM,  /* struct gg_rnum: a number */
+    F_BOOL, /* int: true or false */
+    F_STRS, /* const char *const * and a size_t count: an array of strings */
+    F_OBJ,  /* an object whose fields (sub) live in the same record */
+    F_RECS  /* a pointer to records (sub) and a size_t count: an array of objects */
+};
+
+/* How the writer gives back an unset value ("" string, -1 whole number, unset number). */
+enum fabsent {
+    A_WRITE, /* written all the same */
+    A_NULL,  /* null */
+    A_OMIT   /* the key is left out */
+};
+
+struct table;
+
+struct field {
+    const char *key;
+    enum ftype type;
+    size_t off;               /* of the value in the record */
+    int required;             /* a reader refuses a result without it */
+    enum fabsent absent;
+    const char *only_with;    /* written only when this key of the same table is set */
+    const char *fixed_str;    /* F_STR with no place in the record: the value it must have */
+    int64_t fixed_int;        /* F_INT with no place in the record (fixed_int > 0) */
+    const char *const *one_of; /* F_STR: the values it may take (NULL-terminated) */
+    size_t n_off;             /* F_STRS, F_RECS: of the count */
+    const struct table *sub;  /* F_OBJ, F_RECS */
+};
+
+struct table {
+    const struct field *rows;
+    size_t n_rows;
+    size_t size;                          /* of one record (F_RECS) */
+    void (*finish)(void *rec, size_t i);  /* derives what is not written, after a read or copy */
+};
+
+#define ROWS(r) (r), sizeof(r) / sizeof *(r)
+
+static const char *const verdicts[] = {"pass", "fail", "regressed", "skipped", "error", NULL};
+
+static void finish_group(void *rec, size_t i);
+static void finish_case(void *rec, size_t i);
+
+#define G(k, t, m, ...) {.key = k, .type = t, .off = offsetof(struct gg_rgroup, m), __VA_ARGS__}
+static const struct field group_rows[] = {
+    G("g", F_INT, g), G("rows", F_INT, rows), G("outputs", F_INT, outputs),
+    G("snr_db", F_NUM, snr_db, .absent = A_NULL), G("exact", F_BOOL, exact),
+};
+static const struct table group_table = {ROWS(group_rows), sizeof(struct gg_rgroup), finish_group};
+
+#define C(k, t, m, ...) {.key = k, .type = t, .off = offsetof(struct gg_rcase, m), __VA_ARGS__}
+static const struct field case_rows[] = {
+    C("id", F_STR, id, .required = 1),
+    C("file", F_STR, file),
+    C("kernel", F_STR, kernel, .required = 1),
+    C("mutant", F_STR, mutant),
+    C("model", F_STR, model),
+    C("ep", F_INT, ep, .absent = A_NULL),
+    C("routing", F_STR, routing),
+    C("phase", F_STR, phase),
+    C("op", F_STR, op),
+    C("recipe", F_STR, recipe),
+    C("shape", F_STR, shape),
+    C("class", F_STR, cls, .absent = A_NULL),
+    C("threshold_db", F_NUM, threshold_db, .absent = A_NULL),
+    C("worst_group", F_INT, worst_group, .absent = A_NULL),
+    C("worst_group_snr_db", F_NUM, worst_group_snr_db, .absent = A_NULL),
+    C("pooled_snr_db", F_NUM, pooled_snr_db, .absent = A_NULL),
+    C("src_snr_db", F_NUM, src_snr_db, .absent = A_NULL),
+    C("margin_db", F_NUM, margin_db, .absent = A_NULL),
+    C("max_ratio", F_NUM, max_ratio, .absent = A_OMIT),
+    C("signature", F_STR, signature),
+    C("detail", F_STR, detail, .only_with = "class"),
+    C("groups", F_RECS, groups, .n_off = offsetof(struct gg_rcase, n_groups), .sub = &group_table),
+    C("seconds", F_NUM, seconds),
+    C("baseline_snr_db", F_NUM, baseline_snr_db, .absent = A_NULL),
+    C("baseline_time_us", F_NUM, baseline_time_us, .absent = A_NULL),
+    C("snr_drop_db", F_NUM, snr_drop_db, .absent = A_NULL),
+    C("verdict", F_STR, verdict, .required = 1, .one_of = verdicts),
+    C("reason", F_STR, reason),
+    C("time_us", F_NUM, time_us, .absent = A_NULL),
+    C("perf_regressed", F_BOOL, perf_regressed),
+};
+static const struct table case_table = {ROWS(case_rows), sizeof(struct gg_rcase), finish_case};
+
+#define S(k, t, m, ...) {.key = k, .type = t, .off = offsetof(struct gg_rsuite, m), __VA_ARGS__}
+static const struct field host_rows[] = {
+    S("hostname", F_STR, hostname), S("cpu", F_STR, cpu), S("gpu", F_STR, gpu, .absent = A_NULL),
+};
+static const struct table host_table = {ROWS(host_rows), 0, NULL};
+
+static const struct field gate_rows[] = {
+    S("verdict", F_STR, gate_verdict),
+    S("baseline", F_STR, baseline, .absent = A_NULL),
+    S("snr_drop_db", F_NUM, gate_snr_drop_db),
+    S("perf", F_BOOL, perf),
+    S("reasons", F_STRS, reasons, .n_off = offsetof(struct gg_rsuite, n_reasons)),
+};
+static const struct table gate_table = {ROWS(gate_rows), 0, NULL};
+
+static const struct field summary_rows[] = {
+    S("cases", F_INT, n_counted), S("pass", F_INT, n_pass), S("fail", F_INT, n_fail),
+    S("regressed", F_INT, n_regressed), S("skipped", F_INT, n_skipped),
+    S("errors", F_INT, n_errors),
+};
+static const struct table summary_table = {ROWS(summary_rows), 0, NULL};
+
+static const struct field suite_rows[] = {
+    {.key = "format", .type = F_STR, .required = 1, .fixed_str = GG_SUITE_FORMAT},
+    {.key = "version", .type = F_INT, .fixed_int = GG_SUITE_VERSION},
+    S("tier", F_STR, tier),
+    S("thresholds_version", F_INT, thresholds_version),
+    S("ggfuzz_version", F_STR, ggfuzz_version),
+    S("started", F_STR, started),
+    S("seconds", F_NUM, seconds),
+    S("host", F_OBJ, hostname, .sub = &host_table),
+    S("kernels", F_STRS, kernels, .n_off = offsetof(struct gg_rsuite, n_kernels)),
+    S("plugins", F_STRS, plugins, .n_off = offsetof(struct gg_rsuite, n_plugins)),
+    S("mutant", F_STR, mutant, .absent = A_NULL),
+    S("gate", F_OBJ, gate_verdict, .sub = &gate_table),
+    S("summary", F_OBJ, n_counted, .sub = &summary_table),
+    S("cases", F_RECS, cases, .required = 1, .n_off = offsetof(struct gg_rsuite, n_cases),
+      .sub = &case_table),
+};
+static const struct table suite_table = {ROWS(suite_rows), sizeof(struct gg_rsuite), NULL};
+
+static int fixed(const struct field *f)
 {
-    struct gg_atomic a;
-    enum gg_status st = gg_atomic_open(&a, path, "the suite result", err, err_len);
-    if (st != GG_OK)
-        return st;
-    a.bad = json_dumpf(root, a.f, JSON_INDENT(1)) != 0;
-    return gg_atomic_commit(&a, 0, err, err_len);
+    return f->fixed_str != NULL || f->fixed_int > 0;
 }
 
-enum gg_status gg_report_suite_baseline(const char *path, json_t **doc, json_t **cases,
-                                        char *err, size_t err_len)
+/* Places of a field's value and count in rec. */
+#define AT(rec, f, T) ((T *)(void *)((char *)(rec) + (f)->off))
+#define CAT(rec, f, T) ((const T *)(const void *)((const char *)(rec) + (f)->off))
+#define COUNT(rec, f) ((size_t *)(void *)((char *)(rec) + (f)->n_off))
+#define CCOUNT(rec, f) (*(const size_t *)(const void *)((const char *)(rec) + (f)->n_off))
+
+/* ---- release and copy ----------------------------------------------------------------------- */
+
+static void free_rec(const struct table *t, void *rec);
+
+static void free_field(const struct field *f, void *rec)
 {
-    json_error_t je;
-    *cases = NULL;
-    *doc = json_load_file(path, 0, &je);
-    if (!*doc) {
-        snprintf(err, err_len, "%s:%d: cannot read the baseline: %s", path, je.line, je.text);
-        return GG_E_PARSE;
+    if (fixed(f))
+        return;
+    switch (f->type) {
+    case F_STR:
+        free((char *)*AT(rec, f, const char *));
+        *AT(rec, f, const char *) = NULL;
+        break;
+    case F_STRS: {
+        const char **a = (const char **)*AT(rec, f, const char *const *);
+        for (size_t i = 0; a && i < *COUNT(rec, f); i++)
+            free((char *)a[i]);
+        free(a);
+        *AT(rec, f, const char *const *) = NULL;
+        *COUNT(rec, f) = 0;
+        break;
     }
-    const char *fmt = json_string_value(json_object_get(*doc, "format"));
-    *cases = json_object_get(*doc, "cases");
-    if (!fmt || strcmp(fmt, GG_SUITE_FORMAT) || !json_is_array(*cases)) {
-        snprintf(err, err_len, "%s: not a suite result (format \"" GG_SUITE_FORMAT "\" with a "
-                 "\"cases\" array)", path);
-        json_decref(*doc);
-        *doc = NULL;
-        *cases = NULL;
-        return GG_E_PARSE;
+    case F_OBJ:
+        free_rec(f->sub, rec);
+        break;
+    case F_RECS: {
+        char *a = *AT(rec, f, char *);
+        for (size_t i = 0; a && i < *COUNT(rec, f); i++)
+            free_rec(f->sub, a + i * f->sub->size);
+        free(a);
+        *AT(rec, f, char *) = NULL;
+        *COUNT(rec, f) = 0;
+        break;
     }
-    return GG_OK;
+    default:
+        break;
+    }
 }
 
-json_t *gg_report_suite_find(json_t *cases, const char *id, const char *kernel)
+static void free_rec(const struct table *t, void *rec)
 {
-    size_t i;
-    json_t *b;
-    json_array_foreach(cases, i, b) {
-        const char *bid = json_string_value(json_object_get(b, "id"));
-        const char *bk = json_string_value(json_object_get(b, "kernel"));
-        if (bid && bk && !strcmp(bid, id) && !strcmp(bk, kernel))
-            return b;
+    for (size_t i = 0; i < t->n_rows; i++)
+        free_field(&t->rows[i], rec);
+}
+
+static const char *dup_str(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static int copy_rec(const struct table *t, void *dst, const void *src);
+
+/* Copies field f of src into dst, whose value for f is taken to be empty. 0, or -1 when out of
+   memory (then dst's value for f is empty again). */
+static int copy_field(const struct field *f, void *dst, const void *src)
+{
+    if (fixed(f))
+        return 0;
+    switch (f->type) {
+    case F_STR:
+        *AT(dst, f, const char *) = dup_str(*CAT(src, f, const char *));
+        return *AT(dst, f, const char *) ? 0 : -1;
+    case F_INT:
+        *AT(dst, f, int64_t) = *CAT(src, f, int64_t);
+        return 0;
+    case F_NUM:
+        *AT(dst, f, struct gg_rnum) = *CAT(src, f, struct gg_rnum);
+        return 0;
+    case F_BOOL:
+        *AT(dst, f, int) = *CAT(src, f, int);
+        return 0;
+    case F_STRS: {
+        size_t n = CCOUNT(src, f);
+        const char *const *from = *CAT(src, f, const char *const *);
+        const char **a = n ? calloc(n, sizeof *a) : NULL;
+        if (n && !a)
+            return -1;
+        *AT(dst, f, const char *const *) = a;
+        *COUNT(dst, f) = n;
+        for (size_t i = 0; i < n; i++)
+            if ((a[i] = dup_str(from[i])) == NULL) {
+                free_field(f, dst);
+                return -1;
+            }
+        return 0;
+    }
+    case F_OBJ:
+        return copy_rec(f->sub, dst, src);
+    case F_RECS: {
+        size_t n = CCOUNT(src, f), size = f->sub->size;
+        const char *from = *CAT(src, f, const char *);
+        char *a = n ? calloc(n, size) : NULL;
+        if (n && !a)
+            return -1;
+        *AT(dst, f, char *) = a;
+        *COUNT(dst, f) = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (copy_rec(f->sub, a + i * size, from + i * size) != 0) {
+                free_field(f, dst);
+                return -1;
+            }
+            *COUNT(dst, f) = i + 1;
+            if (f->sub->finish)
+                f->sub->finish(a + i * size, i);
+        }
+        return 0;
+    }
+    }
+    return 0;
+}
+
+/* Copies every field of t from src into dst (whose fields of t are taken to be empty). 0, or -1
+   when out of memory (then they are empty again). */
+static int copy_rec(const struct table *t, void *dst, const void *src)
+{
+    for (size_t i = 0; i < t->n_rows; i++)
+        if (copy_field(&t->rows[i], dst, src) != 0) {
+            for (size_t j = 0; j < i; j++)
+                free_field(&t->rows[j], dst);
+            return -1;
+        }
+    return 0;
+}
+
+/* ---- the writer ----------------------------------------------------------------------------- */
+
+static const struct field *row_of(const struct table *t, const char *key)
+{
+    for (size_t i = 0; i < t->n_rows; i++)
+        if (strcmp(t->rows[i].key, key) == 0)
+            return &t->rows[i];
+    return NULL;
+}
+
+/* Whether field f of rec holds a value (not "", -1 or an unset number). */
+static int is_set(const struct field *f, const void *rec)
+{
+    switch (f->type) {
+    case F_STR: {
+        const char *s = *CAT(rec, f, const char *);
+        return s != NULL && s[0] != '\0';
+    }
+    case F_INT:
+        return *CAT(rec, f, int64_t) >= 0;
+    case F_NUM: {
+        const struct gg_rnum *n = CAT(rec, f, struct gg_rnum);
+        return n->set && isfinite(n->v);
+    }
+    default:
+        return 1;
+    }
+}
+
+static json_t *write_rec(const struct table *t, const void *rec);
+
+/* The JSON value of field f of rec; NULL leaves the key out. */
+static json_t *write_field(const struct field *f, const void *rec)
+{
+    if (f->fixed_str != NULL)
+        return json_string(f->fixed_str);
+    if (f->fixed_int > 0)
+        return json_integer(f->fixed_int);
+    if (f->type <= F_NUM && !is_set(f, rec) && f->absent != A_WRITE)
+        return f->absent == A_NULL ? json_null() : NULL;
+    switch (f->type) {
+    case F_STR: {
+        const char *s = *CAT(rec, f, const char *);
+        return json_string(s ? s : "");
+    }
+    case F_INT:
+        return json_integer(*CAT(rec, f, int64_t));
+    case F_NUM:
+        return json_real(CAT(rec, f, struct gg_rnum)->v);
+    case F_BOOL:
+        return json_boolean(*CAT(rec, f, int));
+    case F_STRS: {
+        json_t *a = json_array();
+        const char *const *v = *CAT(rec, f, const char *const *);
+        for (size_t i = 0; a && i < CCOUNT(rec, f); i++)
+            json_array_append_new(a, json_string(v[i] ? v[i] : ""));
+        return a;
+    }
+    case F_OBJ:
+        return write_rec(f->sub, rec);
+    case F_RECS: {
+        json_t *a = json_array();
+        const char *v = *CAT(rec, f, const char *);
+        for (size_t i = 0; a && i < CCOUNT(rec, f); i++)
+            json_array_append_new(a, write_rec(f->sub, v + i * f->sub->size));
+        return a;
+    }
     }
     return NULL;
 }
 
-/* ---- suite result JSON --------------------------------------------------------------------- */
+static json_t *write_rec(const struct table *t, const void *rec)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < t->n_rows; i++) {
+        const struct field *f = &t->rows[i];
+        if (f->only_with && !is_set(row_of(t, f->only_with), rec))
+            continue;
+        json_t *v = write_field(f, rec);
+        if (v != NULL)
+            json_object_set_new(o, f->key, v);
+    }
+    return o;
+}
+
+enum gg_status gg_report_suite_save(const struct gg_rsuite *s, const char *path, char *err,
+                                    size_t err_len)
+{
+    json_t *root = write_rec(&suite_table, s);
+    if (root == NULL) {
+        snprintf(err, err_len, "%s: cannot write the suite result: out of memory", path);
+        return GG_E_NOMEM;
+    }
+    struct gg_atomic a;
+    enum gg_status st = gg_atomic_open(&a, path, "the suite result", err, err_len);
+    if (st == GG_OK) {
+        a.bad = json_dumpf(root, a.f, JSON_INDENT(1)) != 0;
+        st = gg_atomic_commit(&a, 0, err, err_len);
+    }
+    json_decref(root);
+    return st;
+}
+
+/* ---- the reader ----------------------------------------------------------------------------- */
 
 /* Where a field lives, for messages: the file, then "cases[3]." or "". */
 struct jctx {
@@ -92,82 +423,198 @@ static void jfail(struct jctx *x, const char *key, const char *what, const json_
         snprintf(x->err, x->err_len, "%s: %s%s: %s", x->path, x->where, key, what);
 }
 
-/* A string field; "" when null or absent unless required. */
-static const char *jstr(struct jctx *x, const json_t *o, const char *key, int required)
+static void read_rec(struct jctx *x, const struct table *t, const json_t *o, void *rec);
+
+/* Sets where to the field key (element i of it, when i is not SIZE_MAX) below outer; a path too
+   long for where is cut, still ending in '.'. */
+static void descend(struct jctx *x, const char *outer, const char *key, size_t i)
 {
-    const json_t *v = json_object_get(o, key);
+    int n = i == SIZE_MAX ? snprintf(x->where, sizeof x->where, "%s%s.", outer, key)
+                          : snprintf(x->where, sizeof x->where, "%s%s[%zu].", outer, key, i);
+    if (n < 0 || (size_t)n >= sizeof x->where)
+        x->where[sizeof x->where - 2] = '.';
+}
+
+/* A string: "" when null or absent (absent is an error when required). */
+static const char *read_str(struct jctx *x, const struct field *f, const json_t *v)
+{
+    const char *s = "";
     if (json_is_string(v))
-        return json_string_value(v);
-    if (v == NULL && required)
-        jfail(x, key, "missing (a string is required)", NULL);
+        s = json_string_value(v);
+    else if (v == NULL && f->required)
+        jfail(x, f->key, "missing (a string is required)", NULL);
     else if (v != NULL && !json_is_null(v))
-        jfail(x, key, "a string", v);
-    return "";
-}
-
-static struct gg_rnum jnum(struct jctx *x, const json_t *o, const char *key)
-{
-    const json_t *v = json_object_get(o, key);
-    struct gg_rnum r = {0, 0};
-    if (json_is_number(v)) {
-        r.v = json_number_value(v);
-        r.set = 1;
-    } else if (v != NULL && !json_is_null(v)) {
-        jfail(x, key, "a number or null", v);
+        jfail(x, f->key, "a string", v);
+    if (x->st != GG_OK)
+        return s;
+    if (f->fixed_str != NULL && strcmp(s, f->fixed_str) != 0) {
+        char what[96];
+        snprintf(what, sizeof what, "not \"%s\" (not a suite result)", f->fixed_str);
+        jfail(x, f->key, what, NULL);
     }
-    return r;
+    if (f->one_of != NULL) {
+        char what[160] = "not one of ";
+        int found = 0;
+        for (size_t i = 0; f->one_of[i]; i++) {
+            found |= strcmp(s, f->one_of[i]) == 0;
+            snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s", i ? ", " : "",
+                     f->one_of[i]);
+        }
+        if (!found)
+            jfail(x, f->key, what, NULL);
+    }
+    return s;
 }
 
-/* A whole number field, -1 when null or absent. */
-static int64_t jint(struct jctx *x, const json_t *o, const char *key)
+/* An array of records: each element an object read with f->sub, then finished. */
+static void read_recs(struct jctx *x, const struct field *f, const json_t *v, void *rec)
 {
-    const json_t *v = json_object_get(o, key);
-    if (json_is_integer(v))
-        return (int64_t)json_integer_value(v);
-    if (v != NULL && !json_is_null(v))
-        jfail(x, key, "a whole number or null", v);
-    return -1;
+    if (v == NULL || json_is_null(v)) {
+        if (f->required)
+            jfail(x, f->key, v ? "an array" : "missing (an array is required)", v);
+        return;
+    }
+    if (!json_is_array(v)) {
+        jfail(x, f->key, "an array", v);
+        return;
+    }
+    size_t n = json_array_size(v), size = f->sub->size;
+    char *a = n ? calloc(n, size) : NULL;
+    if (n && !a) {
+        jfail(x, f->key, "out of memory", NULL);
+        return;
+    }
+    *AT(rec, f, char *) = a;
+    *COUNT(rec, f) = n;
+    char where[sizeof x->where];
+    memcpy(where, x->where, sizeof where);
+    for (size_t i = 0; i < n && x->st == GG_OK; i++) {
+        const json_t *e = json_array_get(v, i);
+        descend(x, where, f->key, i);
+        if (!json_is_object(e)) {
+            jfail(x, "", "an object", e);
+            break;
+        }
+        read_rec(x, f->sub, e, a + i * size);
+        if (x->st == GG_OK && f->sub->finish)
+            f->sub->finish(a + i * size, i);
+    }
+    memcpy(x->where, where, sizeof where);
 }
 
-static int jbool(struct jctx *x, const json_t *o, const char *key)
+static void read_field(struct jctx *x, const struct field *f, const json_t *o, void *rec)
 {
-    const json_t *v = json_object_get(o, key);
-    if (v != NULL && !json_is_null(v) && !json_is_boolean(v))
-        jfail(x, key, "true or false", v);
-    return json_is_true(v);
+    const json_t *v = json_object_get(o, f->key);
+    switch (f->type) {
+    case F_STR: {
+        const char *s = read_str(x, f, v);
+        if (!fixed(f) && (*AT(rec, f, const char *) = strdup(s)) == NULL)
+            jfail(x, f->key, "out of memory", NULL);
+        break;
+    }
+    case F_INT: {
+        int64_t n = -1;
+        if (json_is_integer(v))
+            n = (int64_t)json_integer_value(v);
+        else if (v != NULL && !json_is_null(v))
+            jfail(x, f->key, "a whole number or null", v);
+        if (f->fixed_int > 0 && x->st == GG_OK && n != f->fixed_int) {
+            char what[96];
+            snprintf(what, sizeof what, "%s %lld is not supported (this ggfuzz reads %lld)",
+                     f->key, (long long)n, (long long)f->fixed_int);
+            jfail(x, f->key, what, NULL);
+        }
+        if (!fixed(f))
+            *AT(rec, f, int64_t) = n;
+        break;
+    }
+    case F_NUM: {
+        struct gg_rnum r = {0, 0};
+        if (json_is_number(v))
+            r = (struct gg_rnum){json_number_value(v), 1};
+        else if (v != NULL && !json_is_null(v))
+            jfail(x, f->key, "a number or null", v);
+        *AT(rec, f, struct gg_rnum) = r;
+        break;
+    }
+    case F_BOOL:
+        if (v != NULL && !json_is_null(v) && !json_is_boolean(v))
+            jfail(x, f->key, "true or false", v);
+        *AT(rec, f, int) = json_is_true(v);
+        break;
+    case F_STRS: {
+        if (v != NULL && !json_is_null(v) && !json_is_array(v)) {
+            jfail(x, f->key, "an array of strings", v);
+            break;
+        }
+        size_t n = json_array_size(v);
+        const char **a = n ? calloc(n, sizeof *a) : NULL;
+        if (n && !a) {
+            jfail(x, f->key, "out of memory", NULL);
+            break;
+        }
+        *AT(rec, f, const char *const *) = a;
+        *COUNT(rec, f) = n;
+        for (size_t i = 0; i < n && x->st == GG_OK; i++) {
+            const json_t *e = json_array_get(v, i);
+            char key[64];
+            snprintf(key, sizeof key, "%s[%zu]", f->key, i);
+            if (!json_is_string(e))
+                jfail(x, key, "a string", e);
+            else if ((a[i] = strdup(json_string_value(e))) == NULL)
+                jfail(x, key, "out of memory", NULL);
+        }
+        break;
+    }
+    case F_OBJ: {
+        if (v != NULL && !json_is_null(v) && !json_is_object(v))
+            jfail(x, f->key, "an object", v);
+        else if (v == NULL && f->required)
+            jfail(x, f->key, "missing (an object is required)", NULL);
+        char where[sizeof x->where];
+        memcpy(where, x->where, sizeof where);
+        descend(x, where, f->key, SIZE_MAX);
+        read_rec(x, f->sub, json_is_object(v) ? v : NULL, rec);
+        memcpy(x->where, where, sizeof where);
+        break;
+    }
+    case F_RECS:
+        read_recs(x, f, v, rec);
+        break;
+    }
 }
 
-/* An object field; NULL when null or absent (then required is an error). */
-static const json_t *jobj(struct jctx *x, const json_t *o, const char *key, int required)
+/* Reads every field of t from o (NULL: all absent), stopping at the first error. */
+static void read_rec(struct jctx *x, const struct table *t, const json_t *o, void *rec)
 {
-    const json_t *v = json_object_get(o, key);
-    if (json_is_object(v))
-        return v;
-    if (v == NULL && required)
-        jfail(x, key, "missing (an object is required)", NULL);
-    else if (v != NULL && !json_is_null(v))
-        jfail(x, key, "an object", v);
-    return NULL;
+    for (size_t i = 0; i < t->n_rows && x->st == GG_OK; i++)
+        read_field(x, &t->rows[i], o, rec);
 }
 
-static const char *const verdicts[] = {"pass", "fail", "regressed", "skipped", "error"};
+/* ---- what is derived ------------------------------------------------------------------------ */
 
-static int verdict_index(const char *v)
+static void finish_group(void *rec, size_t i)
 {
-    for (size_t i = 0; i < sizeof verdicts / sizeof *verdicts; i++)
-        if (strcmp(v, verdicts[i]) == 0)
-            return (int)i;
-    return -1;
+    struct gg_rgroup *gr = rec;
+    if (gr->g < 0)
+        gr->g = (int64_t)i;
 }
 
-int gg_report_verdict_bad(const char *verdict)
+static void finish_case(void *rec, size_t i)
 {
-    return strcmp(verdict, "fail") == 0 || strcmp(verdict, "regressed") == 0 ||
-           strcmp(verdict, "error") == 0;
-}
-
-static void case_label(struct gg_rcase *c, size_t i)
-{
+    struct gg_rcase *c = rec;
+    if (c->reason[0] == '\0' && c->detail[0] != '\0') {
+        const char *reason = strdup(c->detail);
+        if (reason != NULL) {
+            free((char *)c->reason);
+            c->reason = reason;
+        }
+    }
+    if (!c->margin_db.set && c->worst_group_snr_db.set && c->threshold_db.set)
+        c->margin_db = (struct gg_rnum){c->worst_group_snr_db.v - c->threshold_db.v, 1};
+    c->exact = 0;
+    for (size_t g = 0; g < c->n_groups && !c->worst_group_snr_db.set; g++)
+        c->exact |= c->groups[g].exact;
     if (c->file[0]) {
         const char *base = strrchr(c->file, '/');
         base = base ? base + 1 : c->file;
@@ -182,144 +629,34 @@ static void case_label(struct gg_rcase *c, size_t i)
     }
 }
 
-static void read_groups(struct jctx *x, const json_t *o, struct gg_rcase *c)
+static int verdict_index(const char *v)
 {
-    const json_t *arr = json_object_get(o, "groups");
-    if (arr == NULL || json_is_null(arr))
-        return;
-    if (!json_is_array(arr)) {
-        jfail(x, "groups", "an array", arr);
-        return;
-    }
-    size_t n = json_array_size(arr);
-    if (n == 0)
-        return;
-    c->groups = calloc(n, sizeof *c->groups);
-    if (c->groups == NULL) {
-        jfail(x, "groups", "out of memory", NULL);
-        return;
-    }
-    char where[sizeof x->where];
-    memcpy(where, x->where, sizeof where);
-    for (size_t i = 0; i < n && x->st == GG_OK; i++) {
-        const json_t *g = json_array_get(arr, i);
-        snprintf(x->where, sizeof x->where, "%sgroups[%zu].", where, i);
-        if (!json_is_object(g)) {
-            jfail(x, "", "an object", g);
-            break;
-        }
-        struct gg_rgroup *gr = &c->groups[i];
-        gr->g = jint(x, g, "g");
-        if (gr->g < 0)
-            gr->g = (int64_t)i;
-        gr->rows = jint(x, g, "rows");
-        gr->snr_db = jnum(x, g, "snr_db");
-        gr->exact = jbool(x, g, "exact");
-        c->n_groups = i + 1;
-    }
-    memcpy(x->where, where, sizeof where);
+    for (size_t i = 0; verdicts[i]; i++)
+        if (strcmp(v, verdicts[i]) == 0)
+            return (int)i;
+    return -1;
 }
 
-static void read_case(struct jctx *x, const json_t *o, struct gg_rcase *c, size_t i)
+int gg_report_verdict_bad(const char *verdict)
 {
-    snprintf(x->where, sizeof x->where, "cases[%zu].", i);
-    if (!json_is_object(o)) {
-        jfail(x, "", "an object", o);
-        return;
-    }
-    c->id = jstr(x, o, "id", 1);
-    c->kernel = jstr(x, o, "kernel", 1);
-    c->verdict = jstr(x, o, "verdict", 1);
-    if (x->st == GG_OK && verdict_index(c->verdict) < 0)
-        jfail(x, "verdict", "not one of pass, fail, regressed, skipped, error", NULL);
-    c->file = jstr(x, o, "file", 0);
-    c->mutant = jstr(x, o, "mutant", 0);
-    c->model = jstr(x, o, "model", 0);
-    c->routing = jstr(x, o, "routing", 0);
-    c->phase = jstr(x, o, "phase", 0);
-    c->op = jstr(x, o, "op", 0);
-    c->recipe = jstr(x, o, "recipe", 0);
-    c->shape = jstr(x, o, "shape", 0);
-    c->cls = jstr(x, o, "class", 0);
-    c->reason = jstr(x, o, "reason", 0);
-    if (c->reason[0] == '\0')
-        c->reason = jstr(x, o, "detail", 0);
-    c->signature = jstr(x, o, "signature", 0);
-    c->ep = jint(x, o, "ep");
-    c->worst_group = jint(x, o, "worst_group");
-    c->threshold_db = jnum(x, o, "threshold_db");
-    c->worst_group_snr_db = jnum(x, o, "worst_group_snr_db");
-    c->pooled_snr_db = jnum(x, o, "pooled_snr_db");
-    c->margin_db = jnum(x, o, "margin_db");
-    c->baseline_snr_db = jnum(x, o, "baseline_snr_db");
-    c->snr_drop_db = jnum(x, o, "snr_drop_db");
-    c->time_us = jnum(x, o, "time_us");
-    c->baseline_time_us = jnum(x, o, "baseline_time_us");
-    c->perf_regressed = jbool(x, o, "perf_regressed");
-    read_groups(x, o, c);
-    if (!c->margin_db.set && c->worst_group_snr_db.set && c->threshold_db.set)
-        c->margin_db = (struct gg_rnum){c->worst_group_snr_db.v - c->threshold_db.v, 1};
-    for (size_t g = 0; g < c->n_groups && !c->worst_group_snr_db.set; g++)
-        c->exact |= c->groups[g].exact;
-    case_label(c, i);
+    return strcmp(verdict, "fail") == 0 || strcmp(verdict, "regressed") == 0 ||
+           strcmp(verdict, "error") == 0;
 }
 
-static void read_header(struct jctx *x, const json_t *root, struct gg_rsuite *s)
-{
-    const char *format = jstr(x, root, "format", 1);
-    if (x->st == GG_OK && strcmp(format, GG_SUITE_FORMAT) != 0)
-        jfail(x, "format", "not \"" GG_SUITE_FORMAT "\" (not a suite result)", NULL);
-    int64_t version = jint(x, root, "version");
-    if (x->st == GG_OK && version != GG_SUITE_VERSION) {
-        char what[96];
-        snprintf(what, sizeof what, "version %lld is not supported (this ggfuzz reads %d)",
-                 (long long)version, GG_SUITE_VERSION);
-        jfail(x, "version", what, NULL);
-    }
-    s->tier = jstr(x, root, "tier", 0);
-    s->thresholds_version = jint(x, root, "thresholds_version");
-    s->ggfuzz_version = jstr(x, root, "ggfuzz_version", 0);
-    s->started = jstr(x, root, "started", 0);
-    s->mutant = jstr(x, root, "mutant", 0);
-    s->seconds = jnum(x, root, "seconds");
-    const json_t *host = jobj(x, root, "host", 0);
-    snprintf(x->where, sizeof x->where, "host.");
-    s->hostname = jstr(x, host, "hostname", 0);
-    s->cpu = jstr(x, host, "cpu", 0);
-    s->gpu = jstr(x, host, "gpu", 0);
-    x->where[0] = '\0';
-    const json_t *gate = jobj(x, root, "gate", 0);
-    snprintf(x->where, sizeof x->where, "gate.");
-    s->gate_verdict = jstr(x, gate, "verdict", 0);
-    s->baseline = jstr(x, gate, "baseline", 0);
-    s->gate_snr_drop_db = jnum(x, gate, "snr_drop_db");
-    s->perf = jbool(x, gate, "perf");
-    const json_t *reasons = json_object_get(gate, "reasons");
-    size_t n = json_array_size(reasons);
-    if (reasons != NULL && !json_is_null(reasons) && !json_is_array(reasons))
-        jfail(x, "reasons", "an array of strings", reasons);
-    if (n > 0 && (s->reasons = calloc(n, sizeof *s->reasons)) == NULL)
-        jfail(x, "reasons", "out of memory", NULL);
-    for (size_t i = 0; i < n && x->st == GG_OK; i++) {
-        const json_t *r = json_array_get(reasons, i);
-        char key[32];
-        snprintf(key, sizeof key, "reasons[%zu]", i);
-        if (json_is_string(r))
-            s->reasons[s->n_reasons++] = json_string_value(r);
-        else
-            jfail(x, key, "a string", r);
-    }
-    x->where[0] = '\0';
-}
-
-static void count_verdicts(struct gg_rsuite *s)
+void gg_report_suite_count(struct gg_rsuite *s)
 {
     int64_t *counts[] = {&s->n_pass, &s->n_fail, &s->n_regressed, &s->n_skipped, &s->n_errors};
-    for (size_t i = 0; i < s->n_cases; i++)
-        (*counts[verdict_index(s->cases[i].verdict)])++;
-    if (s->gate_verdict[0] == '\0')
-        s->gate_verdict = s->n_fail + s->n_regressed + s->n_errors > 0 ? "fail" : "pass";
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+        *counts[i] = 0;
+    for (size_t i = 0; i < s->n_cases; i++) {
+        int v = verdict_index(s->cases[i].verdict);
+        if (v >= 0)
+            (*counts[v])++;
+    }
+    s->n_counted = (int64_t)s->n_cases;
 }
+
+/* ---- a result ------------------------------------------------------------------------------- */
 
 enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char *err,
                                     size_t err_len)
@@ -332,40 +669,80 @@ enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char 
     if (st != GG_OK)
         return st;
     json_error_t je;
-    s->root = json_loadb(text, len, 0, &je);
+    json_t *root = json_loadb(text, len, 0, &je);
     free(text);
-    if (s->root == NULL) {
+    if (root == NULL) {
         snprintf(err, err_len, "%s:%d:%d: not valid JSON: %s", path, je.line, je.column, je.text);
         return GG_E_PARSE;
     }
     struct jctx x = {.path = path, .err = err, .err_len = err_len, .st = GG_OK};
-    if (!json_is_object(s->root)) {
-        jfail(&x, "(top level)", "an object", s->root);
+    if (!json_is_object(root))
+        jfail(&x, "(top level)", "an object", root);
+    else
+        read_rec(&x, &suite_table, root, s);
+    json_decref(root);
+    if (x.st != GG_OK)
         return x.st;
+    gg_report_suite_count(s);
+    if (s->gate_verdict[0] == '\0') {
+        int bad = s->n_fail + s->n_regressed + s->n_errors > 0;
+        if (gg_report_suite_set(&s->gate_verdict, bad ? "fail" : "pass") != GG_OK) {
+            snprintf(err, err_len, "%s: out of memory", path);
+            return GG_E_NOMEM;
+        }
     }
-    read_header(&x, s->root, s);
-    const json_t *cases = json_object_get(s->root, "cases");
-    if (x.st == GG_OK && !json_is_array(cases))
-        jfail(&x, "cases", cases ? "an array" : "missing (an array is required)", cases);
-    size_t n = x.st == GG_OK ? json_array_size(cases) : 0;
-    if (n > 0 && (s->cases = calloc(n, sizeof *s->cases)) == NULL)
-        jfail(&x, "cases", "out of memory", NULL);
-    for (size_t i = 0; i < n && x.st == GG_OK; i++) {
-        read_case(&x, json_array_get(cases, i), &s->cases[i], i);
-        s->n_cases = i + 1;
+    return GG_OK;
+}
+
+enum gg_status gg_report_suite_add(struct gg_rsuite *s, const struct gg_rcase *c)
+{
+    struct gg_rcase *cases = realloc(s->cases, (s->n_cases + 1) * sizeof *cases);
+    if (cases == NULL)
+        return GG_E_NOMEM;
+    s->cases = cases;
+    struct gg_rcase *dst = &cases[s->n_cases];
+    memset(dst, 0, sizeof *dst);
+    if (copy_rec(&case_table, dst, c) != 0)
+        return GG_E_NOMEM;
+    finish_case(dst, s->n_cases++);
+    return GG_OK;
+}
+
+enum gg_status gg_report_suite_set_header(struct gg_rsuite *s, const struct gg_rsuite *h)
+{
+    enum gg_status st = GG_OK;
+    for (size_t i = 0; i < suite_table.n_rows; i++) {
+        const struct field *f = &suite_table.rows[i];
+        if (f->type == F_RECS || f->sub == &summary_table)
+            continue;
+        free_field(f, s);
+        if (st == GG_OK && copy_field(f, s, h) != 0)
+            st = GG_E_NOMEM;
     }
-    if (x.st == GG_OK)
-        count_verdicts(s);
-    return x.st;
+    return st;
+}
+
+enum gg_status gg_report_suite_set(const char **field, const char *value)
+{
+    const char *copy = dup_str(value);
+    if (copy == NULL)
+        return GG_E_NOMEM;
+    free((char *)*field);
+    *field = copy;
+    return GG_OK;
+}
+
+const struct gg_rcase *gg_report_suite_find(const struct gg_rsuite *s, const char *id,
+                                            const char *kernel)
+{
+    for (size_t i = 0; i < s->n_cases; i++)
+        if (strcmp(s->cases[i].id, id) == 0 && strcmp(s->cases[i].kernel, kernel) == 0)
+            return &s->cases[i];
+    return NULL;
 }
 
 void gg_report_suite_free(struct gg_rsuite *s)
 {
-    for (size_t i = 0; i < s->n_cases; i++)
-        free(s->cases[i].groups);
-    free(s->cases);
-    free(s->reasons);
-    json_decref(s->root);
+    free_rec(&suite_table, s);
     memset(s, 0, sizeof *s);
 }
-

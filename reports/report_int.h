@@ -1,7 +1,7 @@
 /*
  * report_int.h — internal to reports/: the model of what an HTML or Markdown report shows (a
- * suite result read from its JSON, campaign directories read from disk), the gnuplot driver that
- * turns it into PNG plots, and the two writers that lay it out.
+ * suite result, whose records gg_report.h declares, and campaign directories read from disk), the
+ * gnuplot driver that turns it into PNG plots, and the two writers that lay it out.
  */
 #ifndef GG_REPORT_INT_H
 #define GG_REPORT_INT_H
@@ -10,62 +10,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <jansson.h>
-
 #include "reports/gg_report.h"
 #include "fuzz/store/gg_store.h"
 
 /* ---- Suite results (gg_report_suite.c) ------------------------------------------------------ */
 
-/* A number that the JSON may leave null or out. */
-struct gg_rnum {
-    double v;
-    int set;
-};
-
-struct gg_rgroup {
-    int64_t g, rows;        /* rows: -1 when not given */
-    struct gg_rnum snr_db;  /* unset: empty group, or an exact result when exact is set */
-    int exact;
-};
-
-/* One case of a suite result. Strings point into the JSON document and are never NULL ("" when
-   absent). */
-struct gg_rcase {
-    const char *id, *file, *kernel, *mutant, *model, *routing, *phase, *op, *recipe, *shape,
-        *verdict, *cls, *reason, *signature;
-    int64_t ep, worst_group;  /* -1 when absent */
-    struct gg_rnum threshold_db, worst_group_snr_db, pooled_snr_db, margin_db, baseline_snr_db,
-        snr_drop_db, time_us, baseline_time_us;
-    int perf_regressed;
-    int exact;                /* no worst-group number because every group with rows is exact */
-    struct gg_rgroup *groups;
-    size_t n_groups;
-    char label[96];           /* short name: the case file's base name, else the id */
-};
-
-struct gg_rsuite {
-    json_t *root;             /* owns every string of the suite and its cases */
-    const char *path;
-    const char *tier, *ggfuzz_version, *started, *hostname, *cpu, *gpu, *mutant, *gate_verdict,
-        *baseline;
-    int64_t thresholds_version;
-    struct gg_rnum seconds, gate_snr_drop_db;
-    int perf;
-    const char **reasons;
-    size_t n_reasons;
-    /* Counted from the cases, so that they always agree with the table. */
-    int64_t n_pass, n_fail, n_regressed, n_skipped, n_errors;
-    struct gg_rcase *cases;
-    size_t n_cases;
-};
-
-/* Reads and checks a suite result JSON. Errors name the file and the field ("F: cases[3].verdict:
-   ..."): GG_E_IO when it cannot be read, GG_E_PARSE when it is not a suite result. s is always
-   left in a state gg_report_suite_free() accepts. */
-enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char *err,
-                                    size_t err_len);
-void gg_report_suite_free(struct gg_rsuite *s);
 /* 1 for verdicts that fail the gate (fail, regressed, error). */
 int gg_report_verdict_bad(const char *verdict);
 /* (gg_report_input.c) Indices of the worst cases that have per-group numbers: failing verdicts first, then the
