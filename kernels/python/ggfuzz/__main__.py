@@ -40,8 +40,10 @@ def main():
     lib.gg_cli_abi_layout.restype = C.POINTER(_abi.AbiEntry)
     diffs = _abi.layout_differences(lib.gg_cli_abi_layout())
     if diffs:
-        _fail("%s and the Python package (%s) disagree on the kernel ABI: %s"
-              % (os.environ["GGFUZZ_LIB"], os.path.dirname(__file__), "; ".join(diffs)))
+        more = " (and %d more)" % (len(diffs) - 4) if len(diffs) > 4 else ""
+        _fail("%s and the Python package (%s) disagree on the kernel ABI: %s%s"
+              % (os.environ["GGFUZZ_LIB"], os.path.dirname(__file__), "; ".join(diffs[:4]),
+                 more))
     lib.gg_cli_set_plugin_loader.argtypes = [_abi.LOADER_FN]
     lib.gg_cli_set_plugin_loader(_host.loader)
     # Workers are this interpreter again, finding this package and this library.
