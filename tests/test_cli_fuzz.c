@@ -15,6 +15,8 @@
 
 #include <criterion/criterion.h>
 
+#include "cli_fixture.h"
+
 #include "oracles/gg_oracle.h"
 
 TestSuite(cli_fuzz, .timeout = 120);
@@ -40,13 +42,7 @@ static int ggfuzz(const char *args)
 {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", root, GGFUZZ_BIN, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    cr_assert(WIFEXITED(st), "ggfuzz did not exit normally: %s", cmd);
-    return WEXITSTATUS(st);
+    return cli_shell(cmd, out, sizeof out);
 }
 
 Test(cli_fuzz, a_correct_kernel_exits_0_with_final_statistics)

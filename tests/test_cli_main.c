@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "cli_fixture.h"
 #include "fuzz/cli/cli_int.h"
 
 #define SEEDS GG_SOURCE_DIR "/corpus/seeds"
@@ -21,13 +22,7 @@ static int ggfuzz(const char *args, char *out, size_t len)
 {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", GGFUZZ_BIN, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    cr_assert(WIFEXITED(st), "ggfuzz did not exit normally: %s", cmd);
-    return WEXITSTATUS(st);
+    return cli_shell(cmd, out, len);
 }
 
 static char *write_temp(const char *text)

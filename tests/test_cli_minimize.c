@@ -12,6 +12,7 @@
 
 #include <criterion/criterion.h>
 
+#include "cli_fixture.h"
 #include "fuzz/case/gg_case.h"
 
 #define N_TAIL GG_SOURCE_DIR "/corpus/mutants/n_tail.case"
@@ -23,13 +24,7 @@ static int ggfuzz(const char *args)
 {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", GGFUZZ_BIN, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    cr_assert(WIFEXITED(st), "ggfuzz did not exit normally: %s", cmd);
-    return WEXITSTATUS(st);
+    return cli_shell(cmd, out, sizeof out);
 }
 
 /* A fresh directory holding a copy of the n_tail mutant's case as n_tail.case. */

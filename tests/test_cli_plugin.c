@@ -13,6 +13,8 @@
 
 #include <criterion/criterion.h>
 
+#include "cli_fixture.h"
+
 #define SEEDS GG_SOURCE_DIR "/corpus/seeds"
 #define EXAMPLE_KERNEL "grouped_bf16_plugin_naive"
 #define BAD(variant) GG_TEST_PLUGINS "/" variant ".so"
@@ -26,13 +28,7 @@ static int ggfuzz_env(const char *env, const char *args, int stderr_only)
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s '%s' %s %s", env, GGFUZZ_BIN, args,
              stderr_only ? "2>&1 >/dev/null" : "2>&1");
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    cr_assert(WIFEXITED(st), "ggfuzz did not exit normally: %s", cmd);
-    return WEXITSTATUS(st);
+    return cli_shell(cmd, out, sizeof out);
 }
 
 static int ggfuzz(const char *args)

@@ -1,7 +1,8 @@
 /*
  * gg_campaign.c — the campaign supervisor. It never runs a kernel: it starts worker processes
- * (`ggfuzz worker`, by posix_spawn), replays stored failures, runs the corpus seeds, then draws
- * cases (generated, or mutated from the corpus) and feeds one case at a time to each worker,
+ * (`ggfuzz worker`, or `python -m ggfuzz worker` under the Python host, by posix_spawnp),
+ * replays stored failures, runs the corpus seeds, then draws cases (generated, or mutated from
+ * the corpus) and feeds one case at a time to each worker,
  * writing it to cur_input.<w> first. A case whose worker dies or runs past the time limit is run
  * again in a fresh worker (after a timeout with 4x the limit) and is a `crash` or `timeout`
  * finding only when the re-run ends the same way (the same signal); a case that then passes or
@@ -467,7 +468,8 @@ static int spawn_worker(struct campaign *c, struct worker *w)
         return -1;
     }
     int argc = 0;
-    char **argv = calloc((size_t)(2 * c->cfg->n_plugins + 3), sizeof *argv);
+    int n_cmd = c->cfg->worker_cmd != NULL ? c->cfg->n_worker_cmd : 0;
+    char **argv = calloc((size_t)(2 * c->cfg->n_plugins + n_cmd + 3), sizeof *argv);
     char **env = worker_env();
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
@@ -476,6 +478,8 @@ static int spawn_worker(struct campaign *c, struct worker *w)
     int rc = ENOMEM;
     if (argv && env) {
         argv[argc++] = c->exe;
+        for (int i = 1; i < n_cmd; i++)
+            argv[argc++] = (char *)c->cfg->worker_cmd[i];
         for (int i = 0; i < c->cfg->n_plugins; i++) {
             argv[argc++] = "--plugin";
             argv[argc++] = (char *)c->cfg->plugins[i];
@@ -496,7 +500,7 @@ static int spawn_worker(struct campaign *c, struct worker *w)
         posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
         posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
         pid_t pid;
-        rc = posix_spawn(&pid, c->exe, &fa, &attr, argv, env);
+        rc = posix_spawnp(&pid, c->exe, &fa, &attr, argv, env);
         if (rc == 0)
             w->pid = (int)pid;
     }
@@ -1559,7 +1563,10 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
         snprintf(c->stats_dir, sizeof c->stats_dir, "%s", cfg->stats_dir);
     else
         parent_dir(c->artifacts, c->stats_dir, sizeof c->stats_dir);
-    snprintf(c->exe, sizeof c->exe, "%s", cfg->worker_exe ? cfg->worker_exe : "/proc/self/exe");
+    snprintf(c->exe, sizeof c->exe, "%s",
+             cfg->worker_cmd != NULL && cfg->n_worker_cmd > 0 ? cfg->worker_cmd[0]
+             : cfg->worker_exe                                ? cfg->worker_exe
+                                                              : "/proc/self/exe");
     const char *dirs[] = {c->artifacts, c->stats_dir,
                           cfg->n_corpus_dirs > 0 ? cfg->corpus_dirs[0] : NULL};
     for (size_t i = 0; i < 3; i++) {

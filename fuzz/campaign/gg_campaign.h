@@ -91,6 +91,10 @@ struct gg_campaign_config {
     int stop_after_findings;         /* end after this many new signatures (0: never) */
     struct gg_run_opts run;          /* memory limit and certification (kernel, mutant unused) */
     const char *worker_exe;          /* ggfuzz binary started as `worker` (NULL: /proc/self/exe) */
+    const char *const *worker_cmd;   /* (optional) the command that starts ggfuzz, n_worker_cmd
+                                        words before `[--plugin P]... worker` (a Python host's
+                                        `python -m ggfuzz`); NULL: worker_exe */
+    int n_worker_cmd;
     const char *const *plugins;      /* passed to each worker as --plugin */
     int n_plugins;
     double stats_interval_s;         /* fuzzer_stats and plot_data period (0: 1 s) */
@@ -108,9 +112,9 @@ struct gg_campaign_config {
  * Runs a campaign: replays the stored failures (cases with a non-pass @expect for this kernel and
  * mutant) of the corpus and artifacts directories, then runs generated and mutated cases until a
  * limit, the stop flag or the stop file ends it. Every case runs in a worker process (`worker`
- * command of worker_exe); the campaign itself never runs a kernel. Each fault is recorded with
- * gg_findings_record() and each signature new to the artifacts directory is minimised. st is
- * filled also when the campaign ends early. Returns GG_OK when it ran (findings are in st), or a
+ * command of worker_cmd or worker_exe); the campaign itself never runs a kernel. Each fault is
+ * recorded with gg_findings_record() and each signature new to the artifacts directory is
+ * minimised. st is filled also when the campaign ends early. Returns GG_OK when it ran (findings are in st), or a
  * status and message for a harness failure (bad directory, no worker would start).
  */
 enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_campaign_stats *st,
@@ -127,6 +131,8 @@ struct gg_selftest_config {
     int workers;                     /* as in gg_campaign_config */
     double timeout_s;
     const char *worker_exe;
+    const char *const *worker_cmd;   /* as in gg_campaign_config */
+    int n_worker_cmd;
     const char *const *plugins;
     int n_plugins;
     FILE *out;                       /* one line per mutant and per kernel (NULL: silent) */

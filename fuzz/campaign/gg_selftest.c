@@ -67,6 +67,8 @@ static enum gg_status one_campaign(const struct gg_selftest_config *cfg, const c
         .stats_dir = dir,
         .stop_after_findings = mutant ? 1 : 0,
         .worker_exe = cfg->worker_exe,
+        .worker_cmd = cfg->worker_cmd,
+        .n_worker_cmd = cfg->n_worker_cmd,
         .plugins = cfg->plugins,
         .n_plugins = cfg->n_plugins,
         .stop_flag = cfg->stop_flag};

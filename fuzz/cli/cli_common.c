@@ -49,6 +49,9 @@ const struct gg_cli_command *const gg_cli_commands[] = {
 static const char *const ENVIRONMENT[][2] = {
     {"GGFUZZ_PLUGINS", "colon-separated plugin paths, loaded before those of --plugin"},
     {"GGFUZZ_PLUGIN_TIMEOUT", "seconds a plugin's registration may take (default 10; 0: none)"},
+    {"GGFUZZ_PYTHON", "the Python that runs .py plugins (default: python3 on PATH)"},
+    {"GGFUZZ_PYTHONPATH", "where the ggfuzz Python package is (default: kernels/python)"},
+    {"GGFUZZ_LIB", "libggfuzz.so for python -m ggfuzz (ggfuzz sets the one beside it)"},
     {"GG_GPU_TMA", "0: GPU kernels load by cp.async instead of TMA (the same bits)"},
     {"GG_GNUPLOT", "the gnuplot executable of report plots (default: gnuplot on PATH)"},
     {"TMPDIR", "where selftest makes its temporary campaigns (default /tmp)"},

@@ -208,6 +208,7 @@ int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead)
     cfg.n_corpus_dirs = argc - optind;
     cfg.plugins = co.pl.paths;
     cfg.n_plugins = co.pl.n;
+    cfg.worker_cmd = gg_cli_self(&cfg.n_worker_cmd);
     cfg.log = stderr;
     cfg.status_line = -1;
     cfg.command_line = join_args(argc, argv, cmdline, sizeof cmdline);
@@ -256,6 +257,7 @@ int gg_cli_selftest(int argc, char **argv, char **lead, int n_lead)
     }
     cfg.plugins = co.pl.paths;
     cfg.n_plugins = co.pl.n;
+    cfg.worker_cmd = gg_cli_self(&cfg.n_worker_cmd);
     cfg.out = stdout;
     cfg.stop_flag = &stop_requested;
     catch_stop_signals();

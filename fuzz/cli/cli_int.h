@@ -27,6 +27,15 @@ int gg_cli_size(const char *opt, const char *s, int64_t *out); /* 512M, 8G, 1.5G
 int gg_cli_number(const char *opt, const char *s, int whole, double *out); /* >= 0; whole: a count */
 int gg_cli_seed(const char *s, uint64_t *out);
 
+/* The self command a host set with gg_cli_set_self(), n words, or NULL (n 0) when none was set:
+   workers are then this process's executable. */
+const char *const *gg_cli_self(int *n);
+/* When no plugin loader is installed and a plugin of argv (--plugin PATH, --plugin=PATH) or of
+   GGFUZZ_PLUGINS is a Python plugin, replaces this process by the Python host with the same
+   arguments (cli_python.c); returns GG_EXIT_HARNESS after a message when that fails, or -1 when
+   there is nothing to hand over. */
+int gg_cli_python_handoff(int argc, char **argv);
+
 /* Loads one plugin (0, or GG_EXIT_HARNESS after a message on stderr). */
 int gg_cli_load_plugin(const char *path);
 /* The plugins of GGFUZZ_PLUGINS, then those of the leading `--plugin PATH` pairs lead[0..n). */

@@ -9,6 +9,11 @@
  * time limit (GGFUZZ_PLUGIN_TIMEOUT seconds, default 10, 0: none): a plugin that crashes or hangs
  * there is refused with a message, and only after the child has loaded it cleanly does this
  * process load it for real.
+ *
+ * A path ending in ".py" is a Python plugin: it goes to the script loader that a host process
+ * installed (the Python package's, when ggfuzz runs under Python), with the same host, checks
+ * and all-or-nothing registration, but without the trial child (an exception at import is a
+ * clean refusal there, and the module stays loaded for the life of the process).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,6 +36,9 @@
 
 /* One registration in progress, behind host->ctx. Only the first refusal is kept: it names the
    problem, and later refusals of the same plugin are usually its consequence. */
+/* The loader of Python plugins, installed by the host process (NULL: none). */
+static gg_plugin_script_fn script_loader;
+
 struct registration {
     size_t added;           /* kernels accepted so far */
     enum gg_status refused; /* status of the first refused kernel; GG_OK when none */
@@ -81,8 +89,8 @@ static enum gg_status plugin_status(enum gg_status st)
     return st <= GG_E_INVAL && st >= GG_E_INTERNAL ? st : GG_E_ABI;
 }
 
-/* Runs the plugin's register function; on refusal err gets "path: problem" and the kernels the
-   plugin had added are removed again. */
+/* Runs the plugin's register function (fn, or for a script the script loader); on refusal err
+   gets "path: problem" and the kernels the plugin had added are removed again. */
 static enum gg_status register_kernels(const char *path, gg_plugin_register_fn fn, char *err,
                                        size_t err_len)
 {
@@ -91,7 +99,8 @@ static enum gg_status register_kernels(const char *path, gg_plugin_register_fn f
     struct gg_plugin_host host = {
         .abi_version = GG_KERNEL_ABI_VERSION, .ctx = &reg, .add_kernel = host_add_kernel};
     char perr[PLUGIN_MSG_MAX] = "";
-    enum gg_status st = fn(&host, perr, sizeof perr);
+    enum gg_status st = fn != NULL ? fn(&host, perr, sizeof perr)
+                                   : script_loader(path, &host, perr, sizeof perr);
     perr[sizeof perr - 1] = '\0';
     if (reg.refused != GG_OK)
         st = fail(err, err_len, reg.refused, "%s: %s", path, reg.msg);
@@ -244,11 +253,33 @@ static enum gg_status trial(const char *path, const char *file, char *err, size_
                 WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
 }
 
+void gg_plugin_set_script_loader(gg_plugin_script_fn fn)
+{
+    script_loader = fn;
+}
+
+int gg_plugin_has_script_loader(void)
+{
+    return script_loader != NULL;
+}
+
+int gg_plugin_is_script(const char *path)
+{
+    size_t len = path != NULL ? strlen(path) : 0;
+    return len > 3 && strcmp(path + len - 3, ".py") == 0;
+}
+
 enum gg_status gg_plugin_load(const char *path, char *err, size_t err_len)
 {
     gg_registry_init(); /* in-tree kernels first: a plugin cannot take their names */
     if (path == NULL || path[0] == '\0')
         return fail(err, err_len, GG_E_INVAL, "plugin path is empty");
+    if (gg_plugin_is_script(path)) {
+        if (script_loader == NULL)
+            return fail(err, err_len, GG_E_ABI, "%s: a Python plugin needs ggfuzz's Python host "
+                        "(the ggfuzz command starts it; or python3 -m ggfuzz)", path);
+        return register_kernels(path, NULL, err, err_len);
+    }
     /* A name without '/' would make dlopen search the library path; the user means a file. */
     char local[PLUGIN_PATH_MAX];
     const char *file = path;

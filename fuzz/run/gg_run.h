@@ -46,6 +46,18 @@ enum gg_status gg_plugin_load(const char *path, char *err, size_t err_len);
 /* Loads each path of a colon-separated list (GGFUZZ_PLUGINS) in order, skipping empty entries;
    stops at the first refusal. */
 enum gg_status gg_plugin_load_list(const char *paths, char *err, size_t err_len);
+/*
+ * Python plugins: a path ending in ".py" (gg_plugin_is_script) is handed to the script loader
+ * the host process installed, which imports the file and calls host->add_kernel once per kernel
+ * as gg_plugin_register does (same checks, all or nothing, "PATH: problem" messages), and
+ * returns GG_OK or a status with a message in err. There is no trial child. Without a loader
+ * such a path is refused with GG_E_ABI. The descriptors must stay valid until the process exits.
+ */
+typedef enum gg_status (*gg_plugin_script_fn)(const char *path, const struct gg_plugin_host *host,
+                                              char *err, size_t err_len);
+void gg_plugin_set_script_loader(gg_plugin_script_fn fn); /* NULL: none */
+int gg_plugin_has_script_loader(void);
+int gg_plugin_is_script(const char *path);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Host buffers with guard pages and canary bands (gg_hostbuf.c)                                */

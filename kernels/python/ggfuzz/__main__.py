@@ -1,0 +1,83 @@
+"""`python -m ggfuzz ARGS...`: the ggfuzz command line in a Python process, so that plugins may
+be Python files. It loads libggfuzz.so (GGFUZZ_LIB) with ctypes, checks that the ctypes mirror
+of the kernel ABI matches the library's layout, installs the loader of Python plugins, makes the
+campaign's workers start as this interpreter with `-m ggfuzz`, gives the signals the dispositions
+the ggfuzz executable starts with, runs gg_cli_main() and exits with its code. A library or
+package that cannot be loaded is a message and exit code 3."""
+
+import ctypes as C
+import os
+import signal
+import sys
+
+EXIT_HARNESS = 3
+
+
+def _fail(msg):
+    sys.stderr.write("ggfuzz: %s\n" % msg)
+    sys.stderr.flush()
+    os._exit(EXIT_HARNESS)
+
+
+def _library():
+    path = os.environ.get("GGFUZZ_LIB")
+    if not path:
+        _fail("GGFUZZ_LIB is not set: it names libggfuzz.so (built beside the ggfuzz executable,"
+              " which sets it when it starts Python)")
+    try:
+        return C.CDLL(os.path.abspath(path))
+    except OSError as e:
+        _fail("cannot load %s (GGFUZZ_LIB): %s" % (path, e))
+
+
+def main():
+    lib = _library()
+    try:
+        from . import _abi, _host
+    except ImportError as e:
+        _fail("the Python host cannot start under %s (GGFUZZ_PYTHON): %s"
+              % (sys.executable, e))
+    lib.gg_cli_abi_layout.restype = C.POINTER(_abi.AbiEntry)
+    diffs = _abi.layout_differences(lib.gg_cli_abi_layout())
+    if diffs:
+        more = " (and %d more)" % (len(diffs) - 4) if len(diffs) > 4 else ""
+        _fail("%s and the Python package (%s) disagree on the kernel ABI: %s%s"
+              % (os.environ["GGFUZZ_LIB"], os.path.dirname(__file__), "; ".join(diffs[:4]),
+                 more))
+    lib.gg_cli_set_plugin_loader.argtypes = [_abi.LOADER_FN]
+    lib.gg_cli_set_plugin_loader(_host.loader)
+    # Workers are this interpreter again, finding this package and this library.
+    self_cmd = [sys.executable, "-m", "ggfuzz"]
+    words = (C.c_char_p * len(self_cmd))(*[os.fsencode(w) for w in self_cmd])
+    if lib.gg_cli_set_self(len(self_cmd), words) != 0:
+        _fail("cannot set the command that starts workers")
+    os.environ["GGFUZZ_LIB"] = os.path.abspath(os.environ["GGFUZZ_LIB"])
+    pkg_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.environ.get("PYTHONPATH", "")
+    if pkg_dir not in path.split(os.pathsep):
+        os.environ["PYTHONPATH"] = pkg_dir + (os.pathsep + path if path else "")
+    # The ggfuzz executable starts with these at their defaults; Python changes them.
+    for name in ("SIGINT", "SIGPIPE", "SIGXFSZ"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    args = sys.argv[1:]
+    cmd = 0
+    while cmd + 1 < len(args) and args[cmd] == "--plugin":
+        cmd += 2
+    if args[cmd:cmd + 1] == ["worker"]:
+        sys.stdout = sys.stderr  # a worker's stdout is its channel to the supervisor
+    else:
+        sys.stdout.reconfigure(line_buffering=True)  # a forked run's prints are not lost
+    argv = [b"ggfuzz"] + [os.fsencode(a) for a in args]
+    c_argv = (C.c_char_p * (len(argv) + 1))(*argv, None)
+    lib.gg_cli_main.argtypes = [C.c_int, C.POINTER(C.c_char_p)]
+    rc = lib.gg_cli_main(len(argv), c_argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    C.CDLL(None).fflush(None)
+    # No interpreter teardown: the kernels' frameworks (a GPU runtime) may not survive it.
+    os._exit(rc)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+/*
+ * cli_fixture.h — what the command-line tests share: running a shell command line (ggfuzz with
+ * its arguments) and capturing what it prints.
+ */
+#ifndef GG_TEST_CLI_FIXTURE_H
+#define GG_TEST_CLI_FIXTURE_H
+
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <criterion/criterion.h>
+
+/* Runs cmd through the shell; out (len bytes) gets what it prints on stdout (cmd redirects
+   stderr as it wants), NUL-terminated. Returns the exit code; a death by signal fails the
+   test. */
+static inline int cli_shell(const char *cmd, char *out, size_t len)
+{
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    cr_assert(WIFEXITED(st), "ggfuzz did not exit normally: %s", cmd);
+    return WEXITSTATUS(st);
+}
+
+#endif /* GG_TEST_CLI_FIXTURE_H */

@@ -1,0 +1,57 @@
+"""Test-only Python kernels (test_cli_python): a correct grouped forward in NumPy that fails, in
+three ways, on a problem with an empty group: grouped_bf16_pyfault_raises raises, _aborts calls
+os.abort() and _hangs never returns. Problems without an empty group pass."""
+
+import os
+import time
+
+import numpy as np
+
+import ggfuzz
+
+
+def supports(p):
+    if (p.a_dtype, p.b_dtype) != ("bf16", "bf16") or p.c_dtype not in ("bf16", "f32"):
+        return "bf16 inputs, bf16 or f32 output only"
+    if p.scaling != "none" or p.bias_dtype != "none":
+        return "no scaling, no bias"
+    return None
+
+
+@np.errstate(all="ignore")
+def forward(p, o):
+    x = ggfuzz.bf16_to_f32
+    for g in range(p.groups):
+        lo, hi = int(p.group_offs[g]), int(p.group_offs[g + 1])
+        acc = x(o.a[lo:hi]) @ x(o.b[g]).T
+        if p.c_dtype == "bf16":
+            ggfuzz.f32_to_bf16(acc, out=o.c[lo:hi])
+        else:
+            o.c[lo:hi] = acc
+
+
+def empty_group(p):
+    return bool((p.group_lens == 0).any())
+
+
+def raises(p, o):
+    if empty_group(p):
+        raise ValueError("planted failure: an empty group among %d" % p.groups)
+    forward(p, o)
+
+
+def aborts(p, o):
+    if empty_group(p):
+        os.abort()
+    forward(p, o)
+
+
+def hangs(p, o):
+    while empty_group(p):
+        time.sleep(1)
+    forward(p, o)
+
+
+for name, fn in (("raises", raises), ("aborts", aborts), ("hangs", hangs)):
+    ggfuzz.register(ggfuzz.Kernel(name="grouped_bf16_pyfault_" + name, ops=("grouped_fwd",),
+                                  supports=supports, run=fn))

@@ -1,0 +1,179 @@
+/*
+ * test_cli_python.c — Python kernels on the ggfuzz command line: a `.py` plugin makes ggfuzz
+ * hand over to `python -m ggfuzz` (GGFUZZ_PYTHON: an interpreter with NumPy, found by CMake),
+ * whose kernels then show in `list`, replay the seeds they support, and are fuzzed in worker
+ * processes: the NumPy grouped GEMM's planted empty-group wgrad bug is found and minimised; a
+ * kernel that raises gives an error carrying the exception's last line, one that calls
+ * os.abort() a crash finding, one that never returns a timeout finding, and each run and
+ * campaign goes on. A plugin that fails to import, or a missing interpreter, is refused with
+ * exit code 3 and a message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "cli_fixture.h"
+
+#define SEEDS GG_SOURCE_DIR "/corpus/seeds"
+#define NUMPY_PLUGIN GG_SOURCE_DIR "/kernels/python/examples/numpy_grouped.py"
+#define NUMPY_KERNEL "grouped_bf16_numpy_ref"
+#define FAULTY GG_SOURCE_DIR "/tests/plugins/faulty_kernels.py"
+
+static char out[1 << 18];
+
+/* Runs `env ggfuzz args` through the shell with stdout and stderr in out; returns the exit code
+   (a death by signal fails the test). */
+static int ggfuzz_env(const char *env, const char *args)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "GGFUZZ_PLUGINS= %s '%s' %s 2>&1", env, GGFUZZ_BIN, args);
+    return cli_shell(cmd, out, sizeof out);
+}
+
+static int ggfuzz(const char *args)
+{
+    return ggfuzz_env("", args);
+}
+
+/* A fresh directory for a campaign's output, in dir (PATH_MAX bytes). */
+static void fresh_dir(char *dir, size_t len)
+{
+    snprintf(dir, len, "/tmp/ggfuzz-cli-python-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* The value of a `stat::name:` line of a campaign's output, or -1. */
+static long stat_value(const char *name)
+{
+    char key[128];
+    snprintf(key, sizeof key, "stat::%s:", name);
+    const char *s = strstr(out, key);
+    return s ? strtol(s + strlen(key), NULL, 10) : -1;
+}
+
+Test(cli_python, list_shows_the_python_kernel)
+{
+    cr_assert_eq(ggfuzz("--plugin " NUMPY_PLUGIN " list"), 0, "%s", out);
+    cr_expect(strstr(out, NUMPY_KERNEL) && strstr(out, "empty_group_garbage"), "%s", out);
+    cr_expect(strstr(out, "grouped_bf16_cpu_tiled"), "%s", out);
+    cr_assert_eq(ggfuzz_env("GGFUZZ_PLUGINS=" NUMPY_PLUGIN, "list"), 0, "%s", out);
+    cr_expect(strstr(out, NUMPY_KERNEL), "%s", out);
+}
+
+Test(cli_python, replays_the_seeds_it_supports)
+{
+    static const char *const seeds[] = {
+        "dgrad_basic", "dgrad_empty_first_last", "fwd_all_empty", "fwd_basic",
+        "fwd_empty_every_other", "fwd_empty_first", "fwd_empty_last", "fwd_ints_exact",
+        "fwd_splitk", "fwd_weights_past_2_31", "wgrad_all_empty", "wgrad_basic",
+        "wgrad_empty_first_splitk", "wgrad_many_groups"};
+    char args[4096];
+    size_t used = (size_t)snprintf(args, sizeof args, "--plugin " NUMPY_PLUGIN
+                                   " --replay --kernel " NUMPY_KERNEL);
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        used += (size_t)snprintf(args + used, sizeof args - used, " " SEEDS "/%s.case", seeds[i]);
+    cr_assert_eq(ggfuzz(args), 0, "%s", out);
+    cr_expect(strstr(out, "14 cases: 14 reproduced (14 pass, 0 faults), 0 did not reproduce"),
+              "%s", out);
+    /* The whole seed folder: the others are refused with the kernel's reason (exit code 4). */
+    cr_assert_eq(ggfuzz("run --plugin " NUMPY_PLUGIN " --kernel " NUMPY_KERNEL " " SEEDS), 4,
+                 "%s", out);
+    cr_expect(strstr(out, "14 passed, 0 failed, 14 refused, 0 errors"), "%s", out);
+    cr_expect(strstr(out, "inputs must be bf16 (a=e4m3 b=e4m3)"), "%s", out);
+}
+
+Test(cli_python, campaign_finds_and_minimises_the_planted_bug)
+{
+    char dir[256], args[1024];
+    fresh_dir(dir, sizeof dir);
+    snprintf(args, sizeof args, "--plugin " NUMPY_PLUGIN " fuzz --kernel " NUMPY_KERNEL
+             " --mutant empty_group_garbage --max-total-time 30 --seed 1 --workers 2"
+             " --artifacts %s/artifacts", dir);
+    int rc = ggfuzz(args);
+    cr_expect(rc >= 11 && rc <= 19, "exit code %d: %s", rc, out);
+    cr_expect(stat_value("new_faults") >= 1, "%s", out);
+    cr_expect(strstr(out, "MIN ") && strstr(out, "BUCKET "), "%s", out);
+    cr_expect(strstr(out, "/grouped_wgrad/") && strstr(out, "g:empty"), "%s", out);
+    cr_expect_eq(stat_value("worker_restarts"), 0, "%s", out);
+    remove_dir(dir);
+}
+
+Test(cli_python, raising_kernel_is_a_kernel_error)
+{
+    cr_expect_eq(ggfuzz("run --plugin " FAULTY " --kernel grouped_bf16_pyfault_raises " SEEDS
+                        "/fwd_empty_first.case " SEEDS "/fwd_basic.case"),
+                 3, "%s", out);
+    cr_expect(strstr(out, "kernel grouped_bf16_pyfault_raises failed: ValueError: planted "
+                          "failure: an empty group among 3 (faulty_kernels.py:"), "%s", out);
+    cr_expect(strstr(out, "1 passed, 0 failed, 0 refused, 1 errors"), "%s", out);
+    char dir[256], args[1024];
+    fresh_dir(dir, sizeof dir);
+    snprintf(args, sizeof args, "--plugin " FAULTY " fuzz --kernel grouped_bf16_pyfault_raises"
+             " --max-total-time 8 --seed 2 --workers 2 --artifacts %s/artifacts", dir);
+    cr_expect_eq(ggfuzz(args), 0, "%s", out);
+    cr_expect(strstr(out, "could not run") && strstr(out, "ValueError: planted failure"), "%s",
+              out);
+    cr_expect(stat_value("number_of_executed_units") > 10, "%s", out);
+    remove_dir(dir);
+}
+
+Test(cli_python, aborting_kernel_is_a_crash)
+{
+    cr_expect_eq(ggfuzz("run --plugin " FAULTY " --kernel grouped_bf16_pyfault_aborts " SEEDS
+                        "/fwd_empty_first.case " SEEDS "/fwd_basic.case"),
+                 11, "%s", out);
+    cr_expect(strstr(out, "crash") && strstr(out, "1 passed, 1 failed"), "%s", out);
+    char dir[256], args[1024];
+    fresh_dir(dir, sizeof dir);
+    snprintf(args, sizeof args, "--plugin " FAULTY " fuzz --kernel grouped_bf16_pyfault_aborts"
+             " --max-total-time 10 --seed 3 --workers 2 --no-minimize --artifacts %s/artifacts",
+             dir);
+    cr_expect_eq(ggfuzz(args), 11, "%s", out);
+    /* Each crash costs two fresh workers (the re-run confirms it): a few cases, not many. */
+    cr_expect(stat_value("worker_restarts") >= 2, "%s", out);
+    cr_expect(stat_value("number_of_executed_units") >= 4, "%s", out);
+    remove_dir(dir);
+}
+
+Test(cli_python, hanging_kernel_is_a_timeout)
+{
+    cr_expect_eq(ggfuzz("run --timeout 2 --plugin " FAULTY " --kernel grouped_bf16_pyfault_hangs "
+                        SEEDS "/fwd_empty_first.case " SEEDS "/fwd_basic.case"),
+                 12, "%s", out);
+    cr_expect(strstr(out, "timeout") && strstr(out, "1 passed, 1 failed"), "%s", out);
+    char dir[256], args[1024];
+    fresh_dir(dir, sizeof dir);
+    snprintf(args, sizeof args, "--plugin " FAULTY " fuzz --kernel grouped_bf16_pyfault_hangs"
+             " --max-total-time 15 --timeout 1 --seed 4 --workers 2 --no-minimize"
+             " --artifacts %s/artifacts", dir);
+    cr_expect_eq(ggfuzz(args), 12, "%s", out);
+    cr_expect(stat_value("timeouts") >= 1, "%s", out);
+    cr_expect(stat_value("number_of_executed_units") >= 4, "%s", out);
+    remove_dir(dir);
+}
+
+Test(cli_python, refusals_are_clean)
+{
+    cr_expect_eq(ggfuzz("--plugin " GG_SOURCE_DIR "/tests/plugins/raises_at_import.py list"), 3,
+                 "%s", out);
+    cr_expect(strstr(out, "raises_at_import.py: registration failed: RuntimeError: this plugin "
+                          "cannot be imported"), "%s", out);
+    cr_expect_eq(ggfuzz_env("GGFUZZ_PYTHON=/nonexistent/python3", "--plugin " NUMPY_PLUGIN
+                            " list"), 3, "%s", out);
+    cr_expect(strstr(out, "cannot start the Python interpreter '/nonexistent/python3'"), "%s",
+              out);
+    cr_expect_eq(ggfuzz_env("GGFUZZ_PYTHONPATH=/nonexistent", "--plugin " NUMPY_PLUGIN " list"),
+                 3, "%s", out);
+    cr_expect(strstr(out, "needs the ggfuzz Python package"), "%s", out);
+}
