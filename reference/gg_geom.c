@@ -90,6 +90,11 @@ void gg_problem_out_block(const struct gg_problem *p, int64_t g, struct gg_out_b
 int64_t gg_problem_out_elems(const struct gg_problem *p)
 {
     int64_t total = 0;
+    if (p->op == GG_OP_BATCHED && p->groups > 0) { /* alike blocks; a count may pass 2^40 */
+        struct gg_out_block b;
+        gg_problem_out_block(p, 0, &b);
+        return gg_size_mul(p->groups, gg_size_mul(b.rows, b.cols));
+    }
     for (int64_t g = 0; g < p->groups; g++) {
         struct gg_out_block b;
         gg_problem_out_block(p, g, &b);

@@ -780,7 +780,9 @@ static int64_t used_bytes(const struct gg_problem *p, int which, enum gg_dtype t
 {
     struct rowset rs = operand_rows(p, which);
     int64_t used = 0, page = sysconf(_SC_PAGESIZE);
-    for (int64_t i = 0; i < rs.mats; i++)
+    if (!rs.skip_empty_groups) /* every matrix is used: a batch count may be past 2^40 */
+        used = gg_size_mul(rs.mats, rs.rows);
+    for (int64_t i = 0; rs.skip_empty_groups && i < rs.mats; i++)
         used = gg_size_add(used, mat_used(p, &rs, i) ? rs.rows : 0);
     int64_t gap = gg_dtype_bytes(t, rs.ld - rs.rowlen);
     int64_t row = gap > page ? gg_size_add(gg_dtype_bytes(t, rs.rowlen), page)
@@ -819,10 +821,13 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
     /* Reference: c and |a||b| in double, plus the source product for quantised inputs; one
        group's operands gathered as doubles (values and magnitudes). */
     int64_t out = 0, gather = 0;
-    for (int64_t g = 0; g < p->groups; g++) {
+    /* The blocks of a batched problem are alike: one stands for all (a batch count may be
+       past 2^40). */
+    int64_t alike = p->op == GG_OP_BATCHED ? p->groups : 1;
+    for (int64_t g = 0; g < (alike > 1 ? 1 : p->groups); g++) {
         struct gg_out_block b;
         sized_block(p, g, &b);
-        out = gg_size_add(out, gg_size_mul(b.rows, b.cols));
+        out = gg_size_add(out, gg_size_mul(alike, gg_size_mul(b.rows, b.cols)));
         int64_t need = gg_size_mul(16, gg_size_mul(gg_size_add(b.rows, b.cols), b.red));
         gather = need > gather ? need : gather;
     }
