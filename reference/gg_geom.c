@@ -103,6 +103,18 @@ int64_t gg_problem_out_elems(const struct gg_problem *p)
     return total;
 }
 
+double gg_problem_flops(const struct gg_problem *p)
+{
+    double total = 0.0;
+    int64_t n = p->op == GG_OP_BATCHED && p->groups > 0 ? 1 : p->groups;
+    for (int64_t g = 0; g < n; g++) {
+        struct gg_out_block b;
+        gg_problem_out_block(p, g, &b);
+        total += 2.0 * (double)b.rows * (double)b.cols * (double)b.red;
+    }
+    return p->op == GG_OP_BATCHED ? total * (double)p->groups : total;
+}
+
 /* Span of a matrix of rows × cols with leading dimension ld: 0 when empty. */
 static int64_t mat_span(int64_t rows, int64_t cols, int64_t ld)
 {

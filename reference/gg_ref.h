@@ -202,6 +202,9 @@ struct gg_out_block {
 void gg_problem_out_block(const struct gg_problem *p, int64_t g, struct gg_out_block *b);
 /* Number of output elements summed over all groups (the logical output size). */
 int64_t gg_problem_out_elems(const struct gg_problem *p);
+/* Floating-point operations of the problem: 2 x output elements x reduction length, summed over
+   the groups (what TFLOP/s figures divide). */
+double gg_problem_flops(const struct gg_problem *p);
 /* Elements from the first to one past the last addressable element of A, B and C. */
 int64_t gg_problem_a_span(const struct gg_problem *p);
 int64_t gg_problem_b_span(const struct gg_problem *p);

@@ -263,3 +263,37 @@ Test(cli, json_report)
     json_decref(root);
     unlink(json);
 }
+
+Test(cli, bench_times_a_kernel_on_case_files)
+{
+    char csv[] = "/tmp/ggfuzz-bench-XXXXXX";
+    int fd = mkstemp(csv);
+    cr_assert(fd >= 0);
+    close(fd);
+    char args[512];
+    snprintf(args, sizeof args, "bench --kernel grouped_bf16_cpu_tiled --reps 3 --warmup 1 "
+                                "--csv %s " SEEDS "/fwd_basic.case", csv);
+    cr_expect_eq(ggfuzz(args, out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "TIMED") && strstr(out, "3 runs, wall clock") &&
+              strstr(out, "1 cases: 1 timed, 0 refused, 0 errors"), "%s", out);
+    FILE *f = fopen(csv, "r");
+    cr_assert(f != NULL);
+    char line[1024], row[1024] = "";
+    cr_assert(fgets(line, sizeof line, f) != NULL);
+    cr_expect(strncmp(line, "case,kernel,mutant,op,", 22) == 0, "%s", line);
+    cr_assert(fgets(row, sizeof row, f) != NULL);
+    fclose(f);
+    unlink(csv);
+    /* fwd_basic: 272 rows, N 256, K 512 */
+    cr_expect(strstr(row, "grouped_bf16_cpu_tiled,,grouped_fwd,4,272,256,512,7.13032e+07,") != NULL,
+              "%s", row);
+    /* A kernel that does not implement the op is a refusal; bad counts are usage errors. */
+    cr_expect_eq(ggfuzz("bench --kernel batched_bf16_cpu_tiled " SEEDS "/fwd_basic.case", out,
+                        sizeof out), GG_EXIT_REFUSED, "%s", out);
+    cr_expect(strstr(out, "REFUSED") != NULL, "%s", out);
+    cr_expect_eq(ggfuzz("bench --reps 0 " SEEDS "/fwd_basic.case", out, sizeof out),
+                 GG_EXIT_USAGE);
+    cr_expect(strstr(out, "--reps") != NULL, "%s", out);
+    cr_expect_eq(ggfuzz("bench " SEEDS "/no_such.case", out, sizeof out), GG_EXIT_HARNESS);
+    cr_expect(strstr(out, "no_such.case") != NULL, "%s", out);
+}

@@ -285,3 +285,28 @@ Test(gpu_device, sparse_buffer_has_memory_only_behind_its_live_ranges)
     cr_expect_lt(free0 - free1, (int64_t)8 << 20, "%lld bytes kept after the free",
                  (long long)(free0 - free1));
 }
+
+Test(gpu_device, bench_times_a_gpu_kernel_between_device_events)
+{
+    register_all();
+    need_device();
+    struct gg_case c;
+    make_case(&c, "grouped_bf16_cuda_persistent", "3", "17 0 40", 72, 64);
+    struct gg_bench_result r;
+    char err[1024] = "";
+    enum gg_status st = gg_bench_case(&c, NULL, 2, 7, &r, err, sizeof err);
+    cr_assert_eq(st, GG_OK, "%s", err);
+    cr_expect_eq(r.device, 1);
+    cr_expect_eq(r.reps, 7);
+    cr_expect(r.min_ms > 0.0 && r.min_ms <= r.median_ms && r.median_ms <= r.max_ms,
+              "%g %g %g", r.min_ms, r.median_ms, r.max_ms);
+    cr_expect_eq(r.flops, 2.0 * 57 * 72 * 64);
+    cr_expect_str_eq(r.kernel, "grouped_bf16_cuda_persistent");
+    /* A kernel whose run() fails ends the timing with its message. */
+    gg_case_free(&c);
+    make_case(&c, "grouped_bf16_cuda_persistent", "3", "17 0 40", 72, 64);
+    struct gg_run_opts o = {.kernel = "no_such_kernel"};
+    cr_expect_eq(gg_bench_case(&c, &o, 0, 1, &r, err, sizeof err), GG_E_INVAL);
+    cr_expect(strstr(err, "no_such_kernel") != NULL, "%s", err);
+    gg_case_free(&c);
+}

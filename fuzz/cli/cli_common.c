@@ -43,7 +43,7 @@ static const char EXIT_CODES[] =
 const struct gg_cli_command *const gg_cli_commands[] = {
     &gg_cli_run_command,      &gg_cli_list_command,  &gg_cli_minimize_command,
     &gg_cli_fuzz_command,     &gg_cli_selftest_command, &gg_cli_suite_command,
-    &gg_cli_report_command,   NULL};
+    &gg_cli_report_command,   &gg_cli_bench_command, NULL};
 
 /* Every environment variable ggfuzz reads, printed after the exit codes. */
 static const char *const ENVIRONMENT[][2] = {

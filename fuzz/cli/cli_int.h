@@ -87,7 +87,7 @@ struct gg_cli_command {
 };
 extern const struct gg_cli_command gg_cli_run_command, gg_cli_list_command,
     gg_cli_minimize_command, gg_cli_fuzz_command, gg_cli_selftest_command, gg_cli_suite_command,
-    gg_cli_report_command;
+    gg_cli_report_command, gg_cli_bench_command;
 /* The commands in the order of the usage text, NULL-terminated. */
 extern const struct gg_cli_command *const gg_cli_commands[];
 
@@ -128,5 +128,6 @@ int gg_cli_worker(void);
 /* plugins: the --plugin paths given before the command (already loaded), for the workers. */
 int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins);
 int gg_cli_report(int argc, char **argv);
+int gg_cli_bench(int argc, char **argv);
 
 #endif /* GG_CLI_INT_H */

@@ -59,6 +59,8 @@ int gg_cli_main(int argc, char **argv)
         return gg_cli_suite(argc - 1, argv + 1, lead, n_lead);
     if (!strcmp(cmd, "report"))
         return gg_cli_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench"))
+        return gg_cli_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "worker"))
         return gg_cli_worker();
     fprintf(stderr, "ggfuzz: unknown command '%s'\n\n", cmd);

@@ -726,7 +726,8 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
     /* The unquantised source is what the quantised inputs approximate. Its thresholds were
        calibrated on zero-mean normal data (numerics.md §4): other recipes (constants, near-max
        values, planted scale codes) quantise worse by design, so they get no source check. */
-    if ((is_quantised(p->a_dtype) || is_quantised(p->b_dtype)) && c->plant_e8m0 == 0 &&
+    if (!t->inputs_on_device && (is_quantised(p->a_dtype) || is_quantised(p->b_dtype)) &&
+        c->plant_e8m0 == 0 &&
         zero_mean_normal(&c->dist_a) && zero_mean_normal(&c->dist_b))
         if ((st = make_source(t, err, err_len)) != GG_OK)
             return st;
@@ -748,7 +749,7 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
             .src = src[w],
             .plan = g,
         };
-        if ((st = fill_operand(c, p, w, &r, err, err_len)) != GG_OK ||
+        if ((!t->inputs_on_device && (st = fill_operand(c, p, w, &r, err, err_len)) != GG_OK) ||
             (st = protect_unused(t, w, w == 0 ? &t->a : &t->b, PROT_READ, err, err_len)) != GG_OK)
             return st;
     }

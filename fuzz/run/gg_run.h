@@ -151,6 +151,29 @@ void gg_run_result_free(struct gg_run_result *r);
 enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
                            struct gg_run_result *r, char *err, size_t err_len);
 
+/* The timing of a kernel on one case (gg_bench.c). */
+#define GG_BENCH_MAX_REPS 1000
+struct gg_bench_result {
+    char kernel[GG_CASE_NAME_MAX]; /* the kernel and mutant that ran (after overrides) */
+    char mutant[GG_CASE_NAME_MAX];
+    enum gg_op op;                 /* the problem as it ran (defaults filled) */
+    int64_t groups, m, n, k;
+    double flops;                  /* gg_problem_flops() of the case */
+    double median_ms, min_ms, max_ms; /* over the timed runs */
+    int reps;                      /* timed runs */
+    int device;                    /* 1: device time between events on the harness's stream;
+                                      0: wall time of run() (a CPU kernel) */
+};
+/*
+ * Times kernel runs on case c: the admission and supports() of gg_run_case() (o's overrides
+ * and memory limit), the inputs made as for a run (for a GPU kernel generated on the device
+ * only, never on the host), then warmup untimed runs and reps timed ones (1..GG_BENCH_MAX_REPS),
+ * each waited for. No oracle judges the output: timing is not verification. A failed run() or a
+ * device error ends it with the kernel's message.
+ */
+enum gg_status gg_bench_case(const struct gg_case *c, const struct gg_run_opts *o, int warmup,
+                             int reps, struct gg_bench_result *r, char *err, size_t err_len);
+
 /*
  * gg_run_case() in a child process (gg_isolate.c): a kernel that kills its process gives a
  * `crash` verdict, one that runs past timeout_s (0: no limit) is killed and gives `timeout`;
@@ -196,6 +219,10 @@ struct gg_tensors {
     struct gg_gen_plan gen[2];
     struct gg_hostpool *pool; /* (optional, not owned) buffers come from and go back here */
     enum gg_guard guard;      /* the case's placement of A and B */
+    /* Set before gg_tensors_make() when only a device target reads A and B (timing, no
+       reference): they are planned but left unfilled on the host, and the device generates
+       them. */
+    int inputs_on_device;
 };
 
 /* Builds the problem of case c in t, defaults filled and geometry checked, without the moe

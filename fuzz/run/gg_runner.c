@@ -248,6 +248,43 @@ done:
     return st;
 }
 
+enum gg_status gg_run_setup(const struct gg_case *c, const struct gg_run_opts *o,
+                            int inputs_on_device, const struct gg_kernel **kp,
+                            struct gg_case *eff, struct gg_tensors *t, struct gg_run_result *r,
+                            char *err, size_t err_len)
+{
+    const struct gg_kernel *k = NULL;
+    enum gg_status st = admit(c, o, &k, eff, err, err_len);
+    if (st != GG_OK)
+        return st;
+    *kp = k;
+    snprintf(r->kernel, sizeof r->kernel, "%s", eff->kernel);
+    snprintf(r->mutant, sizeof r->mutant, "%s", eff->mutant);
+    /* Admitted on the estimate before the routing is built, and again with the workspace that
+       the kernel asks for once it has seen the whole problem. */
+    if ((st = gg_tensors_shape(eff, t, err, err_len)) != GG_OK ||
+        (st = admit_memory(t, 0, o, r, err, err_len)) != GG_OK ||
+        (st = gg_tensors_route(eff, t, err, err_len)) != GG_OK)
+        return st;
+    t->pool = o ? o->pool : NULL;
+    t->inputs_on_device = inputs_on_device && k->backend != GG_BACKEND_CPU;
+    char why[256] = "";
+    if (!k->supports(&t->p, why, sizeof why)) {
+        snprintf(err, err_len, "kernel %s does not support this case: %s", k->name,
+                 why[0] ? why : "no reason given");
+        return GG_E_UNSUPPORTED;
+    }
+    size_t ws = k->workspace_bytes ? k->workspace_bytes(&t->p) : 0;
+    if ((st = admit_memory(t, ws, o, r, err, err_len)) != GG_OK)
+        return st;
+    return gg_tensors_make(eff, ws, t, err, err_len);
+}
+
+const struct gg_target_i *gg_run_target_of(const struct gg_kernel *k)
+{
+    return k->backend == GG_BACKEND_CPU ? &gg_hostrun_iface : &gg_devrun_iface;
+}
+
 enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
                            struct gg_run_result *r, char *err, size_t err_len)
 {
@@ -260,28 +297,8 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     struct gg_tensors t;
     memset(&t, 0, sizeof t);
     void *out1 = NULL;
-    enum gg_status st = admit(c, o, &k, &eff, err, err_len);
+    enum gg_status st = gg_run_setup(c, o, 0, &k, &eff, &t, r, err, err_len);
     if (st != GG_OK)
-        goto done;
-    snprintf(r->kernel, sizeof r->kernel, "%s", eff.kernel);
-    snprintf(r->mutant, sizeof r->mutant, "%s", eff.mutant);
-    /* Admitted on the estimate before the routing is built, and again with the workspace that
-       the kernel asks for once it has seen the whole problem. */
-    if ((st = gg_tensors_shape(&eff, &t, err, err_len)) != GG_OK ||
-        (st = admit_memory(&t, 0, o, r, err, err_len)) != GG_OK ||
-        (st = gg_tensors_route(&eff, &t, err, err_len)) != GG_OK)
-        goto done;
-    t.pool = o ? o->pool : NULL;
-    char why[256] = "";
-    if (!k->supports(&t.p, why, sizeof why)) {
-        snprintf(err, err_len, "kernel %s does not support this case: %s", k->name,
-                 why[0] ? why : "no reason given");
-        st = GG_E_UNSUPPORTED;
-        goto done;
-    }
-    size_t ws = k->workspace_bytes ? k->workspace_bytes(&t.p) : 0;
-    if ((st = admit_memory(&t, ws, o, r, err, err_len)) != GG_OK ||
-        (st = gg_tensors_make(&eff, ws, &t, err, err_len)) != GG_OK)
         goto done;
     out1 = gg_output_alloc(&t);
     if (!out1) {
@@ -290,10 +307,7 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
         goto done;
     }
     struct gg_observations obs = {0};
-    struct gg_target tg = {
-        .iface = k->backend == GG_BACKEND_CPU ? &gg_hostrun_iface : &gg_devrun_iface,
-        .t = &t,
-    };
+    struct gg_target tg = {.iface = gg_run_target_of(k), .t = &t};
     st = run_target(&tg, k, out1, &obs, &r->kernel_seconds, err, err_len);
     if (st != GG_OK ||
         (!obs.device_error && (st = judge(&eff, k, &t, out1, o, r, err, err_len)) != GG_OK))

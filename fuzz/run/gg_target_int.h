@@ -70,4 +70,18 @@ extern const struct gg_target_i gg_hostrun_iface;
  */
 extern const struct gg_target_i gg_devrun_iface;
 
+/* The target that runs kernel k: the host target for a CPU kernel, else the device target. */
+const struct gg_target_i *gg_run_target_of(const struct gg_kernel *k);
+
+/* What every run of a case does before the kernel runs (gg_runner.c): the kernel and mutant
+   admission (kernel and mutant overrides of o applied to the copy eff, *kp the kernel), the
+   shape, the host-memory admission, the routing, supports() and the materialisation into t;
+   with inputs_on_device and a GPU kernel, A and B are left for the device target to generate
+   (t->inputs_on_device). r gets the kernel, the mutant and the memory
+   estimate. The caller frees eff and t whatever the result. */
+enum gg_status gg_run_setup(const struct gg_case *c, const struct gg_run_opts *o,
+                            int inputs_on_device, const struct gg_kernel **kp,
+                            struct gg_case *eff, struct gg_tensors *t, struct gg_run_result *r,
+                            char *err, size_t err_len);
+
 #endif /* GG_TARGET_INT_H */

@@ -12,8 +12,21 @@
  * as "WRONG" in the table and the CSV. Prints a table with the ratio ours / vendor and writes a
  * CSV.
  *
+ * Python kernels (torch._grouped_mm and torch._scaled_grouped_mm, the grouped GEMMs users pick)
+ * are timed in the same run through the bridge: each row's problem is written as a case file
+ * (the same group sizes and the same constant inputs; FP8 with rowwise scales, the recipe of
+ * torch._scaled_grouped_mm) and `ggfuzz --plugin FILE bench --kernel NAME` times it in its own
+ * process (median of 20 runs after 3, device events on the harness's stream, the bridge's cost
+ * included). Their outputs are not checked here (campaigns verify them). Each row then also gives
+ * the Python kernel that ran its problem and the ratio ours / it.
+ *
  *   bench_gpu_grouped OUT.csv [--quick] [--shape NAME] [--routing balanced|skewed]
- *                     [--op fwd|dgrad|wgrad] [--rows N]
+ *                     [--op fwd|dgrad|wgrad] [--rows N] [--python FILE.py:KERNEL]...
+ *                     [--no-python]
+ *
+ * --python (repeatable) names the Python kernels; by default the adapters of the source tree
+ * (kernels/python/adapters: grouped_bf16_torch_grouped_mm, grouped_fp8_torch_scaled_grouped_mm)
+ * when their files exist; --no-python times none.
  *
  * --quick: the first shape, balanced routing. --shape, --routing and --op keep only the rows
  * named (for a profiler run of one problem). --rows: routed rows other than 32768 (balanced
@@ -24,6 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kernels/gg_kernel.h"
 #include "kernels/builtin/gg_builtin.h"
@@ -47,6 +62,22 @@ static const struct shape shapes[] = {
     {"qwen3_235b", 16, 3072, 4096},
     {"gpt_oss_20b", 32, 5760, 2880},
 };
+
+/* The Python kernels timed through the bridge, and what `ggfuzz bench` measured for them. */
+#define MAX_PY 4
+#define MAX_PY_RESULTS 256
+struct pykernel {
+    char file[1024], name[128];
+};
+static struct pykernel g_py[MAX_PY];
+static int g_npy;
+struct pyresult {
+    char stem[128];
+    int kernel; /* index in g_py */
+    double tflops;
+};
+static struct pyresult g_pyres[MAX_PY_RESULTS];
+static int g_npyres;
 
 static const struct gg_kernel *kernel_named(const char *name)
 {
@@ -148,6 +179,119 @@ static double output_error(const struct gg_problem *p, const struct bufs *bf, in
     return worst;
 }
 
+/* ---- Python kernels through the bridge ---------------------------------------------------- */
+
+static const char *const op_names[] = {"fwd", "dgrad", "wgrad"};
+
+/* The case file name of a row's problem: shape_routing_op_dtype. */
+static void row_stem(char *buf, size_t len, const char *shape, const char *route, int op, int fp8)
+{
+    snprintf(buf, len, "%s_%s_%s_%s", shape, route, op_names[op], fp8 ? "fp8" : "bf16");
+}
+
+/* Writes the problem of a row as a case file in dir: the group sizes of the routing, constant
+   inputs of the values the table's own runs use (FP8: rowwise scales). */
+static int write_case(const char *dir, const struct shape *s, int skewed, int op, int fp8)
+{
+    int64_t lens[64] = {0}, offs[65] = {0};
+    routing(s->groups, skewed, lens, offs);
+    char stem[128], path[1400];
+    row_stem(stem, sizeof stem, s->name, skewed ? "skewed" : "balanced", op, fp8);
+    snprintf(path, sizeof path, "%s/%s.case", dir, stem);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "bench_gpu_grouped: cannot write %s\n", path);
+        return 0;
+    }
+    const char *in = fp8 ? "e4m3" : "bf16";
+    double v = gg_decode(fp8 ? GG_DTYPE_E4M3 : GG_DTYPE_BF16, fp8 ? FILL : FILL << 8 | FILL);
+    fprintf(f, "ggfuzz-case 1\nop grouped_%s\nkernel %s\ndtypes a=%s b=%s c=bf16 acc=f32\n"
+               "scaling %s\ngroups %lld\ngroup_lens", op_names[op], g_py[0].name, in, in,
+            fp8 ? "rowwise" : "none", (long long)s->groups);
+    for (int64_t g = 0; g < s->groups; g++)
+        fprintf(f, " %lld", (long long)lens[g]);
+    fprintf(f, "\nn %lld\nk %lld\ndata a=const(%.17g) b=const(%.17g)\nseed 1\n",
+            (long long)s->n, (long long)s->k, v, v);
+    return fclose(f) == 0;
+}
+
+/* Reads the CSV `ggfuzz bench` wrote for Python kernel i. */
+static void read_results(const char *csv_path, int i)
+{
+    FILE *f = fopen(csv_path, "r");
+    char line[4096];
+    if (f == NULL)
+        return;
+    while (fgets(line, sizeof line, f) && g_npyres < MAX_PY_RESULTS) {
+        char *field[16];
+        int n = 0;
+        for (char *p = line; n < 16 && p != NULL; n++) {
+            field[n] = p;
+            p = strchr(p, ',');
+            if (p != NULL)
+                *p++ = '\0';
+        }
+        if (n < 13 || strcmp(field[0], "case") == 0)
+            continue;
+        const char *base = strrchr(field[0], '/');
+        base = base ? base + 1 : field[0];
+        struct pyresult *r = &g_pyres[g_npyres++];
+        snprintf(r->stem, sizeof r->stem, "%.*s", (int)strcspn(base, "."), base);
+        r->kernel = i;
+        r->tflops = strtod(field[12], NULL);
+    }
+    fclose(f);
+}
+
+/* Writes every kept row's problem as a case and times each Python kernel on them with
+   `ggfuzz bench` (its lines go to stderr). */
+static void bench_python(const char *ggfuzz, int quick, int (*keep)(const struct shape *, int,
+                                                                    int))
+{
+    char dir[] = "/tmp/bench_gpu_grouped.XXXXXX";
+    if (g_npy == 0 || mkdtemp(dir) == NULL)
+        return;
+    int ok = 1;
+    for (size_t i = 0; i < (quick ? 1 : sizeof shapes / sizeof shapes[0]); i++)
+        for (int skewed = 0; skewed <= (quick ? 0 : 1); skewed++)
+            for (int op = GG_OP_GROUPED_FWD; op <= GG_OP_GROUPED_WGRAD; op++)
+                for (int fp8 = 0; ok && fp8 <= 1; fp8++)
+                    if (keep(&shapes[i], skewed, op))
+                        ok = write_case(dir, &shapes[i], skewed, op, fp8);
+    for (int i = 0; ok && i < g_npy; i++) {
+        char cmd[4096], csv[1400];
+        snprintf(csv, sizeof csv, "%s/%s.csv", dir, g_py[i].name);
+        snprintf(cmd, sizeof cmd, "'%s' --plugin '%s' bench --kernel '%s' --csv '%s' '%s' 1>&2",
+                 ggfuzz, g_py[i].file, g_py[i].name, csv, dir);
+        fprintf(stderr, "bench_gpu_grouped: %s\n", cmd);
+        int rc = system(cmd);
+        if (rc != 0)
+            fprintf(stderr, "bench_gpu_grouped: ggfuzz bench of %s exited with %d (refused cases "
+                            "exit 4)\n", g_py[i].name, WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+        read_results(csv, i);
+        remove(csv);
+    }
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_gpu_grouped: could not remove %s\n", dir);
+}
+
+/* The Python kernel's TFLOP/s on a row's problem (NAN: none ran it) and its index in *which. */
+static double python_tflops(const char *shape, const char *route, const struct gg_problem *p,
+                            int *which)
+{
+    char stem[128];
+    row_stem(stem, sizeof stem, shape, route, p->op, p->a_dtype != GG_DTYPE_BF16);
+    for (int i = 0; i < g_npyres; i++)
+        if (strcmp(g_pyres[i].stem, stem) == 0) {
+            *which = g_pyres[i].kernel;
+            return g_pyres[i].tflops;
+        }
+    *which = -1;
+    return NAN;
+}
+
 /* k on p: the median milliseconds (negative when it cannot run) and, from one more run on a
    poisoned C, the output's largest relative error. */
 static struct timing time_kernel(const struct gg_kernel *k, const struct gg_problem *p,
@@ -205,8 +349,6 @@ static struct timing time_kernel(const struct gg_kernel *k, const struct gg_prob
     return r;
 }
 
-static const char *const op_names[] = {"fwd", "dgrad", "wgrad"};
-
 /* "ok", or "WRONG" past the tolerance, for a row of the table. */
 static const char *verdict(const struct timing *t)
 {
@@ -227,12 +369,16 @@ static int bench_pair(FILE *csv, const struct shape *s, const char *route, struc
     double tf_ours = ot.ms > 0 ? flop / (ot.ms * 1e9) : NAN;
     double tf_vend = vt->ms > 0 ? flop / (vt->ms * 1e9) : NAN;
     double ratio = tf_ours / tf_vend;
-    printf("%-12s %-8s %-6s %-30s %8.1f %-5s  %-30s %8.1f %-5s  %6.2f\n", s->name, route,
-           op_names[p->op], ours ? ours->name : "-", tf_ours, verdict(&ot),
-           vendor ? vendor->name : "-", tf_vend, verdict(vt), ratio);
-    fprintf(csv, "%s,%s,%s,%s,%.4f,%.2f,%.3g,%s,%.4f,%.2f,%.3g,%.3f\n", s->name, route,
-            op_names[p->op], ours ? ours->name : "", ot.ms, tf_ours, ot.rel_err,
-            vendor ? vendor->name : "", vt->ms, tf_vend, vt->rel_err, ratio);
+    int py = -1;
+    double tf_py = python_tflops(s->name, route, p, &py);
+    printf("%-12s %-8s %-6s %-30s %8.1f %-5s  %-30s %8.1f %-5s  %6.2f  %-36s %8.1f  %6.2f\n",
+           s->name, route, op_names[p->op], ours ? ours->name : "-", tf_ours, verdict(&ot),
+           vendor ? vendor->name : "-", tf_vend, verdict(vt), ratio, py >= 0 ? g_py[py].name : "-",
+           tf_py, tf_ours / tf_py);
+    fprintf(csv, "%s,%s,%s,%s,%.4f,%.2f,%.3g,%s,%.4f,%.2f,%.3g,%.3f,%s,%.2f,%.3f\n", s->name,
+            route, op_names[p->op], ours ? ours->name : "", ot.ms, tf_ours, ot.rel_err,
+            vendor ? vendor->name : "", vt->ms, tf_vend, vt->rel_err, ratio,
+            py >= 0 ? g_py[py].name : "", tf_py, tf_ours / tf_py);
     fflush(stdout);
     fflush(csv);
     if (ot.ms >= 0 && !(ot.rel_err <= CHECK_TOL))
@@ -249,6 +395,44 @@ struct only {
 static int kept(const char *want, const char *name)
 {
     return want == NULL || strcmp(want, name) == 0;
+}
+
+static struct only g_only;
+
+/* Whether the row (shape, routing, op) is kept by --shape, --routing and --op. */
+static int row_kept(const struct shape *s, int skewed, int op)
+{
+    return kept(g_only.shape, s->name) && kept(g_only.routing, skewed ? "skewed" : "balanced") &&
+           kept(g_only.op, op_names[op]);
+}
+
+/* Adds the Python kernel FILE.py:KERNEL; 0 when the argument is not of that form. */
+static int add_python(const char *arg)
+{
+    const char *colon = strrchr(arg, ':');
+    if (colon == NULL || colon == arg || colon[1] == '\0' || g_npy == MAX_PY)
+        return 0;
+    snprintf(g_py[g_npy].file, sizeof g_py[g_npy].file, "%.*s", (int)(colon - arg), arg);
+    snprintf(g_py[g_npy].name, sizeof g_py[g_npy].name, "%s", colon + 1);
+    g_npy++;
+    return 1;
+}
+
+/* The adapters of the source tree whose files exist. */
+static void default_python(void)
+{
+    static const char *const adapters[][2] = {
+        {"torch_grouped_mm.py", "grouped_bf16_torch_grouped_mm"},
+        {"torch_scaled_grouped_mm.py", "grouped_fp8_torch_scaled_grouped_mm"},
+    };
+    for (size_t i = 0; i < sizeof adapters / sizeof adapters[0]; i++) {
+        char file[1200], arg[1400];
+        snprintf(file, sizeof file, "%s/kernels/python/adapters/%s", GG_SOURCE_DIR,
+                 adapters[i][0]);
+        snprintf(arg, sizeof arg, "%s:%s", file, adapters[i][1]);
+        if (access(file, R_OK) == 0)
+            add_python(arg);
+    }
 }
 
 static int bench_shape(FILE *csv, const struct shape *s, int skewed, const struct only *only)
@@ -324,7 +508,8 @@ static int bench_shape(FILE *csv, const struct shape *s, int skewed, const struc
 static int usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s OUT.csv [--quick] [--shape NAME] [--routing balanced|skewed] "
-                    "[--op fwd|dgrad|wgrad] [--rows N]\n", argv0);
+                    "[--op fwd|dgrad|wgrad] [--rows N] [--python FILE.py:KERNEL]... "
+                    "[--no-python] [--ggfuzz PATH]\n", argv0);
     return 2;
 }
 
@@ -332,9 +517,23 @@ int main(int argc, char **argv)
 {
     if (argc < 2 || argv[1][0] == '-')
         return usage(argv[0]);
-    int quick = 0;
+    int quick = 0, no_python = 0;
+    const char *ggfuzz = GG_GGFUZZ_EXE;
     struct only only = {NULL, NULL, NULL};
     for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--python") == 0 && i + 1 < argc) {
+            if (!add_python(argv[++i]))
+                return usage(argv[0]);
+            continue;
+        }
+        if (strcmp(argv[i], "--no-python") == 0) {
+            no_python = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--ggfuzz") == 0 && i + 1 < argc) {
+            ggfuzz = argv[++i];
+            continue;
+        }
         const char **slot = strcmp(argv[i], "--shape") == 0     ? &only.shape
                             : strcmp(argv[i], "--routing") == 0 ? &only.routing
                             : strcmp(argv[i], "--op") == 0      ? &only.op
@@ -356,15 +555,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_gpu_grouped: no GPU device\n");
         return 1;
     }
+    g_only = only;
+    if (no_python)
+        g_npy = 0;
+    else if (g_npy == 0)
+        default_python();
+    bench_python(ggfuzz, quick, row_kept);
     FILE *csv = fopen(argv[1], "w");
     if (csv == NULL) {
         fprintf(stderr, "bench_gpu_grouped: cannot write %s\n", argv[1]);
         return 1;
     }
     fprintf(csv, "shape,routing,op,ours,ours_ms,ours_tflops,ours_rel_err,vendor,vendor_ms,"
-                 "vendor_tflops,vendor_rel_err,ratio\n");
-    printf("%-12s %-8s %-6s %-30s %8s %-5s  %-30s %8s %-5s  %6s\n", "shape", "routing", "op",
-           "ours", "TFLOP/s", "check", "vendor", "TFLOP/s", "check", "ratio");
+                 "vendor_tflops,vendor_rel_err,ratio,python,python_tflops,ratio_python\n");
+    printf("%-12s %-8s %-6s %-30s %8s %-5s  %-30s %8s %-5s  %6s  %-36s %8s  %6s\n", "shape",
+           "routing", "op", "ours", "TFLOP/s", "check", "vendor", "TFLOP/s", "check", "ratio",
+           "python (bridge)", "TFLOP/s", "ratio");
     int ok = 1;
     for (size_t i = 0; i < (quick ? 1 : sizeof shapes / sizeof shapes[0]) && ok; i++)
         for (int skewed = 0; skewed <= (quick ? 0 : 1) && ok; skewed++)

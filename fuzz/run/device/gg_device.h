@@ -81,6 +81,13 @@ enum gg_status gg_device_sync(struct gg_device *d, const char *what, char *err, 
 /* Reports a launch error left by asynchronous work without waiting (cudaGetLastError). */
 enum gg_status gg_device_check(struct gg_device *d, const char *what, char *err, size_t err_len);
 
+/* The device time of the work queued on the context's stream between a start and a stop mark
+   (a pair of events, created on first use): start records the first; stop records the second,
+   waits for it and gives the milliseconds between them. Work a kernel queued on another stream
+   counts only when the kernel waited for it before returning. */
+enum gg_status gg_device_timer_start(struct gg_device *d, char *err, size_t err_len);
+enum gg_status gg_device_timer_stop(struct gg_device *d, double *ms, char *err, size_t err_len);
+
 /* Allocates a guarded buffer of bytes bytes (0 is allowed): data zeroed, both bands filled with
    the canary pattern of the host bands (gg_oracle_canary). Small buffers come from a pool. */
 enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf *b, size_t bytes, char *err,

@@ -41,6 +41,8 @@ struct gg_device {
     struct pooled pool[POOL_MAX_ENTRIES];
     int n_pool;
     size_t pool_bytes;
+    cudaEvent_t timer[2]; /* the marks of gg_device_timer_start/stop (created on first use) */
+    int have_timer;
 };
 
 /* The one piece of process state of the device services (see gg_device.h). */
@@ -250,6 +252,30 @@ extern "C" enum gg_status gg_device_check(struct gg_device *d, const char *what,
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return fail(d, e, what, __FILE__, __LINE__, err, err_len);
+    return GG_OK;
+}
+
+extern "C" enum gg_status gg_device_timer_start(struct gg_device *d, char *err, size_t err_len)
+{
+    LIVE(d);
+    if (!d->have_timer) {
+        CK(d, cudaEventCreate(&d->timer[0]));
+        CK(d, cudaEventCreate(&d->timer[1]));
+        d->have_timer = 1;
+    }
+    CK(d, cudaEventRecord(d->timer[0], d->stream));
+    return GG_OK;
+}
+
+extern "C" enum gg_status gg_device_timer_stop(struct gg_device *d, double *ms, char *err,
+                                               size_t err_len)
+{
+    LIVE(d);
+    float elapsed = 0.0f;
+    CK(d, cudaEventRecord(d->timer[1], d->stream));
+    CK(d, cudaEventSynchronize(d->timer[1]));
+    CK(d, cudaEventElapsedTime(&elapsed, d->timer[0], d->timer[1]));
+    *ms = (double)elapsed;
     return GG_OK;
 }
 

@@ -65,6 +65,18 @@ enum gg_status gg_device_check(struct gg_device *d, const char *what, char *err,
     return unsupported(err, err_len);
 }
 
+enum gg_status gg_device_timer_start(struct gg_device *d, char *err, size_t err_len)
+{
+    (void)d;
+    return unsupported(err, err_len);
+}
+
+enum gg_status gg_device_timer_stop(struct gg_device *d, double *ms, char *err, size_t err_len)
+{
+    (void)d, (void)ms;
+    return unsupported(err, err_len);
+}
+
 enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf *b, size_t bytes, char *err,
                                size_t err_len)
 {
