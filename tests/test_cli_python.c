@@ -6,7 +6,8 @@
  * kernel that raises gives an error carrying the exception's last line, one that calls
  * os.abort() a crash finding, one that never returns a timeout finding, and each run and
  * campaign goes on. A plugin that fails to import, or a missing interpreter, is refused with
- * exit code 3 and a message.
+ * exit code 3 and a message. Every adapter of kernels/python/adapters and the Triton example list
+ * their kernels where torch, Triton and JAX cannot be imported (they import them lazily).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,9 @@
 #define NUMPY_PLUGIN GG_SOURCE_DIR "/kernels/python/examples/numpy_grouped.py"
 #define NUMPY_KERNEL "grouped_bf16_numpy_ref"
 #define FAULTY GG_SOURCE_DIR "/tests/plugins/faulty_kernels.py"
+#define ADAPTERS GG_SOURCE_DIR "/kernels/python/adapters/"
+/* Modules named torch, jax and triton whose import fails. */
+#define NO_FRAMEWORKS "PYTHONPATH=" GG_SOURCE_DIR "/tests/plugins/no_frameworks"
 
 static char out[1 << 18];
 
@@ -176,4 +180,36 @@ Test(cli_python, refusals_are_clean)
     cr_expect_eq(ggfuzz_env("GGFUZZ_PYTHONPATH=/nonexistent", "--plugin " NUMPY_PLUGIN " list"),
                  3, "%s", out);
     cr_expect(strstr(out, "needs the ggfuzz Python package"), "%s", out);
+}
+
+Test(cli_python, adapters_list_without_torch_triton_or_jax)
+{
+    static const struct {
+        const char *file, *kernels[3];
+    } plugins[] = {
+        {ADAPTERS "torch_grouped_mm.py", {"grouped_bf16_torch_grouped_mm"}},
+        {ADAPTERS "torch_scaled_grouped_mm.py",
+         {"grouped_fp8_torch_scaled_grouped_mm", "grouped_fp8_torch_scaled_grouped_mm_fastaccum"}},
+        {ADAPTERS "torch_scaled_mm.py",
+         {"dense_fp8_torch_scaled_mm_tensorwise", "dense_fp8_torch_scaled_mm_rowwise",
+          "dense_fp8_torch_scaled_mm_blockwise"}},
+        {ADAPTERS "torch_bmm.py", {"batched_bf16_torch_bmm"}},
+        {ADAPTERS "inductor_grouped_mm.py", {"grouped_bf16_inductor_triton"}},
+        {ADAPTERS "jax_ragged_dot.py",
+         {"grouped_bf16_jax_ragged_dot", "grouped_bf16_jax_ragged_dot_general"}},
+        {GG_SOURCE_DIR "/kernels/python/examples/triton_grouped.py",
+         {"grouped_bf16_triton_example"}},
+    };
+    char args[1024];
+    for (size_t i = 0; i < sizeof plugins / sizeof plugins[0]; i++) {
+        snprintf(args, sizeof args, "--plugin %s list", plugins[i].file);
+        cr_assert_eq(ggfuzz_env(NO_FRAMEWORKS, args), 0, "%s: %s", plugins[i].file, out);
+        for (int k = 0; k < 3 && plugins[i].kernels[k]; k++)
+            cr_expect(strstr(out, plugins[i].kernels[k]), "%s lacks %s: %s", plugins[i].file,
+                      plugins[i].kernels[k], out);
+    }
+    /* The stand-ins do stop an import: a plugin that imports torch at once is refused. */
+    cr_expect_eq(ggfuzz_env(NO_FRAMEWORKS, "--plugin " GG_SOURCE_DIR
+                            "/tests/plugins/no_frameworks/imports_torch.py list"), 3, "%s", out);
+    cr_expect(strstr(out, "torch is not importable in this test"), "%s", out);
 }
