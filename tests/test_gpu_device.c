@@ -268,6 +268,13 @@ Test(gpu_device, sparse_buffer_has_memory_only_behind_its_live_ranges)
     for (size_t i = 0; i < 4096; i++)
         nonzero += out[i] != 0;
     cr_expect_eq(nonzero, 0, "the rest of a mapped granule is not zero");
+    /* a granule with no live range reads zeros (the shared read-only zero granule) */
+    memset(out, 0xAB, sizeof out);
+    cr_assert_eq(gg_devbuf_download(d, &b, (size_t)1 << 30, out, 4096, err, sizeof err), GG_OK,
+                 "%s", err);
+    for (size_t i = 0; i < 4096; i++)
+        nonzero += out[i] != 0;
+    cr_expect_eq(nonzero, 0, "an unused granule does not read zeros");
     /* intact bands, and a write past the end is seen */
     const struct gg_devbuf *bufs[1] = {&b};
     int hit = 0, pre = 0;

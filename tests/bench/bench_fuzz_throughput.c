@@ -6,10 +6,7 @@
  * workspace poisons, guards, hashes, reference, comparison, verdict) and prints cases per second
  * of wall time and of this process's CPU time (per core: what the target is about; threads a
  * kernel starts count too), the CPU time per case and the kernel's share. A case that gives a
- * finding (on a correct kernel: a false alarm or a real bug) is printed to stderr. With --write
- * DIR the drawn cases are saved there (case-NNNN.case) instead of run, for timing the same tiny
- * cases elsewhere (tests/bench/bench_bridge.sh runs them through the Python bridge).
- * Usage: bench_fuzz_throughput [--cases N] [--write DIR] [KERNEL...]
+ * finding (on a correct kernel: a false alarm or a real bug) is printed to stderr. Usage: bench_fuzz_throughput [--cases N] [KERNEL...]
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -62,23 +59,6 @@ static int draw(const struct gg_kernel *k, struct gg_case *cases, int n)
     return got;
 }
 
-/* Saves the drawn cases as dir/case-NNNN.case; 0 on success. */
-static int write_cases(const struct gg_case *cases, int n, const char *dir)
-{
-    for (int i = 0; i < n; i++) {
-        char path[4096], err[512];
-        snprintf(path, sizeof path, "%s/case-%04d.case", dir, i);
-        if (gg_case_save(&cases[i], path, err, sizeof err) != GG_OK) {
-            fprintf(stderr, "bench_fuzz_throughput: %s\n", err);
-            return 1;
-        }
-    }
-    printf("%d cases written to %s\n", n, dir);
-    return 0;
-}
-
-static const char *g_write_dir; /* --write */
-
 static int bench_kernel(const char *name, int n)
 {
     const struct gg_kernel *k = gg_registry_find(name);
@@ -90,13 +70,6 @@ static int bench_kernel(const char *name, int n)
     if (!cases)
         return 1;
     int got = draw(k, cases, n);
-    if (g_write_dir) {
-        int rc = write_cases(cases, got, g_write_dir);
-        for (int i = 0; i < got; i++)
-            gg_case_free(&cases[i]);
-        free(cases);
-        return rc;
-    }
     struct gg_hostpool pool = {.n = 0};
     struct gg_run_opts o = {.max_mem_bytes = 1LL << 30, .pool = &pool};
     int runs = 0, faults = 0, errors = 0;
@@ -135,16 +108,12 @@ static int bench_kernel(const char *name, int n)
 int main(int argc, char **argv)
 {
     int n = 2000, first = 1;
-    for (; first + 1 < argc; first += 2) {
-        if (strcmp(argv[first], "--cases") == 0)
-            n = atoi(argv[first + 1]);
-        else if (strcmp(argv[first], "--write") == 0)
-            g_write_dir = argv[first + 1];
-        else
-            break;
+    if (argc > 2 && strcmp(argv[1], "--cases") == 0) {
+        n = atoi(argv[2]);
+        first = 3;
     }
     if (n <= 0) {
-        fprintf(stderr, "usage: bench_fuzz_throughput [--cases N] [--write DIR] [KERNEL...]\n");
+        fprintf(stderr, "usage: bench_fuzz_throughput [--cases N] [KERNEL...]\n");
         return 2;
     }
     gg_registry_init();
@@ -153,9 +122,8 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     static const char *defaults[] = {"grouped_bf16_cpu_tiled", "grouped_fp8_cpu_tiled",
                                      "mx_e4m3_cpu_grouped", "batched_bf16_cpu_tiled"};
-    if (!g_write_dir)
-        printf("%-30s %6s %8s %10s %10s %10s %6s %6s\n", "kernel", "cases", "cases/s",
-               "cases/cpu-s", "cpu ms/case", "kernel ms", "faults", "errors");
+    printf("%-30s %6s %8s %10s %10s %10s %6s %6s\n", "kernel", "cases", "cases/s",
+           "cases/cpu-s", "cpu ms/case", "kernel ms", "faults", "errors");
     int rc = 0;
     if (first < argc)
         for (int i = first; i < argc; i++)

@@ -97,9 +97,10 @@ enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf *b, size_t 
  * are ever meant to be touched (the used rows of an operand whose strides leave gigabytes
  * between them). Where the device has virtual memory management and the span is large and
  * mostly unused, the span is reserved address space and only the granules that hold a live range
- * or a band get memory (zeroed): the device analogue of the host's zero pages, except that an
- * access to an unused granule is a fault (a `device` finding) where the host lets a read see
- * zeros. Otherwise, and on HIP, it is gg_devbuf_alloc.
+ * or a band get memory (zeroed); every other granule of the data maps one shared granule of
+ * zeros read-only (up to 8192 of them; past that they stay unmapped and any access faults): the
+ * device twin of the host's read-only zero pages, where a read sees zeros and a write is a fault
+ * (a `device` finding). Otherwise, and on HIP, it is gg_devbuf_alloc.
  */
 enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
                                       const struct gg_range *live, size_t n, char *err,
@@ -108,7 +109,8 @@ enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_devbuf *b, 
  * A buffer for an input placed flush against unmapped device memory: its data (aligned to
  * GG_DEVICE_ALIGN, so an over-read of fewer than -bytes mod GG_DEVICE_ALIGN bytes lands in
  * mapped slack) ends at (at_end) or starts at the edge of an unmapped granule, with no canary
- * band, and only the granules of the live ranges have memory (zeroed): an access past the edge
+ * band, and only the granules of the live ranges have memory (zeroed; the other granules of the
+ * data read zeros and fault on a write, as for gg_devbuf_alloc_sparse): an access past the edge
  * is a fault (a `device` finding). Where the device has no virtual memory management (HIP), it
  * is gg_devbuf_alloc_sparse, with bands.
  */

@@ -433,14 +433,107 @@ static int vmm_usable(void)
     return ok;
 }
 
+/* One granule of zeros (created on first use, kept until the process exits), mapped read-only
+   into the granules of a sparse or flush buffer's data that hold no live range: a read there sees
+   zeros and a write faults, as on the host's read-only zero pages. */
+static struct {
+    unsigned long long handle;
+    int state; /* 0 not made, 1 usable, -1 not usable */
+} zero_granule;
+
+/* At most this many granules of a buffer get the zero granule; past it they stay unmapped and
+   a read there faults. */
+#define ZERO_MAPS_MAX 8192
+
+static int vmm_zero_granule(void)
+{
+    if (zero_granule.state != 0)
+        return zero_granule.state > 0;
+    zero_granule.state = -1;
+    CUdeviceptr va = 0;
+    CUmemAccessDesc rw;
+    memset(&rw, 0, sizeof rw);
+    rw.location = vmm.prop.location;
+    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (vmm.create(&zero_granule.handle, vmm.gran, &vmm.prop, 0) != CUDA_SUCCESS)
+        return 0;
+    int ok = vmm.reserve(&va, vmm.gran, vmm.gran, 0, 0) == CUDA_SUCCESS;
+    int mapped = ok && vmm.map(va, vmm.gran, 0, zero_granule.handle, 0) == CUDA_SUCCESS;
+    ok = mapped && vmm.access(va, vmm.gran, &rw, 1) == CUDA_SUCCESS &&
+         cudaMemset((void *)va, 0, vmm.gran) == cudaSuccess &&
+         cudaDeviceSynchronize() == cudaSuccess;
+    if (mapped)
+        (void)vmm.unmap(va, vmm.gran);
+    if (va)
+        (void)vmm.unreserve(va, vmm.gran);
+    (void)cudaGetLastError();
+    if (!ok) {
+        (void)vmm.release(zero_granule.handle);
+        return 0;
+    }
+    zero_granule.state = 1;
+    return 1;
+}
+
+/* 1 when the piece is the zero granule (mapped read-only, never released). */
+static int vmm_is_zero(const struct gg_devmap *piece)
+{
+    return zero_granule.state > 0 && piece->handle == zero_granule.handle;
+}
+
 /* Unmaps and releases the first n pieces of b's span at va, then the span itself. */
 static void vmm_unwind(CUdeviceptr va, size_t span, const struct gg_devmap *maps, int n)
 {
     for (int i = 0; i < n; i++) {
         (void)vmm.unmap(va + maps[i].off, maps[i].len);
-        (void)vmm.release(maps[i].handle);
+        if (!vmm_is_zero(&maps[i]))
+            (void)vmm.release(maps[i].handle);
     }
     (void)vmm.unreserve(va, span);
+}
+
+/* Maps the zero granule read-only at every granule of [lo, hi) of the span at va that none of
+   the m sorted pieces covers, appending them to *maps (grown). Leaves those granules unmapped,
+   and returns m, when there are more than ZERO_MAPS_MAX of them or a step fails (what it mapped
+   is undone). */
+static int vmm_map_zeros(CUdeviceptr va, size_t lo, size_t hi, struct gg_devmap **maps, int m)
+{
+    size_t first = lo / vmm.gran * vmm.gran, gaps = 0;
+    int p = 0;
+    for (size_t at = first; at < hi; at += vmm.gran) {
+        while (p < m && (*maps)[p].off + (*maps)[p].len <= at)
+            p++;
+        gaps += !(p < m && (*maps)[p].off <= at);
+    }
+    if (gaps == 0 || gaps > ZERO_MAPS_MAX || !vmm_zero_granule())
+        return m;
+    struct gg_devmap *grown =
+        (struct gg_devmap *)realloc(*maps, ((size_t)m + gaps) * sizeof *grown);
+    if (!grown)
+        return m;
+    *maps = grown;
+    CUmemAccessDesc ro;
+    memset(&ro, 0, sizeof ro);
+    ro.location = vmm.prop.location;
+    ro.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
+    int n = m;
+    p = 0;
+    for (size_t at = first; at < hi; at += vmm.gran) {
+        while (p < m && grown[p].off + grown[p].len <= at)
+            p++;
+        if (p < m && grown[p].off <= at)
+            continue;
+        if (vmm.map(va + at, vmm.gran, 0, zero_granule.handle, 0) != CUDA_SUCCESS)
+            break;
+        grown[n++] = (struct gg_devmap){at, vmm.gran, zero_granule.handle};
+        if (vmm.access(va + at, vmm.gran, &ro, 1) != CUDA_SUCCESS)
+            break;
+    }
+    if ((size_t)(n - m) == gaps)
+        return n;
+    for (int i = m; i < n; i++)
+        (void)vmm.unmap(va + grown[i].off, grown[i].len);
+    return m;
 }
 
 /* The pieces of a span of len bytes that hold [lo[i], hi[i]) (span offsets, sorted), rounded
@@ -514,8 +607,8 @@ static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *l
     }
     b->base = (uint8_t *)va;
     b->alloc_len = span;
+    b->n_maps = vmm_map_zeros(va, pre, pre + bytes, &maps, m);
     b->maps = maps;
-    b->n_maps = m;
     return 1;
 }
 
@@ -549,8 +642,8 @@ static int vmm_build_flush(struct gg_devbuf *b, size_t bytes, const struct gg_ra
     }
     b->base = (uint8_t *)va;
     b->alloc_len = span;
+    b->n_maps = vmm_map_zeros(va, data_off, data_off + bytes, &maps, pieces);
     b->maps = maps;
-    b->n_maps = pieces;
     b->data = b->base + data_off;
     return 1;
 }
@@ -566,6 +659,12 @@ static void sparse_free(struct gg_device *d, struct gg_devbuf *b)
 #else
 static int vmm_usable(void)
 {
+    return 0;
+}
+
+static int vmm_is_zero(const struct gg_devmap *piece)
+{
+    (void)piece;
     return 0;
 }
 
@@ -594,6 +693,8 @@ static enum gg_status zero_mapped(struct gg_device *d, const struct gg_devbuf *b
 {
     size_t data_off = (size_t)(b->data - b->base);
     for (int i = 0; i < b->n_maps; i++) {
+        if (vmm_is_zero(&b->maps[i]))
+            continue; /* read-only zeros */
         size_t lo = b->maps[i].off, hi = lo + b->maps[i].len;
         lo = lo > data_off ? lo : data_off;
         hi = hi < data_off + b->bytes ? hi : data_off + b->bytes;
