@@ -189,7 +189,7 @@ Test(cli_python, adapters_list_without_torch_triton_or_jax)
     } plugins[] = {
         {ADAPTERS "torch_grouped_mm.py", {"grouped_bf16_torch_grouped_mm"}},
         {ADAPTERS "torch_scaled_grouped_mm.py",
-         {"grouped_fp8_torch_scaled_grouped_mm", "grouped_fp8_torch_scaled_grouped_mm_fastaccum"}},
+         {"grouped_fp8_torch_scaled_grouped_mm"}},
         {ADAPTERS "torch_scaled_mm.py",
          {"dense_fp8_torch_scaled_mm_tensorwise", "dense_fp8_torch_scaled_mm_rowwise",
           "dense_fp8_torch_scaled_mm_blockwise"}},

@@ -5,24 +5,33 @@
 # and prints one line per kernel: how many cases passed, were refused, failed or could not run.
 # Each run's full output goes to OUT/<kernel>[+<mutant>].log.
 #
-# Usage: sh tests/vendor/adapters_smoke.sh [--out DIR]
+# Usage: sh tests/vendor/adapters_smoke.sh [--out DIR] [--only REGEX]
+#   --only          run only the kernels whose name matches the extended regular expression
 #   GGFUZZ          the ggfuzz of a CUDA build (default build-cuda/ggfuzz)
 #   GGFUZZ_PYTHON   the Python with torch, Triton and JAX (default python3 on PATH)
 #   SMOKE_TIMEOUT   seconds a case may take (default 900: inductor compiles and autotunes on the
 #                   first case of each run)
+#   SMOKE_FORK      1: each case in a child process of its own (a crash is a verdict, but every
+#                   case pays the framework's start and inductor compiles again); default 0: all
+#                   cases of a kernel in one process (`run --no-fork`), as a campaign worker
+#                   runs them
 # Exit code 0 when no correct kernel failed or could not run and every mutant was found.
 set -u
 cd "$(dirname "$0")/../.."
 out=adapters-smoke
+only=.
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift ;;
-    *) echo "usage: sh tests/vendor/adapters_smoke.sh [--out DIR]" >&2; exit 2 ;;
+    --only) only=$2; shift ;;
+    *) echo "usage: sh tests/vendor/adapters_smoke.sh [--out DIR] [--only REGEX]" >&2; exit 2 ;;
   esac
   shift
 done
 GGFUZZ=${GGFUZZ:-build-cuda/ggfuzz}
 timeout=${SMOKE_TIMEOUT:-900}
+isolation=--no-fork
+[ "${SMOKE_FORK:-0}" = 1 ] && isolation=
 [ -x "$GGFUZZ" ] || { echo "adapters_smoke: $GGFUZZ is not an executable ggfuzz (set GGFUZZ)" >&2; exit 3; }
 mkdir -p "$out" || exit 3
 A=kernels/python/adapters
@@ -37,13 +46,14 @@ counts() {
 # run_kernel PLUGIN KERNEL [MUTANT]: one run over the corpora, one line of counts.
 run_kernel() {
   plugin=$1 kernel=$2 mutant=${3:-}
+  echo "$kernel" | grep -Eq "$only" || return 0
   if [ -n "$mutant" ]; then
     log="$out/$kernel+$mutant.log"
-    "$GGFUZZ" --plugin "$plugin" run --timeout "$timeout" --kernel "$kernel" --mutant "$mutant" \
+    "$GGFUZZ" --plugin "$plugin" run $isolation --timeout "$timeout" --kernel "$kernel" --mutant "$mutant" \
       corpus/seeds corpus/mutants > "$log" 2>&1
   else
     log="$out/$kernel.log"
-    "$GGFUZZ" --plugin "$plugin" run --timeout "$timeout" --kernel "$kernel" \
+    "$GGFUZZ" --plugin "$plugin" run $isolation --timeout "$timeout" --kernel "$kernel" \
       corpus/seeds corpus/suite/quick tests/vendor/adapter_cases > "$log" 2>&1
   fi
   rc=$?
@@ -65,9 +75,7 @@ run_kernel() {
     "$kernel${mutant:+ +$mutant}" "$2" "$4" "$3" "$5" "$verdict"
 }
 
-for k in grouped_fp8_torch_scaled_grouped_mm grouped_fp8_torch_scaled_grouped_mm_fastaccum; do
-  run_kernel $A/torch_scaled_grouped_mm.py $k
-done
+run_kernel $A/torch_scaled_grouped_mm.py grouped_fp8_torch_scaled_grouped_mm
 for k in tensorwise rowwise blockwise; do
   run_kernel $A/torch_scaled_mm.py dense_fp8_torch_scaled_mm_$k
 done

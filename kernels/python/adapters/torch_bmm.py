@@ -30,6 +30,9 @@ def supports(p):
 
 def run(p, o):
     import torch
+    # The kernel claims f32 accumulation: torch lets cuBLAS reduce split-K partial sums of a
+    # bf16 GEMM in bf16 unless this is off (its default is on), which breaks the f32 bound.
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
     b = o.b.transpose(1, 2) if p.b_layout == "nk" else o.b
     if p.c_dtype == "f32":
         out = torch.bmm(o.a, b, out_dtype=torch.float32)

@@ -1,7 +1,11 @@
 """torch._scaled_grouped_mm as a ggfuzz kernel: the FP8 grouped GEMM of torchtitan's FP8 MoE
 layers, rowwise recipe (e4m3 x e4m3 -> bf16, one fp32 scale per row of X and one per (group,
 column) of W; CUTLASS sm90 kernels on an H100), forward only (2D x 3D), with fast accumulation off
-(grouped_fp8_torch_scaled_grouped_mm) and on (..._fastaccum).
+(grouped_fp8_torch_scaled_grouped_mm). With use_fast_accum=True the FP8 tensor cores accumulate
+without promotion to fp32: that is not the f32 accumulation a ggfuzz kernel declares, and the
+oracles have no bound for it (oracles/gg_threshold.c: fast accumulation has no problem field), so
+a campaign of it reports the expected loss (snr .../degraded findings), not a defect; it is not
+registered.
 
 Operands are passed as views, never copied: X [M,K] is row-major as the op wants; W [G,N,K]
 passed as W.transpose(-2, -1) is the column-major [G,K,N] it wants for b; the harness's a_scale
@@ -59,24 +63,18 @@ def supports(p):
     return None
 
 
-def _run(p, o, fast_accum):
+def run(p, o):
     import torch
     for name, t in (("A", o.a), ("B", o.b)):
         if t.numel() and t.data_ptr() % 16:
             raise RuntimeError("%s is not 16-byte aligned" % name)
     offs = torch.tensor(p.group_offs[1:].astype("int32"), device=o.a.device)
     out = torch._scaled_grouped_mm(o.a, o.b.transpose(-2, -1), o.a_scale, o.b_scale, offs=offs,
-                                   out_dtype=torch.bfloat16, use_fast_accum=fast_accum)
+                                   out_dtype=torch.bfloat16, use_fast_accum=False)
     o.c.copy_(out)
 
 
-ggfuzz.register(
-    ggfuzz.Kernel(
-        name="grouped_fp8_torch_scaled_grouped_mm", ops=("grouped_fwd",), backend="cuda",
-        summary="torch._scaled_grouped_mm (e4m3 rowwise -> bf16, fwd 2Dx3D)",
-        supports=supports, run=lambda p, o: _run(p, o, False)),
-    ggfuzz.Kernel(
-        name="grouped_fp8_torch_scaled_grouped_mm_fastaccum", ops=("grouped_fwd",),
-        backend="cuda",
-        summary="torch._scaled_grouped_mm (e4m3 rowwise -> bf16, fwd 2Dx3D, use_fast_accum)",
-        supports=supports, run=lambda p, o: _run(p, o, True)))
+ggfuzz.register(ggfuzz.Kernel(
+    name="grouped_fp8_torch_scaled_grouped_mm", ops=("grouped_fwd",), backend="cuda",
+    summary="torch._scaled_grouped_mm (e4m3 rowwise -> bf16, fwd 2Dx3D)",
+    supports=supports, run=run))

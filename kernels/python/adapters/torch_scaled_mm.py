@@ -69,6 +69,10 @@ def _supports(p, scaling):
             return "blockwise takes e4m3 x e4m3 only"
         if p.c_dtype == "f16" or p.bias_dtype != "none":
             return "blockwise: bf16 or f32 output, no bias"
+        if p.m % ALIGN:
+            return ("blockwise: M must be a multiple of 16 (cuBLASLt finds no algorithm for "
+                    "M = 1 or 33: CUBLAS_STATUS_NOT_SUPPORTED from cublasLtMatmulAlgoGetHeuristic"
+                    " on an H100, cuBLAS 13; 16, 64, 128 and 256 run)")
     elif p.bias_dtype != "none" and (p.bias_dtype, p.c_dtype) != ("bf16", "bf16"):
         return "a bias must be bf16 with a bf16 output (bias=%s c=%s)" % (p.bias_dtype,
                                                                           p.c_dtype)
