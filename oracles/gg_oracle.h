@@ -79,6 +79,22 @@ double gg_oracle_bound(const struct gg_threshold *t, double out, double abs, int
 /* Bit pattern of the NaN sentinel an output of dtype t is pre-filled with. */
 uint32_t gg_oracle_sentinel(enum gg_dtype t);
 
+/* The largest finite fp32 value: the accumulator of every kernel (acc_dtype f32). An output
+   whose Σ|ab| passes it may overflow anywhere in its sum and is not judged. */
+#define GG_ORACLE_ACC_MAX 0x1.fffffep127
+/* The number of terms h that the bound of an output of block b counts: the reduction, one more
+   for a bias, two more per 128-block of the reduction under blockwise scales. */
+int64_t gg_oracle_terms(const struct gg_problem *p, const struct gg_out_block *b);
+/*
+ * The per-element bounds of gg_compare_output(), for a caller that judges outputs elsewhere:
+ * bound[i] (gg_problem_out_elems(p) doubles in reference order, like ref and abs) gets the part
+ * of τ that does not depend on the output, so that τ = *rel·|out| + bound[i] (to rounding);
+ * NaN for an element the comparison does not judge (a finite reference whose Σ|ab| passes
+ * GG_ORACLE_ACC_MAX). *rel is u_o/(1-u_o) of the problem's threshold row.
+ */
+void gg_oracle_bounds(const struct gg_problem *p, const double *ref, const double *abs,
+                      double *bound, double *rel);
+
 /* Metrics of one group (or batch). */
 struct gg_group_metrics {
     int64_t elems;          /* outputs of the group */

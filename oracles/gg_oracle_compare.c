@@ -2,7 +2,8 @@
  * gg_oracle_compare.c — compares a kernel's output with the reference, element by element and
  * group by group: unwritten (sentinel) elements, NaN/Inf mismatches, the per-element bound τ,
  * per-group and pooled SNR, the SNR against the unquantised source, and the region of the output
- * where the bad elements lie. One pass, no memory proportional to the output.
+ * where the bad elements lie. One pass, no memory proportional to the output. Also the bounds
+ * it applies, element by element, for a caller that judges outputs elsewhere (a dump's check).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -86,9 +87,6 @@ struct scan {
     struct region_acc suspect; /* within τ but past the probabilistic warning level */
 };
 
-/* The largest finite fp32 value: the accumulator of every kernel (acc_dtype f32). */
-#define ACC_MAX 0x1.fffffep127
-
 /* A correctly rounded overflow: out is the infinity on ref's side and ref is within its bound
    of the largest finite value of the output format. */
 static int overflow_ok(const struct scan *s, double out, double ref, double abs, int64_t h)
@@ -102,7 +100,7 @@ static int overflow_ok(const struct scan *s, double out, double ref, double abs,
    whose Σ|ab| is abs (gg_ref_gemm), can overflow the fp32 accumulator to the other infinity. */
 static int overflow_nan(const struct scan *s, double abs, int64_t h)
 {
-    return !(abs + gg_oracle_bound(s->t, ACC_MAX, abs, h) < ACC_MAX);
+    return !(abs + gg_oracle_bound(s->t, GG_ORACLE_ACC_MAX, abs, h) < GG_ORACLE_ACC_MAX);
 }
 
 /* Judges one finite, written output against a finite reference. Returns 2 when past τ, 1 when
@@ -129,6 +127,16 @@ static int judge_finite(struct scan *s, const struct gg_threshold *tw, double ou
     return d > gg_oracle_bound(tw, out, abs[i], h);
 }
 
+/* The bound's term count: the reduction length, plus one for a bias added to the accumulator,
+   plus the two fp32 multiplications per 128-block of blockwise scales (gg_threshold.c). */
+int64_t gg_oracle_terms(const struct gg_problem *p, const struct gg_out_block *b)
+{
+    int64_t h = b->red + (p->bias_dtype != GG_DTYPE_NONE);
+    if (p->scaling == GG_SCALING_BLOCKWISE)
+        h += 2 * ((b->red + GG_BLOCK128 - 1) / GG_BLOCK128);
+    return h;
+}
+
 /* Index in C's storage of element (r, col) of block b: its row at base + r·ld, or at
    row_map[r]·ld for a moe expert (row r of the block is sorted id row_map[r]). */
 static int64_t storage_index(const struct gg_out_block *b, int64_t r, int64_t col)
@@ -136,9 +144,7 @@ static int64_t storage_index(const struct gg_out_block *b, int64_t r, int64_t co
     return (b->row_map ? (int64_t)b->row_map[r] * b->ld : b->base + r * b->ld) + col;
 }
 
-/* Compares group g, whose reference starts at packed position pos. The bound's term count h is
-   the reduction length, plus one for a bias added to the accumulator, plus the two fp32
-   multiplications per 128-block of blockwise scales (gg_threshold.c). */
+/* Compares group g, whose reference starts at packed position pos. */
 static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref,
                        const double *abs, const double *src, struct gg_group_metrics *gm)
 {
@@ -149,9 +155,7 @@ static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref
     gm->worst.row = -1;
     /* Warning level: the Higham-Mary probabilistic bound with λ = 8, 8·√h·u_acc, where it is
        tighter than γ_h (h > 64); rows with an empirical κ have no tighter model. */
-    int64_t h = b.red + (s->p->bias_dtype != GG_DTYPE_NONE);
-    if (s->p->scaling == GG_SCALING_BLOCKWISE)
-        h += 2 * ((b.red + GG_BLOCK128 - 1) / GG_BLOCK128);
+    int64_t h = gg_oracle_terms(s->p, &b);
     struct gg_threshold tw = *s->t;
     if (tw.kappa == 0 && h > 64)
         tw.kappa = 8.0 * sqrt((double)h) * tw.u_acc;
@@ -163,7 +167,7 @@ static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref
             if (gg_oracle_out_load(s->p->c_dtype, s->c, storage_index(&b, r, col), &out)) {
                 gm->n_unwritten++;
                 bad = 1;
-            } else if (abs && abs[i] > ACC_MAX && isfinite(rf)) {
+            } else if (abs && abs[i] > GG_ORACLE_ACC_MAX && isfinite(rf)) {
                 /* Past the fp32 accumulator's range: overflow is allowed anywhere in the sum
                    (Inf, or NaN from Inf - Inf), so the element is not judged. */
             } else if (!isfinite(rf)) {
@@ -262,4 +266,22 @@ void gg_compare_free(struct gg_compare *cmp)
     free(cmp->groups);
     cmp->groups = NULL;
     cmp->n_groups = 0;
+}
+
+/* τ(out) = rel·|out| + bound: gg_oracle_bound() at out = 0 holds every other term. */
+void gg_oracle_bounds(const struct gg_problem *p, const double *ref, const double *abs,
+                      double *bound, double *rel)
+{
+    struct gg_threshold t = gg_threshold_at(p);
+    *rel = t.u_out / (1.0 - t.u_out);
+    int64_t pos = 0;
+    for (int64_t g = 0; g < p->groups; g++) {
+        struct gg_out_block b;
+        gg_problem_out_block(p, g, &b);
+        int64_t h = gg_oracle_terms(p, &b), n = b.rows * b.cols;
+        for (int64_t i = pos; i < pos + n; i++)
+            bound[i] = abs[i] > GG_ORACLE_ACC_MAX && isfinite(ref[i]) ? NAN
+                                                            : gg_oracle_bound(&t, 0.0, abs[i], h);
+        pos += n;
+    }
 }

@@ -1,6 +1,7 @@
 /*
  * gg_report.h — public header of reports/: writers that turn case results into what people
- * read (one line per case on a terminal, JSON for tools), the suite result's records with their
+ * read (one line per case on a terminal, JSON for tools, a run's arrays as .npy files for
+ * NumPy and torch), the suite result's records with their
  * reader and writer, JUnit XML and the HTML and Markdown report.
  */
 #ifndef GG_REPORT_H
@@ -35,6 +36,47 @@ void gg_report_json_add(struct gg_report_json *j, const struct gg_report_case *r
 enum gg_status gg_report_json_write(struct gg_report_json *j, const char *path, char *err,
                                     size_t err_len);
 void gg_report_json_free(struct gg_report_json *j);
+
+/*
+ * Dumps of case runs (gg_report_dump.c), `ggfuzz run --dump DIR`: the case's inputs, scales,
+ * group and routing arrays, its reference (ref: fp64 values; abs: Σ|ab|; bound: the part of each
+ * element's bound that does not depend on the output) and the kernel's output C as .npy files
+ * (dense, C order) and index.json (format "ggfuzz-dump", version 1): each array's file, dtype as
+ * stored, NumPy descr of the raw bits, shape and the strides the kernel saw; the problem; the
+ * state ("running" before the kernel returned, "done", "ended" when the parent recorded an
+ * outcome the process could not, "inputs" without a kernel); the status and verdict; per group
+ * its metrics and worst element; per failing group its first failing element.
+ *
+ * gg_report_dump_observe() is a gg_run_opts observer (ctx: a struct gg_report_dump): in the
+ * process running the case it writes the inputs, the reference and a "running" index before the
+ * kernel runs, then the output and the final index. Every file is written atomically; when one
+ * cannot be, the files the dump wrote are removed and err names the file ("DIR/c.npy: cannot
+ * write the kernel's output C: REASON (...)"): GG_E_IO or GG_E_NOMEM.
+ */
+struct gg_report_dump {
+    char dir[4096];
+    const char *case_path; /* for the index (not owned) */
+    int arrays_written;    /* the inputs and reference are on disk */
+    char **written;        /* files written, removed again when a later one fails */
+    size_t n_written;
+};
+void gg_report_dump_init(struct gg_report_dump *d, const char *dir, const char *case_path);
+void gg_report_dump_free(struct gg_report_dump *d);
+enum gg_status gg_report_dump_observe(void *ctx, const struct gg_run_view *v, char *err,
+                                      size_t err_len);
+/* In the process that started the run, once it has ended: an index left at "running" (the
+   process died, or was killed, while the kernel ran) gets the run's outcome rc, the state
+   "ended" and, as the reason C is missing, the verdict's detail or the error; the temporary
+   files of a write the process did not finish are removed. GG_OK when there is nothing to
+   record; else GG_E_IO with a message naming the index. */
+enum gg_status gg_report_dump_finish(const struct gg_report_dump *d,
+                                     const struct gg_report_case *rc, char *err, size_t err_len);
+/* Opens an .npy file (format 1.0) for an atomic write: the header for descr (a NumPy type string
+   such as "<u2") and the C-order shape of ndim dimensions is written; the caller writes the data
+   through a->f and commits with gg_atomic_commit(). what names the array in messages. */
+enum gg_status gg_report_npy_open(struct gg_atomic *a, const char *path, const char *what,
+                                  const char *descr, const int64_t *shape, int ndim, char *err,
+                                  size_t err_len);
 
 /*
  * The suite result (gg_report_suite.c): `ggfuzz suite` writes it, `ggfuzz report` and a later

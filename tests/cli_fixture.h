@@ -1,11 +1,12 @@
 /*
  * cli_fixture.h — what the command-line tests share: running a shell command line (ggfuzz with
- * its arguments) and capturing what it prints.
+ * its arguments) and capturing what it prints, and temporary directories for their output.
  */
 #ifndef GG_TEST_CLI_FIXTURE_H
 #define GG_TEST_CLI_FIXTURE_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include <criterion/criterion.h>
@@ -22,6 +23,21 @@ static inline int cli_shell(const char *cmd, char *out, size_t len)
     int st = pclose(p);
     cr_assert(WIFEXITED(st), "ggfuzz did not exit normally: %s", cmd);
     return WEXITSTATUS(st);
+}
+
+/* A fresh directory /tmp/ggfuzz-NAME-XXXXXX, its path in dir (len bytes). */
+static inline void cli_temp_dir(char *dir, size_t len, const char *name)
+{
+    snprintf(dir, len, "/tmp/ggfuzz-%s-XXXXXX", name);
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+/* Removes dir and everything below it. */
+static inline void cli_remove_dir(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
 }
 
 #endif /* GG_TEST_CLI_FIXTURE_H */

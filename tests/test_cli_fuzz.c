@@ -24,19 +24,6 @@ TestSuite(cli_fuzz, .timeout = 120);
 static char out[1 << 17];
 static char root[64];
 
-static void make_root(void)
-{
-    snprintf(root, sizeof root, "/tmp/ggfuzz-cli-fuzz-XXXXXX");
-    cr_assert_not_null(mkdtemp(root));
-}
-
-static void remove_root(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    cr_expect_eq(system(cmd), 0);
-}
-
 /* Runs ggfuzz with args (in the temporary root); returns the exit code, output in out. */
 static int ggfuzz(const char *args)
 {
@@ -47,7 +34,7 @@ static int ggfuzz(const char *args)
 
 Test(cli_fuzz, a_correct_kernel_exits_0_with_final_statistics)
 {
-    make_root();
+    cli_temp_dir(root, sizeof root, "cli-fuzz");
     int code = ggfuzz("fuzz corpus --kernel grouped_bf16_cpu_tiled --max-total-time 2 --workers 2 "
                       "--seed 0");
     cr_expect_eq(code, 0, "%s", out);
@@ -70,12 +57,12 @@ Test(cli_fuzz, a_correct_kernel_exits_0_with_final_statistics)
     cr_expect_eq(access(path, R_OK), 0, "no %s", path);
     snprintf(path, sizeof path, "%s/corpus", root);
     cr_expect_eq(access(path, R_OK), 0, "no %s", path);
-    remove_root();
+    cli_remove_dir(root);
 }
 
 Test(cli_fuzz, a_mutant_exits_with_the_class_code_of_its_finding)
 {
-    make_root();
+    cli_temp_dir(root, sizeof root, "cli-fuzz");
     int code = ggfuzz("fuzz --kernel grouped_bf16_cpu_tiled --mutant wgrad_zero_uninit "
                       "--max-total-time 4 --workers 2 --seed 42 --no-minimize --artifacts out/a");
     cr_expect(strstr(out, "INFO: seed=42\n"), "%s", out);
@@ -87,12 +74,12 @@ Test(cli_fuzz, a_mutant_exits_with_the_class_code_of_its_finding)
     cr_expect_eq(access(path, R_OK), 0, "statistics go beside the artifacts: no %s", path);
     /* The stored findings replay with their signatures. */
     cr_expect_eq(ggfuzz("--replay out/a"), 0, "%s", out);
-    remove_root();
+    cli_remove_dir(root);
 }
 
 Test(cli_fuzz, usage_errors)
 {
-    make_root();
+    cli_temp_dir(root, sizeof root, "cli-fuzz");
     cr_expect_eq(ggfuzz("fuzz --max-total-time 1"), 2, "%s", out);
     cr_expect(strstr(out, "--kernel"), "%s", out);
     cr_expect_eq(ggfuzz("fuzz --kernel grouped_bf16_cpu_tiled --strategy clever"), 2, "%s", out);
@@ -102,12 +89,12 @@ Test(cli_fuzz, usage_errors)
     cr_expect(strstr(out, "unknown kernel 'no_such_kernel'"), "%s", out);
     cr_expect_eq(ggfuzz("selftest extra"), 2, "%s", out);
     cr_expect_eq(ggfuzz("selftest --kernel no_such_kernel"), 3, "%s", out);
-    remove_root();
+    cli_remove_dir(root);
 }
 
 Test(cli_fuzz, sigint_ends_the_campaign_cleanly)
 {
-    make_root();
+    cli_temp_dir(root, sizeof root, "cli-fuzz");
     char log[128];
     snprintf(log, sizeof log, "%s/log", root);
     char *argv[] = {GGFUZZ_BIN, "fuzz", "--kernel", "grouped_bf16_cpu_tiled",
@@ -139,5 +126,5 @@ Test(cli_fuzz, sigint_ends_the_campaign_cleanly)
     char path[256];
     snprintf(path, sizeof path, "%s/fuzzer_stats", root);
     cr_expect_eq(access(path, R_OK), 0);
-    remove_root();
+    cli_remove_dir(root);
 }

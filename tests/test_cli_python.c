@@ -43,20 +43,6 @@ static int ggfuzz(const char *args)
     return ggfuzz_env("", args);
 }
 
-/* A fresh directory for a campaign's output, in dir (PATH_MAX bytes). */
-static void fresh_dir(char *dir, size_t len)
-{
-    snprintf(dir, len, "/tmp/ggfuzz-cli-python-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(const char *dir)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_expect_eq(system(cmd), 0);
-}
-
 /* The value of a `stat::name:` line of a campaign's output, or -1. */
 static long stat_value(const char *name)
 {
@@ -100,7 +86,7 @@ Test(cli_python, replays_the_seeds_it_supports)
 Test(cli_python, campaign_finds_and_minimises_the_planted_bug)
 {
     char dir[256], args[1024];
-    fresh_dir(dir, sizeof dir);
+    cli_temp_dir(dir, sizeof dir, "cli-python");
     snprintf(args, sizeof args, "--plugin " NUMPY_PLUGIN " fuzz --kernel " NUMPY_KERNEL
              " --mutant empty_group_garbage --max-total-time 30 --seed 1 --workers 2"
              " --artifacts %s/artifacts", dir);
@@ -110,7 +96,7 @@ Test(cli_python, campaign_finds_and_minimises_the_planted_bug)
     cr_expect(strstr(out, "MIN ") && strstr(out, "BUCKET "), "%s", out);
     cr_expect(strstr(out, "/grouped_wgrad/") && strstr(out, "g:empty"), "%s", out);
     cr_expect_eq(stat_value("worker_restarts"), 0, "%s", out);
-    remove_dir(dir);
+    cli_remove_dir(dir);
 }
 
 Test(cli_python, raising_kernel_is_a_kernel_error)
@@ -122,14 +108,14 @@ Test(cli_python, raising_kernel_is_a_kernel_error)
                           "failure: an empty group among 3 (faulty_kernels.py:"), "%s", out);
     cr_expect(strstr(out, "1 passed, 0 failed, 0 refused, 1 errors"), "%s", out);
     char dir[256], args[1024];
-    fresh_dir(dir, sizeof dir);
+    cli_temp_dir(dir, sizeof dir, "cli-python");
     snprintf(args, sizeof args, "--plugin " FAULTY " fuzz --kernel grouped_bf16_pyfault_raises"
              " --max-total-time 8 --seed 2 --workers 2 --artifacts %s/artifacts", dir);
     cr_expect_eq(ggfuzz(args), 0, "%s", out);
     cr_expect(strstr(out, "could not run") && strstr(out, "ValueError: planted failure"), "%s",
               out);
     cr_expect(stat_value("number_of_executed_units") > 10, "%s", out);
-    remove_dir(dir);
+    cli_remove_dir(dir);
 }
 
 Test(cli_python, aborting_kernel_is_a_crash)
@@ -139,7 +125,7 @@ Test(cli_python, aborting_kernel_is_a_crash)
                  11, "%s", out);
     cr_expect(strstr(out, "crash") && strstr(out, "1 passed, 1 failed"), "%s", out);
     char dir[256], args[1024];
-    fresh_dir(dir, sizeof dir);
+    cli_temp_dir(dir, sizeof dir, "cli-python");
     snprintf(args, sizeof args, "--plugin " FAULTY " fuzz --kernel grouped_bf16_pyfault_aborts"
              " --max-total-time 10 --seed 3 --workers 2 --no-minimize --artifacts %s/artifacts",
              dir);
@@ -147,7 +133,7 @@ Test(cli_python, aborting_kernel_is_a_crash)
     /* Each crash costs two fresh workers (the re-run confirms it): a few cases, not many. */
     cr_expect(stat_value("worker_restarts") >= 2, "%s", out);
     cr_expect(stat_value("number_of_executed_units") >= 4, "%s", out);
-    remove_dir(dir);
+    cli_remove_dir(dir);
 }
 
 Test(cli_python, hanging_kernel_is_a_timeout)
@@ -157,14 +143,14 @@ Test(cli_python, hanging_kernel_is_a_timeout)
                  12, "%s", out);
     cr_expect(strstr(out, "timeout") && strstr(out, "1 passed, 1 failed"), "%s", out);
     char dir[256], args[1024];
-    fresh_dir(dir, sizeof dir);
+    cli_temp_dir(dir, sizeof dir, "cli-python");
     snprintf(args, sizeof args, "--plugin " FAULTY " fuzz --kernel grouped_bf16_pyfault_hangs"
              " --max-total-time 15 --timeout 1 --seed 4 --workers 2 --no-minimize"
              " --artifacts %s/artifacts", dir);
     cr_expect_eq(ggfuzz(args), 12, "%s", out);
     cr_expect(stat_value("timeouts") >= 1, "%s", out);
     cr_expect(stat_value("number_of_executed_units") >= 4, "%s", out);
-    remove_dir(dir);
+    cli_remove_dir(dir);
 }
 
 Test(cli_python, refusals_are_clean)

@@ -118,6 +118,29 @@ int gg_cli_kernel_present(struct gg_cli_backends *b, const struct gg_kernel *k, 
    command reports that); else GG_EXIT_REFUSED after saying why on stderr. */
 int gg_cli_kernel_refused(const char *name);
 
+/* `run --dump DIR` (cli_dump.c): where each case's dump goes. Zero-initialise, set dir (NULL:
+   no dump) and no_kernel. */
+struct gg_cli_dump {
+    const char *dir;
+    int no_kernel;  /* --no-kernel: the inputs and the reference only */
+    int per_case;   /* DIR/<stem>/ per case (more than one argument, or a directory) */
+    char **used;    /* the subdirectory names given out */
+    size_t n_used;
+};
+/* Creates DIR and decides on subdirectories from the run's n_args path arguments: 0, or
+   GG_EXIT_HARNESS after a message naming DIR. */
+int gg_cli_dump_start(struct gg_cli_dump *d, int n_args, char **args);
+void gg_cli_dump_end(struct gg_cli_dump *d);
+/* The directory of case file path's dump (malloc'd; NULL when out of memory). */
+char *gg_cli_dump_dir(struct gg_cli_dump *d, const char *path);
+struct gg_case;
+struct gg_run_opts;
+/* Dumps case c (read from path) without a kernel into dir: gg_run_inputs() with the dump as its
+   observer and o's memory limit (o may be NULL). */
+enum gg_status gg_cli_dump_case_inputs(const struct gg_case *c, const char *path,
+                                       const char *dir, const struct gg_run_opts *o, char *err,
+                                       size_t err_len);
+
 /* Commands: argv[0] is the command's name. */
 int gg_cli_list(int argc, char **argv);
 int gg_cli_run(int argc, char **argv, int replay);

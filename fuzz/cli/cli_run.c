@@ -4,11 +4,14 @@
  * case and turns the worst outcome into the exit code; `list` prints the registered kernels.
  * A case whose kernel cannot run here (a GPU kernel without its device) is refused without
  * running; a kernel named with --kernel that cannot run here ends the command before any case.
+ * With --dump each run writes its arrays and index (reports/gg_report_dump.c) in the process
+ * that runs it; an index a dead process left unfinished gets the outcome here.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fuzz/cli/cli_int.h"
 #include "fuzz/store/gg_store.h"
@@ -26,22 +29,70 @@ struct cli {
     int n_pass, n_fail, n_error, n_refused, n_noreproduce;
     struct gg_report_json *json;
     struct gg_cli_backends backends;
+    struct gg_cli_dump dump;
+    int n_dumped;
 };
 
 static enum gg_status run_one(const struct cli *cli, const struct gg_case *c,
-                              struct gg_run_result *res, char *err, size_t err_len)
+                              const struct gg_run_opts *o, struct gg_run_result *res, char *err,
+                              size_t err_len)
 {
-    return cli->no_fork ? gg_run_case(c, &cli->run, res, err, err_len)
-                        : gg_run_case_isolated(c, &cli->run, cli->timeout_s, res, err, err_len);
+    return cli->no_fork ? gg_run_case(c, o, res, err, err_len)
+                        : gg_run_case_isolated(c, o, cli->timeout_s, res, err, err_len);
+}
+
+/* --dump --no-kernel: the inputs and the reference of a case, one line. */
+static void dump_inputs(struct cli *cli, const char *path, const char *dir)
+{
+    struct gg_case c;
+    char err[1024] = "", shape[160] = "";
+    double t0 = gg_wire_now();
+    enum gg_status st = gg_case_load(path, &c, err, sizeof err);
+    if (st == GG_OK) {
+        gg_report_shape(&c, shape, sizeof shape);
+        st = gg_cli_dump_case_inputs(&c, path, dir, &cli->run, err, sizeof err);
+    }
+    if (st == GG_OK) {
+        printf("%-6s %s  %s  inputs and reference in %s (no kernel run)  [%.2f s]\n", "DUMP",
+               path, shape, dir, gg_wire_now() - t0);
+        cli->n_dumped++;
+    } else {
+        struct gg_report_case rc = {.path = path, .status = st, .error = err};
+        gg_report_text_case(stdout, &rc, 0, 0);
+        if (st == GG_E_UNSUPPORTED || st == GG_E_NOMEM)
+            cli->n_refused++;
+        else
+            cli->n_error++;
+    }
+    fflush(stdout);
+    gg_case_free(&c);
 }
 
 static void run_file(struct cli *cli, const char *path)
 {
+    char *dump_dir = cli->dump.dir ? gg_cli_dump_dir(&cli->dump, path) : NULL;
+    if (cli->dump.dir && !dump_dir) {
+        printf("%-6s %s: out of memory\n", "ERROR", path);
+        cli->n_error++;
+        return;
+    }
+    if (cli->dump.no_kernel) {
+        dump_inputs(cli, path, dump_dir);
+        free(dump_dir);
+        return;
+    }
     struct gg_case c;
     char err[1024] = "";
     struct gg_run_result res;
     memset(&res, 0, sizeof res);
     struct gg_report_case rc = {.path = path};
+    struct gg_run_opts opts = cli->run;
+    struct gg_report_dump dump;
+    if (dump_dir) {
+        gg_report_dump_init(&dump, dump_dir, path);
+        opts.observe = gg_report_dump_observe;
+        opts.observe_ctx = &dump;
+    }
     enum gg_status st = gg_case_load(path, &c, err, sizeof err);
     if (st == GG_OK) {
         rc.kase = &c;
@@ -49,7 +100,7 @@ static void run_file(struct cli *cli, const char *path)
         if (k && !gg_cli_kernel_present(&cli->backends, k, err, sizeof err))
             st = GG_E_UNSUPPORTED;
         else
-            st = run_one(cli, &c, &res, err, sizeof err);
+            st = run_one(cli, &c, &opts, &res, err, sizeof err);
     }
     rc.status = st;
     rc.error = err;
@@ -61,7 +112,7 @@ static void run_file(struct cli *cli, const char *path)
         for (int i = 1; cli->replay && !rc.replay_ok && i < gg_expect_runs(rc.expect); i++) {
             struct gg_run_result again;
             memset(&again, 0, sizeof again);
-            if (run_one(cli, &c, &again, err, sizeof err) != GG_OK) {
+            if (run_one(cli, &c, &opts, &again, err, sizeof err) != GG_OK) {
                 gg_run_result_free(&again);
                 break;
             }
@@ -84,6 +135,20 @@ static void run_file(struct cli *cli, const char *path)
         cli->n_error++;
     }
     gg_report_text_case(stdout, &rc, cli->replay, cli->verbose);
+    if (dump_dir) {
+        char derr[1024] = "";
+        if (gg_report_dump_finish(&dump, &rc, derr, sizeof derr) != GG_OK) {
+            printf("%-6s %s\n", "ERROR", derr);
+            cli->n_error++;
+        } else {
+            char *index = gg_path_join(dump.dir, "index.json");
+            if (index && access(index, F_OK) == 0)
+                printf("       dump %s\n", dump.dir);
+            free(index);
+        }
+        gg_report_dump_free(&dump);
+        free(dump_dir);
+    }
     fflush(stdout);
     gg_report_json_add(cli->json, &rc);
     gg_run_result_free(&res);
@@ -155,7 +220,7 @@ int gg_cli_list(int argc, char **argv)
 }
 
 enum { RUN_KERNEL, RUN_MUTANT, RUN_MAX_MEM, RUN_CERTIFY, RUN_TIMEOUT, RUN_NO_FORK, RUN_JSON,
-       RUN_VERBOSE };
+       RUN_VERBOSE, RUN_DUMP, RUN_NO_KERNEL };
 
 static const struct gg_cli_flag run_flags[] = {
     {"kernel", 0, "NAME", RUN_KERNEL, "run every case on this kernel instead of the case's own"},
@@ -170,6 +235,14 @@ static const struct gg_cli_flag run_flags[] = {
      "run cases in this process (for a debugger; a crashing kernel then ends ggfuzz)"},
     {"json", 0, "FILE", RUN_JSON, "also write the results as JSON"},
     {"verbose", 'v', NULL, RUN_VERBOSE, "print per-group metrics"},
+    {"dump", 0, "DIR", RUN_DUMP,
+     "write each case's inputs, scales, group arrays, reference (values and per-element bound) "
+     "and the kernel's output as .npy files with an index.json into DIR (one case file given: "
+     "DIR itself; else DIR/<case file stem>/); a kernel that crashes leaves its inputs and "
+     "reference"},
+    {"no-kernel", 0, NULL, RUN_NO_KERNEL,
+     "with --dump: write the inputs and the reference only, running no kernel (the case's "
+     "kernel need not exist here)"},
     {"plugin", 0, "PATH", GG_CLI_PLUGIN,
      "load the kernels of a plugin .so (repeatable); the paths of GGFUZZ_PLUGINS (PATH:PATH...) "
      "are loaded before them; a plugin that crashes, exits or does not register within "
@@ -188,6 +261,8 @@ static int run_option(int id, const char *arg, void *p)
     case RUN_JSON: cli->json_path = arg; break;
     case RUN_VERBOSE: cli->verbose = 1; break;
     case RUN_NO_FORK: cli->no_fork = 1; break;
+    case RUN_DUMP: cli->dump.dir = arg; break;
+    case RUN_NO_KERNEL: cli->dump.no_kernel = 1; break;
     case RUN_TIMEOUT:
         return gg_cli_number("--timeout", arg, 0, &cli->timeout_s) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
     case RUN_MAX_MEM:
@@ -220,7 +295,14 @@ int gg_cli_run(int argc, char **argv, int replay)
         fprintf(stderr, "ggfuzz: %s needs at least one case file or directory\n", argv[0]);
         return GG_EXIT_USAGE;
     }
-    if (cli->run.kernel && (rc = gg_cli_kernel_refused(cli->run.kernel)) != 0)
+    if (cli->dump.no_kernel && !cli->dump.dir) {
+        fprintf(stderr, "ggfuzz: --no-kernel needs --dump DIR\n");
+        return GG_EXIT_USAGE;
+    }
+    if (!cli->dump.no_kernel && cli->run.kernel &&
+        (rc = gg_cli_kernel_refused(cli->run.kernel)) != 0)
+        return rc;
+    if ((rc = gg_cli_dump_start(&cli->dump, argc - optind, argv + optind)) != 0)
         return rc;
     gg_registry_init();
     if (cli->json_path && !(cli->json = gg_report_json_open())) {
@@ -229,8 +311,12 @@ int gg_cli_run(int argc, char **argv, int replay)
     }
     for (int i = optind; i < argc; i++)
         run_path(cli, argv[i]);
-    int total = cli->n_pass + cli->n_fail + cli->n_refused + cli->n_error;
-    if (cli->replay) /* faults are expected in a regression corpus: what counts is reproduction */
+    gg_cli_dump_end(&cli->dump);
+    int total = cli->n_pass + cli->n_fail + cli->n_refused + cli->n_error + cli->n_dumped;
+    if (cli->dump.no_kernel)
+        printf("%d cases: %d dumped (inputs and reference, no kernel run), %d refused, %d "
+               "errors\n", total, cli->n_dumped, cli->n_refused, cli->n_error);
+    else if (cli->replay) /* faults are expected in a regression corpus: what counts is reproduction */
         printf("%d cases: %d reproduced (%d pass, %d faults), %d did not reproduce, %d refused, "
                "%d errors\n", total, cli->n_pass + cli->n_fail - cli->n_noreproduce, cli->n_pass,
                cli->n_fail, cli->n_noreproduce, cli->n_refused, cli->n_error);

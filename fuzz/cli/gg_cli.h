@@ -33,6 +33,14 @@ typedef enum gg_status (*gg_cli_plugin_loader_fn)(const char *path,
                                                   size_t err_len);
 void gg_cli_set_plugin_loader(gg_cli_plugin_loader_fn fn);
 
+/* The dump of `ggfuzz run --dump DIR --no-kernel CASE` (README, "Using it"): the inputs, scales,
+   group arrays and the reference of the case file case_path as .npy files with index.json in
+   dir (created with its parents), without running any kernel (the case's kernel need not be
+   registered). Returns 0, or the exit code that command would give (3: the case is malformed
+   or a file cannot be written; 4: the case does not fit in memory) with a message in err
+   (err_len bytes; "" on success). */
+int gg_cli_dump_inputs(const char *case_path, const char *dir, char *err, size_t err_len);
+
 /* The layout of the ABI's structs as this library was compiled: entries {name, value}, the first
    {"GG_KERNEL_ABI_VERSION", version}, then for each struct {"gg_problem", sizeof} followed by
    {"gg_problem.field", offsetof} for each field, ending with a NULL name. A host that mirrors the

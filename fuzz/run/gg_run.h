@@ -117,6 +117,12 @@ void gg_hostbuf_free(struct gg_hostpool *pool, struct gg_hostbuf *b);
 /* Running a case (gg_materialise.c, gg_runner.c)                                               */
 /* ------------------------------------------------------------------------------------------ */
 
+struct gg_run_view;
+/* Shown a run's inputs, reference and output (gg_run_opts.observe): GG_OK, or a status with a
+   message in err, which becomes the run's (the case is then not run further). */
+typedef enum gg_status (*gg_run_observe_fn)(void *ctx, const struct gg_run_view *v, char *err,
+                                            size_t err_len);
+
 struct gg_run_opts {
     int64_t max_mem_bytes;  /* refuse cases whose estimate exceeds this; 0: available memory */
     int64_t certify_samples; /* MPFR-certified reference samples per case (0: none) */
@@ -124,6 +130,11 @@ struct gg_run_opts {
     const char *mutant;     /* override the case's mutant or mutant list (NULL: keep; "none":
                                the correct kernel) */
     struct gg_hostpool *pool; /* (optional) host buffers are reused from here; this process only */
+    /* (optional) Called in the process that runs the case, with observe_ctx: once the inputs
+       and the reference exist, before the kernel runs (done 0), and once more when the run has
+       ended (done 1), unless the process died first. Not carried to campaign workers. */
+    gg_run_observe_fn observe;
+    void *observe_ctx;
 };
 
 /* Bytes a case needs on the host (operands, guards, reference), touched memory only. */
@@ -140,6 +151,21 @@ struct gg_run_result {
     double total_seconds;
 };
 void gg_run_result_free(struct gg_run_result *r);
+
+/* What an observer of a run sees. Everything is the run's and valid during the call only. */
+struct gg_run_view {
+    const struct gg_case *kase;   /* the case as run (kernel and mutant overrides applied) */
+    const struct gg_tensors *t;   /* the problem and its materialised host inputs */
+    const double *ref, *abs;      /* the reference and Σ|ab| (reference order, gg_ref_gemm) */
+    int done;                     /* 0: the kernel is about to run; 1: the run has ended */
+    int inputs_only;              /* 1: gg_run_inputs(), no kernel (result has no verdict) */
+    /* done: the run's status and message (GG_OK: result holds the verdict) and the result */
+    enum gg_status status;
+    const char *error;
+    const struct gg_run_result *result;
+    const void *out;              /* done: the first run's output, laid out like C; or NULL */
+    const char *no_out;           /* why out is NULL */
+};
 
 /*
  * Runs one case in this process: checks the kernel supports it, estimates memory, materialises
@@ -173,6 +199,14 @@ struct gg_bench_result {
  */
 enum gg_status gg_bench_case(const struct gg_case *c, const struct gg_run_opts *o, int warmup,
                              int reps, struct gg_bench_result *r, char *err, size_t err_len);
+
+/*
+ * The inputs of case c and their reference without any kernel: materialises them as
+ * gg_run_case() does (the memory admission included; the case's kernel is not looked up) and
+ * shows them to o->observe once, done 1, without output. GG_OK, or a status and message.
+ */
+enum gg_status gg_run_inputs(const struct gg_case *c, const struct gg_run_opts *o, char *err,
+                             size_t err_len);
 
 /*
  * gg_run_case() in a child process (gg_isolate.c): a kernel that kills its process gives a

@@ -209,42 +209,61 @@ static int snr_advisory_data(const struct gg_dist *d)
            d->kind == GG_DIST_OUTLIERS || nearly_constant(d);
 }
 
-/* Reference, optional source product and MPFR certification; then the comparison. */
-static enum gg_status judge(const struct gg_case *c, const struct gg_kernel *k,
-                            const struct gg_tensors *t, const void *out,
-                            const struct gg_run_opts *o, struct gg_run_result *r, char *err,
-                            size_t err_len)
+/* The reference of a run: the product, its Σ|ab| and (quantised inputs) the product of the
+   unquantised source, each in reference order. */
+struct reference {
+    double *ref, *abs, *src;
+};
+
+static void reference_free(struct reference *rf)
+{
+    free(rf->ref);
+    free(rf->abs);
+    free(rf->src);
+    memset(rf, 0, sizeof *rf);
+}
+
+/* Computes the reference of t into rf (freed by reference_free whatever the result), certified
+   by MPFR on o->certify_samples outputs. */
+static enum gg_status reference_make(const struct gg_tensors *t, const struct gg_run_opts *o,
+                                     struct reference *rf, char *err, size_t err_len)
 {
     int64_t n = gg_problem_out_elems(&t->p);
     size_t bytes = (size_t)gg_size_mul(n > 0 ? n : 1, sizeof(double));
-    double *ref = malloc(bytes), *abs = malloc(bytes), *src = t->src_a ? malloc(bytes) : NULL;
-    enum gg_status st = GG_E_NOMEM;
-    snprintf(err, err_len, "out of memory for the reference (%lld outputs)", (long long)n);
-    if (!ref || !abs || (t->src_a && !src))
-        goto done;
-    if ((st = gg_ref_gemm(&t->p, &t->ops, ref, abs, err, err_len)) != GG_OK)
-        goto done;
-    if (src && (st = gg_ref_gemm(&t->src_p, &t->src_ops, src, NULL, err, err_len)) != GG_OK)
-        goto done;
-    if (o && o->certify_samples > 0) {
-        int64_t bad = -1;
-        if (gg_ref_certify(&t->p, &t->ops, ref, abs, o->certify_samples, 1, &bad) > 0) {
-            snprintf(err, err_len, "reference failed MPFR certification at output %lld",
-                     (long long)bad);
-            st = GG_E_INTERNAL;
-            goto done;
-        }
+    rf->ref = malloc(bytes);
+    rf->abs = malloc(bytes);
+    rf->src = t->src_a ? malloc(bytes) : NULL;
+    if (!rf->ref || !rf->abs || (t->src_a && !rf->src)) {
+        snprintf(err, err_len, "out of memory for the reference (%lld outputs)", (long long)n);
+        return GG_E_NOMEM;
     }
-    st = gg_compare_output(&t->p, out, ref, abs, src, k->tile_m, k->tile_n, &r->cmp);
+    enum gg_status st = gg_ref_gemm(&t->p, &t->ops, rf->ref, rf->abs, err, err_len);
+    if (st == GG_OK && rf->src)
+        st = gg_ref_gemm(&t->src_p, &t->src_ops, rf->src, NULL, err, err_len);
+    if (st != GG_OK || !o || o->certify_samples <= 0)
+        return st;
+    int64_t bad = -1;
+    if (gg_ref_certify(&t->p, &t->ops, rf->ref, rf->abs, o->certify_samples, 1, &bad) > 0) {
+        snprintf(err, err_len, "reference failed MPFR certification at output %lld",
+                 (long long)bad);
+        return GG_E_INTERNAL;
+    }
+    return GG_OK;
+}
+
+/* The comparison of the output with the reference. */
+static enum gg_status judge(const struct gg_case *c, const struct gg_kernel *k,
+                            const struct gg_tensors *t, const void *out,
+                            const struct reference *rf, struct gg_run_result *r, char *err,
+                            size_t err_len)
+{
+    enum gg_status st = gg_compare_output(&t->p, out, rf->ref, rf->abs, rf->src, k->tile_m,
+                                          k->tile_n, &r->cmp);
     if (st == GG_OK)
         r->cmp.snr_advisory = snr_advisory_data(&c->dist_a) || snr_advisory_data(&c->dist_b);
     if (st != GG_OK)
         snprintf(err, err_len, "out of memory comparing outputs");
     r->compared = st == GG_OK;
-done:
-    free(ref);
-    free(abs);
-    free(src);
     return st;
 }
 
@@ -285,6 +304,32 @@ const struct gg_target_i *gg_run_target_of(const struct gg_kernel *k)
     return k->backend == GG_BACKEND_CPU ? &gg_hostrun_iface : &gg_devrun_iface;
 }
 
+/* Shows v (its case, tensors and reference filled in here) to o's observer, if any. A failure
+   of the observer becomes the run's status, or is added to the run's own message. */
+static enum gg_status observe(const struct gg_run_opts *o, const struct gg_case *c,
+                              const struct gg_tensors *t, const struct reference *rf,
+                              struct gg_run_view v, char *err, size_t err_len)
+{
+    if (!o || !o->observe)
+        return v.status;
+    v.kase = c;
+    v.t = t;
+    v.ref = rf->ref;
+    v.abs = rf->abs;
+    v.error = v.status != GG_OK ? err : NULL;
+    char why[1024] = "";
+    enum gg_status ost = o->observe(o->observe_ctx, &v, why, sizeof why);
+    if (ost == GG_OK)
+        return v.status;
+    if (v.status == GG_OK) {
+        snprintf(err, err_len, "%s", why);
+        return ost;
+    }
+    size_t n = strlen(err);
+    snprintf(err + n, err_len - n, "; %s", why);
+    return v.status;
+}
+
 enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
                            struct gg_run_result *r, char *err, size_t err_len)
 {
@@ -296,7 +341,10 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     const struct gg_kernel *k = NULL;
     struct gg_tensors t;
     memset(&t, 0, sizeof t);
+    struct reference rf = {0};
     void *out1 = NULL;
+    int shown = 0; /* the observer saw the inputs: it sees the end too */
+    const char *no_out = "the run ended before the kernel's output was compared";
     enum gg_status st = gg_run_setup(c, o, 0, &k, &eff, &t, r, err, err_len);
     if (st != GG_OK)
         goto done;
@@ -306,19 +354,59 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
         st = GG_E_NOMEM;
         goto done;
     }
+    /* An observer sees the inputs and the reference before the kernel can end the process. */
+    if (o && o->observe) {
+        if ((st = reference_make(&t, o, &rf, err, err_len)) != GG_OK ||
+            (st = observe(o, &eff, &t, &rf, (struct gg_run_view){.status = GG_OK}, err,
+                          err_len)) != GG_OK)
+            goto done;
+        shown = 1;
+    }
     struct gg_observations obs = {0};
     struct gg_target tg = {.iface = gg_run_target_of(k), .t = &t};
     st = run_target(&tg, k, out1, &obs, &r->kernel_seconds, err, err_len);
-    if (st != GG_OK ||
-        (!obs.device_error && (st = judge(&eff, k, &t, out1, o, r, err, err_len)) != GG_OK))
+    if (st == GG_OK && obs.device_error)
+        no_out = "a device error ended the run: the output was not compared";
+    if (st != GG_OK || obs.device_error ||
+        (!rf.ref && (st = reference_make(&t, o, &rf, err, err_len)) != GG_OK) ||
+        (st = judge(&eff, k, &t, out1, &rf, r, err, err_len)) != GG_OK)
         goto done;
     gg_verdict_make(&t.p, k->name, k->tile_m, k->tile_n, k->tile_k, r->compared ? &r->cmp : NULL,
                     &obs, &r->verdict);
 done:
+    r->total_seconds = now_s() - t0;
+    if (shown)
+        st = observe(o, &eff, &t, &rf,
+                     (struct gg_run_view){.done = 1, .status = st, .result = r,
+                                          .out = r->compared ? out1 : NULL, .no_out = no_out},
+                     err, err_len);
+    reference_free(&rf);
     gg_output_free(&t, out1);
     gg_tensors_free(&t);
     gg_case_free(&eff);
-    r->total_seconds = now_s() - t0;
+    return st;
+}
+
+enum gg_status gg_run_inputs(const struct gg_case *c, const struct gg_run_opts *o, char *err,
+                             size_t err_len)
+{
+    struct gg_run_result r;
+    memset(&r, 0, sizeof r);
+    struct gg_tensors t;
+    struct reference rf = {0};
+    enum gg_status st = gg_tensors_shape(c, &t, err, err_len);
+    if (st == GG_OK && (st = admit_memory(&t, 0, o, &r, err, err_len)) == GG_OK &&
+        (st = gg_tensors_route(c, &t, err, err_len)) == GG_OK) {
+        t.pool = o ? o->pool : NULL;
+        if ((st = gg_tensors_make(c, 0, &t, err, err_len)) == GG_OK &&
+            (st = reference_make(&t, o, &rf, err, err_len)) == GG_OK)
+            st = observe(o, c, &t, &rf,
+                         (struct gg_run_view){.done = 1, .inputs_only = 1, .status = GG_OK,
+                                              .result = &r, .no_out = "no kernel was run"},
+                         err, err_len);
+    }
+    reference_free(&rf);
+    gg_tensors_free(&t);
     return st;
 }
 

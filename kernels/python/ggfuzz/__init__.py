@@ -3,7 +3,8 @@ kernel as a ggfuzz.Kernel and calls ggfuzz.register() at import; ggfuzz then run
 other kernel, with every oracle. `python -m ggfuzz ARGS...` is the ggfuzz command line with
 Python kernels (the ggfuzz executable starts it by itself when a plugin is a .py file).
 
-Kernel and register need nothing but the standard library; the views and the bf16 helpers need
+Kernel and register need nothing but the standard library; the views, the bf16 helpers and
+ggfuzz.cases (a case's tensors and the oracles' per-element check, for a test of your own) need
 NumPy, imported when first used, so that `python -m ggfuzz` can say so cleanly."""
 
 from .kernel import Kernel, register
@@ -13,9 +14,11 @@ _LAZY = {"ProblemView": "views", "OperandsView": "views", "bf16_to_f32": "format
 
 
 def __getattr__(name):
+    import importlib
     if name in _LAZY:
-        import importlib
         return getattr(importlib.import_module("." + _LAZY[name], __name__), name)
+    if name == "cases":  # ggfuzz.cases: replay a case at the desk (NumPy, torch)
+        return importlib.import_module(".cases", __name__)
     raise AttributeError("module 'ggfuzz' has no attribute %r" % name)
 
 
