@@ -221,6 +221,41 @@ Test(fuzz_generate, a_kernel_that_supports_nothing_gets_no_case)
     gg_case_free(&c);
 }
 
+/* Dense bf16 with M a multiple of 16 (as cuBLASLt's blockwise FP8 GEMM wants). */
+static int m_multiple_of_16(const struct gg_problem *p, char *why, size_t len)
+{
+    if (p->op != GG_OP_DENSE || p->a_dtype != GG_DTYPE_BF16 || p->b_dtype != GG_DTYPE_BF16 ||
+        p->c_dtype != GG_DTYPE_BF16 || p->bias_dtype != GG_DTYPE_NONE || p->m % 16) {
+        snprintf(why, len, "dense bf16, M a multiple of 16");
+        return 0;
+    }
+    return 1;
+}
+
+Test(fuzz_generate, a_kernel_that_wants_m_aligned_gets_aligned_cases)
+{
+    const struct gg_kernel k = {.abi_version = GG_KERNEL_ABI_VERSION,
+                                .name = "test_m16_cpu",
+                                .ops = GG_OP_BIT(GG_OP_DENSE),
+                                .supports = m_multiple_of_16};
+    struct gg_gen_config cfg = {.kernel = &k, .max_host_bytes = MAX_BYTES};
+    struct gg_gen_caps *caps = NULL;
+    char err[256] = "";
+    cr_assert_eq(gg_gen_caps_probe(&cfg, &caps, err, sizeof err), GG_OK, "%s", err);
+    cfg.caps = caps;
+    int nonzero = 0;
+    for (uint64_t i = 0; i < 200; i++) {
+        struct gg_case c;
+        cr_assert_eq(gg_generate(&cfg, 7, i, &c, err, sizeof err), GG_OK, "case %llu: %s",
+                     (unsigned long long)i, err);
+        cr_expect_eq(c.m % 16, 0, "case %llu: M = %lld", (unsigned long long)i, (long long)c.m);
+        nonzero += c.m > 0;
+        gg_case_free(&c);
+    }
+    cr_expect_gt(nonzero, 100, "only %d of 200 cases have rows", nonzero);
+    gg_gen_caps_free(caps);
+}
+
 /* Group sizes of an expanded grouped case. */
 static int64_t count_empty(const struct gg_case *c)
 {

@@ -174,6 +174,18 @@ int64_t gen_clamp(int64_t v, int64_t lo, int64_t hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+int64_t gen_config_m(const struct gen_config *k, int64_t v)
+{
+    if (k == NULL)
+        return v;
+    int64_t m = gen_clamp(v, k->m_lo, k->m_hi);
+    if (k->m_align > 1 && m % k->m_align) {
+        int64_t up = (m / k->m_align + 1) * k->m_align;
+        m = up <= k->m_hi ? up : m - m % k->m_align;
+    }
+    return m < k->m_lo ? k->m_lo : m;
+}
+
 void gen_shape(struct gen *g, struct gg_case *c, const int64_t *lens, int64_t n)
 {
     int64_t sum = 0, max = 0;
@@ -196,7 +208,7 @@ void gen_shape(struct gen *g, struct gg_case *c, const int64_t *lens, int64_t n)
         c->block_m = gen_chance(&g->r, 0.5) ? g->tile_m : gen_pick(&g->r, BLOCKS, 6);
     } else {
         const struct gen_config *k = g->conf;
-        c->m = k ? gen_clamp(max, k->m_lo, k->m_hi) : max;
+        c->m = gen_config_m(k, max);
         c->groups = c->op == GG_OP_BATCHED ? gen_clamp(n, 1, 16) : 0;
     }
 }

@@ -47,6 +47,10 @@ struct gen_config {
     enum gg_layout layout;
     unsigned opts;
     int64_t m_lo, m_hi;
+    /* The smallest M > 0 of the probe menu the kernel took (0: only M = 0), and, when every
+       M > 0 it took shares a factor that every M > 0 it refused lacks (a kernel that wants M a
+       multiple of 16), that factor; else 1. */
+    int64_t m_first, m_align;
 };
 
 /* The capability table of gg_gen.h. */
@@ -94,6 +98,9 @@ void gen_apply_config(struct gg_case *c, const struct gen_config *k);
 int gen_is_grouped(enum gg_op op);
 /* v clamped into [lo, hi]. */
 int64_t gen_clamp(int64_t v, int64_t lo, int64_t hi);
+/* M for configuration k near v (k NULL: v): clamped into [m_lo, m_hi] and rounded to a
+   multiple of m_align within them. */
+int64_t gen_config_m(const struct gen_config *k, int64_t v);
 /* A configuration whose op is in op_mask (drawn uniformly among the kernel's ops in the mask,
    then among that op's configurations); any op when the mask has none. Applies it to c (op,
    dtypes, recipe, layout, bias, data formats) and records it in g->conf. */

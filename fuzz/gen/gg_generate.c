@@ -161,6 +161,16 @@ static int probe_opt(struct gen *g, struct gg_case *c, const struct gen_config *
     return ok;
 }
 
+static int64_t gcd(int64_t a, int64_t b)
+{
+    while (b != 0) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 /* Adds configuration k when the kernel accepts it for some M of the menu (batched, dense) or on
    the probe problem, with the options it knows. */
 static void probe_config(struct gen *g, struct gg_case *c, struct gg_gen_caps *caps,
@@ -177,18 +187,31 @@ static void probe_config(struct gen *g, struct gg_case *c, struct gg_gen_caps *c
         probe_shape(g, c, &k, m);
         screened = gen_admit(g->cfg->kernel, c, 0);
     }
+    int64_t took = 0, refused[sizeof M_MENU / sizeof M_MENU[0]];
+    int n_refused = 0;
+    k.m_first = 0;
     for (int i = 0; screened && i < (rows ? (int)(sizeof M_MENU / sizeof M_MENU[0]) : 1); i++) {
         probe_shape(g, c, &k, M_MENU[i]);
-        if (!gen_admit(g->cfg->kernel, c, 0))
+        if (!gen_admit(g->cfg->kernel, c, 0)) {
+            if (M_MENU[i] > 0)
+                refused[n_refused++] = M_MENU[i];
             continue;
+        }
         if (k.m_lo < 0)
             k.m_lo = M_MENU[i];
         k.m_hi = M_MENU[i];
         if (m_probe < 1)
             m_probe = M_MENU[i];
+        if (M_MENU[i] > 0 && k.m_first == 0)
+            k.m_first = M_MENU[i];
+        took = gcd(took, M_MENU[i]);
     }
     if (k.m_lo < 0 || g->nomem)
         return;
+    k.m_align = took > 1 ? took : 1;
+    for (int i = 0; i < n_refused; i++)
+        if (refused[i] % k.m_align == 0)
+            k.m_align = 1; /* refused for another reason than its factor */
     if (k.m_hi == M_MENU[sizeof M_MENU / sizeof M_MENU[0] - 1])
         k.m_hi = GEN_M_UNBOUNDED;
     static const struct {
@@ -444,7 +467,7 @@ static int fallback(struct gen *g, struct gg_case *c)
     case_start(g, c);
     const struct gen_config *k = &g->caps->v[gen_range(&g->r, 0, g->caps->n - 1)];
     g->conf = k;
-    probe_shape(g, c, k, k->m_lo > 1 ? k->m_lo : k->m_hi < 8 ? k->m_hi : 8);
+    probe_shape(g, c, k, k->m_lo > 1 ? k->m_lo : k->m_first > 8 || k->m_hi < 8 ? k->m_first : 8);
     return !g->nomem && gen_admit(g->cfg->kernel, c, g->max_bytes);
 }
 

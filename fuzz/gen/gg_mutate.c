@@ -57,8 +57,8 @@ static void apply_edit(struct gen *g, struct gg_case *c, enum edit e)
     int items = gen_is_grouped(c->op) || c->op == GG_OP_MOE_SORTED;
     int e8m0 = c->scaling == GG_SCALING_MX || c->scaling == GG_SCALING_MX_B;
     if (e == EDIT_SIZE && !items) {
-        c->m = gen_clamp(new_size(g, c->m), g->conf ? g->conf->m_lo : 0,
-                         g->conf ? g->conf->m_hi : GEN_M_UNBOUNDED);
+        c->m = g->conf ? gen_config_m(g->conf, new_size(g, c->m))
+                       : gen_clamp(new_size(g, c->m), 0, GEN_M_UNBOUNDED);
     } else if (e == EDIT_SIZE || e == EDIT_INSERT_EMPTY || e == EDIT_DELETE_EMPTY) {
         int64_t n = c->groups, *lens = lens_copy(c, 1);
         if (lens == NULL) {
