@@ -99,6 +99,15 @@ Test(cli_python, campaign_finds_and_minimises_the_planted_bug)
     cli_remove_dir(dir);
 }
 
+Test(cli_python, selftest_finds_the_python_mutant_and_passes_the_correct_kernel)
+{
+    cr_expect_eq(ggfuzz("--plugin " NUMPY_PLUGIN " selftest --kernel " NUMPY_KERNEL
+                        " --max-total-time-per-mutant 5 --workers 1"),
+                 0, "%s", out);
+    cr_expect(strstr(out, "empty_group_garbage") && strstr(out, "found"), "%s", out);
+    cr_expect(strstr(out, "1 of 1 mutants found, 1 of 1 correct kernels clean"), "%s", out);
+}
+
 Test(cli_python, raising_kernel_is_a_kernel_error)
 {
     cr_expect_eq(ggfuzz("run --plugin " FAULTY " --kernel grouped_bf16_pyfault_raises " SEEDS
