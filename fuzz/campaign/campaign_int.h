@@ -21,6 +21,7 @@ struct gg_stats_view {
     int64_t max_runs;         /* 0: none */
     int workers;
     const char *command_line; /* may be NULL */
+    int shard_index, shard_count; /* count 0: not a shard */
 };
 
 /* Rewrites dir/fuzzer_stats atomically (temporary file and rename). */
@@ -34,5 +35,17 @@ void gg_stats_status_line(FILE *f, const struct gg_stats_view *v);
 void gg_stats_clear_line(FILE *f);
 /* libFuzzer-style final statistics and the reason the campaign stopped. */
 void gg_stats_final(FILE *f, const struct gg_stats_view *v);
+
+/* ---- Shards (gg_shard.c) ------------------------------------------------------------------ */
+
+/* The seed of shard index of count drawn from campaign seed base: base itself for shard 0 of 1,
+   else a mix of both (distinct for every index; never 0). */
+uint64_t gg_shard_seed(uint64_t base, int index, int count);
+/* Where a shard stopped, from the fuzzer_stats in stats_dir: 1 with *seed and *next_case set
+   when the file names both, else 0. */
+int gg_shard_resume_point(const char *stats_dir, uint64_t *seed, uint64_t *next_case);
+/* Folds the findings of every shard of campaign into campaign/artifacts; logs what it did on
+   log (may be NULL). Returns the output's signatures, or -1 after logging why it failed. */
+long long gg_shard_merge_all(const char *campaign, FILE *log);
 
 #endif /* GG_CAMPAIGN_INT_H */

@@ -51,9 +51,10 @@ extern char **environ;
 #define PATH_MAX_LEN 4096
 #define STABILITY_RUNS 4        /* runs of a normal form that tell a race from a stable bug */
 #define RACE_REPLAY_RUNS 16     /* runs a race's representative may take to show on replay */
+#define DEFAULT_SYNC_S 30.0     /* a shard reads the others' new cases this often */
 
-enum origin { ORIGIN_GENERATE, ORIGIN_MUTATE, ORIGIN_SEED, ORIGIN_REPLAY };
-static const char *const origin_names[] = {"generate", "mutate", "seed", "replay"};
+enum origin { ORIGIN_GENERATE, ORIGIN_MUTATE, ORIGIN_SEED, ORIGIN_REPLAY, ORIGIN_IMPORT };
+static const char *const origin_names[] = {"generate", "mutate", "seed", "replay", "import"};
 
 /* A case to run, with where it came from. */
 struct job {
@@ -109,6 +110,14 @@ struct campaign {
     struct gg_campaign_stats *st;
     char mutant[GG_CASE_NAME_MAX];
     char artifacts[PATH_MAX_LEN], stats_dir[PATH_MAX_LEN], exe[PATH_MAX_LEN];
+    char corpus_out[PATH_MAX_LEN]; /* receives the cases kept ("" : none) */
+    /* a shard (cfg->campaign_dir): its index and count, and its side of the sync */
+    int shard, shards;
+    struct gg_sync sync;
+    int syncing;
+    double next_sync;
+    struct gg_sync_stats sync_stats;
+    char shard_tag[48];            /* "[shard I/N] " before pulse lines, "" when not a shard */
     double t0, start_wall, budget, timeout, stop_at;
     int tty;
     struct worker *w;
@@ -297,16 +306,18 @@ static void corpus_add(struct campaign *c, const struct gg_case *kase, uint64_t 
 /* Writes an interesting case to the first corpus directory as <id>.case. */
 static void corpus_save(struct campaign *c, struct gg_case *kase, const struct job *j)
 {
-    if (c->cfg->n_corpus_dirs < 1)
+    if (!c->corpus_out[0])
         return;
-    char id[GG_CASE_ID_HEX + 1], path[PATH_MAX_LEN], note[256], err[512];
+    char id[GG_CASE_ID_HEX + 1], path[PATH_MAX_LEN + GG_CASE_ID_HEX + 8], note[256], err[512];
     gg_case_id(kase, id);
-    snprintf(path, sizeof path, "%s/%s.case", c->cfg->corpus_dirs[0], id);
+    snprintf(path, sizeof path, "%s/%s.case", c->corpus_out, id);
     snprintf(note, sizeof note, "seed=0x%016llx case=%llu origin=%s exec=%lld",
              (unsigned long long)c->st->seed, (unsigned long long)j->index,
              origin_names[j->origin], (long long)c->st->execs);
     gg_case_set_meta(kase, "found", note);
     if (gg_case_save(kase, path, err, sizeof err) != GG_OK)
+        log_line(c, "WARNING: %s\n", err);
+    else if (c->syncing && gg_sync_publish(&c->sync, id, err, sizeof err) != GG_OK)
         log_line(c, "WARNING: %s\n", err);
 }
 
@@ -326,7 +337,7 @@ static void observe_pass(struct campaign *c, struct job *j, const struct gg_run_
     if (f.snr_margin_db < c->st->min_snr_margin_db)
         c->st->min_snr_margin_db = f.snr_margin_db;
     c->st->features = (int64_t)c->ft.n;
-    if (j->origin == ORIGIN_SEED) {
+    if (j->origin == ORIGIN_SEED || j->origin == ORIGIN_IMPORT) {
         corpus_add(c, &j->c, j->index);
         return;
     }
@@ -424,9 +435,14 @@ static void load_stored(struct campaign *c)
 {
     char **seen = NULL;
     size_t n_seen = 0;
+    if (c->shards)
+        load_dir(c, c->corpus_out, 1, &seen, &n_seen);
     for (int d = 0; d < c->cfg->n_corpus_dirs; d++)
         load_dir(c, c->cfg->corpus_dirs[d], 1, &seen, &n_seen);
-    load_dir(c, c->artifacts, 0, &seen, &n_seen);
+    /* A shard that goes on replays none of its own findings: they were filed by this campaign,
+       and a replay would count each one again. */
+    if (!c->st->resumed)
+        load_dir(c, c->artifacts, 0, &seen, &n_seen);
     for (size_t i = 0; i < n_seen; i++)
         free(seen[i]);
     free(seen);
@@ -1202,7 +1218,7 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
             st->refused++;
         else
             st->errors++;
-        if (j->origin == ORIGIN_REPLAY || j->origin == ORIGIN_SEED)
+        if (j->origin == ORIGIN_REPLAY || j->origin == ORIGIN_SEED || j->origin == ORIGIN_IMPORT)
             log_line(c, "INFO: could not run %s: %s\n", j->path, msg);
         else if (status != GG_E_UNSUPPORTED && status != GG_E_NOMEM)
             log_error(c, status, msg);
@@ -1364,6 +1380,8 @@ static void view_of(const struct campaign *c, struct gg_stats_view *v)
     v->max_runs = c->cfg->max_runs;
     v->workers = c->n_workers;
     v->command_line = c->cfg->command_line;
+    v->shard_index = c->shard;
+    v->shard_count = c->shards;
 }
 
 /* Signatures of this campaign that no bucket holds yet. */
@@ -1399,6 +1417,7 @@ static void tick(struct campaign *c, int force)
     c->last_tick = now;
     c->st->seconds = now - c->t0;
     c->st->untriaged = count_untriaged(c);
+    c->st->next_case = c->next_index;
     struct gg_stats_view v;
     view_of(c, &v);
     char err[1024];
@@ -1408,8 +1427,9 @@ static void tick(struct campaign *c, int force)
     if (c->cfg->log && c->tty)
         gg_stats_status_line(c->cfg->log, &v);
     else if (c->st->execs >= c->next_pulse)
-        log_line(c, "#%lld pulse exec/s: %.0f corp: %lld ft: %lld faults: %lld sigs: %lld\n",
-                 (long long)c->st->execs, v.elapsed_s > 0 ? (double)c->st->execs / v.elapsed_s : 0,
+        log_line(c, "%s#%lld pulse exec/s: %.0f corp: %lld ft: %lld faults: %lld sigs: %lld\n",
+                 c->shard_tag, (long long)c->st->execs,
+                 v.elapsed_s > 0 ? (double)c->st->execs / v.elapsed_s : 0,
                  (long long)c->st->corpus_count, (long long)c->st->features,
                  (long long)c->st->faults_total, (long long)c->st->unique_sigs);
     while (c->next_pulse <= c->st->execs)
@@ -1420,6 +1440,67 @@ static void tick(struct campaign *c, int force)
             pids[i] = c->w[i].pid;
         c->cfg->on_tick(c->st, pids, c->n_workers, c->cfg->user);
     }
+}
+
+/* ---- shards ------------------------------------------------------------------------------- */
+
+/* A shard reads the cases the other shards kept since it last looked and queues those its
+   kernel supports (before any drawn case): they join its corpus when they run, so that features
+   another shard found are not kept again here. force: now, whatever the interval. */
+static void sync_peers(struct campaign *c, int force)
+{
+    double now = gg_wire_now();
+    if (!c->syncing || (!force && now < c->next_sync) || c->st->stop != GG_STOP_NONE)
+        return;
+    c->next_sync = now + (c->cfg->sync_interval_s > 0 ? c->cfg->sync_interval_s : DEFAULT_SYNC_S);
+    struct gg_case *cases = NULL;
+    size_t n = 0, queued = 0;
+    char err[1024], name[64];
+    if (gg_sync_pull(&c->sync, &cases, &n, &c->sync_stats, err, sizeof err) != GG_OK)
+        log_line(c, "WARNING: cannot read the other shards' cases: %s\n", err);
+    for (size_t i = 0; i < n; i++) {
+        char id[GG_CASE_ID_HEX + 1];
+        gg_case_id(&cases[i], id);
+        snprintf(name, sizeof name, "imported case %s", id);
+        if (seed_fits(c, &cases[i]) && queue_push(c, &cases[i], ORIGIN_IMPORT, name) == 0)
+            queued++;
+        else
+            gg_case_free(&cases[i]);
+    }
+    free(cases);
+    c->st->imported += (int64_t)queued;
+    c->st->sync_s = c->sync_stats.seconds;
+    if (n > 0)
+        log_line(c, "%s#%lld SYNC %zu new cases of %zu other shards, %zu to run (%.3f s reading "
+                 "so far)\n", c->shard_tag, (long long)c->st->execs, n, c->sync_stats.peers,
+                 queued, c->sync_stats.seconds);
+}
+
+/* A shard's directories in the campaign's, and where it goes on from. */
+static enum gg_status setup_shard(struct campaign *c, const struct gg_campaign_config *cfg)
+{
+    c->shards = cfg->shard_count > 0 ? cfg->shard_count : 1;
+    c->shard = cfg->shard_index;
+    if (c->shard < 0 || c->shard >= c->shards || c->shards > GG_SHARD_MAX) {
+        snprintf(c->err, c->err_len, "shard %d/%d: the index must be below the count (and the "
+                 "count at most %d)", c->shard, c->shards, GG_SHARD_MAX);
+        return GG_E_INVAL;
+    }
+    char dir[PATH_MAX_LEN - 16];
+    gg_shard_dir(cfg->campaign_dir, c->shard, dir, sizeof dir);
+    snprintf(c->artifacts, sizeof c->artifacts, "%s/artifacts", dir);
+    snprintf(c->stats_dir, sizeof c->stats_dir, "%s", dir);
+    snprintf(c->corpus_out, sizeof c->corpus_out, "%s/corpus", dir);
+    snprintf(c->shard_tag, sizeof c->shard_tag, "[shard %d/%d] ", c->shard, c->shards);
+    uint64_t seed, next;
+    if (gg_shard_resume_point(dir, &seed, &next)) {
+        c->st->seed = seed;
+        c->next_index = next;
+        c->st->resumed = 1;
+    } else {
+        c->st->seed = gg_shard_seed(c->st->seed, c->shard, c->shards);
+    }
+    return GG_OK;
 }
 
 /* ---- the loop ------------------------------------------------------------------------------ */
@@ -1500,6 +1581,7 @@ static void loop(struct campaign *c)
         poll_min(c, 0);
         start_min(c);
         tick(c, 0);
+        sync_peers(c, 0);
     }
     free(pfd);
 }
@@ -1557,18 +1639,25 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
     char perr[256];
     if (gg_gen_caps_probe(&c->gen, &c->caps, perr, sizeof perr) == GG_OK)
         c->gen.caps = c->caps;
-    snprintf(c->artifacts, sizeof c->artifacts, "%s",
-             cfg->artifacts_dir ? cfg->artifacts_dir : "ggfuzz-out/artifacts");
-    if (cfg->stats_dir)
-        snprintf(c->stats_dir, sizeof c->stats_dir, "%s", cfg->stats_dir);
-    else
-        parent_dir(c->artifacts, c->stats_dir, sizeof c->stats_dir);
+    if (cfg->campaign_dir) {
+        enum gg_status st = setup_shard(c, cfg);
+        if (st != GG_OK)
+            return st;
+    } else {
+        snprintf(c->artifacts, sizeof c->artifacts, "%s",
+                 cfg->artifacts_dir ? cfg->artifacts_dir : "ggfuzz-out/artifacts");
+        if (cfg->stats_dir)
+            snprintf(c->stats_dir, sizeof c->stats_dir, "%s", cfg->stats_dir);
+        else
+            parent_dir(c->artifacts, c->stats_dir, sizeof c->stats_dir);
+        if (cfg->n_corpus_dirs > 0)
+            snprintf(c->corpus_out, sizeof c->corpus_out, "%s", cfg->corpus_dirs[0]);
+    }
     snprintf(c->exe, sizeof c->exe, "%s",
              cfg->worker_cmd != NULL && cfg->n_worker_cmd > 0 ? cfg->worker_cmd[0]
              : cfg->worker_exe                                ? cfg->worker_exe
                                                               : "/proc/self/exe");
-    const char *dirs[] = {c->artifacts, c->stats_dir,
-                          cfg->n_corpus_dirs > 0 ? cfg->corpus_dirs[0] : NULL};
+    const char *dirs[] = {c->artifacts, c->stats_dir, c->corpus_out[0] ? c->corpus_out : NULL};
     for (size_t i = 0; i < 3; i++) {
         if (dirs[i] && gg_mkdir_p(dirs[i]) != 0) {
             snprintf(c->err, c->err_len, "%s: cannot create the directory: %s", dirs[i],
@@ -1588,6 +1677,13 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
         enum gg_status st = gg_sigset_load(cfg->known_path, &c->known, c->err, c->err_len);
         if (st != GG_OK)
             return st;
+    }
+    if (cfg->campaign_dir) {
+        enum gg_status st = gg_sync_open(&c->sync, cfg->campaign_dir, c->shard, c->err,
+                                         c->err_len);
+        if (st != GG_OK)
+            return st;
+        c->syncing = 1;
     }
     c->timeout = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT_S;
     c->budget = cfg->max_total_time_s > 0 ? cfg->max_total_time_s : 0;
@@ -1632,6 +1728,8 @@ static void teardown(struct campaign *c)
     gg_buckets_free(&c->buckets);
     gg_sigset_free(&c->known);
     gg_gen_caps_free(c->caps);
+    if (c->syncing)
+        gg_sync_close(&c->sync);
 }
 
 static uint64_t pick_seed(void)
@@ -1652,6 +1750,7 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
     st->min_snr_margin_db = INFINITY;
     st->worst_new = st->first_class = GG_CLASS_PASS;
     st->seed = cfg->seed ? cfg->seed : pick_seed();
+    st->merged_sigs = -1;
     struct campaign c = {.cfg = cfg, .st = st, .err = err, .err_len = err_len, .next_pulse = 1,
                          };
     snprintf(err, err_len, "%s", "");
@@ -1666,6 +1765,12 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
     }
     static const char *const strategies[] = {"targeted", "uniform"};
     log_line(&c, "INFO: seed=%llu\n", (unsigned long long)st->seed);
+    if (c.shards)
+        log_line(&c, "INFO: shard %d/%d of %s: %s\n", c.shard, c.shards, cfg->campaign_dir,
+                 st->resumed ? "going on where it stopped" : "a fresh start");
+    if (st->resumed)
+        log_line(&c, "INFO: resuming at case %llu of seed %llu; its stored findings are not "
+                 "replayed\n", (unsigned long long)c.next_index, (unsigned long long)st->seed);
     log_line(&c, "INFO: kernel=%s mutant=%s strategy=%s workers=%d timeout=%gs "
              "max_total_time=%gs runs=%lld artifacts=%s\n", c.k->name,
              c.mutant[0] ? c.mutant : "none", strategies[cfg->strategy == GG_STRATEGY_UNIFORM],
@@ -1673,6 +1778,7 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
     resume_mins(&c);
     rescan_buckets(&c);
     load_stored(&c);
+    sync_peers(&c, 1);
     for (int i = 0; i < c.n_workers && c.fatal == GG_OK; i++)
         if (spawn_worker(&c, &c.w[i]) != 0)
             c.fatal = GG_E_IO;
@@ -1682,6 +1788,11 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
     if (c.fatal != GG_OK)
         request_stop(&c, GG_STOP_ERROR);
     tick(&c, 1);
+    if (c.shards) {
+        if (c.tty)
+            gg_stats_clear_line(cfg->log);
+        st->merged_sigs = gg_shard_merge_all(cfg->campaign_dir, cfg->log);
+    }
     if (cfg->log)
         log_buckets(&c);
     if (cfg->log) {

@@ -65,6 +65,13 @@ struct gg_campaign_stats {
     char first_path[1024];      /* its file in the artifacts directory */
     int64_t first_groups;       /* groups of the case that found it */
     int64_t first_groups_min;   /* groups after minimisation (-1: not minimised) */
+    /* A shard (campaign_dir set). */
+    int resumed;                /* it went on from its directory's fuzzer_stats */
+    uint64_t next_case;         /* the number of the next case its seed stream draws */
+    int64_t imported;           /* cases the other shards kept, run here */
+    double sync_s;              /* time spent reading the other shards' logs */
+    long long merged_sigs;      /* signatures in the campaign's merged store at the end (-1:
+                                   no merge) */
 };
 
 struct gg_campaign_config {
@@ -89,6 +96,17 @@ struct gg_campaign_config {
     double minimize_s;               /* budget per new signature (0: 30 s), capped by the time
                                         left */
     int stop_after_findings;         /* end after this many new signatures (0: never) */
+    /* One shard of a campaign spread over processes, GPUs or nodes: with campaign_dir set, the
+       campaign works in campaign_dir/shard-<shard_index>/ (corpus/, artifacts/, fuzzer_stats,
+       plot_data; artifacts_dir, stats_dir and the receiving corpus directory are ignored, every
+       corpus_dirs entry is read as seeds), draws from a seed stream of its own (seed mixed with
+       the index; shard 0 of 1 uses seed itself), goes on where a shard of that index stopped
+       (its seed, case number and corpus; its stored findings are not replayed), runs the cases
+       the other shards keep every sync_interval_s (0: 30 s), and at its end folds every shard's
+       findings into campaign_dir/artifacts (gg_store_merge). */
+    const char *campaign_dir;
+    int shard_index, shard_count;    /* 0 <= index < count; count 0 is taken as 1 */
+    double sync_interval_s;
     struct gg_run_opts run;          /* memory limit and certification (kernel, mutant unused) */
     const char *worker_exe;          /* ggfuzz binary started as `worker` (NULL: /proc/self/exe) */
     const char *const *worker_cmd;   /* (optional) the command that starts ggfuzz, n_worker_cmd

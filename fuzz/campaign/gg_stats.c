@@ -57,10 +57,17 @@ static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_s
     ADD("kernel", "%s", v->kernel);
     ADD("mutant", "%s", mutant);
     ADD("workers", "%d", v->workers);
+    if (v->shard_count > 0)
+        ADD("shard", "%d/%d", v->shard_index, v->shard_count);
+    ADD("next_case", "%llu", (unsigned long long)s->next_case);
     ADD("execs_done", "%lld", (long long)s->execs);
     ADD("execs_per_sec", "%.1f", rate(v));
     ADD("replayed", "%lld", (long long)s->replayed);
     ADD("possibly_fixed", "%lld", (long long)s->possibly_fixed);
+    if (v->shard_count > 0) {
+        ADD("imported", "%lld", (long long)s->imported);
+        ADD("sync_seconds", "%.3f", s->sync_s);
+    }
     ADD("corpus_count", "%lld", (long long)s->corpus_count);
     ADD("new_units", "%lld", (long long)s->new_units);
     ADD("features_total", "%lld", (long long)s->features);
@@ -141,8 +148,11 @@ void gg_stats_status_line(FILE *f, const struct gg_stats_view *v)
     char left[32] = "";
     if (v->budget_s > 0)
         snprintf(left, sizeof left, " left %.0fs", fmax(0, v->budget_s - v->elapsed_s));
-    fprintf(f, "\r#%lld exec/s %.0f corp %lld ft %lld faults %lld%s%s%s sigs %lld new %lld "
-            "bugs %lld new %lld %.0fs%s\033[K", (long long)s->execs, rate(v),
+    char shard[40] = "";
+    if (v->shard_count > 0)
+        snprintf(shard, sizeof shard, "[shard %d/%d] ", v->shard_index, v->shard_count);
+    fprintf(f, "\r%s#%lld exec/s %.0f corp %lld ft %lld faults %lld%s%s%s sigs %lld new %lld "
+            "bugs %lld new %lld %.0fs%s\033[K", shard, (long long)s->execs, rate(v),
             (long long)s->corpus_count, (long long)s->features, (long long)s->faults_total,
             used ? " (" : "", classes + (used > 0), used ? ")" : "", (long long)s->unique_sigs,
             (long long)s->new_sigs, (long long)s->buckets, (long long)s->new_buckets,

@@ -28,6 +28,8 @@ static const char USAGE[] =
     "  selftest              a short campaign against every mutant (each must be found)\n"
     "                        and every correct kernel (none may give a finding)\n"
     "  suite [--tier T] [--gate] ...  the SNR suite and release gate (suite --help)\n"
+    "  merge CAMPAIGN|STORE... [-o STORE]   fold the findings stores of a campaign's\n"
+    "                        shards (or any stores) into one\n"
     "  report [--suite F] [--campaign D] -o DIR   HTML and Markdown report (report --help)\n"
     "  --help, --version     this text; the version of ggfuzz, its kernel ABI and formats\n"
     "\n"
@@ -43,7 +45,7 @@ static const char EXIT_CODES[] =
 const struct gg_cli_command *const gg_cli_commands[] = {
     &gg_cli_run_command,      &gg_cli_list_command,  &gg_cli_minimize_command,
     &gg_cli_fuzz_command,     &gg_cli_selftest_command, &gg_cli_suite_command,
-    &gg_cli_report_command,   &gg_cli_bench_command, NULL};
+    &gg_cli_merge_command,    &gg_cli_report_command,   &gg_cli_bench_command, NULL};
 
 /* Every environment variable ggfuzz reads, printed after the exit codes. */
 static const char *const ENVIRONMENT[][2] = {
@@ -55,6 +57,8 @@ static const char *const ENVIRONMENT[][2] = {
     {"GG_GPU_TMA", "0: GPU kernels load by cp.async instead of TMA (the same bits)"},
     {"GG_GNUPLOT", "the gnuplot executable of report plots (default: gnuplot on PATH)"},
     {"TMPDIR", "where selftest makes its temporary campaigns (default /tmp)"},
+    {"SLURM_ARRAY_TASK_ID", "with SLURM_ARRAY_TASK_COUNT (_MIN, _STEP): fuzz runs as that shard"},
+    {"SLURM_PROCID", "with SLURM_NTASKS: fuzz runs as that shard (times the array's)"},
 };
 
 void gg_cli_usage_print(FILE *f)

@@ -39,7 +39,7 @@ static void catch_stop_signals(void)
 /* The ids of both tables: the options fuzz and selftest share, then each one's own. */
 enum { C_KERNEL, C_SEED, C_WORKERS, C_TIMEOUT,
        F_MUTANT, F_FAULTS, F_STRATEGY, F_MAX_TOTAL_TIME, F_RUNS, F_ARTIFACTS, F_STATS_DIR, F_KNOWN,
-       F_STOP_FILE, F_NO_MINIMIZE, F_MAX_MEM,
+       F_STOP_FILE, F_NO_MINIMIZE, F_MAX_MEM, F_SHARD, F_CAMPAIGN, F_SYNC_INTERVAL,
        S_PER_MUTANT, S_RUNS_PER_MUTANT, S_MINIMIZE_TIME };
 
 static const struct gg_cli_flag fuzz_flags[] = {
@@ -69,6 +69,16 @@ static const struct gg_cli_flag fuzz_flags[] = {
     {"no-minimize", 0, NULL, F_NO_MINIMIZE,
      "do not minimise new signatures (default: up to 30 s each)"},
     {"max-mem", 0, "SIZE", F_MAX_MEM, "as for run"},
+    {"shard", 0, "I/N", F_SHARD,
+     "run as shard I of N (0 <= I < N) of a campaign spread over processes or nodes (default: "
+     "the shard Slurm's SLURM_ARRAY_TASK_ID/_COUNT and SLURM_PROCID/SLURM_NTASKS name, if any)"},
+    {"campaign", 0, "DIR", F_CAMPAIGN,
+     "the directory the shards share (default ggfuzz-out when sharded): each works in "
+     "DIR/shard-I/{corpus,artifacts,fuzzer_stats,plot_data}, runs the cases the others keep, "
+     "goes on where shard I stopped, and at its end merges every shard's findings into "
+     "DIR/artifacts; CORPUS_DIRs are then seeds only"},
+    {"sync-interval", 0, "S", F_SYNC_INTERVAL,
+     "a shard reads the other shards' new cases every S seconds (default 30)"},
     {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
     {0}};
 const struct gg_cli_command gg_cli_fuzz_command = {
@@ -183,9 +193,52 @@ static int fuzz_option(int id, const char *arg, void *p)
     case F_MAX_MEM:
         return gg_cli_size("--max-mem", arg, &cfg->run.max_mem_bytes) ? GG_EXIT_USAGE
                                                                       : GG_CLI_TAKEN;
+    case F_SHARD:
+        return gg_cli_shard("--shard", arg, &cfg->shard_index, &cfg->shard_count)
+                   ? GG_EXIT_USAGE : GG_CLI_TAKEN;
+    case F_CAMPAIGN: cfg->campaign_dir = arg; break;
+    case F_SYNC_INTERVAL:
+        if (gg_cli_number("--sync-interval", arg, 0, &v) != 0)
+            return GG_EXIT_USAGE;
+        if (v <= 0) {
+            fprintf(stderr, "ggfuzz: --sync-interval: more than 0 seconds, not '%s'\n", arg);
+            return GG_EXIT_USAGE;
+        }
+        cfg->sync_interval_s = v;
+        break;
     default: return GG_CLI_OTHER;
     }
     return GG_CLI_TAKEN;
+}
+
+/* Which shard the campaign is (an explicit --shard, else Slurm's environment) and where its
+   campaign directory is; 0, or the exit code after a message. */
+static int shard_of(struct gg_campaign_config *cfg)
+{
+    char how[256] = "--shard";
+    if (cfg->shard_count == 0) {
+        int got = gg_cli_shard_env(&cfg->shard_index, &cfg->shard_count, how, sizeof how);
+        if (got < 0) {
+            fprintf(stderr, "ggfuzz: cannot tell which shard this is: %s (give --shard I/N)\n",
+                    how);
+            return GG_EXIT_USAGE;
+        }
+    }
+    if (cfg->shard_count == 0 && cfg->campaign_dir == NULL)
+        return 0;
+    if (cfg->artifacts_dir || cfg->stats_dir) {
+        fprintf(stderr, "ggfuzz: a shard works in CAMPAIGN/shard-I/ (--campaign): --artifacts "
+                "and --stats-dir do not go with %s\n",
+                cfg->shard_count ? "a shard" : "--campaign");
+        return GG_EXIT_USAGE;
+    }
+    if (cfg->campaign_dir == NULL)
+        cfg->campaign_dir = "ggfuzz-out";
+    if (cfg->shard_count == 0)
+        cfg->shard_count = 1;
+    fprintf(stderr, "INFO: shard %d/%d (%s) of campaign %s\n", cfg->shard_index,
+            cfg->shard_count, how, cfg->campaign_dir);
+    return 0;
 }
 
 int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead)
@@ -202,6 +255,8 @@ int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead)
         return GG_EXIT_USAGE;
     }
     if ((rc = gg_cli_kernel_refused(cfg.kernel)) != 0)
+        return rc;
+    if ((rc = shard_of(&cfg)) != 0)
         return rc;
     char cmdline[2048], err[2048];
     cfg.corpus_dirs = (const char *const *)argv + optind;

@@ -26,6 +26,13 @@ enum {
 int gg_cli_size(const char *opt, const char *s, int64_t *out); /* 512M, 8G, 1.5GiB... */
 int gg_cli_number(const char *opt, const char *s, int whole, double *out); /* >= 0; whole: a count */
 int gg_cli_seed(const char *s, uint64_t *out);
+/* Shards (cli_shard.c). "I/N" with 0 <= I < N <= GG_CLI_SHARD_MAX into *index and *count. */
+#define GG_CLI_SHARD_MAX 65536
+int gg_cli_shard(const char *opt, const char *arg, int *index, int *count);
+/* The shard Slurm's environment names (array task, and task of a step, combined): 1 with *index,
+   *count and how (the variables, for the log) set; 0 when it names none or one shard of one;
+   -1 with the reason in how when the variables do not fit together. */
+int gg_cli_shard_env(int *index, int *count, char *how, size_t how_len);
 
 /* The self command a host set with gg_cli_set_self(), n words, or NULL (n 0) when none was set:
    workers are then this process's executable. */
@@ -87,7 +94,7 @@ struct gg_cli_command {
 };
 extern const struct gg_cli_command gg_cli_run_command, gg_cli_list_command,
     gg_cli_minimize_command, gg_cli_fuzz_command, gg_cli_selftest_command, gg_cli_suite_command,
-    gg_cli_report_command, gg_cli_bench_command;
+    gg_cli_merge_command, gg_cli_report_command, gg_cli_bench_command;
 /* The commands in the order of the usage text, NULL-terminated. */
 extern const struct gg_cli_command *const gg_cli_commands[];
 
@@ -151,6 +158,7 @@ int gg_cli_worker(void);
 /* plugins: the --plugin paths given before the command (already loaded), for the workers. */
 int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins);
 int gg_cli_report(int argc, char **argv);
+int gg_cli_merge(int argc, char **argv);
 int gg_cli_bench(int argc, char **argv);
 
 #endif /* GG_CLI_INT_H */

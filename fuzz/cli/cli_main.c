@@ -57,6 +57,8 @@ int gg_cli_main(int argc, char **argv)
         return gg_cli_selftest(argc - 1, argv + 1, lead, n_lead);
     if (!strcmp(cmd, "suite"))
         return gg_cli_suite(argc - 1, argv + 1, lead, n_lead);
+    if (!strcmp(cmd, "merge"))
+        return gg_cli_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return gg_cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))

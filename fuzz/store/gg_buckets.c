@@ -278,9 +278,8 @@ enum gg_status gg_bucket_file(const char *dir, const struct gg_case *rep, const 
 
 /* ---- reading a store back ------------------------------------------------------------------ */
 
-/* The .case files of dir, not hidden, in name order (NULL list when dir is missing). */
-static enum gg_status case_files(const char *dir, char ***names, size_t *n, char *err,
-                                 size_t err_len)
+enum gg_status gg_store_case_files(const char *dir, char ***names, size_t *n, char *err,
+                                   size_t err_len)
 {
     *names = NULL;
     *n = 0;
@@ -436,13 +435,13 @@ enum gg_status gg_buckets_scan(const char *dir, struct gg_bucket_list *l, char *
         snprintf(err, err_len, "%s: out of memory", dir);
         return GG_E_NOMEM;
     }
-    enum gg_status st = case_files(bdir, &names, &n, err, err_len);
+    enum gg_status st = gg_store_case_files(bdir, &names, &n, err, err_len);
     for (size_t i = 0; st == GG_OK && i < n; i++)
         st = add_bucket(l, names[i]);
     gg_dir_list_free(names, n);
     free(bdir);
     if (st == GG_OK)
-        st = case_files(dir, &names, &n, err, err_len);
+        st = gg_store_case_files(dir, &names, &n, err, err_len);
     else
         names = NULL, n = 0;
     for (size_t i = 0; st == GG_OK && i < n; i++)

@@ -1,8 +1,9 @@
 /*
  * gg_store.h — public header of fuzz/store/: what is kept on disk between runs: corpus
  * directories, atomic writes, a campaign's statistics files (fuzzer_stats, plot_data), the
- * findings store (one case per signature) and its buckets (one per bug), and the known-signature
- * sets of earlier nights.
+ * findings store (one case per signature) and its buckets (one per bug), the known-signature
+ * sets of earlier nights, the merge of several stores into one, and the directory a campaign run
+ * as shards shares.
  */
 #ifndef GG_STORE_H
 #define GG_STORE_H
@@ -235,5 +236,78 @@ struct gg_sigset {
 enum gg_status gg_sigset_load(const char *path, struct gg_sigset *s, char *err, size_t err_len);
 int gg_sigset_has(const struct gg_sigset *s, const char *signature);
 void gg_sigset_free(struct gg_sigset *s);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Merging stores (gg_merge.c)                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* What a merge read and wrote. */
+struct gg_merge_stats {
+    int stores;                  /* input stores read */
+    long long findings_in;       /* finding files read */
+    long long buckets_in;        /* bucket representatives read */
+    long long signatures;        /* distinct signatures in the output */
+    long long buckets;           /* distinct buckets in the output */
+    long long count;             /* summed sightings of the output's signatures */
+    long long written;           /* files (re)written in the output */
+};
+/* Folds findings stores[0..n) into store out (created when missing): one finding per
+   signature (the smallest case, its provenance, the summed count, the earliest first and the
+   latest last sighting, a member's @bucket tag) and one representative per bucket (the smallest,
+   the earliest first sighting). The output is recomputed from the inputs, never added to: a
+   second merge of the same inputs leaves it as it is. Each file is written atomically and only
+   when its stored count is not larger (a merge that ran meanwhile on a later snapshot), so two
+   merges at once leave a consistent store; no lock is taken. A missing input is an empty store;
+   out given among the inputs is GG_E_INVAL. */
+enum gg_status gg_store_merge(const char *const *stores, size_t n, const char *out,
+                              struct gg_merge_stats *ms, char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------------------------ */
+/* A campaign run as shards, and the corpus they share (gg_sync.c)                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* CAMPAIGN/shard-<I>/ holds shard I's corpus/, corpus.log (the ids of its kept cases, in the
+   order kept), sync_cursors (how far it read each peer's log), artifacts/ (its findings),
+   fuzzer_stats and plot_data. */
+#define GG_SHARD_PREFIX "shard-"
+#define GG_SHARD_MAX 100000      /* shard indexes are below this */
+#define GG_SYNC_PATH_MAX 4096
+/* CAMPAIGN/shard-<index> into out. */
+void gg_shard_dir(const char *campaign, int index, char *out, size_t cap);
+/* The indexes of the shard directories of campaign, ascending (*indexes malloc'd, the caller
+   frees it). GG_E_IO when campaign cannot be read. */
+enum gg_status gg_shard_list(const char *campaign, int **indexes, size_t *n, char *err,
+                             size_t err_len);
+
+/* One shard's view of its peers: a byte cursor into each peer's log. */
+struct gg_sync_peer {
+    int index;
+    long long offset;   /* bytes of its log already read */
+    int misses;         /* pulls that found the case of the line at offset missing */
+};
+struct gg_sync {
+    char *campaign;
+    int self;
+    struct gg_sync_peer *peers;
+    size_t n_peers;
+    int dirty;          /* cursors moved since they were saved */
+};
+/* What the pulls did, summed. */
+struct gg_sync_stats {
+    long long pulls, imported, skipped, bytes;
+    size_t peers;
+    double seconds;
+};
+/* Opens shard self's side of campaign's sync: cuts a torn last line off its log and reads its
+   saved cursors (a requeued shard goes on where it was). Free with gg_sync_close(). */
+enum gg_status gg_sync_open(struct gg_sync *s, const char *campaign, int self, char *err,
+                            size_t err_len);
+/* Appends case_id to the shard's log; the case file must be in its corpus already. */
+enum gg_status gg_sync_publish(struct gg_sync *s, const char *case_id, char *err, size_t err_len);
+/* The cases the other shards kept since the last pull (*cases malloc'd, *n of them, each freed
+   with gg_case_free() by the caller), with ss updated; the cursors are saved when they moved. */
+enum gg_status gg_sync_pull(struct gg_sync *s, struct gg_case **cases, size_t *n,
+                            struct gg_sync_stats *ss, char *err, size_t err_len);
+void gg_sync_close(struct gg_sync *s);
 
 #endif /* GG_STORE_H */

@@ -1,0 +1,80 @@
+/*
+ * gg_shard.c — what a campaign does as one shard of many: its seed stream, drawn from the
+ * campaign seed and its index; where a requeued shard goes on (the seed and case number its
+ * fuzzer_stats recorded); and the merge of every shard's findings at the end of a shard.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/campaign/campaign_int.h"
+
+uint64_t gg_shard_seed(uint64_t base, int index, int count)
+{
+    if (count <= 1 && index == 0)
+        return base;
+    /* splitmix64 of base moved by the index: a bijection of base for each index, so shards of
+       one campaign seed never share a stream. */
+    uint64_t x = base + 0x9E3779B97F4A7C15ull * (uint64_t)(index + 1);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x ? x : 1;
+}
+
+int gg_shard_resume_point(const char *stats_dir, uint64_t *seed, uint64_t *next_case)
+{
+    char *path = gg_path_join(stats_dir, GG_FUZZER_STATS_FILE), err[512];
+    struct gg_fuzzer_stats fs = {0};
+    int ok = path != NULL && gg_fuzzer_stats_read(path, &fs, err, sizeof err) == GG_OK;
+    const char *s = ok ? gg_fuzzer_stats_get(&fs, "seed") : NULL;
+    const char *n = ok ? gg_fuzzer_stats_get(&fs, "next_case") : NULL;
+    char *end1 = NULL, *end2 = NULL;
+    unsigned long long sv = s ? strtoull(s, &end1, 0) : 0, nv = n ? strtoull(n, &end2, 10) : 0;
+    ok = s && n && *end1 == '\0' && *end2 == '\0' && sv != 0;
+    if (ok) {
+        *seed = (uint64_t)sv;
+        *next_case = (uint64_t)nv;
+    }
+    gg_fuzzer_stats_free(&fs);
+    free(path);
+    return ok;
+}
+
+long long gg_shard_merge_all(const char *campaign, FILE *log)
+{
+    int *idx = NULL;
+    size_t n = 0;
+    char err[2048], out[GG_SYNC_PATH_MAX];
+    if (gg_shard_list(campaign, &idx, &n, err, sizeof err) != GG_OK) {
+        if (log)
+            fprintf(log, "WARNING: cannot merge the shards' findings: %s\n", err);
+        free(idx);
+        return -1;
+    }
+    char (*dirs)[GG_SYNC_PATH_MAX] = calloc(n ? n : 1, sizeof *dirs);
+    const char **stores = calloc(n ? n : 1, sizeof *stores);
+    long long sigs = -1;
+    struct gg_merge_stats ms;
+    snprintf(out, sizeof out, "%s/artifacts", campaign);
+    if (dirs && stores) {
+        for (size_t i = 0; i < n; i++) {
+            char shard[GG_SYNC_PATH_MAX - 16];
+            gg_shard_dir(campaign, idx[i], shard, sizeof shard);
+            snprintf(dirs[i], sizeof dirs[i], "%s/artifacts", shard);
+            stores[i] = dirs[i];
+        }
+        if (gg_store_merge(stores, n, out, &ms, err, sizeof err) == GG_OK)
+            sigs = ms.signatures;
+    } else {
+        snprintf(err, sizeof err, "out of memory");
+    }
+    if (log && sigs >= 0)
+        fprintf(log, "INFO: merged the findings of %d shards into %s: %lld signatures, %lld "
+                "buckets, %lld sightings\n", ms.stores, out, ms.signatures, ms.buckets, ms.count);
+    else if (log)
+        fprintf(log, "WARNING: cannot merge the shards' findings: %s\n", err);
+    free(dirs);
+    free(stores);
+    free(idx);
+    return sigs;
+}

@@ -1,0 +1,80 @@
+/*
+ * cli_shard.c — which shard of a campaign or a suite this process is: `--shard I/N` (0 <= I < N),
+ * or, for a campaign, Slurm's environment: an array task (SLURM_ARRAY_TASK_ID, _MIN, _STEP and
+ * SLURM_ARRAY_TASK_COUNT) and a task of a step (SLURM_PROCID of SLURM_NTASKS), which combine
+ * into index = array index · tasks + task of count = array tasks · tasks. An explicit --shard wins.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/cli/cli_int.h"
+
+/* A whole number >= 0 in s ending at *end; -1 when it is not one. */
+static long whole(const char *s, char **end)
+{
+    errno = 0;
+    if (s == NULL || *s < '0' || *s > '9')
+        return -1;
+    long v = strtol(s, end, 10);
+    return errno || v > GG_CLI_SHARD_MAX ? -1 : v;
+}
+
+int gg_cli_shard(const char *opt, const char *arg, int *index, int *count)
+{
+    char *end = NULL, *end2 = NULL;
+    long i = whole(arg, &end);
+    long n = i >= 0 && *end == '/' ? whole(end + 1, &end2) : -1;
+    if (i < 0 || n < 1 || *end2 != '\0' || i >= n) {
+        fprintf(stderr, "ggfuzz: %s: expected I/N with 0 <= I < N <= %d (shard I of N), not "
+                "'%s'\n", opt, GG_CLI_SHARD_MAX, arg);
+        return -1;
+    }
+    *index = (int)i;
+    *count = (int)n;
+    return 0;
+}
+
+/* The whole number of environment variable name, or dflt when it is not set; -1 when it is set
+   to something else. */
+static long env_whole(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    if (v == NULL || v[0] == '\0')
+        return dflt;
+    long n = whole(v, &end);
+    return n >= 0 && *end == '\0' ? n : -1;
+}
+
+int gg_cli_shard_env(int *index, int *count, char *how, size_t how_len)
+{
+    long a_id = env_whole("SLURM_ARRAY_TASK_ID", -2), a_n = env_whole("SLURM_ARRAY_TASK_COUNT", 1);
+    long a_min = env_whole("SLURM_ARRAY_TASK_MIN", 0), a_step = env_whole("SLURM_ARRAY_TASK_STEP", 1);
+    long t_id = env_whole("SLURM_PROCID", 0), t_n = env_whole("SLURM_NTASKS", 1);
+    long a_idx = 0;
+    if (a_id == -2) { /* not an array job */
+        a_n = 1;
+    } else if (a_id < 0 || a_n < 1 || a_min < 0 || a_step < 1 || a_id < a_min ||
+               (a_idx = (a_id - a_min) / a_step) >= a_n) {
+        snprintf(how, how_len, "SLURM_ARRAY_TASK_ID=%s does not fit SLURM_ARRAY_TASK_MIN, _STEP "
+                 "and _COUNT", getenv("SLURM_ARRAY_TASK_ID"));
+        return -1;
+    }
+    if (t_id < 0 || t_n < 1 || t_id >= t_n) {
+        snprintf(how, how_len, "SLURM_PROCID and SLURM_NTASKS are not a task of a step");
+        return -1;
+    }
+    if (a_n * t_n <= 1 || a_n * t_n > GG_CLI_SHARD_MAX)
+        return 0;
+    *index = (int)(a_idx * t_n + t_id);
+    *count = (int)(a_n * t_n);
+    if (a_n > 1 && t_n > 1)
+        snprintf(how, how_len, "array task %ld of %ld, task %ld of %ld", a_idx, a_n, t_id, t_n);
+    else if (a_n > 1)
+        snprintf(how, how_len, "SLURM_ARRAY_TASK_ID=%ld of SLURM_ARRAY_TASK_COUNT=%ld", a_id, a_n);
+    else
+        snprintf(how, how_len, "SLURM_PROCID=%ld of SLURM_NTASKS=%ld", t_id, t_n);
+    return 1;
+}
