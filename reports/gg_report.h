@@ -127,6 +127,8 @@ struct gg_rcase {
                                  file has no reason */
     struct gg_rnum time_us;
     int perf_regressed;
+    int64_t order;            /* a shard's result: the case's place in the whole run (-1: not
+                                 a shard's, left out) */
     /* Derived when the case is loaded or added, not written. */
     int exact;                /* no worst-group number because every group with rows is exact */
     char label[96];           /* short name: the case file's base name, else the id */
@@ -152,6 +154,9 @@ struct gg_rsuite {
     /* "summary": written as they stand; counted from the cases on load and by
        gg_report_suite_count(), so that they always agree with the cases. */
     int64_t n_counted, n_pass, n_fail, n_regressed, n_skipped, n_errors;
+    /* "shard", a shard's result (ggfuzz suite --shard I/N) only: its index and the count, and
+       the records of the whole run; -1 (the object left out) otherwise. */
+    int64_t shard_index, shard_count, shard_records;
     struct gg_rcase *cases;
     size_t n_cases;
 };

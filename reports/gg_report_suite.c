@@ -106,6 +106,7 @@ static const struct field case_rows[] = {
     C("reason", F_STR, reason),
     C("time_us", F_NUM, time_us, .absent = A_NULL),
     C("perf_regressed", F_BOOL, perf_regressed),
+    C("order", F_INT, order, .absent = A_OMIT),
 };
 static const struct table case_table = {ROWS(case_rows), sizeof(struct gg_rcase), finish_case};
 
@@ -131,6 +132,13 @@ static const struct field summary_rows[] = {
 };
 static const struct table summary_table = {ROWS(summary_rows), 0, NULL};
 
+static const struct field shard_rows[] = {
+    S("index", F_INT, shard_index, .absent = A_OMIT),
+    S("count", F_INT, shard_count, .absent = A_OMIT),
+    S("records", F_INT, shard_records, .absent = A_OMIT),
+};
+static const struct table shard_table = {ROWS(shard_rows), 0, NULL};
+
 static const struct field suite_rows[] = {
     {.key = "format", .type = F_STR, .required = 1, .fixed_str = GG_SUITE_FORMAT},
     {.key = "version", .type = F_INT, .fixed_int = GG_SUITE_VERSION},
@@ -145,6 +153,7 @@ static const struct field suite_rows[] = {
     S("mutant", F_STR, mutant, .absent = A_NULL),
     S("gate", F_OBJ, gate_verdict, .sub = &gate_table),
     S("summary", F_OBJ, n_counted, .sub = &summary_table),
+    S("shard", F_OBJ, shard_index, .absent = A_OMIT, .sub = &shard_table),
     S("cases", F_RECS, cases, .required = 1, .n_off = offsetof(struct gg_rsuite, n_cases),
       .sub = &case_table),
 };
@@ -343,8 +352,14 @@ static json_t *write_field(const struct field *f, const void *rec)
             json_array_append_new(a, json_string(v[i] ? v[i] : ""));
         return a;
     }
-    case F_OBJ:
-        return write_rec(f->sub, rec);
+    case F_OBJ: {
+        json_t *o = write_rec(f->sub, rec);
+        if (o != NULL && f->absent == A_OMIT && json_object_size(o) == 0) {
+            json_decref(o); /* every field of it unset: the object is left out */
+            return NULL;
+        }
+        return o;
+    }
     case F_RECS: {
         json_t *a = json_array();
         const char *v = *CAT(rec, f, const char *);

@@ -18,7 +18,8 @@
 
 enum { SUITE_TIER, SUITE_DIR, SUITE_KERNEL, SUITE_MUTANT, SUITE_GATE, SUITE_BASELINE,
        SUITE_SNR_DROP, SUITE_SAVE_BASELINE, SUITE_PERF, SUITE_PERF_RUNS, SUITE_JSON, SUITE_JUNIT,
-       SUITE_REPORT, SUITE_MAX_MEM, SUITE_TIMEOUT, SUITE_NO_FORK, SUITE_GENERATE };
+       SUITE_REPORT, SUITE_MAX_MEM, SUITE_TIMEOUT, SUITE_NO_FORK, SUITE_GENERATE, SUITE_SHARD,
+       SUITE_MERGE };
 
 static const struct gg_cli_flag suite_flags[] = {
     {"tier", 0, "T", SUITE_TIER,
@@ -46,6 +47,13 @@ static const struct gg_cli_flag suite_flags[] = {
      "refuse cases needing more host memory (default: what is available)"},
     {"timeout", 0, "S", SUITE_TIMEOUT, "kill a case after S seconds (default 1800; 0: none)"},
     {"no-fork", 0, NULL, SUITE_NO_FORK, "run cases in this process"},
+    {"shard", 0, "I/N", SUITE_SHARD,
+     "run shard I of N (0 <= I < N): the cases dealt to it by case identity, each recorded with "
+     "its place in the whole run (write it with --json for --merge)"},
+    {"merge", 0, NULL, SUITE_MERGE,
+     "the arguments are the --json results of every shard of one run: merge them into the "
+     "result, JUnit XML and report one process would have written (--gate, --json, --junit, "
+     "--report, --save-baseline apply; give --baseline to the shards)"},
     {"generate", 0, "DIR", SUITE_GENERATE,
      "write the suite corpus into DIR/{quick,release,stress} and exit"},
     {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
@@ -66,6 +74,7 @@ struct suite_args {
     struct gg_suite_opts o;
     const char *kernels[MAX_KERNELS];
     const char *suite_dir, *gen_dir;
+    int merge;
 };
 
 static int suite_option(int id, const char *arg, void *p)
@@ -113,6 +122,10 @@ static int suite_option(int id, const char *arg, void *p)
         return gg_cli_number("--timeout", arg, 0, &o->timeout_s) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
     case SUITE_NO_FORK: o->no_fork = 1; break;
     case SUITE_GENERATE: a->gen_dir = arg; break;
+    case SUITE_SHARD:
+        return gg_cli_shard("--shard", arg, &o->shard_index, &o->shard_count) ? GG_EXIT_USAGE
+                                                                             : GG_CLI_TAKEN;
+    case SUITE_MERGE: a->merge = 1; break;
     /* suite's own section of the usage text, not the whole text */
     case GG_CLI_HELP: gg_cli_command_usage(stdout, "usage: ", &gg_cli_suite_command); return 0;
     case GG_CLI_UNKNOWN:
@@ -138,6 +151,29 @@ static int generate(const char *dir)
     return 0;
 }
 
+/* --merge: the shards' results named by the arguments into one. */
+static int merge(const struct gg_suite_opts *o, int n, char **paths)
+{
+    if (o->baseline_path || o->shard_count || o->perf) {
+        fprintf(stderr, "ggfuzz suite: --merge takes the shards' results as they are: give "
+                "--baseline and --perf to the shards, and no --shard\n");
+        return GG_EXIT_USAGE;
+    }
+    if (n < 1) {
+        fprintf(stderr, "ggfuzz suite: --merge needs the shards' result files\n");
+        return GG_EXIT_USAGE;
+    }
+    struct gg_suite_summary sum;
+    char err[2048];
+    if (gg_suite_merge((const char *const *)paths, n, o, &sum, err, sizeof err) != GG_OK) {
+        fprintf(stderr, "ggfuzz suite: --merge: %s\n", err);
+        return GG_EXIT_HARNESS;
+    }
+    if (sum.errors || sum.output_failed)
+        return GG_EXIT_HARNESS;
+    return o->gate && sum.gate_failed ? GG_EXIT_GATE : 0;
+}
+
 int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins)
 {
     struct suite_args a = {.o = {.tier = "quick", .snr_drop_db = 1.0, .perf_runs = 5,
@@ -151,6 +187,8 @@ int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins)
     const char *suite_dir = a.suite_dir, *gen_dir = a.gen_dir, *const *kernels = a.kernels;
     if (gen_dir)
         return generate(gen_dir);
+    if (a.merge)
+        return merge(&o, argc - optind, argv + optind);
     gg_registry_init();
     for (int i = 0; i < o.n_kernels; i++) {
         if (!gg_registry_find(kernels[i])) {

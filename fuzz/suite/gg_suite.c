@@ -17,8 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fuzz/suite/gg_suite.h"
-#include "reports/gg_report.h"
+#include "fuzz/suite/suite_int.h"
 #include "fuzz/store/gg_store.h"
 
 /* The perf rule of kernel teams: below PERF_FLOOR_US of baseline time a case is not judged;
@@ -26,9 +25,6 @@
 #define PERF_FLOOR_US 4.0
 #define PERF_RATIO 1.005
 #define PERF_SLACK_US 0.5
-
-/* Gate reasons, counted from the cases' records. */
-enum reason { R_BELOW, R_STRUCTURAL, R_DROPPED, R_SLOWER, R_ERRORS, N_REASONS };
 
 struct suite {
     const struct gg_suite_opts *o;
@@ -38,6 +34,9 @@ struct suite {
     int cpu_timed;     /* --perf timed a CPU kernel */
     int gpu_used;      /* a kernel of another backend ran */
     int nomem;         /* a record could not be kept */
+    int64_t next_order;  /* a shard's: the place of the next record in the whole run (-1: not a
+                            shard) */
+    int64_t records;     /* a shard's: the records of the whole run */
 };
 
 static double now_s(void)
@@ -179,60 +178,18 @@ static void case_no_verdict(struct gg_rcase *rc, struct case_text *t, int skippe
     snprintf(t->reason, sizeof t->reason, "%s", why);
 }
 
-static void fmt_db(const struct gg_rnum *v, char *buf, size_t len)
-{
-    if (v->set)
-        snprintf(buf, len, "%.1f dB", v->v);
-    else
-        snprintf(buf, len, "exact");
-}
-
-/* One line per case: verdict, kernel, model and deployment, shape and dtypes, recipe, worst
-   group SNR against the threshold; failures add the signature and what fired. */
-static void print_case(FILE *f, const struct gg_rcase *c)
-{
-    static const char *const tags[][2] = {{"pass", "PASS"}, {"fail", "FAIL"},
-                                          {"regressed", "REGR"}, {"skipped", "SKIP"},
-                                          {"error", "ERROR"}};
-    const char *tag = "?";
-    for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
-        if (!strcmp(c->verdict, tags[i][0]))
-            tag = tags[i][1];
-    char where[160] = "";
-    if (c->model[0])
-        snprintf(where, sizeof where, "%s ep%lld %s %s  ", c->model,
-                 (long long)(c->ep >= 0 ? c->ep : 0), c->routing, c->phase);
-    fprintf(f, "%-6s %s%s%s  %s%s [%s]", tag, c->kernel, c->mutant[0] ? "+" : "", c->mutant,
-            where, c->shape, c->recipe);
-    if (!c->cls[0]) {
-        fprintf(f, "  %s\n       %s\n", c->label, c->reason);
-        return;
-    }
-    char worst[32], thr[32], pooled[32];
-    fmt_db(&c->worst_group_snr_db, worst, sizeof worst);
-    fmt_db(&c->threshold_db, thr, sizeof thr);
-    fmt_db(&c->pooled_snr_db, pooled, sizeof pooled);
-    fprintf(f, "  worst group");
-    if (c->worst_group >= 0)
-        fprintf(f, " g%lld", (long long)c->worst_group);
-    fprintf(f, " %s vs %s", worst, thr);
-    if (c->margin_db.set)
-        fprintf(f, " (%+.1f)", c->margin_db.v);
-    fprintf(f, ", pooled %s  [%.2f s]  %s\n", pooled, c->seconds.v, c->label);
-    if (!strcmp(c->verdict, "fail"))
-        fprintf(f, "       signature %s\n       %s\n", c->signature, c->detail);
-    else if (!strcmp(c->verdict, "regressed"))
-        fprintf(f, "       %s\n", c->reason);
-}
-
 /* Keeps the record rc (its strings are copied) and prints it. */
 static void keep(struct suite *s, const struct gg_rcase *rc)
 {
-    if (gg_report_suite_add(&s->res, rc) != GG_OK) {
+    struct gg_rcase placed = *rc;
+    placed.order = s->next_order;
+    if (s->next_order >= 0)
+        s->next_order++;
+    if (gg_report_suite_add(&s->res, &placed) != GG_OK) {
         s->nomem = 1;
         return;
     }
-    print_case(s->o->out, &s->res.cases[s->res.n_cases - 1]);
+    gg_suite_print_case(s->o->out, &s->res.cases[s->res.n_cases - 1]);
     fflush(s->o->out);
 }
 
@@ -282,32 +239,29 @@ static void path_error(struct suite *s, const char *path, const char *err)
     keep(s, &rc);
 }
 
-/* Runs every case of path on each kernel asked for. A file or a directory below path that
-   cannot be read is an error. */
-static void run_path(struct suite *s, const char *path)
+/* Runs the plan's entries of this shard (all of them when not sharded) on each kernel asked
+   for; a shard's records carry their place in the whole run. Returns the records of the whole
+   run. */
+static int64_t run_plan(struct suite *s, const struct gg_suite_plan *p)
 {
-    char **files = NULL, **skipped = NULL, err[1024];
-    size_t n = 0, n_skipped = 0;
-    if (gg_corpus_list(path, &files, &n, &skipped, &n_skipped, err, sizeof err) != GG_OK) {
-        path_error(s, path, err);
-        return;
-    }
-    for (size_t i = 0; i < n_skipped; i++)
-        path_error(s, path, skipped[i]);
-    gg_corpus_list_free(skipped, n_skipped);
-    for (size_t i = 0; i < n; i++) {
-        struct gg_case c;
-        if (gg_case_load(files[i], &c, err, sizeof err) != GG_OK) {
-            path_error(s, files[i], err);
+    const struct gg_suite_opts *o = s->o;
+    int sharded = o->shard_count > 1;
+    int64_t order = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const struct gg_suite_entry *e = &p->e[i];
+        int64_t records = e->loaded && o->n_kernels > 0 ? o->n_kernels : 1;
+        s->next_order = sharded ? order : -1;
+        order += records;
+        if (sharded && e->shard != o->shard_index)
             continue;
-        }
-        if (s->o->n_kernels == 0)
-            run_on(s, files[i], &c, NULL);
-        for (int j = 0; j < s->o->n_kernels; j++)
-            run_on(s, files[i], &c, s->o->kernels[j]);
-        gg_case_free(&c);
+        if (!e->loaded)
+            path_error(s, e->path, e->error);
+        if (e->loaded && o->n_kernels == 0)
+            run_on(s, e->path, &e->c, NULL);
+        for (int j = 0; e->loaded && j < o->n_kernels; j++)
+            run_on(s, e->path, &e->c, o->kernels[j]);
     }
-    gg_corpus_list_free(files, n);
+    return order;
 }
 
 /* ---- performance --------------------------------------------------------------------------- */
@@ -384,54 +338,6 @@ static void perf_pass(struct suite *s)
 
 /* ---- results ------------------------------------------------------------------------------- */
 
-/* The gate's reasons, counted from the records: a failing class (SNR below threshold or a
-   structural fault), an SNR drop past allowed_db against the baseline, a perf regression, a case
-   that could not run. */
-static void gate_reasons(const struct gg_rsuite *res, double allowed_db, int n[N_REASONS])
-{
-    memset(n, 0, N_REASONS * sizeof *n);
-    for (size_t i = 0; i < res->n_cases; i++) {
-        const struct gg_rcase *c = &res->cases[i];
-        if (!strcmp(c->verdict, "error"))
-            n[R_ERRORS]++;
-        else if (c->cls[0] && strcmp(c->cls, gg_class_name(GG_CLASS_PASS)))
-            n[strcmp(c->cls, gg_class_name(GG_CLASS_SNR)) ? R_STRUCTURAL : R_BELOW]++;
-        else if (c->cls[0] && c->snr_drop_db.set && c->snr_drop_db.v > allowed_db)
-            n[R_DROPPED]++;
-        n[R_SLOWER] += c->perf_regressed != 0;
-    }
-}
-
-/* The gate's reasons as text, one per reason that counted; returns how many. */
-static size_t reasons_text(const struct suite *s, char text[N_REASONS][128])
-{
-    static const char *const what[N_REASONS] = {
-        "below threshold", "with a structural fault",
-        "dropped more than the allowed SNR margin against the baseline",
-        "slower than the baseline", "could not run"};
-    int n[N_REASONS];
-    size_t k = 0;
-    gate_reasons(&s->res, s->o->snr_drop_db, n);
-    for (int r = 0; r < N_REASONS; r++)
-        if (n[r])
-            snprintf(text[k++], sizeof text[0], "%d case%s %s", n[r], n[r] == 1 ? "" : "s",
-                     what[r]);
-    return k;
-}
-
-static void count(struct suite *s)
-{
-    struct gg_suite_summary *sum = s->sum;
-    gg_report_suite_count(&s->res);
-    sum->cases = (int)s->res.n_counted;
-    sum->pass = (int)s->res.n_pass;
-    sum->fail = (int)s->res.n_fail;
-    sum->regressed = (int)s->res.n_regressed;
-    sum->skipped = (int)s->res.n_skipped;
-    sum->errors = (int)s->res.n_errors;
-    sum->gate_failed = sum->fail + sum->regressed + sum->errors > 0;
-}
-
 /* "model name" of /proc/cpuinfo, or "". */
 static void cpu_name(char *buf, size_t len)
 {
@@ -477,12 +383,12 @@ static void gpu_name(const struct suite *s, char *buf, size_t len)
 static void set_header(struct suite *s, const char *started, double seconds)
 {
     const struct gg_suite_opts *o = s->o;
-    char host[256] = "", cpu[256], gpu[256], reasons[N_REASONS][128];
-    const char *reason_ptrs[N_REASONS];
+    char host[256] = "", cpu[256], gpu[256], reasons[GG_N_REASONS][128];
+    const char *reason_ptrs[GG_N_REASONS];
     gethostname(host, sizeof host - 1);
     cpu_name(cpu, sizeof cpu);
     gpu_name(s, gpu, sizeof gpu);
-    size_t n_reasons = reasons_text(s, reasons);
+    size_t n_reasons = gg_suite_reasons(&s->res, o->snr_drop_db, reasons);
     for (size_t i = 0; i < n_reasons; i++)
         reason_ptrs[i] = reasons[i];
     struct gg_rsuite h = {
@@ -495,71 +401,12 @@ static void set_header(struct suite *s, const char *started, double seconds)
         .gate_verdict = s->sum->gate_failed ? "fail" : "pass",
         .baseline = o->baseline_path ? o->baseline_path : "",
         .gate_snr_drop_db = {o->snr_drop_db, 1}, .perf = o->perf,
-        .reasons = reason_ptrs, .n_reasons = n_reasons};
+        .reasons = reason_ptrs, .n_reasons = n_reasons,
+        .shard_index = o->shard_count > 1 ? o->shard_index : -1,
+        .shard_count = o->shard_count > 1 ? o->shard_count : -1,
+        .shard_records = o->shard_count > 1 ? s->records : -1};
     if (gg_report_suite_set_header(&s->res, &h) != GG_OK)
         s->nomem = 1;
-}
-
-/* JUnit: one test case per case and kernel, grouped by tier and model. */
-static enum gg_status write_junit(const struct suite *s, const char *path, char *err,
-                                  size_t err_len)
-{
-    struct gg_junit_suite js;
-    enum gg_status st = gg_report_suite_junit(&s->res, &js, err, err_len);
-    if (st != GG_OK)
-        return st;
-    st = gg_report_junit_write(&js, path, err, err_len);
-    gg_report_suite_junit_free(&js);
-    return st;
-}
-
-/* The requested outputs; a failure is reported on o->out and counted. */
-static void write_outputs(struct suite *s)
-{
-    const struct gg_suite_opts *o = s->o;
-    char err[1024], path[4096];
-    const char *json_path = o->json_path;
-    if (!json_path && o->report_dir) { /* the report reads the result from a file */
-        mkdir(o->report_dir, 0777);
-        snprintf(path, sizeof path, "%s/suite.json", o->report_dir);
-        json_path = path;
-    }
-    const char *targets[] = {json_path, o->save_baseline_path};
-    for (int i = 0; i < 2; i++)
-        if (targets[i] && gg_report_suite_save(&s->res, targets[i], err, sizeof err) != GG_OK) {
-            fprintf(o->out, "ggfuzz suite: %s\n", err);
-            s->sum->output_failed = 1;
-            if (i == 0)
-                json_path = NULL;
-        }
-    if (o->junit_path && write_junit(s, o->junit_path, err, sizeof err) != GG_OK) {
-        fprintf(o->out, "ggfuzz suite: %s\n", err);
-        s->sum->output_failed = 1;
-    }
-    if (o->report_dir && json_path) {
-        if (gg_report_html_write(json_path, NULL, o->report_dir, err, sizeof err) != GG_OK) {
-            fprintf(o->out, "ggfuzz suite: report: %s\n", err);
-            s->sum->output_failed = 1;
-        } else {
-            fprintf(o->out, "report: %s/index.html\n", o->report_dir);
-        }
-    }
-}
-
-static void print_summary(const struct suite *s, double seconds)
-{
-    const struct gg_suite_summary *m = s->sum;
-    FILE *f = s->o->out;
-    fprintf(f, "suite %s: %d cases: %d pass, %d fail, %d regressed, %d skipped, %d errors  "
-               "[%.1f s]\n", s->o->tier ? s->o->tier : "custom", m->cases, m->pass, m->fail,
-            m->regressed, m->skipped, m->errors, seconds);
-    if (s->o->perf && s->cpu_timed)
-        fprintf(f, "note: --perf timed CPU kernels: the perf rule is meant for GPU kernels and was "
-                   "applied to the CPU times all the same\n");
-    fprintf(f, "gate: %s", m->gate_failed ? "FAIL" : "PASS");
-    for (size_t i = 0; i < s->res.n_reasons; i++)
-        fprintf(f, "%s%s", i ? "; " : " (", s->res.reasons[i]);
-    fprintf(f, "%s\n", s->res.n_reasons ? ")" : "");
 }
 
 enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summary *sum,
@@ -582,21 +429,26 @@ enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summa
     struct tm tm;
     strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     double t0 = now_s();
-    for (int i = 0; i < o->n_paths; i++)
-        run_path(&s, o->paths[i]);
+    struct gg_suite_plan plan;
+    if (gg_suite_plan_build(o->paths, o->n_paths, o->shard_count, &plan, err, err_len) != GG_OK) {
+        gg_report_suite_free(&s.baseline);
+        return GG_E_NOMEM;
+    }
+    s.records = run_plan(&s, &plan);
+    gg_suite_plan_free(&plan);
     if (o->perf)
         perf_pass(&s);
-    count(&s);
+    gg_suite_count(&s.res, sum);
     double seconds = now_s() - t0;
     set_header(&s, started, seconds);
-    print_summary(&s, seconds);
+    gg_suite_print_summary(o->out, &s.res, sum, seconds, s.cpu_timed);
     enum gg_status st = GG_OK;
     if (s.nomem) {
         snprintf(err, err_len, "out of memory keeping the suite's results");
         st = GG_E_NOMEM;
     } else {
-        write_outputs(&s);
-        if (sum->cases == 0) {
+        gg_suite_write_outputs(o, &s.res, sum);
+        if (sum->cases == 0 && o->shard_count <= 1) {
             snprintf(err, err_len, "no case found");
             st = GG_E_IO;
         }

@@ -51,6 +51,9 @@ struct gg_suite_opts {
     char **plugins;                  /* recorded in the results */
     int n_plugins;
     FILE *out;                       /* one line per case and the summary */
+    int shard_index, shard_count;    /* --shard I/N: run the cases dealt to shard I of N (by
+                                        case identity; count 0 or 1: all), and record each one's
+                                        place in the whole run for gg_suite_merge() */
 };
 
 /* Counts of a suite run, by case verdict. */
@@ -65,5 +68,15 @@ struct gg_suite_summary {
    cannot be read, no case found). */
 enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summary *sum,
                             char *err, size_t err_len);
+
+/* Merges the results of the shards of one run (paths[0..n), written by --shard I/N runs with
+   --json) into the result one process would have written: the cases in the whole run's order,
+   counted and gated the same way (a baseline, SNR drop and perf rule were applied by the
+   shards), then printed and written as o asks (json_path, junit_path, report_dir,
+   save_baseline_path, out; o's other fields are not used). A missing, repeated or mismatched
+   shard (another count, tier, thresholds, kernels, mutant, baseline or gate setting) is
+   GG_E_INVAL naming it. */
+enum gg_status gg_suite_merge(const char *const *paths, int n, const struct gg_suite_opts *o,
+                              struct gg_suite_summary *sum, char *err, size_t err_len);
 
 #endif /* GG_SUITE_H */

@@ -1,0 +1,163 @@
+/*
+ * gg_suite_result.c — what is done with a suite result once its cases are in: a line per case,
+ * the counts by verdict, the gate's reasons and the summary, and the outputs (the result JSON,
+ * a baseline, JUnit XML, the HTML report). A run (gg_suite.c) and a merge of shards' results
+ * (gg_suite_merge.c) share them, so that both judge and write alike.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fuzz/suite/suite_int.h"
+
+static void fmt_db(const struct gg_rnum *v, char *buf, size_t len)
+{
+    if (v->set)
+        snprintf(buf, len, "%.1f dB", v->v);
+    else
+        snprintf(buf, len, "exact");
+}
+
+void gg_suite_print_case(FILE *f, const struct gg_rcase *c)
+{
+    static const char *const tags[][2] = {{"pass", "PASS"}, {"fail", "FAIL"},
+                                          {"regressed", "REGR"}, {"skipped", "SKIP"},
+                                          {"error", "ERROR"}};
+    const char *tag = "?";
+    for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
+        if (!strcmp(c->verdict, tags[i][0]))
+            tag = tags[i][1];
+    char where[160] = "";
+    if (c->model[0])
+        snprintf(where, sizeof where, "%s ep%lld %s %s  ", c->model,
+                 (long long)(c->ep >= 0 ? c->ep : 0), c->routing, c->phase);
+    fprintf(f, "%-6s %s%s%s  %s%s [%s]", tag, c->kernel, c->mutant[0] ? "+" : "", c->mutant,
+            where, c->shape, c->recipe);
+    if (!c->cls[0]) {
+        fprintf(f, "  %s\n       %s\n", c->label, c->reason);
+        return;
+    }
+    char worst[32], thr[32], pooled[32];
+    fmt_db(&c->worst_group_snr_db, worst, sizeof worst);
+    fmt_db(&c->threshold_db, thr, sizeof thr);
+    fmt_db(&c->pooled_snr_db, pooled, sizeof pooled);
+    fprintf(f, "  worst group");
+    if (c->worst_group >= 0)
+        fprintf(f, " g%lld", (long long)c->worst_group);
+    fprintf(f, " %s vs %s", worst, thr);
+    if (c->margin_db.set)
+        fprintf(f, " (%+.1f)", c->margin_db.v);
+    fprintf(f, ", pooled %s  [%.2f s]  %s\n", pooled, c->seconds.v, c->label);
+    if (!strcmp(c->verdict, "fail"))
+        fprintf(f, "       signature %s\n       %s\n", c->signature, c->detail);
+    else if (!strcmp(c->verdict, "regressed"))
+        fprintf(f, "       %s\n", c->reason);
+}
+
+/* The gate's reasons, counted from the records: a failing class (SNR below threshold or a
+   structural fault), an SNR drop past allowed_db against the baseline, a perf regression, a case
+   that could not run. */
+static void gate_reasons(const struct gg_rsuite *res, double allowed_db, int n[GG_N_REASONS])
+{
+    memset(n, 0, GG_N_REASONS * sizeof *n);
+    for (size_t i = 0; i < res->n_cases; i++) {
+        const struct gg_rcase *c = &res->cases[i];
+        if (!strcmp(c->verdict, "error"))
+            n[GG_R_ERRORS]++;
+        else if (c->cls[0] && strcmp(c->cls, gg_class_name(GG_CLASS_PASS)))
+            n[strcmp(c->cls, gg_class_name(GG_CLASS_SNR)) ? GG_R_STRUCTURAL : GG_R_BELOW]++;
+        else if (c->cls[0] && c->snr_drop_db.set && c->snr_drop_db.v > allowed_db)
+            n[GG_R_DROPPED]++;
+        n[GG_R_SLOWER] += c->perf_regressed != 0;
+    }
+}
+
+size_t gg_suite_reasons(const struct gg_rsuite *res, double allowed_db,
+                        char text[GG_N_REASONS][128])
+{
+    static const char *const what[GG_N_REASONS] = {
+        "below threshold", "with a structural fault",
+        "dropped more than the allowed SNR margin against the baseline",
+        "slower than the baseline", "could not run"};
+    int n[GG_N_REASONS];
+    size_t k = 0;
+    gate_reasons(res, allowed_db, n);
+    for (int r = 0; r < GG_N_REASONS; r++)
+        if (n[r])
+            snprintf(text[k++], sizeof text[0], "%d case%s %s", n[r], n[r] == 1 ? "" : "s",
+                     what[r]);
+    return k;
+}
+
+void gg_suite_count(struct gg_rsuite *res, struct gg_suite_summary *sum)
+{
+    gg_report_suite_count(res);
+    sum->cases = (int)res->n_counted;
+    sum->pass = (int)res->n_pass;
+    sum->fail = (int)res->n_fail;
+    sum->regressed = (int)res->n_regressed;
+    sum->skipped = (int)res->n_skipped;
+    sum->errors = (int)res->n_errors;
+    sum->gate_failed = sum->fail + sum->regressed + sum->errors > 0;
+}
+
+/* JUnit: one test case per case and kernel, grouped by tier and model. */
+static enum gg_status write_junit(const struct gg_rsuite *res, const char *path, char *err,
+                                  size_t err_len)
+{
+    struct gg_junit_suite js;
+    enum gg_status st = gg_report_suite_junit(res, &js, err, err_len);
+    if (st != GG_OK)
+        return st;
+    st = gg_report_junit_write(&js, path, err, err_len);
+    gg_report_suite_junit_free(&js);
+    return st;
+}
+
+void gg_suite_write_outputs(const struct gg_suite_opts *o, const struct gg_rsuite *res,
+                            struct gg_suite_summary *sum)
+{
+    char err[1024], path[4096];
+    const char *json_path = o->json_path;
+    if (!json_path && o->report_dir) { /* the report reads the result from a file */
+        mkdir(o->report_dir, 0777);
+        snprintf(path, sizeof path, "%s/suite.json", o->report_dir);
+        json_path = path;
+    }
+    const char *targets[] = {json_path, o->save_baseline_path};
+    for (int i = 0; i < 2; i++)
+        if (targets[i] && gg_report_suite_save(res, targets[i], err, sizeof err) != GG_OK) {
+            fprintf(o->out, "ggfuzz suite: %s\n", err);
+            sum->output_failed = 1;
+            if (i == 0)
+                json_path = NULL;
+        }
+    if (o->junit_path && write_junit(res, o->junit_path, err, sizeof err) != GG_OK) {
+        fprintf(o->out, "ggfuzz suite: %s\n", err);
+        sum->output_failed = 1;
+    }
+    if (o->report_dir && json_path) {
+        if (gg_report_html_write(json_path, NULL, o->report_dir, err, sizeof err) != GG_OK) {
+            fprintf(o->out, "ggfuzz suite: report: %s\n", err);
+            sum->output_failed = 1;
+        } else {
+            fprintf(o->out, "report: %s/index.html\n", o->report_dir);
+        }
+    }
+}
+
+void gg_suite_print_summary(FILE *f, const struct gg_rsuite *res,
+                            const struct gg_suite_summary *sum, double seconds, int cpu_timed)
+{
+    const struct gg_suite_summary *m = sum;
+    fprintf(f, "suite %s: %d cases: %d pass, %d fail, %d regressed, %d skipped, %d errors  "
+               "[%.1f s]\n", res->tier[0] ? res->tier : "custom", m->cases, m->pass, m->fail,
+            m->regressed, m->skipped, m->errors, seconds);
+    if (res->perf && cpu_timed)
+        fprintf(f, "note: --perf timed CPU kernels: the perf rule is meant for GPU kernels and was "
+                   "applied to the CPU times all the same\n");
+    fprintf(f, "gate: %s", m->gate_failed ? "FAIL" : "PASS");
+    for (size_t i = 0; i < res->n_reasons; i++)
+        fprintf(f, "%s%s", i ? "; " : " (", res->reasons[i]);
+    fprintf(f, "%s\n", res->n_reasons ? ")" : "");
+}

@@ -1,0 +1,55 @@
+/*
+ * suite_int.h — internal to fuzz/suite/: what a suite run (gg_suite.c) and the merge of shards'
+ * results (gg_suite_merge.c) both do with a result (gg_suite_result.c): print a case's line and
+ * the summary, count the verdicts and the gate's reasons, and write the outputs; and the plan of a
+ * run, its cases in order and their shards (gg_suite_plan.c).
+ */
+#ifndef GG_SUITE_INT_H
+#define GG_SUITE_INT_H
+
+#include <stdio.h>
+
+#include "fuzz/suite/gg_suite.h"
+#include "reports/gg_report.h"
+
+/* Gate reasons, counted from the cases' records. */
+enum gg_suite_reason { GG_R_BELOW, GG_R_STRUCTURAL, GG_R_DROPPED, GG_R_SLOWER, GG_R_ERRORS,
+                       GG_N_REASONS };
+
+/* One line per case: verdict, kernel, model and deployment, shape and dtypes, recipe, worst
+   group SNR against the threshold; failures add the signature and what fired. */
+void gg_suite_print_case(FILE *f, const struct gg_rcase *c);
+/* The gate's reasons as text (an SNR drop counts past allowed_db), one per reason that counted;
+   returns how many. */
+size_t gg_suite_reasons(const struct gg_rsuite *res, double allowed_db,
+                        char text[GG_N_REASONS][128]);
+/* Counts res's cases by verdict into its summary and into sum, and the gate's verdict. */
+void gg_suite_count(struct gg_rsuite *res, struct gg_suite_summary *sum);
+/* The summary lines of res on f (cpu_timed: the note that --perf timed CPU kernels). */
+void gg_suite_print_summary(FILE *f, const struct gg_rsuite *res,
+                            const struct gg_suite_summary *sum, double seconds, int cpu_timed);
+/* The outputs o asks for (result JSON, baseline, JUnit, report); a failure is reported on
+   o->out and counted in sum->output_failed. */
+void gg_suite_write_outputs(const struct gg_suite_opts *o, const struct gg_rsuite *res,
+                            struct gg_suite_summary *sum);
+
+/* Every case file of a run in the order one process runs them (gg_suite_plan.c): a case, or a
+   path that cannot be read (error), and the shard that runs it. */
+struct gg_suite_entry {
+    char *path, *error;            /* error: why path's cases cannot be run (NULL: a case) */
+    struct gg_case c;              /* when loaded */
+    int loaded;
+    char id[GG_CASE_ID_HEX + 1];
+    int shard;                     /* of shard_count (0 when not sharded) */
+};
+struct gg_suite_plan {
+    struct gg_suite_entry *e;
+    size_t n;
+};
+/* Lists and loads the cases of paths; with shard_count > 1, deals them to the shards by case
+   identity. GG_E_NOMEM is its only failure. Free with gg_suite_plan_free(). */
+enum gg_status gg_suite_plan_build(const char *const *paths, int n_paths, int shard_count,
+                                   struct gg_suite_plan *p, char *err, size_t err_len);
+void gg_suite_plan_free(struct gg_suite_plan *p);
+
+#endif /* GG_SUITE_INT_H */
