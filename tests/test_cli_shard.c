@@ -2,8 +2,8 @@
  * test_cli_shard.c — `ggfuzz fuzz` run as shards of one campaign directory and `ggfuzz merge`:
  * which shard a process is (--shard, Slurm's environment), the shard directories, distinct seed
  * streams, the cases one shard imports from another, the merged store (one finding per signature
- * with the counts summed, idempotent, refusing its own output as an input), and a shard that goes
- * on where it stopped without filing its findings again.
+ * with the counts summed, idempotent, whole when four merges run at once, refusing its own output
+ * as an input), and a shard that goes on where it stopped without filing its findings again.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -173,6 +173,13 @@ Test(cli_shard, shards_share_cases_merge_their_findings_and_go_on_where_they_sto
     cr_expect_eq(ggfuzz("merge c/shard-0/artifacts c/shard-1/artifacts -o m2"), 0, "%s", out);
     snprintf(dir, sizeof dir, "%s/m2", root);
     cr_expect_eq(store_count(dir, &n_files), cm);
+    /* Four merges at once into a fresh store leave it whole and the same. */
+    snprintf(cmd, sizeof cmd, "cd '%s' && for i in 1 2 3 4; do '%s' merge c -o m3 > /dev/null & "
+             "done; wait", root, GGFUZZ_BIN);
+    cli_shell(cmd, out, sizeof out);
+    snprintf(dir, sizeof dir, "%s/m3", root);
+    cr_expect_eq(store_count(dir, &n_files), cm, "merges at once left another count");
+    cr_expect_eq(n_files, fm);
     cr_expect_eq(ggfuzz("merge c/shard-0/artifacts m2 -o m2"), 3, "%s", out);
     cr_expect(strstr(out, "is also an input"), "%s", out);
 

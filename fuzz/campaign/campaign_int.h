@@ -44,8 +44,12 @@ uint64_t gg_shard_seed(uint64_t base, int index, int count);
 /* Where a shard stopped, from the fuzzer_stats in stats_dir: 1 with *seed and *next_case set
    when the file names both, else 0. */
 int gg_shard_resume_point(const char *stats_dir, uint64_t *seed, uint64_t *next_case);
-/* Folds the findings of every shard of campaign into campaign/artifacts; logs what it did on
-   log (may be NULL). Returns the output's signatures, or -1 after logging why it failed. */
-long long gg_shard_merge_all(const char *campaign, FILE *log);
+/* At the end of shard self: unless another shard of campaign is still at work (its fuzzer_stats
+   names no stop reason and changed within GG_SHARD_ALIVE_S; a shard killed without a word stops
+   counting then), folds the findings of every shard into campaign/artifacts, so that the last
+   shard to end merges once rather than every shard merging every store. Logs what it did on log
+   (may be NULL). Returns the output's signatures, or -1 when it did not merge. */
+#define GG_SHARD_ALIVE_S 120.0
+long long gg_shard_merge_all(const char *campaign, int self, FILE *log);
 
 #endif /* GG_CAMPAIGN_INT_H */

@@ -53,8 +53,8 @@ extern char **environ;
 #define RACE_REPLAY_RUNS 16     /* runs a race's representative may take to show on replay */
 #define DEFAULT_SYNC_S 30.0     /* a shard reads the others' new cases this often */
 
-enum origin { ORIGIN_GENERATE, ORIGIN_MUTATE, ORIGIN_SEED, ORIGIN_REPLAY, ORIGIN_IMPORT };
-static const char *const origin_names[] = {"generate", "mutate", "seed", "replay", "import"};
+enum origin { ORIGIN_GENERATE, ORIGIN_MUTATE, ORIGIN_SEED, ORIGIN_REPLAY };
+static const char *const origin_names[] = {"generate", "mutate", "seed", "replay"};
 
 /* A case to run, with where it came from. */
 struct job {
@@ -337,7 +337,7 @@ static void observe_pass(struct campaign *c, struct job *j, const struct gg_run_
     if (f.snr_margin_db < c->st->min_snr_margin_db)
         c->st->min_snr_margin_db = f.snr_margin_db;
     c->st->features = (int64_t)c->ft.n;
-    if (j->origin == ORIGIN_SEED || j->origin == ORIGIN_IMPORT) {
+    if (j->origin == ORIGIN_SEED) {
         corpus_add(c, &j->c, j->index);
         return;
     }
@@ -1218,7 +1218,7 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
             st->refused++;
         else
             st->errors++;
-        if (j->origin == ORIGIN_REPLAY || j->origin == ORIGIN_SEED || j->origin == ORIGIN_IMPORT)
+        if (j->origin == ORIGIN_REPLAY || j->origin == ORIGIN_SEED)
             log_line(c, "INFO: could not run %s: %s\n", j->path, msg);
         else if (status != GG_E_UNSUPPORTED && status != GG_E_NOMEM)
             log_error(c, status, msg);
@@ -1444,9 +1444,22 @@ static void tick(struct campaign *c, int force)
 
 /* ---- shards ------------------------------------------------------------------------------- */
 
-/* A shard reads the cases the other shards kept since it last looked and queues those its
-   kernel supports (before any drawn case): they join its corpus when they run, so that features
-   another shard found are not kept again here. force: now, whatever the interval. */
+/* A case another shard kept (on this kernel and mutant: it passed there) joins this shard's
+   corpus as a parent to mutate, and its structural features join this shard's, so that the same
+   is not kept again here; it is not run again, so importing costs no case. */
+static void import_case(struct campaign *c, const struct gg_case *kase, uint64_t salt)
+{
+    struct gg_features f;
+    gg_case_features(kase, c->k, NULL, &f);
+    int closer = 0;
+    for (int i = 0; i < f.n && i < GG_FEATURES_MAX; i++)
+        ftable_see(&c->ft, f.v[i], margin_bucket(INFINITY), &closer);
+    c->st->features = (int64_t)c->ft.n;
+    corpus_add(c, kase, salt);
+}
+
+/* A shard reads the cases the other shards kept since it last looked and imports those its
+   kernel supports. force: now, whatever the interval. */
 static void sync_peers(struct campaign *c, int force)
 {
     double now = gg_wire_now();
@@ -1454,26 +1467,24 @@ static void sync_peers(struct campaign *c, int force)
         return;
     c->next_sync = now + (c->cfg->sync_interval_s > 0 ? c->cfg->sync_interval_s : DEFAULT_SYNC_S);
     struct gg_case *cases = NULL;
-    size_t n = 0, queued = 0;
-    char err[1024], name[64];
+    size_t n = 0, taken = 0;
+    char err[1024];
     if (gg_sync_pull(&c->sync, &cases, &n, &c->sync_stats, err, sizeof err) != GG_OK)
         log_line(c, "WARNING: cannot read the other shards' cases: %s\n", err);
     for (size_t i = 0; i < n; i++) {
-        char id[GG_CASE_ID_HEX + 1];
-        gg_case_id(&cases[i], id);
-        snprintf(name, sizeof name, "imported case %s", id);
-        if (seed_fits(c, &cases[i]) && queue_push(c, &cases[i], ORIGIN_IMPORT, name) == 0)
-            queued++;
-        else
-            gg_case_free(&cases[i]);
+        if (seed_fits(c, &cases[i])) {
+            import_case(c, &cases[i], c->next_index ^ (uint64_t)i);
+            taken++;
+        }
+        gg_case_free(&cases[i]);
     }
     free(cases);
-    c->st->imported += (int64_t)queued;
+    c->st->imported += (int64_t)taken;
     c->st->sync_s = c->sync_stats.seconds;
     if (n > 0)
-        log_line(c, "%s#%lld SYNC %zu new cases of %zu other shards, %zu to run (%.3f s reading "
+        log_line(c, "%s#%lld SYNC %zu new cases of %zu other shards, %zu imported (%.3f s reading "
                  "so far)\n", c->shard_tag, (long long)c->st->execs, n, c->sync_stats.peers,
-                 queued, c->sync_stats.seconds);
+                 taken, c->sync_stats.seconds);
 }
 
 /* A shard's directories in the campaign's, and where it goes on from. */
@@ -1791,7 +1802,7 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
     if (c.shards) {
         if (c.tty)
             gg_stats_clear_line(cfg->log);
-        st->merged_sigs = gg_shard_merge_all(cfg->campaign_dir, cfg->log);
+        st->merged_sigs = gg_shard_merge_all(cfg->campaign_dir, c.shard, cfg->log);
     }
     if (cfg->log)
         log_buckets(&c);

@@ -68,7 +68,7 @@ struct gg_campaign_stats {
     /* A shard (campaign_dir set). */
     int resumed;                /* it went on from its directory's fuzzer_stats */
     uint64_t next_case;         /* the number of the next case its seed stream draws */
-    int64_t imported;           /* cases the other shards kept, run here */
+    int64_t imported;           /* cases the other shards kept, taken into the corpus here */
     double sync_s;              /* time spent reading the other shards' logs */
     long long merged_sigs;      /* signatures in the campaign's merged store at the end (-1:
                                    no merge) */
@@ -101,9 +101,10 @@ struct gg_campaign_config {
        plot_data; artifacts_dir, stats_dir and the receiving corpus directory are ignored, every
        corpus_dirs entry is read as seeds), draws from a seed stream of its own (seed mixed with
        the index; shard 0 of 1 uses seed itself), goes on where a shard of that index stopped
-       (its seed, case number and corpus; its stored findings are not replayed), runs the cases
-       the other shards keep every sync_interval_s (0: 30 s), and at its end folds every shard's
-       findings into campaign_dir/artifacts (gg_store_merge). */
+       (its seed, case number and corpus; its stored findings are not replayed), takes the cases
+       the other shards keep into its corpus every sync_interval_s (0: 30 s), and at its end,
+       when no other shard is still at work, folds every shard's findings into
+       campaign_dir/artifacts (gg_store_merge). */
     const char *campaign_dir;
     int shard_index, shard_count;    /* 0 <= index < count; count 0 is taken as 1 */
     double sync_interval_s;

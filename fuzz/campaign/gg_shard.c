@@ -1,10 +1,12 @@
 /*
  * gg_shard.c — what a campaign does as one shard of many: its seed stream, drawn from the
  * campaign seed and its index; where a requeued shard goes on (the seed and case number its
- * fuzzer_stats recorded); and the merge of every shard's findings at the end of a shard.
+ * fuzzer_stats recorded); and the merge of every shard's findings by the last shard to end.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "fuzz/campaign/campaign_int.h"
 
@@ -40,7 +42,27 @@ int gg_shard_resume_point(const char *stats_dir, uint64_t *seed, uint64_t *next_
     return ok;
 }
 
-long long gg_shard_merge_all(const char *campaign, FILE *log)
+/* 1 when shard index of campaign is at work: its fuzzer_stats changed within GG_SHARD_ALIVE_S
+   and names no stop reason. */
+static int at_work(const char *campaign, int index)
+{
+    char dir[GG_SYNC_PATH_MAX - 16], path[GG_SYNC_PATH_MAX], err[512];
+    gg_shard_dir(campaign, index, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/" GG_FUZZER_STATS_FILE, dir);
+    struct stat sb;
+    if (stat(path, &sb) != 0 || difftime(time(NULL), sb.st_mtime) > GG_SHARD_ALIVE_S)
+        return 0;
+    struct gg_fuzzer_stats fs = {0};
+    int working = 0;
+    if (gg_fuzzer_stats_read(path, &fs, err, sizeof err) == GG_OK) {
+        const char *why = gg_fuzzer_stats_get(&fs, "stop_reason");
+        working = why != NULL && strcmp(why, gg_stop_name(GG_STOP_NONE)) == 0;
+    }
+    gg_fuzzer_stats_free(&fs);
+    return working;
+}
+
+long long gg_shard_merge_all(const char *campaign, int self, FILE *log)
 {
     int *idx = NULL;
     size_t n = 0;
@@ -48,6 +70,17 @@ long long gg_shard_merge_all(const char *campaign, FILE *log)
     if (gg_shard_list(campaign, &idx, &n, err, sizeof err) != GG_OK) {
         if (log)
             fprintf(log, "WARNING: cannot merge the shards' findings: %s\n", err);
+        free(idx);
+        return -1;
+    }
+    int working = 0;
+    for (size_t i = 0; i < n; i++)
+        working += idx[i] != self && at_work(campaign, idx[i]);
+    if (working > 0) {
+        if (log)
+            fprintf(log, "INFO: %d other shards are still at work: the last to end merges the "
+                    "findings into %s/artifacts (or ggfuzz merge %s)\n", working, campaign,
+                    campaign);
         free(idx);
         return -1;
     }

@@ -191,15 +191,26 @@ enum gg_status gg_sync_publish(struct gg_sync *s, const char *case_id, char *err
     /* Opened and closed for each line: a shared file system publishes data on close. */
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     ssize_t put = fd >= 0 ? write(fd, line, (size_t)n) : -1;
-    int e = errno;
-    if ((fd >= 0 && close(fd) != 0 && put == n) || put != n) {
-        snprintf(err, err_len, "%s: cannot append: %s", path, strerror(put == n ? errno : e));
+    int e = put == n ? 0 : errno ? errno : EIO;
+    if (fd >= 0 && close(fd) != 0 && e == 0)
+        e = errno;
+    if (e != 0) {
+        snprintf(err, err_len, "%s: cannot append: %s", path, strerror(e));
         return GG_E_IO;
     }
     return GG_OK;
 }
 
 /* ---- reading the peers --------------------------------------------------------------------- */
+
+/* 1 when line is a case id: GG_CASE_ID_HEX hex digits. */
+static int case_id(const char *line)
+{
+    size_t n = 0;
+    while (isxdigit((unsigned char)line[n]))
+        n++;
+    return n == GG_CASE_ID_HEX && line[n] == '\0';
+}
 
 /* Appends the loaded case c to the caller's array. */
 static int push(struct gg_case **cases, size_t *n, struct gg_case *c)
@@ -244,16 +255,17 @@ static void pull_peer(struct gg_sync *s, struct gg_sync_peer *p, struct gg_case 
         snprintf(file, sizeof file, "%s/corpus/%s.case", dir, line);
         struct gg_case c;
         struct stat fsb;
-        int missing = line[0] != '\0' && stat(file, &fsb) != 0 && errno == ENOENT;
+        int id = case_id(line);
+        int missing = id && stat(file, &fsb) != 0 && errno == ENOENT;
         if (missing && ++p->misses < GG_SYNC_RETRIES)
             break; /* not visible here yet: the same line next time */
-        int ok = !missing && line[0] != '\0' && gg_case_load(file, &c, err, sizeof err) == GG_OK;
+        int ok = !missing && id && gg_case_load(file, &c, err, sizeof err) == GG_OK;
         if (ok && push(cases, n, &c) != 0) {
             gg_case_free(&c);
             break;
         }
         ss->imported += ok;
-        ss->skipped += !ok && line[0] != '\0';
+        ss->skipped += !ok;
         p->misses = 0;
         p->offset = next;
         s->dirty = 1;
