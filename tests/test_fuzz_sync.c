@@ -79,6 +79,14 @@ static void append_log(const char *text)
     fclose(f);
 }
 
+/* Shard 1 (the peer, which keeps cases) and shard 0 (self, which pulls them). */
+static void open_both(struct gg_sync *peer, struct gg_sync *self)
+{
+    char err[256];
+    cr_assert_eq(gg_sync_open(peer, root, 1, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_sync_open(self, root, 0, err, sizeof err), GG_OK, "%s", err);
+}
+
 TestSuite(fuzz_sync, .init = setup, .fini = teardown);
 
 Test(fuzz_sync, shard_directories_are_listed_by_index)
@@ -99,8 +107,7 @@ Test(fuzz_sync, a_pull_returns_what_is_new_once_and_the_cursors_survive)
     struct gg_sync peer, self;
     struct gg_sync_stats ss = {0};
     char err[256], id[GG_CASE_ID_HEX + 1];
-    cr_assert_eq(gg_sync_open(&peer, root, 1, err, sizeof err), GG_OK, "%s", err);
-    cr_assert_eq(gg_sync_open(&self, root, 0, err, sizeof err), GG_OK, "%s", err);
+    open_both(&peer, &self);
     for (uint64_t i = 0; i < 3; i++)
         keep(&peer, i, id, 1);
     cr_expect_eq(pull(&self, &ss), 3);
@@ -124,8 +131,7 @@ Test(fuzz_sync, a_line_is_read_once_it_is_whole_and_a_torn_one_is_cut)
     struct gg_sync peer, self;
     struct gg_sync_stats ss = {0};
     char err[256], id[GG_CASE_ID_HEX + 1], text[64];
-    cr_assert_eq(gg_sync_open(&peer, root, 1, err, sizeof err), GG_OK, "%s", err);
-    cr_assert_eq(gg_sync_open(&self, root, 0, err, sizeof err), GG_OK, "%s", err);
+    open_both(&peer, &self);
     keep(&peer, 0, id, 0);
     snprintf(text, sizeof text, "%.10s", id);
     append_log(text); /* half a line: being written */
@@ -150,9 +156,8 @@ Test(fuzz_sync, a_missing_case_holds_the_cursor_then_is_skipped_as_is_garbage)
 {
     struct gg_sync peer, self;
     struct gg_sync_stats ss = {0};
-    char err[256], id[GG_CASE_ID_HEX + 1];
-    cr_assert_eq(gg_sync_open(&peer, root, 1, err, sizeof err), GG_OK, "%s", err);
-    cr_assert_eq(gg_sync_open(&self, root, 0, err, sizeof err), GG_OK, "%s", err);
+    char id[GG_CASE_ID_HEX + 1];
+    open_both(&peer, &self);
     append_log("0123456789abcdef0123456789abcdef\n"); /* no such case file */
     keep(&peer, 0, id, 1);
     cr_expect_eq(pull(&self, &ss), 0, "the missing case holds the cursor");
