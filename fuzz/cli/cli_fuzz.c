@@ -74,11 +74,11 @@ static const struct gg_cli_flag fuzz_flags[] = {
      "the shard Slurm's SLURM_ARRAY_TASK_ID/_COUNT and SLURM_PROCID/SLURM_NTASKS name, if any)"},
     {"campaign", 0, "DIR", F_CAMPAIGN,
      "the directory the shards share (default ggfuzz-out when sharded): each works in "
-     "DIR/shard-I/{corpus,artifacts,fuzzer_stats,plot_data}, runs the cases the others keep, "
-     "goes on where shard I stopped, and at its end merges every shard's findings into "
-     "DIR/artifacts; CORPUS_DIRs are then seeds only"},
+     "DIR/shard-I/{corpus,artifacts,fuzzer_stats,plot_data}, takes the cases the others keep "
+     "into its corpus, goes on where shard I stopped, and the last to end merges every "
+     "shard's findings into DIR/artifacts; CORPUS_DIRs are then seeds only"},
     {"sync-interval", 0, "S", F_SYNC_INTERVAL,
-     "a shard reads the other shards' new cases every S seconds (default 30)"},
+     "a shard takes the other shards' new cases every S seconds (default 30)"},
     {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
     {0}};
 const struct gg_cli_command gg_cli_fuzz_command = {
