@@ -385,6 +385,63 @@ uint32_t gg_encode_scaled(enum gg_dtype t, double v, double s, enum gg_sat sat)
     return gg_encode(t, (gg_core_d2u(v) & GG_CORE_ABS_MASK) > GG_CORE_INF_BITS ? v : v * s, sat);
 }
 
+/* A store of the codes of v[j]·s (gg_encode_scaled), one loop per code width with the format
+   decoded once. */
+#define ENCODE_LOOP(T)                                                                           \
+    for (int64_t j = 0; j < n; j++) {                                                            \
+        uint64_t a = gg_core_d2u(v[j]) & GG_CORE_ABS_MASK;                                       \
+        T code = (T)gg_core_encode_binary(&f, a > GG_CORE_INF_BITS ? v[j] : v[j] * s, sat);       \
+        memcpy(q + (size_t)j * sizeof code, &code, sizeof code);                                 \
+    }
+
+/*
+ * bf16 codes of the values whose rounded magnitude is a normal bf16 (the bulk of every case):
+ * with e = floor(log2 |x|) in [-126, 127] the quantum is 2^(e-7), so the top 16 bits of |x|'s
+ * binary64 pattern, rebiased (exponent 1023 to 127), are the truncated code, and rounding to
+ * nearest even adds the carry that gg_core_encode_binary adds (into the exponent when the
+ * fraction overflows). Anything else (zero, subnormal, overflow, Inf, NaN) goes through
+ * gg_core_encode_binary. Returns the code, or -1 for those.
+ */
+static inline int32_t bf16_normal_code(double x)
+{
+    uint64_t u = gg_core_d2u(x), a = u & GG_CORE_ABS_MASK;
+    int64_t e = (int64_t)(a >> 52) - 1023;
+    if (e < -126 || e > 127)
+        return -1;
+    uint64_t rest = a & ((1ull << 45) - 1u), half = 1ull << 44, n = a >> 45;
+    uint64_t mag = n - ((uint64_t)(1023 - 127) << 7) + (rest > half || (rest == half && (n & 1u)));
+    if (mag > 0x7F7Fu)
+        return -1;
+    return (int32_t)(((u >> 48) & 0x8000u) | mag);
+}
+
+void gg_encode_run(enum gg_dtype t, const double *v, int64_t n, double s, enum gg_sat sat,
+                   void *base, int64_t off)
+{
+    struct gg_core_binfmt f = gg_core_binfmt_of(t);
+    if (t == GG_DTYPE_BF16) {
+        unsigned char *q = (unsigned char *)base + off * 2;
+        for (int64_t j = 0; j < n; j++) {
+            uint64_t a = gg_core_d2u(v[j]) & GG_CORE_ABS_MASK;
+            double x = a > GG_CORE_INF_BITS ? v[j] : v[j] * s;
+            int32_t fast = bf16_normal_code(x);
+            uint16_t code = (uint16_t)(fast >= 0 ? (uint32_t)fast : gg_core_encode_binary(&f, x, sat));
+            memcpy(q + 2 * j, &code, sizeof code);
+        }
+        return;
+    }
+    unsigned char *q = (unsigned char *)base + (f.nbits >= 8 ? off * (f.nbits / 8) : 0);
+    switch (t == GG_DTYPE_E8M0 ? 0 : f.nbits) {
+    case 8: ENCODE_LOOP(uint8_t) break;
+    case 16: ENCODE_LOOP(uint16_t) break;
+    case 32: ENCODE_LOOP(uint32_t) break;
+    default:
+        for (int64_t j = 0; j < n; j++)
+            gg_store_code(t, base, off + j, gg_encode_scaled(t, v[j], s, sat));
+        break;
+    }
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Packed element access                                                                         */
 /* ------------------------------------------------------------------------------------------ */

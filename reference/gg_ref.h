@@ -81,6 +81,11 @@ uint32_t gg_encode(enum gg_dtype t, double x, enum gg_sat sat);
    it is: its sign and payload choose the code whatever a product would make of them. */
 uint32_t gg_encode_scaled(enum gg_dtype t, double v, double s, enum gg_sat sat);
 
+/* gg_store_code(t, base, off + j, gg_encode_scaled(t, v[j], s, sat)) for j < n, the format
+   decoded once for the run. */
+void gg_encode_run(enum gg_dtype t, const double *v, int64_t n, double s, enum gg_sat sat,
+                   void *base, int64_t off);
+
 /* Element access in packed storage (E2M1 nibbles handled). */
 uint32_t gg_load_code(enum gg_dtype t, const void *base, int64_t i);
 void gg_store_code(enum gg_dtype t, void *base, int64_t i, uint32_t code);
@@ -241,10 +246,27 @@ enum gg_status gg_problem_check_geometry(struct gg_problem *p, char *err, size_t
 void gg_ref_gather(const struct gg_problem *p, const struct gg_operands *o, int which, int64_t g,
                    int64_t idx, double *out);
 
-/* Threads the reference BLAS may use (OpenBLAS's own pool). A process that runs one case at a
-   time beside other such processes (a campaign worker) sets 1: tiny GEMMs gain nothing from
-   threads, and idle BLAS threads spin on the cores the other workers need. */
+/* Threads the reference may use: OpenBLAS's own pool, the decoding of the reference's operands
+   and the generation of a case's inputs (gg_par_for). A process that runs one case at a time
+   beside other such processes (a campaign worker) sets 1: tiny GEMMs gain nothing from threads,
+   and idle BLAS threads spin on the cores the other workers need. Until it is called, the
+   BLAS's own count (the online cores, or OPENBLAS_NUM_THREADS; at most GG_PAR_MAX_THREADS). */
 void gg_ref_threads(int n);
+int gg_ref_thread_count(void);
+
+/* A parallel loop (gg_par.c): fn(ctx, lo, hi, tid) runs on contiguous ranges [lo, hi) that
+   cover [0, n), one per thread tid < gg_par_threads(n, min_per_thread), each range at least
+   min_per_thread long; the split depends on n and the thread count only. Range 0 runs on the
+   calling thread; a thread that cannot start has its range run there too. Callers write
+   disjoint results per index, which makes them independent of the thread count. */
+#define GG_PAR_MAX_THREADS 64
+typedef void (*gg_par_fn)(void *ctx, int64_t lo, int64_t hi, int tid);
+int gg_par_threads(int64_t n, int64_t min_per_thread);
+void gg_par_for(int64_t n, int64_t min_per_thread, gg_par_fn fn, void *ctx);
+
+/* Reduction indices the reference decodes per dgemm call: its decode buffers hold one chunk of
+   one group's operands (rows + columns) × GG_REF_CHUNK doubles, values and magnitudes in turn. */
+#define GG_REF_CHUNK 512
 
 /*
  * Reference for the whole problem: c and abs (each gg_problem_out_elems(p) doubles, group

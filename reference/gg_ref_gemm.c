@@ -15,6 +15,7 @@
 #endif
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -452,39 +453,69 @@ static void prefetch_run(const struct operand *d, int64_t off, int64_t n)
    page apart, where the hardware prefetcher restarts on every run. */
 #define PREFETCH_AHEAD 4
 
+/* One gather_chunk, split over threads: rows [lo, hi) of buf (vectors when vector-major,
+   reduction indices when reduction-major), the flags ORed over the ranges. */
+struct chunk_job {
+    const struct operand *d;
+    int64_t t0, len;
+    const double *pow2;
+    int mag;
+    double *buf;
+    atomic_int flags;
+};
+
+static void chunk_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    struct chunk_job *c = ctx;
+    const struct operand *d = c->d;
+    int stream = d->sk == SCALE_NONE, flags = 0;
+    int blocks = d->sk == SCALE_BLOCK_F32 || d->sk == SCALE_BLOCK_E8M0;
+    int64_t t0 = c->t0, len = c->len, row_len = d->red_step != 1 ? d->nvec : len;
+    double *buf = c->buf;
+    if (d->red_step != 1) {
+        for (int64_t j = lo; j < hi; j++) {
+            flags |= decode_run(d->dt, d->base, d->off + (t0 + j) * d->red_step, d->nvec, 1,
+                                stream, c->mag, buf + j * d->nvec);
+            if (blocks)
+                flags |= apply_across(d, t0 + j, c->pow2, buf + j * d->nvec) * GG_RUN_NONFINITE;
+        }
+    } else {
+        for (int64_t v = lo; v < hi; v++) {
+            if (v + PREFETCH_AHEAD < hi)
+                prefetch_run(d, d->off + vec_row(d, v + PREFETCH_AHEAD) * d->vec_step + t0, len);
+            flags |= decode_run(d->dt, d->base, d->off + vec_row(d, v) * d->vec_step + t0, len, 1,
+                                stream, c->mag, buf + v * len);
+            if (blocks)
+                flags |= apply_blocks(d, v, t0, len, c->pow2, buf + v * len) * GG_RUN_NONFINITE;
+        }
+    }
+    if (d->sk == SCALE_TENSOR)
+        flags |= apply_tensor(d, (hi - lo) * row_len, buf + lo * row_len) * GG_RUN_NONFINITE;
+    publish(); /* this thread's streamed stores, before the join hands buf on */
+    atomic_fetch_or(&c->flags, flags);
+}
+
+/* Values decoded per thread at least: below this a thread costs more than it saves. */
+#define DECODE_MIN_VALUES ((int64_t)1 << 15)
+
 /*
  * Decodes reduction indices t0 .. t0+len-1 of every vector of d into buf, in the operand's memory
  * order: vector-major gives buf[v*len + j] ([nvec × len]), reduction-major gives
  * buf[j*nvec + v] ([len × nvec]). Every row of buf is one contiguous run of codes. With mag, the
  * codes' alignment magnitudes (raise_subnormals) instead of their values. Returns
  * GG_RUN_NONFINITE when a value of buf is Inf or NaN (a code, a scale or their product) and
- * GG_RUN_SUBNORMAL when a code is subnormal in its format.
+ * GG_RUN_SUBNORMAL when a code is subnormal in its format. Split over the reference's threads
+ * (each writes its own rows of buf), so buf is the same whatever their number.
  */
 static int gather_chunk(const struct operand *d, int64_t t0, int64_t len, const double pow2[256],
                         int mag, double *buf)
 {
-    int stream = d->sk == SCALE_NONE, flags = 0;
-    int blocks = d->sk == SCALE_BLOCK_F32 || d->sk == SCALE_BLOCK_E8M0;
-    if (d->red_step != 1) {
-        for (int64_t j = 0; j < len; j++) {
-            flags |= decode_run(d->dt, d->base, d->off + (t0 + j) * d->red_step, d->nvec, 1,
-                                stream, mag, buf + j * d->nvec);
-            if (blocks)
-                flags |= apply_across(d, t0 + j, pow2, buf + j * d->nvec) * GG_RUN_NONFINITE;
-        }
-    } else {
-        for (int64_t v = 0; v < d->nvec; v++) {
-            if (v + PREFETCH_AHEAD < d->nvec)
-                prefetch_run(d, d->off + vec_row(d, v + PREFETCH_AHEAD) * d->vec_step + t0, len);
-            flags |= decode_run(d->dt, d->base, d->off + vec_row(d, v) * d->vec_step + t0, len, 1,
-                                stream, mag, buf + v * len);
-            if (blocks)
-                flags |= apply_blocks(d, v, t0, len, pow2, buf + v * len) * GG_RUN_NONFINITE;
-        }
-    }
-    if (d->sk == SCALE_TENSOR)
-        flags |= apply_tensor(d, d->nvec * len, buf) * GG_RUN_NONFINITE;
-    return flags;
+    struct chunk_job c = {.d = d, .t0 = t0, .len = len, .pow2 = pow2, .mag = mag, .buf = buf};
+    atomic_init(&c.flags, 0);
+    int64_t rows = d->red_step != 1 ? len : d->nvec, row_len = d->red_step != 1 ? d->nvec : len;
+    gg_par_for(rows, DECODE_MIN_VALUES / (row_len > 0 ? row_len : 1) + 1, chunk_range, &c);
+    return atomic_load(&c.flags);
 }
 
 /*
@@ -666,7 +697,7 @@ static void add_bias(const struct gg_problem *p, const struct gg_operands *o, in
  * order, so the γ_red bound is unchanged. A multiple of the MX block and of BLOCK128, so a
  * chunk never splits a block scale.
  */
-#define CHUNK 512
+#define CHUNK GG_REF_CHUNK
 
 enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands *o, double *c,
                            double *abs, char *err, size_t err_len)
@@ -774,7 +805,3 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
     return st;
 }
 
-void gg_ref_threads(int n)
-{
-    openblas_set_num_threads(n > 0 ? n : 1);
-}

@@ -9,6 +9,7 @@
  * so a huge, mostly empty grouped problem only touches the memory of the groups that hold tokens.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,38 +101,94 @@ struct rowcache {
 };
 
 /* Calls fn on the source values of every used row of matrices [m0, m1). row_index is the
-   logical row (across matrices). With a cache, the first call generates into it and the
-   second reads from it. */
+   logical row (across matrices); tid the thread running it (gg_par_for). With a cache, the
+   first call generates into it and the second reads from it. */
 typedef void (*row_fn)(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
-                       int64_t row_index, int64_t addr, const double *v, void *state);
+                       int64_t row_index, int64_t addr, const double *v, void *state, int tid);
+
+/* 1 when rows of the operand may be stored from different threads: 4-bit codes pack two
+   elements per byte, so every row must start and end on a byte. */
+static int rows_independent(enum gg_dtype t, const struct rowset *rs)
+{
+    return gg_dtype_bits(t) >= 8 || (rs->rowlen % 2 == 0 && rs->ld % 2 == 0 && rs->mstride % 2 == 0);
+}
+
+/* Rows generated per thread at least: below this a thread costs more than it saves. */
+#define ROWS_MIN_ELEMS ((int64_t)1 << 16)
+
+/* The rows of each_row: used[u] is the u-th used matrix; work item k is row k % rows of
+   matrix used[k / rows], its values at cache->v + k·rowlen. */
+struct row_job {
+    const struct gg_case *c;
+    const struct recipe *r;
+    struct rowset rs;
+    const int64_t *used;
+    row_fn fn;
+    void *state;
+    struct rowcache *cache;
+    atomic_int nomem;
+};
+
+static void row_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    struct row_job *j = ctx;
+    const struct rowset *rs = &j->rs;
+    int cached = j->cache && j->cache->v;
+    double *v = cached ? NULL : malloc((size_t)(rs->rowlen > 0 ? rs->rowlen : 1) * sizeof *v);
+    if (!cached && !v) {
+        atomic_store(&j->nomem, 1);
+        return;
+    }
+    for (int64_t k = lo; k < hi; k++) {
+        int64_t i = j->used[k / rs->rows], row = k % rs->rows, logical = i * rs->rows + row;
+        double *vals = cached ? j->cache->v + k * rs->rowlen : v;
+        if (!cached || !j->cache->filled)
+            gg_dist_fill(j->r->dist, j->c->seed, j->r->stream, (uint64_t)(logical * rs->rowlen),
+                         rs->rowlen, vals);
+        j->fn(j->c, j->r, rs, logical, i * rs->mstride + row * rs->ld, vals, j->state, tid);
+    }
+    free(v);
+}
+
+/* The used matrices of [m0, m1) into a fresh array (*n of them); NULL when out of memory. */
+static int64_t *used_mats(const struct gg_problem *p, const struct rowset *rs, int64_t m0,
+                          int64_t m1, int64_t *n)
+{
+    int64_t hi = m1 < rs->mats ? m1 : rs->mats, count = 0;
+    int64_t *used = malloc((size_t)(hi > m0 ? hi - m0 : 1) * sizeof *used);
+    for (int64_t i = m0; used && i < hi; i++)
+        if (mat_used(p, rs, i))
+            used[count++] = i;
+    *n = count;
+    return used;
+}
 
 static enum gg_status each_row(const struct gg_case *c, const struct gg_problem *p, int which,
                                int64_t m0, int64_t m1, const struct recipe *r, row_fn fn,
                                void *state, struct rowcache *cache, char *err, size_t err_len)
 {
-    struct rowset rs = operand_rows(p, which);
-    int cached = cache && cache->v;
-    double *v = cached ? NULL : malloc((size_t)(rs.rowlen > 0 ? rs.rowlen : 1) * sizeof *v);
-    if (!cached && !v) {
-        snprintf(err, err_len, "out of memory for a row of %lld values", (long long)rs.rowlen);
+    struct row_job j = {.c = c, .r = r, .rs = operand_rows(p, which), .fn = fn, .state = state,
+                        .cache = cache};
+    int64_t n_used;
+    int64_t *used = used_mats(p, &j.rs, m0, m1, &n_used);
+    if (!used) {
+        snprintf(err, err_len, "out of memory for the matrices of an operand");
         return GG_E_NOMEM;
     }
-    int64_t at = 0;
-    for (int64_t i = m0; i < m1 && i < rs.mats; i++) {
-        if (!mat_used(p, &rs, i))
-            continue;
-        for (int64_t row = 0; row < rs.rows; row++, at += rs.rowlen) {
-            int64_t logical = i * rs.rows + row;
-            double *vals = cached ? cache->v + at : v;
-            if (!cached || !cache->filled)
-                gg_dist_fill(r->dist, c->seed, r->stream, (uint64_t)(logical * rs.rowlen),
-                             rs.rowlen, vals);
-            fn(c, r, &rs, logical, i * rs.mstride + row * rs.ld, vals, state);
-        }
+    j.used = used;
+    atomic_init(&j.nomem, 0);
+    int64_t rows = gg_size_mul(n_used, j.rs.rows);
+    int64_t min_rows = rows_independent(r->dtype, &j.rs)
+                           ? ROWS_MIN_ELEMS / (j.rs.rowlen > 0 ? j.rs.rowlen : 1) + 1
+                           : rows + 1;
+    gg_par_for(j.rs.rows > 0 ? rows : 0, min_rows, row_range, &j);
+    free(used);
+    if (atomic_load(&j.nomem)) {
+        snprintf(err, err_len, "out of memory for a row of %lld values", (long long)j.rs.rowlen);
+        return GG_E_NOMEM;
     }
-    if (cached)
+    if (cache && cache->v)
         cache->filled = 1;
-    free(v);
     return GG_OK;
 }
 
@@ -144,20 +201,29 @@ static double amax_of(const double *v, int64_t n, double amax)
     return amax;
 }
 
+/* state: one absolute maximum per thread (GG_PAR_MAX_THREADS), joined by amax_join. */
 static void amax_row(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
-                     int64_t row_index, int64_t addr, const double *v, void *state)
+                     int64_t row_index, int64_t addr, const double *v, void *state, int tid)
 {
     (void)c, (void)r, (void)row_index, (void)addr;
     double *amax = state;
-    *amax = amax_of(v, rs->rowlen, *amax);
+    amax[tid] = amax_of(v, rs->rowlen, amax[tid]);
+}
+
+/* The absolute maximum of the threads' maxima: NaN when any is, as amax_of over all values. */
+static double amax_join(const double *amax)
+{
+    double m = 0.0;
+    for (int t = 0; t < GG_PAR_MAX_THREADS; t++)
+        m = isnan(m) || isnan(amax[t]) ? NAN : amax[t] > m ? amax[t] : m;
+    return m;
 }
 
 /* Encodes n values times s (a quantisation multiplier) at addr. */
 static void encode_run(const struct gg_case *c, const struct recipe *r, int64_t addr,
                        const double *v, int64_t n, double s)
 {
-    for (int64_t j = 0; j < n; j++)
-        gg_store_code(r->dtype, r->data, addr + j, gg_encode_scaled(r->dtype, v[j], s, c->quant_sat));
+    gg_encode_run(r->dtype, v, n, s, c->quant_sat, r->data, addr);
 }
 
 static void store_mx(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
@@ -196,8 +262,9 @@ static void store_block128(const struct gg_case *c, const struct recipe *r,
 }
 
 static void store_row(const struct gg_case *c, const struct recipe *r, const struct rowset *rs,
-                      int64_t row_index, int64_t addr, const double *v, void *state)
+                      int64_t row_index, int64_t addr, const double *v, void *state, int tid)
 {
+    (void)tid;
     if (r->src)
         for (int64_t j = 0; j < rs->rowlen; j++)
             r->src[row_index * rs->rowlen + j] = (float)v[j];
@@ -225,10 +292,10 @@ static enum gg_status fill_tensor(const struct gg_case *c, const struct gg_probl
     struct rowcache cache = {
         .v = values > 0 && values <= ROWCACHE_MAX_VALUES ? malloc((size_t)values * sizeof(double))
                                                          : NULL};
-    double amax = 0;
-    enum gg_status st = each_row(c, p, which, m0, m1, r, amax_row, &amax, &cache, err, err_len);
+    double amax[GG_PAR_MAX_THREADS] = {0};
+    enum gg_status st = each_row(c, p, which, m0, m1, r, amax_row, amax, &cache, err, err_len);
     if (st == GG_OK) {
-        float s = gg_tensor_scale(amax, r->dtype);
+        float s = gg_tensor_scale(amax_join(amax), r->dtype);
         *scale_inv = (float)(1.0 / (double)s);
         st = each_row(c, p, which, m0, m1, r, store_row, &s, &cache, err, err_len);
     }
@@ -251,61 +318,97 @@ static void grid_rows_of(const struct gg_gen_plan *g, int64_t rb, int64_t *r0, i
     }
 }
 
-/* Grid scaling (per row, per column, per 2-D block): for each block row of each used matrix an
-   amax pass per column block, then the store pass with the blocks' multipliers; the values
-   are generated twice. Every scale starts at the neutral 1 (empty matrices and groups). */
+/* The blocks of fill_grid: work item k is block row k % rblocks of matrix used[k / rblocks]. */
+struct grid_job {
+    const struct gg_case *c;
+    const struct recipe *r;
+    struct rowset rs;
+    const int64_t *used;
+    int64_t rblocks, cblocks;
+    atomic_int nomem;
+};
+
+/* One block row of one matrix: an amax pass per column block, then the store pass with the
+   blocks' multipliers (the values are generated twice). */
+static void grid_block_row(const struct grid_job *j, int64_t i, int64_t rb, double *v,
+                           double *amax, float *mult)
+{
+    const struct gg_gen_plan *g = j->r->plan;
+    const struct rowset *rs = &j->rs;
+    float *scales = j->r->scales;
+    int64_t r0, r1;
+    grid_rows_of(g, rb, &r0, &r1);
+    for (int64_t cb = 0; cb < j->cblocks; cb++)
+        amax[cb] = 0.0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int64_t cb = 0; pass == 1 && cb < j->cblocks; cb++) {
+            mult[cb] = gg_tensor_scale(amax[cb], j->r->dtype);
+            scales[gg_gen_grid_slot(g, i, rb, cb * g->grid_cols)] = (float)(1.0 / (double)mult[cb]);
+        }
+        for (int64_t row = r0; row < r1; row++) {
+            int64_t logical = i * rs->rows + row;
+            gg_dist_fill(j->r->dist, j->c->seed, j->r->stream, (uint64_t)(logical * rs->rowlen),
+                         rs->rowlen, v);
+            for (int64_t cb = 0; cb < j->cblocks; cb++) {
+                int64_t j0 = cb * g->grid_cols;
+                int64_t n = rs->rowlen - j0 < g->grid_cols ? rs->rowlen - j0 : g->grid_cols;
+                if (pass == 0)
+                    amax[cb] = amax_of(v + j0, n, amax[cb]);
+                else
+                    encode_run(j->c, j->r, i * rs->mstride + row * rs->ld + j0, v + j0, n,
+                               (double)mult[cb]);
+            }
+            if (pass == 1 && j->r->src)
+                for (int64_t col = 0; col < rs->rowlen; col++)
+                    j->r->src[logical * rs->rowlen + col] = (float)v[col];
+        }
+    }
+}
+
+static void grid_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    struct grid_job *j = ctx;
+    double *v = malloc((size_t)(j->rs.rowlen + 1) * sizeof *v);
+    double *amax = malloc((size_t)(j->cblocks + 1) * sizeof *amax);
+    float *mult = malloc((size_t)(j->cblocks + 1) * sizeof *mult);
+    if (!v || !amax || !mult)
+        atomic_store(&j->nomem, 1);
+    for (int64_t k = lo; v && amax && mult && k < hi; k++)
+        grid_block_row(j, j->used[k / j->rblocks], k % j->rblocks, v, amax, mult);
+    free(v), free(amax), free(mult);
+}
+
+/* Grid scaling (per row, per column, per 2-D block), each block row of each used matrix on its
+   own (gg_par_for). Every scale starts at the neutral 1 (empty matrices and groups). */
 static enum gg_status fill_grid(const struct gg_case *c, const struct gg_problem *p, int which,
                                 const struct recipe *r, char *err, size_t err_len)
 {
     const struct gg_gen_plan *g = r->plan;
-    struct rowset rs = operand_rows(p, which);
-    int64_t rblocks = gg_gen_grid_row_blocks(g), cblocks = gg_gen_grid_col_blocks(g);
+    struct grid_job j = {.c = c, .r = r, .rs = operand_rows(p, which),
+                         .rblocks = gg_gen_grid_row_blocks(g), .cblocks = gg_gen_grid_col_blocks(g)};
     float *scales = r->scales;
-    for (int64_t i = 0; i < rs.mats * rblocks * cblocks; i++)
+    for (int64_t i = 0; i < j.rs.mats * j.rblocks * j.cblocks; i++)
         scales[i] = 1.0f;
-    double *v = malloc((size_t)(rs.rowlen + 1) * sizeof *v);
-    double *amax = malloc((size_t)(cblocks + 1) * sizeof *amax);
-    float *mult = malloc((size_t)(cblocks + 1) * sizeof *mult);
-    if (!v || !amax || !mult) {
-        free(v), free(amax), free(mult);
-        snprintf(err, err_len, "out of memory for a row of %lld values", (long long)rs.rowlen);
+    int64_t n_used;
+    int64_t *used = used_mats(p, &j.rs, 0, j.rs.mats, &n_used);
+    if (!used) {
+        snprintf(err, err_len, "out of memory for the matrices of an operand");
         return GG_E_NOMEM;
     }
-    for (int64_t i = 0; i < rs.mats; i++) {
-        if (!mat_used(p, &rs, i))
-            continue;
-        for (int64_t rb = 0; rb < rblocks; rb++) {
-            int64_t r0, r1;
-            grid_rows_of(g, rb, &r0, &r1);
-            for (int64_t cb = 0; cb < cblocks; cb++)
-                amax[cb] = 0.0;
-            for (int pass = 0; pass < 2; pass++) {
-                for (int64_t cb = 0; pass == 1 && cb < cblocks; cb++) {
-                    mult[cb] = gg_tensor_scale(amax[cb], r->dtype);
-                    scales[gg_gen_grid_slot(g, i, rb, cb * g->grid_cols)] =
-                        (float)(1.0 / (double)mult[cb]);
-                }
-                for (int64_t row = r0; row < r1; row++) {
-                    int64_t logical = i * rs.rows + row;
-                    gg_dist_fill(r->dist, c->seed, r->stream, (uint64_t)(logical * rs.rowlen),
-                                 rs.rowlen, v);
-                    for (int64_t cb = 0; cb < cblocks; cb++) {
-                        int64_t j0 = cb * g->grid_cols;
-                        int64_t n = rs.rowlen - j0 < g->grid_cols ? rs.rowlen - j0 : g->grid_cols;
-                        if (pass == 0)
-                            amax[cb] = amax_of(v + j0, n, amax[cb]);
-                        else
-                            encode_run(c, r, i * rs.mstride + row * rs.ld + j0, v + j0, n,
-                                       (double)mult[cb]);
-                    }
-                    if (pass == 1 && r->src)
-                        for (int64_t j = 0; j < rs.rowlen; j++)
-                            r->src[logical * rs.rowlen + j] = (float)v[j];
-                }
-            }
-        }
+    j.used = used;
+    atomic_init(&j.nomem, 0);
+    int64_t items = gg_size_mul(n_used, j.rblocks);
+    /* A block row is at least a row; the items are alike, so one each is enough. */
+    int64_t per_item = gg_size_mul(j.rs.rowlen, j.rs.rows / (j.rblocks > 0 ? j.rblocks : 1) + 1);
+    int64_t min_items = rows_independent(r->dtype, &j.rs) ? ROWS_MIN_ELEMS / (per_item + 1) + 1
+                                                          : items + 1;
+    gg_par_for(items, min_items, grid_range, &j);
+    free(used);
+    if (atomic_load(&j.nomem)) {
+        snprintf(err, err_len, "out of memory for a row of %lld values", (long long)j.rs.rowlen);
+        return GG_E_NOMEM;
     }
-    free(v), free(amax), free(mult);
     return GG_OK;
 }
 
@@ -820,7 +923,8 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
     for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
         bytes = gg_size_add(bytes, terms[i]);
     /* Reference: c and |a||b| in double, plus the source product for quantised inputs; one
-       group's operands gathered as doubles (values and magnitudes). */
+       chunk of at most GG_REF_CHUNK reduction indices of one group's operands decoded as
+       doubles into buffers reused from chunk to chunk and group to group. */
     int64_t out = 0, gather = 0;
     /* The blocks of a batched problem are alike: one stands for all (a batch count may be
        past 2^40). */
@@ -829,8 +933,21 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
         struct gg_out_block b;
         sized_block(p, g, &b);
         out = gg_size_add(out, gg_size_mul(alike, gg_size_mul(b.rows, b.cols)));
-        int64_t need = gg_size_mul(16, gg_size_mul(gg_size_add(b.rows, b.cols), b.red));
+        int64_t len = b.red < GG_REF_CHUNK ? b.red : GG_REF_CHUNK;
+        int64_t need = gg_size_mul(8, gg_size_mul(gg_size_add(b.rows, b.cols), len));
         gather = need > gather ? need : gather;
     }
-    return gg_size_add(gg_size_add(bytes, gather), gg_size_mul(8 * (quantised ? 3 : 2), out));
+    /* Generation: tensor scaling keeps the values of one scaled tensor (a matrix of B per
+       expert, all of A) between its two passes, up to ROWCACHE_MAX_VALUES doubles. */
+    int64_t cache = 0;
+    if (p->scaling == GG_SCALING_TENSOR || p->scaling == GG_SCALING_BLOCK128) {
+        for (int w = p->scaling == GG_SCALING_TENSOR ? 0 : 1; w < 2; w++) {
+            struct rowset rs = operand_rows(p, w);
+            int64_t values = gg_size_mul(w ? rs.rows : gg_size_mul(rs.mats, rs.rows), rs.rowlen);
+            values = values < ROWCACHE_MAX_VALUES ? values : ROWCACHE_MAX_VALUES;
+            cache = values > cache ? values : cache;
+        }
+    }
+    return gg_size_add(gg_size_add(gg_size_add(bytes, gather), gg_size_mul(8, cache)),
+                       gg_size_mul(8 * (quantised ? 3 : 2), out));
 }
