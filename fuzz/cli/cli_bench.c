@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fuzz/cli/cli_int.h"
-#include "fuzz/store/gg_store.h"
+#include "fuzz/run/gg_run.h"
 
 struct bench {
     struct gg_run_opts run;
@@ -72,7 +72,7 @@ static void bench_file(struct bench *b, const char *path)
     memset(&r, 0, sizeof r);
     enum gg_status st = gg_case_load(path, &c, err, sizeof err);
     if (st != GG_OK) {
-        printf("%-7s %s: %s\n", "ERROR", path, err);
+        printf("%-6s %s: %s\n", "ERROR", path, err);
         b->n_error++;
         return;
     }
@@ -98,11 +98,16 @@ static void bench_file(struct bench *b, const char *path)
         printf("%-7s %s: %s\n", "REFUSED", path, err);
         b->n_refused++;
     } else {
-        printf("%-7s %s: %s\n", "ERROR", path, err);
+        printf("%-6s %s: %s\n", "ERROR", path, err);
         b->n_error++;
     }
     fflush(stdout);
     gg_case_free(&c);
+}
+
+static void bench_each(void *ctx, const char *file)
+{
+    bench_file(ctx, file);
 }
 
 int gg_cli_bench(int argc, char **argv)
@@ -129,22 +134,8 @@ int gg_cli_bench(int argc, char **argv)
         fprintf(b.csv, "case,kernel,mutant,op,groups,m,n,k,flops,median_ms,min_ms,max_ms,"
                        "tflops,timer\n");
     }
-    for (int i = optind; i < argc; i++) {
-        char **files = NULL, **skipped = NULL, err[512];
-        size_t n = 0, n_skipped = 0;
-        if (gg_corpus_list(argv[i], &files, &n, &skipped, &n_skipped, err, sizeof err) != GG_OK) {
-            printf("%-7s %s\n", "ERROR", err);
-            b.n_error++;
-            continue;
-        }
-        b.n_error += (int)n_skipped;
-        for (size_t j = 0; j < n_skipped; j++)
-            printf("%-7s %s (skipped: its cases are not timed)\n", "ERROR", skipped[j]);
-        for (size_t j = 0; j < n; j++)
-            bench_file(&b, files[j]);
-        gg_corpus_list_free(skipped, n_skipped);
-        gg_corpus_list_free(files, n);
-    }
+    for (int i = optind; i < argc; i++)
+        b.n_error += gg_cli_each_case(argv[i], "timed", bench_each, &b);
     printf("%d cases: %d timed, %d refused, %d errors\n", b.n_timed + b.n_refused + b.n_error,
            b.n_timed, b.n_refused, b.n_error);
     if (b.csv && fclose(b.csv) != 0) {

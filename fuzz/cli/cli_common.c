@@ -13,6 +13,7 @@
 #include "fuzz/cli/cli_int.h"
 #include "fuzz/run/gg_run.h"
 #include "fuzz/run/device/gg_device.h"
+#include "fuzz/store/gg_store.h"
 
 /* The usage text: this, then each command's section from its flag table, then EXIT_CODES. */
 static const char USAGE[] =
@@ -234,4 +235,22 @@ int gg_cli_kernel_refused(const char *name)
         return 0;
     fprintf(stderr, "ggfuzz: %s\n", msg);
     return GG_EXIT_REFUSED;
+}
+
+int gg_cli_each_case(const char *path, const char *verb, void (*each)(void *ctx, const char *file),
+                     void *ctx)
+{
+    char **files = NULL, **skipped = NULL, err[512];
+    size_t n = 0, n_skipped = 0;
+    if (gg_corpus_list(path, &files, &n, &skipped, &n_skipped, err, sizeof err) != GG_OK) {
+        printf("%-6s %s\n", "ERROR", err);
+        return 1;
+    }
+    for (size_t i = 0; i < n_skipped; i++)
+        printf("%-6s %s (skipped: its cases are not %s)\n", "ERROR", skipped[i], verb);
+    gg_corpus_list_free(skipped, n_skipped);
+    for (size_t i = 0; i < n; i++)
+        each(ctx, files[i]);
+    gg_corpus_list_free(files, n);
+    return (int)n_skipped;
 }

@@ -148,6 +148,13 @@ enum gg_status gg_cli_dump_case_inputs(const struct gg_case *c, const char *path
                                        const char *dir, const struct gg_run_opts *o, char *err,
                                        size_t err_len);
 
+/* Calls each(ctx, file) for path, a case file, or for every *.case below a directory in sorted
+   order. A path or a directory below it that cannot be read is an `ERROR` line (its cases get no
+   call; `verb` says what they missed, e.g. "run") and the walk goes on. Returns the count of
+   such errors. */
+int gg_cli_each_case(const char *path, const char *verb, void (*each)(void *ctx, const char *file),
+                     void *ctx);
+
 /* Commands: argv[0] is the command's name. */
 int gg_cli_list(int argc, char **argv);
 int gg_cli_run(int argc, char **argv, int replay);

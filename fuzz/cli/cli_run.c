@@ -155,25 +155,9 @@ static void run_file(struct cli *cli, const char *path)
     gg_case_free(&c);
 }
 
-/* Runs path: a case file, or every *.case below a directory in sorted order. A directory below
-   path that cannot be read is an error line (its cases were not run) and the walk goes on. */
-static void run_path(struct cli *cli, const char *path)
+static void run_each(void *ctx, const char *file)
 {
-    char **files = NULL, **skipped = NULL, err[512];
-    size_t n = 0, n_skipped = 0;
-    if (gg_corpus_list(path, &files, &n, &skipped, &n_skipped, err, sizeof err) != GG_OK) {
-        printf("%-6s %s\n", "ERROR", err);
-        cli->n_error++;
-        return;
-    }
-    for (size_t i = 0; i < n_skipped; i++) {
-        printf("%-6s %s (skipped: its cases are not run)\n", "ERROR", skipped[i]);
-        cli->n_error++;
-    }
-    gg_corpus_list_free(skipped, n_skipped);
-    for (size_t i = 0; i < n; i++)
-        run_file(cli, files[i]);
-    gg_corpus_list_free(files, n);
+    run_file(ctx, file);
 }
 
 static int exit_code(const struct cli *cli)
@@ -310,7 +294,7 @@ int gg_cli_run(int argc, char **argv, int replay)
         return GG_EXIT_HARNESS;
     }
     for (int i = optind; i < argc; i++)
-        run_path(cli, argv[i]);
+        cli->n_error += gg_cli_each_case(argv[i], "run", run_each, cli);
     gg_cli_dump_end(&cli->dump);
     int total = cli->n_pass + cli->n_fail + cli->n_refused + cli->n_error + cli->n_dumped;
     if (cli->dump.no_kernel)
