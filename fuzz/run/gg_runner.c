@@ -378,9 +378,10 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     st = run_target(&tg, k, out1, &obs, &r->kernel_seconds, err, err_len);
     if (st == GG_OK && obs.device_error)
         no_out = "a device error ended the run: the output was not compared";
-    if (st != GG_OK || obs.device_error ||
-        (!rf.ref && (st = reference_make(&t, o, &rf, err, err_len)) != GG_OK) ||
-        (st = judge(&eff, k, &t, out1, &rf, r, err, err_len)) != GG_OK)
+    /* A device error is judged from the observations alone: the output was not compared. */
+    if (st != GG_OK || (!obs.device_error &&
+        ((!rf.ref && (st = reference_make(&t, o, &rf, err, err_len)) != GG_OK) ||
+         (st = judge(&eff, k, &t, out1, &rf, r, err, err_len)) != GG_OK)))
         goto done;
     gg_verdict_make(&t.p, k->name, k->tile_m, k->tile_n, k->tile_k, r->compared ? &r->cmp : NULL,
                     &obs, &r->verdict);
