@@ -411,6 +411,32 @@ static void suite_section(FILE *f, const struct gg_report_doc *d, const char *ou
 
 /* ---- campaigns ----------------------------------------------------------------------------- */
 
+/* The campaign's share per GPU, when it was spread over GPUs. */
+static void gpu_table(FILE *f, const struct gg_rcampaign *c)
+{
+    int ids[64];
+    size_t n = gg_report_gpus(c, ids, 64);
+    if (n == 0)
+        return;
+    fputs("<table><tr><th>GPU</th>", f);
+    for (int k = 0; k < GG_REPORT_GPU_COLUMNS; k++)
+        fprintf(f, "<th>%s</th>", gg_report_gpu_columns[k][1]);
+    fputs("</tr>\n", f);
+    for (size_t i = 0; i < n; i++) {
+        const char *retired = gg_report_gpu_stat(c, ids[i], "retired");
+        fprintf(f, "<tr><td>%d%s</td>", ids[i],
+                retired && strcmp(retired, "0") != 0 ? " (given up)" : "");
+        for (int k = 0; k < GG_REPORT_GPU_COLUMNS; k++) {
+            const char *v = gg_report_gpu_stat(c, ids[i], gg_report_gpu_columns[k][0]);
+            fputs("<td>", f);
+            esc(f, v ? v : "");
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
 static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
 {
     static const char *const keys[][2] = {
@@ -455,6 +481,7 @@ static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
         esc(f, c->stats.kv[i].value);
     }
     fputs(any ? "</dd></dl>\n" : "none</dd></dl>\n", f);
+    gpu_table(f, c);
 }
 
 static void finding_block(FILE *f, const struct gg_rfinding *fi, size_t ci, size_t k)

@@ -284,6 +284,33 @@ const char *gg_report_stat(const struct gg_rcampaign *c, const char *key)
     return gg_fuzzer_stats_get(&c->stats, key);
 }
 
+const char *const gg_report_gpu_columns[GG_REPORT_GPU_COLUMNS][2] = {
+    {"workers", "workers"},         {"execs_done", "executions"},
+    {"execs_per_sec", "executions / s"}, {"faults_total", "faults"},
+    {"faults_new", "new signatures"}, {"worker_restarts", "worker restarts"}};
+
+size_t gg_report_gpus(const struct gg_rcampaign *c, int *ids, size_t max)
+{
+    const char *list = gg_report_stat(c, "gpus");
+    size_t n = 0;
+    for (const char *p = list; p && *p && n < max;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        ids[n++] = (int)v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+const char *gg_report_gpu_stat(const struct gg_rcampaign *c, int ordinal, const char *key)
+{
+    char k[96];
+    snprintf(k, sizeof k, "gpu%d_%s", ordinal, key);
+    return gg_report_stat(c, k);
+}
+
 /* ---- shared by the writers ----------------------------------------------------------------- */
 
 int gg_report_group_bad(const struct gg_rcase *c, const struct gg_rgroup *gr)

@@ -252,6 +252,34 @@ static void buckets_part(FILE *f, const struct gg_rcampaign *c)
     }
 }
 
+/* The campaign's share per GPU, when it was spread over GPUs. */
+static void gpu_table(FILE *f, const struct gg_rcampaign *c)
+{
+    int ids[64];
+    size_t n = gg_report_gpus(c, ids, 64);
+    if (n == 0)
+        return;
+    fputs("| GPU |", f);
+    for (int k = 0; k < GG_REPORT_GPU_COLUMNS; k++)
+        fprintf(f, " %s |", gg_report_gpu_columns[k][1]);
+    fputs("\n|---|", f);
+    for (int k = 0; k < GG_REPORT_GPU_COLUMNS; k++)
+        fputs("---|", f);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "\n| %d |", ids[i]);
+        for (int k = 0; k < GG_REPORT_GPU_COLUMNS; k++) {
+            const char *v = gg_report_gpu_stat(c, ids[i], gg_report_gpu_columns[k][0]);
+            fputs(" ", f);
+            md(f, v ? v : "");
+            fputs(" |", f);
+        }
+        const char *retired = gg_report_gpu_stat(c, ids[i], "retired");
+        if (retired && strcmp(retired, "0") != 0)
+            fputs(" given up", f);
+    }
+    fputs("\n\n", f);
+}
+
 static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
 {
     const struct gg_rcampaign *c = &d->campaigns[ci];
@@ -277,6 +305,7 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
         fputs(" |\n", f);
     }
     fputs(any ? "\n" : "No fuzzer_stats in this directory.\n\n", f);
+    gpu_table(f, c);
     if (d->campaign_png[ci][0])
         fprintf(f, "![executions and findings over time](%s)\n\n", d->campaign_png[ci]);
     buckets_part(f, c);

@@ -58,6 +58,13 @@ enum gg_status gg_report_campaign_load(const char *dir, struct gg_rcampaign *c, 
 void gg_report_campaign_free(struct gg_rcampaign *c);
 /* Value of a fuzzer_stats key, or NULL. */
 const char *gg_report_stat(const struct gg_rcampaign *c, const char *key);
+/* A campaign spread over GPUs: the ordinals its fuzzer_stats lists under gpus (at most max of
+   them into ids; 0 when none), and the columns of its per-GPU table: gpu<ordinal>_<key> of
+   fuzzer_stats under their label. */
+size_t gg_report_gpus(const struct gg_rcampaign *c, int *ids, size_t max);
+#define GG_REPORT_GPU_COLUMNS 6
+extern const char *const gg_report_gpu_columns[GG_REPORT_GPU_COLUMNS][2];
+const char *gg_report_gpu_stat(const struct gg_rcampaign *c, int ordinal, const char *key);
 
 /* ---- Plots (gg_report_plot.c) --------------------------------------------------------------- */
 

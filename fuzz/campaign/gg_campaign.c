@@ -72,6 +72,7 @@ enum wstate { W_NONE, W_STARTING, W_IDLE, W_BUSY };
 struct worker {
     enum wstate state;
     int pid, fd;
+    int gpu;         /* index into the campaign's devices (-1: unbound) */
     double since;    /* start of the process (STARTING) or of the case (BUSY) */
     double limit;    /* time limit of the case in flight */
     struct job job;  /* BUSY: the case in flight; IDLE/STARTING with has_job: to run next */
@@ -93,6 +94,7 @@ struct pending_min {
     char sig[GG_SIGNATURE_MAX];
     enum gg_class cls;
     int done;
+    int gpu;         /* the device of the worker that found it (-1: unbound or not known) */
 };
 
 /* What a minimiser child reports: its statistics and where it filed the signature. */
@@ -123,6 +125,8 @@ struct campaign {
     struct worker *w;
     int n_workers;
     int start_failures;
+    const struct gg_gpus *gpus;        /* NULL: the workers are not bound to devices */
+    int gpu_start_failures[GG_GPUS_MAX];
     /* cases to run before drawing any */
     struct job *queue;
     size_t n_queue, next_queue;
@@ -460,19 +464,34 @@ static void load_stored(struct campaign *c)
 
 /* ---- workers ------------------------------------------------------------------------------- */
 
-/* environ plus OPENBLAS_NUM_THREADS=1 unless set: workers share the cores already. */
-static char **worker_env(void)
+/* Whether environment entry e sets variable var (given as "NAME="). */
+static int sets(const char *e, const char *var)
+{
+    return strncmp(e, var, strcspn(var, "=") + 1) == 0;
+}
+
+/* environ plus OPENBLAS_NUM_THREADS=1 unless set (workers share the cores already), and for a
+   worker bound to a device the two entries that bind it (visible and device, which replace any
+   of the same names). */
+static char **worker_env(const char *visible, const char *device)
 {
     size_t n = 0;
     int has = 0;
     for (char **e = environ; e && *e; e++, n++)
         has |= strncmp(*e, "OPENBLAS_NUM_THREADS=", 21) == 0;
-    char **env = calloc(n + 2, sizeof *env);
+    char **env = calloc(n + 4, sizeof *env);
     if (!env)
         return NULL;
-    memcpy(env, environ, n * sizeof *env);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!visible || (!sets(environ[i], visible) && !sets(environ[i], device)))
+            env[k++] = environ[i];
     if (!has)
-        env[n++] = "OPENBLAS_NUM_THREADS=1";
+        env[k++] = "OPENBLAS_NUM_THREADS=1";
+    if (visible) {
+        env[k++] = (char *)visible;
+        env[k++] = (char *)device;
+    }
     return env;
 }
 
@@ -486,7 +505,10 @@ static int spawn_worker(struct campaign *c, struct worker *w)
     int argc = 0;
     int n_cmd = c->cfg->worker_cmd != NULL ? c->cfg->n_worker_cmd : 0;
     char **argv = calloc((size_t)(2 * c->cfg->n_plugins + n_cmd + 3), sizeof *argv);
-    char **env = worker_env();
+    char visible[320], device[64];
+    if (w->gpu >= 0)
+        gg_gpus_env(c->gpus->id[w->gpu], visible, sizeof visible, device, sizeof device);
+    char **env = w->gpu >= 0 ? worker_env(visible, device) : worker_env(NULL, NULL);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     posix_spawn_file_actions_init(&fa);
@@ -592,10 +614,12 @@ static int outside_kill(struct campaign *c, const struct worker *w, int pid, int
     return 1;
 }
 
-/* Replaces a worker that is gone; the job it holds (if any) stays to run next. */
+/* Replaces a worker that is gone, on its device; the job it holds (if any) stays to run next. */
 static int restart(struct campaign *c, struct worker *w)
 {
     c->st->worker_restarts++;
+    if (w->gpu >= 0)
+        c->st->gpu[w->gpu].restarts++;
     return spawn_worker(c, w);
 }
 
@@ -629,7 +653,7 @@ static void request_stop(struct campaign *c, enum gg_stop why)
     }
 }
 
-static void queue_min(struct campaign *c, const char *path, const struct gg_verdict *v)
+static void queue_min(struct campaign *c, const char *path, const struct gg_verdict *v, int gpu)
 {
     for (size_t i = 0; i < c->n_mins; i++)
         if (strcmp(c->mins[i].sig, v->signature) == 0)
@@ -643,6 +667,7 @@ static void queue_min(struct campaign *c, const char *path, const struct gg_verd
     snprintf(m->sig, sizeof m->sig, "%s", v->signature);
     m->cls = v->cls;
     m->done = 0;
+    m->gpu = gpu;
 }
 
 /* "bucket-<id>": how a bucket is named in a known file. */
@@ -692,11 +717,18 @@ static const struct gg_bucket *bucket_info(const struct campaign *c, const char 
     return NULL;
 }
 
-static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_result *r)
+/* A run with a fault verdict, by a worker on device gpu (-1: unbound). */
+static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_result *r, int gpu)
 {
     struct gg_campaign_stats *st = c->st;
     const struct gg_verdict *v = &r->verdict;
     st->faults_total++;
+    if (gpu >= 0) {
+        st->gpu[gpu].faults++;
+        char ordinal[16];
+        snprintf(ordinal, sizeof ordinal, "%d", c->gpus->id[gpu]);
+        gg_case_set_meta(&j->c, "gpu", ordinal);
+    }
     st->faults[v->cls]++;
     st->last_fault_s = elapsed(c);
     if (j->origin == ORIGIN_REPLAY && gg_expect_holds(gg_case_meta(&j->c, "expect"), v))
@@ -733,10 +765,12 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
     if (bucket)
         meet_bucket(c, bucket);
     else if (stored && !c->cfg->no_minimize && path[0])
-        queue_min(c, path, v);
+        queue_min(c, path, v, gpu);
     if (!is_new)
         return;
     st->new_sigs++;
+    if (gpu >= 0)
+        st->gpu[gpu].new_sigs++;
     if (gg_class_more_severe(v->cls, st->worst_new))
         st->worst_new = v->cls;
     if (st->first_finding_s < 0) {
@@ -749,6 +783,17 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
     }
     if (c->cfg->stop_after_findings > 0 && st->new_sigs >= c->cfg->stop_after_findings)
         request_stop(c, GG_STOP_FINDING);
+}
+
+/* The index among the campaign's devices of the one named by a finding's @gpu (-1: unbound,
+   or a device this campaign does not use). */
+static int gpu_of_case(const struct campaign *c, const struct gg_case *kase)
+{
+    const char *g = gg_case_meta(kase, "gpu");
+    for (int i = 0; c->gpus && g && i < c->gpus->n; i++)
+        if (c->gpus->id[i] == atoi(g))
+            return i;
+    return -1;
 }
 
 /* Where the minimiser saves its progress: a dot-file beside the finding, which corpus listings
@@ -802,6 +847,9 @@ static void minimize_child(struct campaign *c, const struct pending_min *m, doub
 {
     struct min_report rep;
     memset(&rep, 0, sizeof rep);
+    /* On the device of the worker that found it (the first one when not known). */
+    if (c->gpus)
+        gg_gpus_bind(c->gpus->id[m->gpu >= 0 ? m->gpu : 0]);
     struct gg_case kase;
     char err[1024], progress[PATH_MAX_LEN];
     int ok = 0;
@@ -1047,7 +1095,7 @@ static int resume_min(struct campaign *c, const char *name)
     } else {
         unlink(progress);
         if (!c->cfg->no_minimize)
-            queue_min(c, path, &v);
+            queue_min(c, path, &v, gpu_of_case(c, &kase));
         log_line(c, "INFO: %s the minimisation of %s that a stopped campaign left at %lld "
                  "groups\n", c->cfg->no_minimize ? "stored the progress of" : "resuming", path,
                  (long long)case_groups(&kase));
@@ -1208,6 +1256,8 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
     struct gg_campaign_stats *st = c->st;
     struct job *j = &w->job;
     st->execs++;
+    if (w->gpu >= 0)
+        st->gpu[w->gpu].execs++;
     double secs = gg_wire_now() - w->since;
     if (secs > st->slowest_s)
         st->slowest_s = secs;
@@ -1231,7 +1281,7 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
             observe_pass(c, j, r);
         }
     } else {
-        handle_fault(c, j, r);
+        handle_fault(c, j, r, w->gpu);
     }
     gg_run_result_free(r);
     done_job(w);
@@ -1293,6 +1343,33 @@ static void handle_early_end(struct campaign *c, struct worker *w, int pid, int 
                  pid);
 }
 
+/* Gives up device g, whose workers keep exiting before they start: its workers are ended and
+   not started again, the cases they held are dropped. Returns 1 when the campaign goes on on
+   other devices, 0 when g was the last one. */
+static int retire_gpu(struct campaign *c, int g)
+{
+    struct gg_gpu_stats *gs = &c->st->gpu[g];
+    gs->retired = 1;
+    int left = 0;
+    for (int i = 0; i < c->st->n_gpus; i++)
+        left += !c->st->gpu[i].retired;
+    for (int i = 0; left && i < c->n_workers; i++) {
+        struct worker *w = &c->w[i];
+        if (w->gpu != g)
+            continue;
+        if (w->state != W_NONE)
+            reap(w, 1);
+        if (w->has_job)
+            job_free(&w->job);
+        w->has_job = 0;
+    }
+    if (left)
+        log_line(c, "WARNING: GPU %d given up: its workers exited before they started %d times "
+                 "in a row; the campaign goes on on the %d other GPUs\n", gs->ordinal,
+                 MAX_START_FAILURES, left);
+    return left > 0;
+}
+
 /* Reads what a worker has to say: its announcement, a result, or its end. */
 static void on_readable(struct campaign *c, struct worker *w)
 {
@@ -1302,6 +1379,8 @@ static void on_readable(struct campaign *c, struct worker *w)
         if (gg_wire_read(w->fd, &h, sizeof h, now + 2) == 0 && h.magic == GG_WIRE_MAGIC) {
             w->state = W_IDLE;
             c->start_failures = 0;
+            if (w->gpu >= 0)
+                c->gpu_start_failures[w->gpu] = 0;
             return;
         }
         int pid = w->pid;
@@ -1310,7 +1389,10 @@ static void on_readable(struct campaign *c, struct worker *w)
                 c->fatal = GG_E_IO;
             return;
         }
-        if (++c->start_failures >= MAX_START_FAILURES) {
+        int *fails = w->gpu >= 0 ? &c->gpu_start_failures[w->gpu] : &c->start_failures;
+        if (++*fails >= MAX_START_FAILURES) {
+            if (w->gpu >= 0 && retire_gpu(c, w->gpu))
+                return;
             snprintf(c->err, c->err_len, "workers (%s worker) exit before they start", c->exe);
             c->fatal = GG_E_IO;
         } else if (restart(c, w) != 0) {
@@ -1541,11 +1623,21 @@ static int busy_workers(const struct campaign *c)
 
 /* While minimisers triage a backlog, fuzzing workers give way so that the processes at work
    stay at one more than the workers, at least one of them fuzzing: triage keeps up with the
-   findings instead of falling behind all night. */
-static int may_dispatch(const struct campaign *c)
+   findings instead of falling behind all night. Spread over GPUs, the count is per GPU: a
+   minimiser gives way to the workers of its own GPU only. */
+static int may_dispatch(const struct campaign *c, const struct worker *w)
 {
-    int busy = busy_workers(c), mins = running_mins(c);
-    return busy == 0 || busy + mins <= c->n_workers;
+    if (!c->gpus) {
+        int busy = busy_workers(c), mins = running_mins(c);
+        return busy == 0 || busy + mins <= c->n_workers;
+    }
+    int busy = 0, mins = 0;
+    for (int i = 0; i < c->n_workers; i++)
+        busy += c->w[i].gpu == w->gpu &&
+                (c->w[i].state == W_BUSY || (c->w[i].has_job && c->w[i].job.reruns));
+    for (int i = 0; i < c->n_ms; i++)
+        mins += c->ms[i].pid != 0 && (c->ms[i].cur.gpu >= 0 ? c->ms[i].cur.gpu : 0) == w->gpu;
+    return busy == 0 || busy + mins <= c->st->gpu[w->gpu].workers;
 }
 
 static void loop(struct campaign *c)
@@ -1569,7 +1661,7 @@ static void loop(struct campaign *c)
             struct worker *w = &c->w[i];
             int retry = w->has_job && w->job.reruns;
             if (w->state == W_IDLE && (c->st->stop == GG_STOP_NONE || retry) &&
-                (retry || may_dispatch(c)))
+                (retry || may_dispatch(c, w)))
                 dispatch(c, w);
         }
         double wait = 0.1;
@@ -1699,8 +1791,10 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
     c->timeout = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT_S;
     c->budget = cfg->max_total_time_s > 0 ? cfg->max_total_time_s : 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    c->gpus = cfg->gpus && cfg->gpus->n > 0 ? cfg->gpus : NULL;
     c->n_workers = cfg->workers > 0 ? cfg->workers
-                   : c->k->backend == GG_BACKEND_CPU && cpus > 0 ? (int)cpus : 1;
+                   : c->k->backend == GG_BACKEND_CPU && cpus > 0 ? (int)cpus
+                   : c->gpus ? c->gpus->n : 1;
     if (c->n_workers > 256)
         c->n_workers = 256;
     c->w = calloc((size_t)c->n_workers, sizeof *c->w);
@@ -1710,8 +1804,14 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
         snprintf(c->err, c->err_len, "out of memory");
         return GG_E_NOMEM;
     }
+    c->st->n_gpus = c->gpus ? c->gpus->n : 0;
+    for (int g = 0; g < c->st->n_gpus; g++)
+        c->st->gpu[g].ordinal = c->gpus->id[g];
     for (int i = 0; i < c->n_workers; i++) {
         c->w[i].fd = -1;
+        c->w[i].gpu = c->gpus ? i % c->gpus->n : -1;
+        if (c->gpus)
+            c->st->gpu[c->w[i].gpu].workers++;
         snprintf(c->w[i].cur_path, sizeof c->w[i].cur_path, "%s/cur_input.%d", c->stats_dir, i);
     }
     return GG_OK;
@@ -1786,6 +1886,12 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
              "max_total_time=%gs runs=%lld artifacts=%s\n", c.k->name,
              c.mutant[0] ? c.mutant : "none", strategies[cfg->strategy == GG_STRATEGY_UNIFORM],
              c.n_workers, c.timeout, c.budget, (long long)cfg->max_runs, c.artifacts);
+    if (c.gpus) {
+        char list[GG_GPUS_MAX * 6];
+        gg_gpus_format(c.gpus, list, sizeof list);
+        log_line(&c, "INFO: gpus=%s: each worker sees its GPU alone (%s)\n", list,
+                 gg_device_visible_env());
+    }
     resume_mins(&c);
     rescan_buckets(&c);
     load_stored(&c);

@@ -26,6 +26,16 @@ enum gg_stop {
 /* "time budget", "runs", "stop file", "signal", "finding", "error", "none". */
 const char *gg_stop_name(enum gg_stop s);
 
+/* What the workers bound to one device of a campaign spread over devices (--gpus) did. */
+struct gg_gpu_stats {
+    int ordinal;                /* as --gpus listed it */
+    int workers;                /* workers bound to it */
+    int retired;                /* its workers kept failing to start: it was given up */
+    int64_t execs, faults;      /* cases run to an outcome, and runs with a fault verdict */
+    int64_t new_sigs;           /* new signatures first met on it */
+    int64_t restarts;           /* its workers started again */
+};
+
 /* What a campaign did. Times are seconds since its start. */
 struct gg_campaign_stats {
     enum gg_stop stop;
@@ -72,6 +82,9 @@ struct gg_campaign_stats {
     double sync_s;              /* time spent reading the other shards' logs */
     long long merged_sigs;      /* signatures in the campaign's merged store at the end (-1:
                                    no merge) */
+    /* A campaign spread over devices: each one's share. */
+    int n_gpus;
+    struct gg_gpu_stats gpu[GG_GPUS_MAX];
 };
 
 struct gg_campaign_config {
@@ -82,7 +95,12 @@ struct gg_campaign_config {
     double max_total_time_s;         /* 0: no limit */
     int64_t max_runs;                /* 0: no limit */
     uint64_t seed;                   /* 0: chosen from the clock and the process id */
-    int workers;                     /* 0: one per online CPU for CPU kernels, else 1 */
+    int workers;                     /* 0: one per online CPU for CPU kernels, else one per
+                                        device of gpus, else 1 */
+    /* (optional) the devices to spread the workers over (--gpus): worker i is bound to device
+       gpus->id[i % gpus->n] for its whole life, restarts included, and so is a minimiser to the
+       device of the worker that found its signature. NULL or n 0: unbound. */
+    const struct gg_gpus *gpus;
     double timeout_s;                /* per case (0: 10 s); a case past it runs once more with
                                         4x the limit in a fresh worker before it is a timeout */
     const char *const *corpus_dirs;  /* loaded first; the first receives new cases */
@@ -148,6 +166,7 @@ struct gg_selftest_config {
     uint64_t seed;                   /* 0: chosen and printed */
     const char *kernel;              /* NULL: every registered kernel */
     int workers;                     /* as in gg_campaign_config */
+    const struct gg_gpus *gpus;      /* as in gg_campaign_config */
     double timeout_s;
     const char *worker_exe;
     const char *const *worker_cmd;   /* as in gg_campaign_config */

@@ -60,6 +60,7 @@ static enum gg_status one_campaign(const struct gg_selftest_config *cfg, const c
         .minimize_s = cfg->minimize_s,
         .seed = seed,
         .workers = cfg->workers,
+        .gpus = cfg->gpus,
         .timeout_s = cfg->timeout_s,
         .corpus_dirs = dirs,
         .n_corpus_dirs = 1,

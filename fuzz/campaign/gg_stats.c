@@ -96,6 +96,32 @@ static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_s
     ADD("max_offset_bits", "%d", s->max_offset_bits);
     ADD("slowest_exec_ms", "%.1f", 1e3 * s->slowest_s);
     ADD("stop_reason", "%s", gg_stop_name(s->stop));
+    if (s->n_gpus > 0) {
+        char list[GG_GPUS_MAX * 6];
+        size_t used = 0;
+        list[0] = '\0';
+        for (int g = 0; g < s->n_gpus; g++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", g ? "," : "",
+                                     s->gpu[g].ordinal);
+        ADD("gpus", "%s", list);
+    }
+    for (int g = 0; g < s->n_gpus; g++) {
+        const struct gg_gpu_stats *d = &s->gpu[g];
+        char key[64];
+#define ADD_GPU(name, ...) \
+    do { \
+        snprintf(key, sizeof key, "gpu%d_%s", d->ordinal, name); \
+        ADD(key, __VA_ARGS__); \
+    } while (0)
+        ADD_GPU("workers", "%d", d->workers);
+        ADD_GPU("execs_done", "%lld", (long long)d->execs);
+        ADD_GPU("execs_per_sec", "%.1f", v->elapsed_s > 0 ? (double)d->execs / v->elapsed_s : 0);
+        ADD_GPU("faults_total", "%lld", (long long)d->faults);
+        ADD_GPU("faults_new", "%lld", (long long)d->new_sigs);
+        ADD_GPU("worker_restarts", "%lld", (long long)d->restarts);
+        ADD_GPU("retired", "%d", d->retired);
+#undef ADD_GPU
+    }
 #undef ADD
     return st;
 }
@@ -182,6 +208,13 @@ void gg_stats_final(FILE *f, const struct gg_stats_view *v)
     fprintf(f, "stat::worker_kills:             %lld\n", (long long)s->worker_kills);
     fprintf(f, "stat::crashes_unconfirmed:      %lld\n", (long long)s->crashes_unconfirmed);
     fprintf(f, "stat::possibly_fixed:           %lld\n", (long long)s->possibly_fixed);
+    for (int g = 0; g < s->n_gpus; g++) {
+        const struct gg_gpu_stats *d = &s->gpu[g];
+        fprintf(f, "stat::gpu%d: %d worker%s, %lld units (%.0f/s), %lld faults, %lld new, %lld "
+                "restarts%s\n", d->ordinal, d->workers, d->workers == 1 ? "" : "s", (long long)d->execs,
+                v->elapsed_s > 0 ? (double)d->execs / v->elapsed_s : 0, (long long)d->faults,
+                (long long)d->new_sigs, (long long)d->restarts, d->retired ? ", given up" : "");
+    }
     char why[128];
     switch (s->stop) {
     case GG_STOP_TIME: snprintf(why, sizeof why, "the time budget (%g s) was spent", v->budget_s); break;

@@ -57,7 +57,11 @@ static const char *const ENVIRONMENT[][2] = {
     {"GGFUZZ_LIB", "libggfuzz.so for python -m ggfuzz (ggfuzz sets the one beside it)"},
     {"GG_GPU_TMA", "0: GPU kernels load by cp.async instead of TMA (the same bits)"},
     {"GG_GNUPLOT", "the gnuplot executable of report plots (default: gnuplot on PATH)"},
-    {"TMPDIR", "where selftest makes its temporary campaigns (default /tmp)"},
+    {"TMPDIR", "where selftest makes its temporary campaigns, and suite --gpus its runners' "
+               "results (default /tmp)"},
+    {"CUDA_VISIBLE_DEVICES", "(HIP_VISIBLE_DEVICES) the GPUs --gpus ordinals index; ggfuzz "
+                             "sets it to one GPU in each process it binds"},
+    {"GGFUZZ_DEVICE", "set by ggfuzz in a process --gpus bound: the ordinal of its GPU"},
     {"SLURM_ARRAY_TASK_ID", "with SLURM_ARRAY_TASK_COUNT (_MIN, _STEP): fuzz runs as that shard"},
     {"SLURM_PROCID", "with SLURM_NTASKS: fuzz runs as that shard (times the array's)"},
 };

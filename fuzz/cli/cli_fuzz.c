@@ -37,7 +37,7 @@ static void catch_stop_signals(void)
 }
 
 /* The ids of both tables: the options fuzz and selftest share, then each one's own. */
-enum { C_KERNEL, C_SEED, C_WORKERS, C_TIMEOUT,
+enum { C_KERNEL, C_SEED, C_WORKERS, C_GPUS, C_TIMEOUT,
        F_MUTANT, F_FAULTS, F_STRATEGY, F_MAX_TOTAL_TIME, F_RUNS, F_ARTIFACTS, F_STATS_DIR, F_KNOWN,
        F_STOP_FILE, F_NO_MINIMIZE, F_MAX_MEM, F_SHARD, F_CAMPAIGN, F_SYNC_INTERVAL,
        S_PER_MUTANT, S_RUNS_PER_MUTANT, S_MINIMIZE_TIME };
@@ -53,7 +53,14 @@ static const struct gg_cli_flag fuzz_flags[] = {
     {"max-total-time", 0, "S", F_MAX_TOTAL_TIME, "stop after S seconds (default: no limit)"},
     {"runs", 0, "N", F_RUNS, "stop after N cases (default: no limit)"},
     {"seed", 0, "N", C_SEED, "campaign seed (0 or absent: chosen and printed)"},
-    {"workers", 0, "N", C_WORKERS, "worker processes (default: one per CPU)"},
+    {"workers", 0, "N", C_WORKERS,
+     "worker processes (default: one per CPU for CPU kernels, else one per GPU of --gpus, else "
+     "one)"},
+    {"gpus", 0, "all|auto|LIST", C_GPUS,
+     "spread the workers over these GPUs (all or auto: every visible one; LIST: ordinals such as "
+     "0,1 or 0-7), each worker bound to one for its life: it sees that GPU alone (through "
+     "CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES) and GGFUZZ_DEVICE names it; fuzzer_stats "
+     "counts cases and findings per GPU (default: one GPU, the first visible)"},
     {"timeout", 0, "S", C_TIMEOUT,
      "a case past S seconds (default 10) is re-run once with 4x, then kept as a timeout finding; "
      "a case whose worker dies is re-run and kept as a crash finding when it dies again on that "
@@ -96,6 +103,7 @@ static const struct gg_cli_flag selftest_flags[] = {
     {"kernel", 0, "NAME", C_KERNEL, "only this kernel"},
     {"seed", 0, "N", C_SEED, "as for fuzz"},
     {"workers", 0, "N", C_WORKERS, "as for fuzz"},
+    {"gpus", 0, "all|auto|LIST", C_GPUS, "as for fuzz"},
     {"timeout", 0, "S", C_TIMEOUT, "as for fuzz"},
     {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
     {0}};
@@ -115,6 +123,7 @@ struct campaign_opts {
     int *workers;
     uint64_t *seed;
     struct gg_cli_plugins pl;
+    struct gg_gpus gpus;
 };
 
 /* The apply function of fuzz and selftest: the command's own options, then the shared ones. */
@@ -135,6 +144,10 @@ static int campaign_option(int id, const char *arg, void *p)
             return GG_EXIT_USAGE;
         *co->workers = (int)v;
         return GG_CLI_TAKEN;
+    case C_GPUS: {
+        int got = gg_cli_gpus(arg, &co->gpus);
+        return got ? got : GG_CLI_TAKEN;
+    }
     default: return GG_CLI_OTHER;
     }
 }
@@ -246,7 +259,7 @@ int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead)
     struct gg_campaign_config cfg;
     memset(&cfg, 0, sizeof cfg);
     struct campaign_opts co = {fuzz_option, &cfg, &cfg.kernel, &cfg.timeout_s, &cfg.workers,
-                               &cfg.seed, {.n = 0}};
+                               &cfg.seed, {.n = 0}, {.n = 0}};
     int rc = parse_options(&gg_cli_fuzz_command, argc, argv, &co, lead, n_lead);
     if (rc != GG_CLI_TAKEN)
         return rc;
@@ -263,6 +276,7 @@ int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead)
     cfg.n_corpus_dirs = argc - optind;
     cfg.plugins = co.pl.paths;
     cfg.n_plugins = co.pl.n;
+    cfg.gpus = &co.gpus;
     cfg.worker_cmd = gg_cli_self(&cfg.n_worker_cmd);
     cfg.log = stderr;
     cfg.status_line = -1;
@@ -302,7 +316,7 @@ int gg_cli_selftest(int argc, char **argv, char **lead, int n_lead)
     struct gg_selftest_config cfg;
     memset(&cfg, 0, sizeof cfg);
     struct campaign_opts co = {selftest_option, &cfg, &cfg.kernel, &cfg.timeout_s, &cfg.workers,
-                               &cfg.seed, {.n = 0}};
+                               &cfg.seed, {.n = 0}, {.n = 0}};
     int rc = parse_options(&gg_cli_selftest_command, argc, argv, &co, lead, n_lead);
     if (rc != GG_CLI_TAKEN)
         return rc;
@@ -312,6 +326,7 @@ int gg_cli_selftest(int argc, char **argv, char **lead, int n_lead)
     }
     cfg.plugins = co.pl.paths;
     cfg.n_plugins = co.pl.n;
+    cfg.gpus = &co.gpus;
     cfg.worker_cmd = gg_cli_self(&cfg.n_worker_cmd);
     cfg.out = stdout;
     cfg.stop_flag = &stop_requested;

@@ -34,6 +34,12 @@ int gg_cli_shard(const char *opt, const char *arg, int *index, int *count);
    -1 with the reason in how when the variables do not fit together. */
 int gg_cli_shard_env(int *index, int *count, char *how, size_t how_len);
 
+/* --gpus (cli_shard.c): 0 with g filled (a note, such as auto finding no device, is printed as
+   INFO), else the exit code after the message: usage for a malformed or impossible list,
+   harness for "all" without a device. */
+struct gg_gpus;
+int gg_cli_gpus(const char *arg, struct gg_gpus *g);
+
 /* The self command a host set with gg_cli_set_self(), n words, or NULL (n 0) when none was set:
    workers are then this process's executable. */
 const char *const *gg_cli_self(int *n);

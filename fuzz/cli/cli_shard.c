@@ -3,6 +3,7 @@
  * or, for a campaign, Slurm's environment: an array task (SLURM_ARRAY_TASK_ID, _MIN, _STEP and
  * SLURM_ARRAY_TASK_COUNT) and a task of a step (SLURM_PROCID of SLURM_NTASKS), which combine
  * into index = array index · tasks + task of count = array tasks · tasks. An explicit --shard wins.
+ * And which devices of its node it spreads its work over: `--gpus all|auto|LIST`.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "fuzz/cli/cli_int.h"
+#include "fuzz/run/gg_run.h"
 
 /* A whole number >= 0 in s ending at *end; -1 when it is not one. */
 static long whole(const char *s, char **end)
@@ -77,4 +79,17 @@ int gg_cli_shard_env(int *index, int *count, char *how, size_t how_len)
     else
         snprintf(how, how_len, "SLURM_PROCID=%ld of SLURM_NTASKS=%ld", t_id, t_n);
     return 1;
+}
+
+int gg_cli_gpus(const char *arg, struct gg_gpus *g)
+{
+    char note[768], err[768];
+    enum gg_status st = gg_gpus_parse(arg, g, note, sizeof note, err, sizeof err);
+    if (st != GG_OK) {
+        fprintf(stderr, "ggfuzz: %s\n", err);
+        return st == GG_E_INVAL ? GG_EXIT_USAGE : GG_EXIT_HARNESS;
+    }
+    if (note[0])
+        fprintf(stderr, "INFO: %s\n", note);
+    return 0;
 }

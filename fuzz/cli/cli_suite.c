@@ -18,7 +18,7 @@
 
 enum { SUITE_TIER, SUITE_DIR, SUITE_KERNEL, SUITE_MUTANT, SUITE_GATE, SUITE_BASELINE,
        SUITE_SNR_DROP, SUITE_SAVE_BASELINE, SUITE_PERF, SUITE_PERF_RUNS, SUITE_JSON, SUITE_JUNIT,
-       SUITE_REPORT, SUITE_MAX_MEM, SUITE_TIMEOUT, SUITE_NO_FORK, SUITE_GENERATE, SUITE_SHARD,
+       SUITE_REPORT, SUITE_MAX_MEM, SUITE_TIMEOUT, SUITE_NO_FORK, SUITE_GENERATE, SUITE_SHARD, SUITE_GPUS,
        SUITE_MERGE };
 
 static const struct gg_cli_flag suite_flags[] = {
@@ -50,6 +50,11 @@ static const struct gg_cli_flag suite_flags[] = {
     {"shard", 0, "I/N", SUITE_SHARD,
      "run shard I of N (0 <= I < N): the cases dealt to it by case identity, each recorded with "
      "its place in the whole run (write it with --json for --merge)"},
+    {"gpus", 0, "all|auto|LIST", SUITE_GPUS,
+     "run the cases on these GPUs at once (all or auto: every visible one; LIST: ordinals such "
+     "as 0,1 or 0-7): one runner per GPU, bound to it, takes the next case not yet taken; the "
+     "result is the one process's, in its order (--perf times on the first GPU; not with "
+     "--no-fork)"},
     {"merge", 0, NULL, SUITE_MERGE,
      "the arguments are the --json results of every shard of one run: merge them into the "
      "result, JUnit XML and report one process would have written (--gate, --json, --junit, "
@@ -75,6 +80,7 @@ struct suite_args {
     const char *kernels[MAX_KERNELS];
     const char *suite_dir, *gen_dir;
     int merge;
+    struct gg_gpus gpus;
 };
 
 static int suite_option(int id, const char *arg, void *p)
@@ -125,6 +131,13 @@ static int suite_option(int id, const char *arg, void *p)
     case SUITE_SHARD:
         return gg_cli_shard("--shard", arg, &o->shard_index, &o->shard_count) ? GG_EXIT_USAGE
                                                                              : GG_CLI_TAKEN;
+    case SUITE_GPUS: {
+        int got = gg_cli_gpus(arg, &a->gpus);
+        if (got)
+            return got;
+        o->gpus = &a->gpus;
+        break;
+    }
     case SUITE_MERGE: a->merge = 1; break;
     /* suite's own section of the usage text, not the whole text */
     case GG_CLI_HELP: gg_cli_command_usage(stdout, "usage: ", &gg_cli_suite_command); return 0;
@@ -189,6 +202,11 @@ int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins)
         return generate(gen_dir);
     if (a.merge)
         return merge(&o, argc - optind, argv + optind);
+    if (o.gpus && o.gpus->n > 1 && o.no_fork) {
+        fprintf(stderr, "ggfuzz suite: --gpus with several GPUs runs each case in a process of "
+                "its own below the runner of its GPU: not with --no-fork\n");
+        return GG_EXIT_USAGE;
+    }
     gg_registry_init();
     for (int i = 0; i < o.n_kernels; i++) {
         if (!gg_registry_find(kernels[i])) {

@@ -286,6 +286,40 @@ void gg_tensors_free(struct gg_tensors *t);
 int64_t gg_tensors_estimate(const struct gg_tensors *t);
 
 /* ------------------------------------------------------------------------------------------ */
+/* The devices of a run (gg_gpus.c): --gpus, and binding a process to one device                */
+/* ------------------------------------------------------------------------------------------ */
+
+#define GG_GPUS_MAX 64
+/* The variable that tells a bound process its ordinal as --gpus listed it. */
+#define GG_GPUS_DEVICE_ENV "GGFUZZ_DEVICE"
+
+/* Device ordinals to spread work over, as the parent process sees them (n 0: none named). */
+struct gg_gpus {
+    int n;
+    int id[GG_GPUS_MAX];
+};
+
+/*
+ * Parses --gpus: "all" (every visible device; none is GG_E_DEVICE), "auto" (every visible device,
+ * or none: then note says the run goes on unbound) or a list "0,2,4-7" (repeats refused; checked
+ * against the visible count; with no device visible the list is kept and note says it only
+ * labels the processes, which lets a host-only machine run the same command). The count is
+ * asked in a child process (gg_device_count), so the caller never touches a device. GG_OK, or
+ * GG_E_INVAL / GG_E_DEVICE with the message.
+ */
+enum gg_status gg_gpus_parse(const char *spec, struct gg_gpus *g, char *note, size_t note_len,
+                             char *err, size_t err_len);
+/* "0,1,3": the ordinals of g. */
+void gg_gpus_format(const struct gg_gpus *g, char *buf, size_t len);
+/* The two environment entries ("VAR=value") that bind a child to ordinal: the runtime's
+   visibility variable naming that device alone (the ordinal-th entry of this process's own list
+   when it has one) and GGFUZZ_DEVICE=ordinal. */
+void gg_gpus_env(int ordinal, char *visible, size_t visible_len, char *device, size_t device_len);
+/* Binds this process to ordinal through the same two variables (setenv). Call it before the
+   process, or any library in it, has touched a device. 0, or -1 when setenv failed. */
+int gg_gpus_bind(int ordinal);
+
+/* ------------------------------------------------------------------------------------------ */
 /* The worker wire protocol (gg_worker.c; gg_isolate.c and the campaign supervisor use it)      */
 /* ------------------------------------------------------------------------------------------ */
 

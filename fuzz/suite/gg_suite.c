@@ -19,6 +19,7 @@
 
 #include "fuzz/suite/suite_int.h"
 #include "fuzz/store/gg_store.h"
+#include "fuzz/run/gg_run.h"
 
 /* The perf rule of kernel teams: below PERF_FLOOR_US of baseline time a case is not judged;
    above it a case regresses iff t > PERF_RATIO·t_base + PERF_SLACK_US. */
@@ -37,6 +38,11 @@ struct suite {
     int64_t next_order;  /* a shard's: the place of the next record in the whole run (-1: not a
                             shard) */
     int64_t records;     /* a shard's: the records of the whole run */
+    const struct gg_suite_plan *plan;
+    gg_suite_claim *claim; /* a device runner's: where it claims the entries it runs (NULL: it
+                              runs them all, or its shard's, in order) */
+    const char *started;
+    double t0;
 };
 
 static double now_s(void)
@@ -178,6 +184,34 @@ static void case_no_verdict(struct gg_rcase *rc, struct case_text *t, int skippe
     snprintf(t->reason, sizeof t->reason, "%s", why);
 }
 
+/* Prints a case's line with one write, so that the lines of runners on several devices do not
+   interleave. */
+static void print_case(FILE *out, const struct gg_rcase *rc)
+{
+    char *line = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&line, &len);
+    if (m) {
+        gg_suite_print_case(m, rc);
+        fclose(m);
+    }
+    fflush(out);
+    int fd = fileno(out);
+    size_t done = 0;
+    while (line && fd >= 0 && done < len) {
+        ssize_t n = write(fd, line + done, len - done);
+        if (n <= 0 && errno != EINTR)
+            break;
+        done += n > 0 ? (size_t)n : 0;
+    }
+    if (line && fd < 0)
+        fputs(line, out);
+    if (!line)
+        gg_suite_print_case(out, rc);
+    fflush(out);
+    free(line);
+}
+
 /* Keeps the record rc (its strings are copied) and prints it. */
 static void keep(struct suite *s, const struct gg_rcase *rc)
 {
@@ -189,8 +223,7 @@ static void keep(struct suite *s, const struct gg_rcase *rc)
         s->nomem = 1;
         return;
     }
-    gg_suite_print_case(s->o->out, &s->res.cases[s->res.n_cases - 1]);
-    fflush(s->o->out);
+    print_case(s->o->out, &s->res.cases[s->res.n_cases - 1]);
 }
 
 /* Runs case c (from path) on kernel (NULL: its own) and keeps its record. */
@@ -239,19 +272,33 @@ static void path_error(struct suite *s, const char *path, const char *err)
     keep(s, &rc);
 }
 
-/* Runs the plan's entries of this shard (all of them when not sharded) on each kernel asked
-   for; a shard's records carry their place in the whole run. Returns the records of the whole
-   run. */
+/* Records of entry e: one per kernel asked for, or one. */
+static int64_t records_of(const struct gg_suite_opts *o, const struct gg_suite_entry *e)
+{
+    return e->loaded && o->n_kernels > 0 ? o->n_kernels : 1;
+}
+
+/* Runs the plan's entries of this shard (all of them when not sharded; a device runner those
+   it claims) on each kernel asked for; the records of a shard or of a device runner carry their
+   place in the whole run. Returns the records of the whole run. */
 static int64_t run_plan(struct suite *s, const struct gg_suite_plan *p)
 {
     const struct gg_suite_opts *o = s->o;
     int sharded = o->shard_count > 1;
     int64_t order = 0;
-    for (size_t i = 0; i < p->n; i++) {
+    size_t next = 0;
+    for (;;) {
+        /* A device runner claims its next entry only when it is ready to run it, so a slow case
+           holds back no other. */
+        size_t i = s->claim ? gg_suite_claim_next(s->claim) : next++;
+        if (i >= p->n)
+            break;
+        for (; next < i; next++) /* the place of entry i: the records of those before it */
+            order += records_of(o, &p->e[next]);
+        next = i + 1;
         const struct gg_suite_entry *e = &p->e[i];
-        int64_t records = e->loaded && o->n_kernels > 0 ? o->n_kernels : 1;
-        s->next_order = sharded ? order : -1;
-        order += records;
+        s->next_order = sharded || s->claim ? order : -1;
+        order += records_of(o, e);
         if (sharded && e->shard != o->shard_index)
             continue;
         if (!e->loaded)
@@ -261,6 +308,8 @@ static int64_t run_plan(struct suite *s, const struct gg_suite_plan *p)
         for (int j = 0; e->loaded && j < o->n_kernels; j++)
             run_on(s, e->path, &e->c, o->kernels[j]);
     }
+    for (; next < p->n; next++)
+        order += records_of(o, &p->e[next]);
     return order;
 }
 
@@ -409,6 +458,72 @@ static void set_header(struct suite *s, const char *started, double seconds)
         s->nomem = 1;
 }
 
+/* ---- a run spread over devices ------------------------------------------------------------ */
+
+/* A device runner (gg_suite_devices.c): the entries it claims, then its records saved to path
+   with a header, as a shard's are. */
+static int device_runner(void *ctx, gg_suite_claim *claim, const char *path)
+{
+    struct suite *s = ctx;
+    char err[1024];
+    s->claim = claim;
+    s->records = run_plan(s, s->plan);
+    gg_suite_count(&s->res, s->sum);
+    set_header(s, s->started, now_s() - s->t0);
+    if (s->nomem || gg_report_suite_save(&s->res, path, err, sizeof err) != GG_OK)
+        return 1;
+    return 0;
+}
+
+static int by_order(const void *x, const void *y)
+{
+    const struct gg_rcase *a = *(const struct gg_rcase *const *)x;
+    const struct gg_rcase *b = *(const struct gg_rcase *const *)y;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+/* Runs the plan with one runner per device and puts their records into s->res in the order of
+   one process (their places, kept only by a shard). */
+static enum gg_status run_on_devices(struct suite *s, char *err, size_t err_len)
+{
+    const struct gg_gpus *g = s->o->gpus;
+    struct gg_rsuite r[GG_GPUS_MAX];
+    memset(r, 0, sizeof r);
+    enum gg_status st = gg_suite_on_devices(g, device_runner, s, r, err, err_len);
+    size_t n = 0;
+    for (int k = 0; k < g->n; k++)
+        n += r[k].n_cases;
+    const struct gg_rcase **all = calloc(n ? n : 1, sizeof *all);
+    if (st == GG_OK && !all) {
+        snprintf(err, err_len, "out of memory");
+        st = GG_E_NOMEM;
+    }
+    n = 0;
+    for (int k = 0; st == GG_OK && k < g->n; k++) {
+        for (size_t i = 0; i < r[k].n_cases; i++)
+            all[n++] = &r[k].cases[i];
+        s->gpu_used |= r[k].gpu && r[k].gpu[0];
+        s->records = r[k].shard_records;
+    }
+    if (st == GG_OK)
+        qsort(all, n, sizeof *all, by_order);
+    for (size_t i = 0; st == GG_OK && i < n; i++) {
+        struct gg_rcase rc = *all[i];
+        if (i > 0 && rc.order == all[i - 1]->order) {
+            snprintf(err, err_len, "two runners ran record %lld", (long long)rc.order);
+            st = GG_E_INTERNAL;
+        }
+        if (s->o->shard_count <= 1)
+            rc.order = -1;
+        if (st == GG_OK && gg_report_suite_add(&s->res, &rc) != GG_OK)
+            s->nomem = 1;
+    }
+    free(all);
+    for (int k = 0; k < g->n; k++)
+        gg_report_suite_free(&r[k]);
+    return st;
+}
+
 enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summary *sum,
                             char *err, size_t err_len)
 {
@@ -434,7 +549,24 @@ enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summa
         gg_report_suite_free(&s.baseline);
         return GG_E_NOMEM;
     }
-    s.records = run_plan(&s, &plan);
+    s.plan = &plan;
+    s.started = started;
+    s.t0 = t0;
+    int devices = o->gpus ? o->gpus->n : 0;
+    if (devices == 1)
+        gg_gpus_bind(o->gpus->id[0]);
+    if (devices > 1) {
+        enum gg_status st = run_on_devices(&s, err, err_len);
+        if (st != GG_OK) {
+            gg_suite_plan_free(&plan);
+            gg_report_suite_free(&s.res);
+            gg_report_suite_free(&s.baseline);
+            return st;
+        }
+        gg_gpus_bind(o->gpus->id[0]); /* --perf times there */
+    } else {
+        s.records = run_plan(&s, &plan);
+    }
     gg_suite_plan_free(&plan);
     if (o->perf)
         perf_pass(&s);

@@ -10,6 +10,8 @@
 
 #include "fuzz/case/gg_case.h"
 
+struct gg_gpus; /* fuzz/run/gg_run.h */
+
 /* The tiers, in the order of the generator's output directories. */
 #define GG_SUITE_TIERS 3
 extern const char *const gg_suite_tier_names[GG_SUITE_TIERS]; /* quick, release, stress */
@@ -54,6 +56,12 @@ struct gg_suite_opts {
     int shard_index, shard_count;    /* --shard I/N: run the cases dealt to shard I of N (by
                                         case identity; count 0 or 1: all), and record each one's
                                         place in the whole run for gg_suite_merge() */
+    const struct gg_gpus *gpus;      /* (optional) --gpus: with one device the run is bound to
+                                        it; with several, one runner process per device takes
+                                        the next case not yet taken, so the cases run on all of
+                                        them at once, and the records are put back in the order
+                                        of one process (the same result, apart from timings);
+                                        --perf then times on the first. Not with no_fork. */
 };
 
 /* Counts of a suite run, by case verdict. */

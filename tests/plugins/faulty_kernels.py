@@ -1,6 +1,7 @@
-"""Test-only Python kernels (test_cli_python): a correct grouped forward in NumPy that fails, in
-three ways, on a problem with an empty group: grouped_bf16_pyfault_raises raises, _aborts calls
-os.abort() and _hangs never returns. Problems without an empty group pass."""
+"""Test-only Python kernels (test_cli_python, test_cli_gpus): a correct grouped forward in NumPy
+that fails, in three ways, on a problem with an empty group: grouped_bf16_pyfault_raises raises,
+_aborts calls os.abort() and _hangs never returns. Problems without an empty group pass.
+grouped_bf16_pyfault_on_gpu1 aborts on every problem in a process bound to GPU 1."""
 
 import os
 import time
@@ -55,3 +56,25 @@ def hangs(p, o):
 for name, fn in (("raises", raises), ("aborts", aborts), ("hangs", hangs)):
     ggfuzz.register(ggfuzz.Kernel(name="grouped_bf16_pyfault_" + name, ops=("grouped_fwd",),
                                   supports=supports, run=fn))
+
+
+def on_gpu1(p, o):
+    """Correct, but aborts in a process bound to GPU 1 (`--gpus`, GGFUZZ_DEVICE=1): a fault on one
+    GPU only. Every process checks its binding first: CUDA_VISIBLE_DEVICES must name its device
+    alone, the GGFUZZ_DEVICE-th entry of GGFUZZ_TEST_VISIBLE (the parent's list) when the test
+    sets that; a wrong binding raises."""
+    device = os.environ.get("GGFUZZ_DEVICE")
+    parent = os.environ.get("GGFUZZ_TEST_VISIBLE")
+    if device is None:
+        raise RuntimeError("not bound to a device: GGFUZZ_DEVICE is not set")
+    want = parent.split(",")[int(device)] if parent else device
+    if os.environ.get("CUDA_VISIBLE_DEVICES") != want:
+        raise RuntimeError("GPU %s: CUDA_VISIBLE_DEVICES=%r, not %r"
+                           % (device, os.environ.get("CUDA_VISIBLE_DEVICES"), want))
+    if device == "1":
+        os.abort()
+    forward(p, o)
+
+
+ggfuzz.register(ggfuzz.Kernel(name="grouped_bf16_pyfault_on_gpu1", ops=("grouped_fwd",),
+                              supports=supports, run=on_gpu1))

@@ -64,6 +64,13 @@ int gg_device_built(void);
    runtime is asked in a short-lived child process, so the caller never touches the device and
    may still fork; a process that already holds its context gets 1 at once. */
 int gg_device_present(enum gg_backend backend, char *why, size_t why_len);
+/* How many devices this build's runtime sees from this process (after CUDA_VISIBLE_DEVICES or
+   HIP_VISIBLE_DEVICES): asked in a short-lived child like gg_device_present(). 0 with the reason
+   in why when there are none or the build has no GPU support. */
+int gg_device_count(char *why, size_t why_len);
+/* The environment variable that narrows the devices a process sees: CUDA_VISIBLE_DEVICES or
+   HIP_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES in a build without GPU support). */
+const char *gg_device_visible_env(void);
 /* The process's context, created on first call (device 0, a non-blocking stream). GG_E_DEVICE
    when no device can be used, GG_E_UNSUPPORTED in a build without GPU support. */
 enum gg_status gg_device_get(struct gg_device **dev, char *err, size_t err_len);

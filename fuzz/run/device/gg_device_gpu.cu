@@ -122,8 +122,57 @@ extern "C" int gg_device_lost(void)
 /* The runtime's own name of its device count query (cudaGetDeviceCount, hipGetDeviceCount). */
 #define DEVICE_COUNT_CALL GG_GPU_BACKEND_NAME "GetDeviceCount"
 
-/* The child asks the runtime and writes why it cannot be used (nothing when it can); the parent
-   never initialises the runtime, since a context does not survive fork. */
+/* The child asks the runtime and writes the count, or why it cannot be used; the parent never
+   initialises the runtime, since a context does not survive fork. */
+extern "C" int gg_device_count(char *why, size_t why_len)
+{
+    why[0] = '\0';
+    if (process_device != NULL) {
+        int count = 0;
+        return cudaGetDeviceCount(&count) == cudaSuccess ? count : 1;
+    }
+    int fds[2];
+    pid_t pid = -1;
+    char reply[512] = "";
+    if (pipe(fds) == 0) {
+        fflush(NULL);
+        if ((pid = fork()) == 0) {
+            int count = 0;
+            cudaError_t e = cudaGetDeviceCount(&count);
+            char msg[512] = "";
+            if (e != cudaSuccess)
+                snprintf(msg, sizeof msg, "-" NO_DEVICE " (" DEVICE_COUNT_CALL ": %s: %s)",
+                         cudaGetErrorName(e), cudaGetErrorString(e));
+            else if (count < 1)
+                snprintf(msg, sizeof msg, "-" NO_DEVICE " (" DEVICE_COUNT_CALL " found none)");
+            else
+                snprintf(msg, sizeof msg, "%d", count);
+            _exit(write(fds[1], msg, strlen(msg)) < 0 ? 1 : 0);
+        }
+        close(fds[1]);
+        ssize_t n = pid > 0 ? read(fds[0], reply, sizeof reply - 1) : 0;
+        reply[n > 0 ? n : 0] = '\0';
+        close(fds[0]);
+    }
+    int status = 1;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+        snprintf(why, why_len, "cannot ask for a " GG_GPU_VENDOR " device: the query process %s",
+                 pid < 0 ? "did not start" : "died");
+        return 0;
+    }
+    if (reply[0] == '-' || reply[0] == '\0' || WEXITSTATUS(status) != 0) {
+        snprintf(why, why_len, "%s", reply[0] == '-' ? reply + 1
+                                                     : NO_DEVICE " (the query process failed)");
+        return 0;
+    }
+    return atoi(reply);
+}
+
+extern "C" const char *gg_device_visible_env(void)
+{
+    return GG_GPU_BACKEND == GG_BACKEND_HIP ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
+}
+
 extern "C" int gg_device_present(enum gg_backend backend, char *why, size_t why_len)
 {
     why[0] = '\0';
@@ -133,33 +182,7 @@ extern "C" int gg_device_present(enum gg_backend backend, char *why, size_t why_
         snprintf(why, why_len, "this ggfuzz drives " GG_GPU_VENDOR " devices only");
         return 0;
     }
-    int fds[2];
-    pid_t pid = -1;
-    if (pipe(fds) == 0) {
-        fflush(NULL);
-        if ((pid = fork()) == 0) {
-            int count = 0;
-            cudaError_t e = cudaGetDeviceCount(&count);
-            char msg[512] = "";
-            if (e != cudaSuccess)
-                snprintf(msg, sizeof msg, NO_DEVICE " (" DEVICE_COUNT_CALL ": %s: %s)",
-                         cudaGetErrorName(e), cudaGetErrorString(e));
-            else if (count < 1)
-                snprintf(msg, sizeof msg, NO_DEVICE " (" DEVICE_COUNT_CALL " found none)");
-            _exit(write(fds[1], msg, strlen(msg)) < 0 || msg[0] ? 1 : 0);
-        }
-        close(fds[1]);
-        ssize_t n = pid > 0 ? read(fds[0], why, why_len - 1) : 0;
-        why[n > 0 ? n : 0] = '\0';
-        close(fds[0]);
-    }
-    int status = 1;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-        snprintf(why, why_len, "cannot ask for a " GG_GPU_VENDOR " device: the query process %s",
-                 pid < 0 ? "did not start" : "died");
-    else if (WEXITSTATUS(status) != 0 && why[0] == '\0')
-        snprintf(why, why_len, NO_DEVICE " (the query process failed)");
-    return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return gg_device_count(why, why_len) > 0;
 }
 
 static enum gg_status create(struct gg_device *d, char *err, size_t err_len)

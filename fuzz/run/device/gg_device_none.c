@@ -28,6 +28,17 @@ int gg_device_present(enum gg_backend backend, char *why, size_t why_len)
     return 0;
 }
 
+int gg_device_count(char *why, size_t why_len)
+{
+    unsupported(why, why_len);
+    return 0;
+}
+
+const char *gg_device_visible_env(void)
+{
+    return "CUDA_VISIBLE_DEVICES";
+}
+
 enum gg_status gg_device_get(struct gg_device **dev, char *err, size_t err_len)
 {
     *dev = NULL;

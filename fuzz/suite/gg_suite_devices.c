@@ -1,0 +1,113 @@
+/*
+ * gg_suite_devices.c — a suite run spread over the devices of a node (`suite --gpus`): one runner
+ * process per device, forked before anything touches a device and bound to its own one, takes the
+ * next case of the plan that no other runner has taken (a counter in shared memory), so a slow
+ * case on one device does not hold the others back. Each runner saves its records, which carry
+ * their place in the run, to a file of a private temporary directory; the parent loads them and
+ * puts them back in the order of one process. Every case still runs in a process of its own
+ * below its runner, so a kernel that faults ends only that process.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fuzz/suite/suite_int.h"
+#include "fuzz/run/gg_run.h"
+
+struct gg_suite_claim {
+    atomic_size_t next;
+};
+
+size_t gg_suite_claim_next(gg_suite_claim *claim)
+{
+    return atomic_fetch_add(&claim->next, 1);
+}
+
+/* The runner of device ordinal: bound, with its share of the cores, then run's exit code. */
+static void runner(const struct gg_gpus *g, int k,
+                   int (*run)(void *, gg_suite_claim *, const char *), void *ctx,
+                   gg_suite_claim *claim, const char *path)
+{
+    if (gg_gpus_bind(g->id[k]) != 0)
+        _exit(2);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    gg_ref_threads(cpus > g->n ? (int)(cpus / g->n) : 1);
+    int rc = run(ctx, claim, path);
+    fflush(NULL);
+    _exit(rc);
+}
+
+/* Why runner k ended as wst did, for the message; "" when it saved its result. */
+static void runner_end(int wst, char *why, size_t len)
+{
+    why[0] = '\0';
+    if (WIFSIGNALED(wst))
+        snprintf(why, len, "died on signal %d (%s)", WTERMSIG(wst), strsignal(WTERMSIG(wst)));
+    else if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
+        snprintf(why, len, "exited with status %d without saving its result",
+                 WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+}
+
+enum gg_status gg_suite_on_devices(const struct gg_gpus *g,
+                                   int (*run)(void *ctx, gg_suite_claim *claim, const char *path),
+                                   void *ctx, struct gg_rsuite *r, char *err, size_t err_len)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/ggfuzz-suite-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    pid_t pid[GG_GPUS_MAX] = {0};
+    gg_suite_claim *claim = mmap(NULL, sizeof *claim, PROT_READ | PROT_WRITE,
+                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (claim == MAP_FAILED || mkdtemp(dir) == NULL) {
+        snprintf(err, err_len, "cannot set up the runners of the devices (%s): %s", dir,
+                 strerror(errno));
+        if (claim != MAP_FAILED)
+            munmap(claim, sizeof *claim);
+        return GG_E_IO;
+    }
+    atomic_init(&claim->next, 0);
+    enum gg_status st = GG_OK;
+    fflush(NULL);
+    for (int k = 0; k < g->n; k++) {
+        snprintf(path, sizeof path, "%s/gpu%d.json", dir, g->id[k]);
+        pid[k] = fork();
+        if (pid[k] == 0)
+            runner(g, k, run, ctx, claim, path);
+        if (pid[k] < 0) {
+            snprintf(err, err_len, "cannot start the runner of GPU %d: %s", g->id[k],
+                     strerror(errno));
+            st = GG_E_IO;
+            /* the runners started take every case between them; their records are dropped */
+            break;
+        }
+    }
+    for (int k = 0; k < g->n && pid[k] != 0; k++) {
+        int wst = 0;
+        if (pid[k] < 0)
+            break;
+        while (waitpid(pid[k], &wst, 0) < 0 && errno == EINTR)
+            ;
+        char why[128], lerr[1024];
+        snprintf(path, sizeof path, "%s/gpu%d.json", dir, g->id[k]);
+        runner_end(wst, why, sizeof why);
+        if (why[0] && st == GG_OK) {
+            snprintf(err, err_len, "the runner of GPU %d %s", g->id[k], why);
+            st = GG_E_IO;
+        }
+        if (!why[0] && st == GG_OK &&
+            gg_report_suite_load(path, &r[k], lerr, sizeof lerr) != GG_OK) {
+            snprintf(err, err_len, "the result of the runner of GPU %d: %s", g->id[k], lerr);
+            st = GG_E_IO;
+        }
+        unlink(path);
+    }
+    rmdir(dir);
+    munmap(claim, sizeof *claim);
+    return st;
+}
