@@ -67,5 +67,5 @@ measure() {
 measure "$native" run --no-fork --kernel "$native"
 measure "$pykernel" --plugin "$plugin" run --no-fork --kernel "$pykernel"
 awk -v p="$(cat "$dir/$pykernel.rate")" -v n="$(cat "$dir/$native.rate")" \
-    'BEGIN {printf "bridge / native: %.2f\n", n > 0 ? p / n : 0}'
+    'BEGIN {printf "bridge / native: %.2f\n", (n > 0 ? p / n : 0)}'
 grep -h "^ERROR\|^FAIL" "$dir/$native.all" "$dir/$pykernel.all" | head -n 20 || true
