@@ -6,7 +6,9 @@
  * GPU i mod n for its life: a Python kernel that aborts in a process bound to GPU 1 (and checks
  * that CUDA_VISIBLE_DEVICES names its GPU alone, the right entry of the parent's list) is found
  * there alone, GPU 1's workers restart and GPU 0's do not; fuzzer_stats and the final lines count
- * cases, faults and restarts per GPU, as does the report, and the finding names its GPU. A suite spread over three
+ * cases, faults and restarts per GPU, as does the report, and the finding names its GPU. A GPU
+ * whose workers exit before they start three times in a row is given up while the campaign goes
+ * on on the others. A suite spread over three
  * GPUs writes the verdict, JSON and JUnit of one process (apart from timings), sharded or not,
  * and refuses --no-fork.
  */
@@ -107,6 +109,27 @@ Test(cli_gpus, campaign_binds_workers_and_counts_per_gpu)
     cr_expect_eq(ggfuzz("", "report --campaign ggfuzz-out -o rep"), 0, "%s", out);
     cr_expect_eq(sh("grep -c '^| [01] | [12] | [0-9]* | ' rep/summary.md"), 0, "%s", out);
     cr_expect(strncmp(out, "2", 1) == 0, "two rows, one per GPU: %s", out);
+    cli_remove_dir(root);
+}
+
+Test(cli_gpus, a_gpu_whose_workers_cannot_start_is_given_up)
+{
+    cli_temp_dir(root, sizeof root, "gpus");
+    /* a process bound to GPU 1 cannot load the plugin: its workers exit before they start */
+    int rc = ggfuzz(NO_GPU "GGFUZZ_TEST_UNUSABLE_GPU=1",
+                    "--plugin " FAULTY " fuzz --kernel grouped_bf16_pyfault_on_gpu1 --gpus 0,1 "
+                    "--workers 2 --max-total-time 10 --timeout 120 --seed 1");
+    cr_expect_eq(rc, 0, "no finding on GPU 0, and GPU 1 is no finding: %s", out);
+    cr_expect(strstr(out, "WARNING: GPU 1 given up: its workers exited before they started 3 "
+                          "times in a row; the campaign goes on on 1 other GPU\n"), "%s", out);
+    cr_expect(strstr(out, "0 units (0/s), 0 faults, 0 new, 2 restarts, given up"), "%s", out);
+    char log[sizeof out];
+    memcpy(log, out, sizeof out);
+    cr_expect_eq(stat_of("gpu1_retired"), 1, "%s", log);
+    cr_expect_eq(stat_of("gpu0_retired"), 0, "%s", log);
+    cr_expect_gt(stat_of("gpu0_execs_done"), 5, "%s", log);
+    sh("sed -n 's/^stop_reason *: //p' ggfuzz-out/fuzzer_stats");
+    cr_expect_str_eq(out, "time budget\n", "%s", log);
     cli_remove_dir(root);
 }
 

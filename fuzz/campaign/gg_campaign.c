@@ -930,13 +930,14 @@ static struct pending_min *next_min(struct campaign *c)
     return oldest;
 }
 
-/* Minimisers that may run now: one, or while signatures wait for triage one per worker (the
-   fuzzing workers then give way, see may_dispatch). */
-static int running_mins(const struct campaign *c)
+/* Minimisers at work on device gpu (-1: on any; one whose finder's device is not known runs on
+   the first). Minimisers that may run: one, or while signatures wait for triage one per worker
+   (the fuzzing workers then give way, see may_dispatch). */
+static int running_mins(const struct campaign *c, int gpu)
 {
     int n = 0;
     for (int i = 0; i < c->n_ms; i++)
-        n += c->ms[i].pid != 0;
+        n += c->ms[i].pid != 0 && (gpu < 0 || (c->ms[i].cur.gpu >= 0 ? c->ms[i].cur.gpu : 0) == gpu);
     return n;
 }
 
@@ -995,7 +996,7 @@ static void start_one_min(struct campaign *c, struct min_slot *slot)
 static void start_min(struct campaign *c)
 {
     for (int i = 0; i < c->n_ms; i++)
-        if (!c->ms[i].pid && (running_mins(c) == 0 || backlog(c)))
+        if (!c->ms[i].pid && (running_mins(c, -1) == 0 || backlog(c)))
             start_one_min(c, &c->ms[i]);
 }
 
@@ -1365,8 +1366,8 @@ static int retire_gpu(struct campaign *c, int g)
     }
     if (left)
         log_line(c, "WARNING: GPU %d given up: its workers exited before they started %d times "
-                 "in a row; the campaign goes on on the %d other GPUs\n", gs->ordinal,
-                 MAX_START_FAILURES, left);
+                 "in a row; the campaign goes on on %d other GPU%s\n", gs->ordinal,
+                 MAX_START_FAILURES, left, left == 1 ? "" : "s");
     return left > 0;
 }
 
@@ -1613,11 +1614,13 @@ static void check_stop(struct campaign *c)
         request_stop(c, GG_STOP_FILE);
 }
 
-static int busy_workers(const struct campaign *c)
+/* Workers with a case in flight or one held to run again, on device gpu (-1: on any). */
+static int busy_workers(const struct campaign *c, int gpu)
 {
     int n = 0;
     for (int i = 0; i < c->n_workers; i++)
-        n += c->w[i].state == W_BUSY || (c->w[i].has_job && c->w[i].job.reruns);
+        n += (gpu < 0 || c->w[i].gpu == gpu) &&
+             (c->w[i].state == W_BUSY || (c->w[i].has_job && c->w[i].job.reruns));
     return n;
 }
 
@@ -1627,17 +1630,9 @@ static int busy_workers(const struct campaign *c)
    minimiser gives way to the workers of its own GPU only. */
 static int may_dispatch(const struct campaign *c, const struct worker *w)
 {
-    if (!c->gpus) {
-        int busy = busy_workers(c), mins = running_mins(c);
-        return busy == 0 || busy + mins <= c->n_workers;
-    }
-    int busy = 0, mins = 0;
-    for (int i = 0; i < c->n_workers; i++)
-        busy += c->w[i].gpu == w->gpu &&
-                (c->w[i].state == W_BUSY || (c->w[i].has_job && c->w[i].job.reruns));
-    for (int i = 0; i < c->n_ms; i++)
-        mins += c->ms[i].pid != 0 && (c->ms[i].cur.gpu >= 0 ? c->ms[i].cur.gpu : 0) == w->gpu;
-    return busy == 0 || busy + mins <= c->st->gpu[w->gpu].workers;
+    int g = c->gpus ? w->gpu : -1;
+    int busy = busy_workers(c, g), mins = running_mins(c, g);
+    return busy == 0 || busy + mins <= (g >= 0 ? c->st->gpu[g].workers : c->n_workers);
 }
 
 static void loop(struct campaign *c)
@@ -1654,7 +1649,7 @@ static void loop(struct campaign *c)
             /* A run limit lets every case in flight end; other stops give them a grace. */
             int grace_over = c->st->stop != GG_STOP_RUNS &&
                              gg_wire_now() > c->stop_at + STOP_GRACE_S;
-            if (busy_workers(c) == 0 || grace_over || c->st->stop == GG_STOP_ERROR)
+            if (busy_workers(c, -1) == 0 || grace_over || c->st->stop == GG_STOP_ERROR)
                 break;
         }
         for (int i = 0; i < c->n_workers; i++) {
@@ -1708,7 +1703,7 @@ static void wind_down(struct campaign *c)
         poll_min(c, kill_now);
         if (!kill_now)
             start_min(c);
-        if (running_mins(c) == 0)
+        if (running_mins(c, -1) == 0)
             break;
         struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);

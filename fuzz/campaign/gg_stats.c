@@ -20,9 +20,15 @@ const char *gg_stop_name(enum gg_stop s)
     return (unsigned)s < sizeof names / sizeof *names ? names[s] : "unknown";
 }
 
+/* Cases per second of wall time: of the campaign (rate) or of a count of its cases. */
+static double rate_of(const struct gg_stats_view *v, int64_t execs)
+{
+    return v->elapsed_s > 0 ? (double)execs / v->elapsed_s : 0;
+}
+
 static double rate(const struct gg_stats_view *v)
 {
-    return v->elapsed_s > 0 ? (double)v->s->execs / v->elapsed_s : 0;
+    return rate_of(v, v->s->execs);
 }
 
 static void iso_time(double t, char *buf, size_t len)
@@ -97,12 +103,11 @@ static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_s
     ADD("slowest_exec_ms", "%.1f", 1e3 * s->slowest_s);
     ADD("stop_reason", "%s", gg_stop_name(s->stop));
     if (s->n_gpus > 0) {
+        struct gg_gpus gpus = {.n = s->n_gpus};
         char list[GG_GPUS_MAX * 6];
-        size_t used = 0;
-        list[0] = '\0';
         for (int g = 0; g < s->n_gpus; g++)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", g ? "," : "",
-                                     s->gpu[g].ordinal);
+            gpus.id[g] = s->gpu[g].ordinal;
+        gg_gpus_format(&gpus, list, sizeof list);
         ADD("gpus", "%s", list);
     }
     for (int g = 0; g < s->n_gpus; g++) {
@@ -115,7 +120,7 @@ static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_s
     } while (0)
         ADD_GPU("workers", "%d", d->workers);
         ADD_GPU("execs_done", "%lld", (long long)d->execs);
-        ADD_GPU("execs_per_sec", "%.1f", v->elapsed_s > 0 ? (double)d->execs / v->elapsed_s : 0);
+        ADD_GPU("execs_per_sec", "%.1f", rate_of(v, d->execs));
         ADD_GPU("faults_total", "%lld", (long long)d->faults);
         ADD_GPU("faults_new", "%lld", (long long)d->new_sigs);
         ADD_GPU("worker_restarts", "%lld", (long long)d->restarts);
@@ -212,7 +217,7 @@ void gg_stats_final(FILE *f, const struct gg_stats_view *v)
         const struct gg_gpu_stats *d = &s->gpu[g];
         fprintf(f, "stat::gpu%d: %d worker%s, %lld units (%.0f/s), %lld faults, %lld new, %lld "
                 "restarts%s\n", d->ordinal, d->workers, d->workers == 1 ? "" : "s", (long long)d->execs,
-                v->elapsed_s > 0 ? (double)d->execs / v->elapsed_s : 0, (long long)d->faults,
+                rate_of(v, d->execs), (long long)d->faults,
                 (long long)d->new_sigs, (long long)d->restarts, d->retired ? ", given up" : "");
     }
     char why[128];

@@ -1,7 +1,9 @@
 """Test-only Python kernels (test_cli_python, test_cli_gpus): a correct grouped forward in NumPy
 that fails, in three ways, on a problem with an empty group: grouped_bf16_pyfault_raises raises,
 _aborts calls os.abort() and _hangs never returns. Problems without an empty group pass.
-grouped_bf16_pyfault_on_gpu1 aborts on every problem in a process bound to GPU 1."""
+grouped_bf16_pyfault_on_gpu1 aborts on every problem in a process bound to GPU 1. A process
+bound to the GPU that GGFUZZ_TEST_UNUSABLE_GPU names cannot load this plugin at all, as a worker
+on a GPU that fails every start."""
 
 import os
 import time
@@ -9,6 +11,9 @@ import time
 import numpy as np
 
 import ggfuzz
+
+if os.environ.get("GGFUZZ_DEVICE", "-") == os.environ.get("GGFUZZ_TEST_UNUSABLE_GPU"):
+    raise RuntimeError("planted: GPU %s is unusable" % os.environ["GGFUZZ_DEVICE"])
 
 
 def supports(p):
