@@ -2,7 +2,8 @@
  * gg_oracle_compare.c — compares a kernel's output with the reference, element by element and
  * group by group: unwritten (sentinel) elements, NaN/Inf mismatches, the per-element bound τ,
  * per-group and pooled SNR, the SNR against the unquantised source, and the region of the output
- * where the bad elements lie. One pass, no memory proportional to the output. Also the bounds
+ * where the bad elements lie. One pass (groups in parallel on a large output), no memory
+ * proportional to the output. Also the bounds
  * it applies, element by element, for a caller that judges outputs elsewhere (a dump's check).
  */
 #include <math.h>
@@ -75,16 +76,41 @@ static enum gg_region region_classify(const struct region_acc *a, int64_t tile_m
     return a->rows_tail ? GG_REGION_ROWS_TAIL : GG_REGION_SCATTERED;
 }
 
-/* State of one comparison pass. */
+/* Appends b, the accumulator of one later group, to a (as if b's elements had been added to a
+   one by one): the groups can be scanned apart and merged in group order. */
+static void region_merge(struct region_acc *a, const struct region_acc *b)
+{
+    if (b->n == 0)
+        return;
+    a->rows_tail &= b->rows_tail;
+    a->cols_tail &= b->cols_tail;
+    if (a->n == 0) {
+        a->g = b->g;
+        a->tr = b->tr;
+        a->tc = b->tc;
+        a->one_tile = b->one_tile;
+    } else {
+        a->one_tile &= b->one_tile && a->g == b->g && a->tr == b->tr && a->tc == b->tc;
+    }
+    a->n += b->n;
+    a->touched += b->touched;
+    a->mark = a->n;
+}
+
+/* What one group's scan adds beside its metrics: its regions and its source sums. */
+struct scan_part {
+    struct region_acc bad;     /* past τ, NaN mismatches, unwritten */
+    struct region_acc suspect; /* within τ but past the probabilistic warning level */
+    double src_sig, src_err;
+    int64_t src_n;
+};
+
+/* State of one comparison pass (read-only while groups are scanned). */
 struct scan {
     const struct gg_problem *p;
     const struct gg_threshold *t;
     const void *c;
     int64_t tile_m, tile_n;
-    double src_sig, src_err;
-    int64_t src_n;
-    struct region_acc bad;     /* past τ, NaN mismatches, unwritten */
-    struct region_acc suspect; /* within τ but past the probabilistic warning level */
 };
 
 /* A correctly rounded overflow: out is the infinity on ref's side and ref is within its bound
@@ -105,9 +131,9 @@ static int overflow_nan(const struct scan *s, double abs, int64_t h)
 
 /* Judges one finite, written output against a finite reference. Returns 2 when past τ, 1 when
    past the warning level tw only, 0 otherwise. */
-static int judge_finite(struct scan *s, const struct gg_threshold *tw, double out, double ref,
-                        const double *abs, int64_t i, int64_t h, struct gg_group_metrics *gm,
-                        int64_t r, int64_t col)
+static int judge_finite(const struct scan *s, const struct gg_threshold *tw, double out,
+                        double ref, const double *abs, int64_t i, int64_t h,
+                        struct gg_group_metrics *gm, int64_t r, int64_t col)
 {
     double d = fabs(out - ref);
     double rn = gg_decode(s->p->c_dtype, gg_encode(s->p->c_dtype, ref, GG_SAT_NONE)) - ref;
@@ -144,10 +170,13 @@ static int64_t storage_index(const struct gg_out_block *b, int64_t r, int64_t co
     return (b->row_map ? (int64_t)b->row_map[r] * b->ld : b->base + r * b->ld) + col;
 }
 
-/* Compares group g, whose reference starts at packed position pos. */
-static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref,
-                       const double *abs, const double *src, struct gg_group_metrics *gm)
+/* Compares group g, whose reference starts at packed position pos, into gm and part. */
+static void scan_group(const struct scan *s, int64_t g, int64_t pos, const double *ref,
+                       const double *abs, const double *src, struct gg_group_metrics *gm,
+                       struct scan_part *part)
 {
+    region_init(&part->bad);
+    region_init(&part->suspect);
     struct gg_out_block b;
     gg_problem_out_block(s->p, g, &b);
     gm->elems = b.rows * b.cols;
@@ -183,36 +212,38 @@ static void scan_group(struct scan *s, int64_t g, int64_t pos, const double *ref
                 bad = v == 2;
                 suspect = v == 1;
                 if (src && isfinite(src[i])) {
-                    s->src_sig += src[i] * src[i];
-                    s->src_err += (out - src[i]) * (out - src[i]);
-                    s->src_n += src[i] != 0.0 || out != 0.0;
+                    part->src_sig += src[i] * src[i];
+                    part->src_err += (out - src[i]) * (out - src[i]);
+                    part->src_n += src[i] != 0.0 || out != 0.0;
                 }
             }
             if (bad && gm->first_bad < 0)
                 gm->first_bad = i;
             if (bad)
-                region_add(&s->bad, g, r, col, &b, s->tile_m, s->tile_n);
+                region_add(&part->bad, g, r, col, &b, s->tile_m, s->tile_n);
             else if (suspect)
-                region_add(&s->suspect, g, r, col, &b, s->tile_m, s->tile_n);
+                region_add(&part->suspect, g, r, col, &b, s->tile_m, s->tile_n);
         }
     }
-    region_end_group(&s->bad, gm->elems);
-    region_end_group(&s->suspect, gm->elems);
+    region_end_group(&part->bad, gm->elems);
+    region_end_group(&part->suspect, gm->elems);
     gm->snr_db = gm->elems == 0 ? INFINITY : gg_oracle_snr_db(gm->sig, gm->err);
 }
 
 /* The region of the bad elements; when the SNR alone fails, that of the elements past the
    warning level, or the whole output when the error sits below it everywhere. */
-static enum gg_region compare_region(const struct scan *s, const struct gg_compare *cmp)
+static enum gg_region compare_region(const struct scan *s, const struct scan_part *all,
+                                     const struct gg_compare *cmp)
 {
-    if (s->bad.n > 0)
-        return region_classify(&s->bad, s->tile_m, s->tile_n);
+    if (all->bad.n > 0)
+        return region_classify(&all->bad, s->tile_m, s->tile_n);
     int pooled = gg_oracle_pooled_fails(s->t, cmp), snr_fails = gg_oracle_src_fails(s->t, cmp);
     for (int64_t g = 0; g < cmp->n_groups && !snr_fails; g++)
         snr_fails = gg_oracle_group_fails(s->t, &cmp->groups[g], pooled, 0);
     if (!snr_fails)
         return GG_REGION_NONE;
-    return s->suspect.n > 0 ? region_classify(&s->suspect, s->tile_m, s->tile_n) : GG_REGION_ALL;
+    return all->suspect.n > 0 ? region_classify(&all->suspect, s->tile_m, s->tile_n)
+                              : GG_REGION_ALL;
 }
 
 /*
@@ -222,25 +253,69 @@ static enum gg_region compare_region(const struct scan *s, const struct gg_compa
  * output is a NaN mismatch unless it is a correctly rounded overflow; everything else enters the
  * SNR sums and the bound (abs NULL: no bound, SNR only). first_bad is the packed index.
  */
+/* The groups of one comparison, scanned apart (each writes its own metrics and part). */
+struct scan_job {
+    const struct scan *s;
+    const int64_t *pos; /* packed position of each group's block */
+    const double *ref, *abs, *src;
+    struct gg_group_metrics *groups;
+    struct scan_part *parts;
+};
+
+static void scan_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    struct scan_job *j = ctx;
+    for (int64_t g = lo; g < hi; g++)
+        scan_group(j->s, g, j->pos[g], j->ref, j->abs, j->src, &j->groups[g], &j->parts[g]);
+}
+
+/* Outputs per thread at least: below this a thread costs more than it saves. */
+#define SCAN_MIN_OUTPUTS ((int64_t)1 << 20)
+
 enum gg_status gg_compare_output(const struct gg_problem *p, const void *c, const double *ref,
                                  const double *abs, const double *src, int64_t tile_m,
                                  int64_t tile_n, struct gg_compare *out)
 {
     memset(out, 0, sizeof *out);
     out->src_snr_db = NAN;
-    out->groups = calloc((size_t)(p->groups > 0 ? p->groups : 1), sizeof *out->groups);
-    if (!out->groups)
+    size_t n_groups = (size_t)(p->groups > 0 ? p->groups : 1);
+    out->groups = calloc(n_groups, sizeof *out->groups);
+    struct scan_part *parts = calloc(n_groups, sizeof *parts);
+    int64_t *pos = malloc(n_groups * sizeof *pos);
+    if (!out->groups || !parts || !pos) {
+        free(out->groups);
+        out->groups = NULL;
+        free(parts);
+        free(pos);
         return GG_E_NOMEM;
+    }
     out->n_groups = p->groups;
     struct gg_threshold t = gg_threshold_at(p);
     struct scan s = {.p = p, .t = &t, .c = c, .tile_m = tile_m, .tile_n = tile_n};
-    region_init(&s.bad);
-    region_init(&s.suspect);
-    int64_t pos = 0;
+    int64_t total = 0;
+    for (int64_t g = 0; g < p->groups; g++) {
+        struct gg_out_block b;
+        gg_problem_out_block(p, g, &b);
+        pos[g] = total;
+        total += b.rows * b.cols;
+    }
+    /* Groups are judged apart, in parallel on the reference's threads when the output is large
+       (a process running cases beside others has one), and merged in group order: the result
+       does not depend on the thread count. */
+    struct scan_job job = {&s, pos, ref, abs, src, out->groups, parts};
+    int64_t per_group = p->groups > 0 ? total / p->groups : 0;
+    if (total >= 2 * SCAN_MIN_OUTPUTS && p->groups > 1)
+        gg_par_for(p->groups, SCAN_MIN_OUTPUTS / (per_group > 0 ? per_group : 1) + 1, scan_range,
+                   &job);
+    else
+        scan_range(&job, 0, p->groups, 0);
+    struct scan_part all;
+    memset(&all, 0, sizeof all);
+    region_init(&all.bad);
+    region_init(&all.suspect);
     for (int64_t g = 0; g < p->groups; g++) {
         struct gg_group_metrics *gm = &out->groups[g];
-        scan_group(&s, g, pos, ref, abs, src, gm);
-        pos += gm->elems;
         out->sig += gm->sig;
         out->err += gm->err;
         out->rn_err += gm->rn_err;
@@ -249,13 +324,20 @@ enum gg_status gg_compare_output(const struct gg_problem *p, const void *c, cons
         out->n_unwritten += gm->n_unwritten;
         if (gm->max_ratio > out->max_ratio)
             out->max_ratio = gm->max_ratio;
+        region_merge(&all.bad, &parts[g].bad);
+        region_merge(&all.suspect, &parts[g].suspect);
+        all.src_sig += parts[g].src_sig;
+        all.src_err += parts[g].src_err;
+        all.src_n += parts[g].src_n;
     }
     out->snr_db = gg_oracle_snr_db(out->sig, out->err);
     if (src) {
-        out->src_snr_db = gg_oracle_snr_db(s.src_sig, s.src_err);
-        out->src_n = s.src_n;
+        out->src_snr_db = gg_oracle_snr_db(all.src_sig, all.src_err);
+        out->src_n = all.src_n;
     }
-    out->region = compare_region(&s, out);
+    out->region = compare_region(&s, &all, out);
+    free(parts);
+    free(pos);
     return GG_OK;
 }
 

@@ -240,6 +240,53 @@ enum gg_status gg_problem_check_geometry(struct gg_problem *p, char *err, size_t
 /* Reference GEMM (gg_ref_gemm.c) and exact outputs (gg_ref_mpfr.c)                            */
 /* ------------------------------------------------------------------------------------------ */
 
+/* How the decoded codes of one operand are scaled (the recipe of gg_kernel.h seen from one
+   side): not at all, by one value, or by one value per block of vectors and of reduction
+   indices (fp32 values for BLOCK128, ROWWISE and BLOCKWISE, E8M0 codes for MX). */
+enum gg_ref_scale { GG_REF_SCALE_NONE = 0, GG_REF_SCALE_TENSOR, GG_REF_SCALE_F32, GG_REF_SCALE_E8M0 };
+
+/*
+ * One operand of one group as a matrix of reduction vectors: element t of vector v is code
+ * off + row(v)*vec_step + t*red_step of base, where row(v) = v, or map[v] / map_div for the rows
+ * of X that moe sorted ids select. Every op keeps one of the two steps at 1, so the operand is
+ * either vector-major (red_step = 1: each vector contiguous) or reduction-major (vec_step = 1:
+ * each reduction index a contiguous run over the vectors). The block scale of element t of
+ * vector v is scale[scale_at + (row(v) / vblock)·vstride + (t / block)·rstride]: a per-row block
+ * along the reduction has vblock 1 and rstride 1, a rowwise scale rstride 0 (block covers the
+ * whole reduction), a 128x128 block vblock 128. A tensor scale is the float scale[tensor_at].
+ * Pointers are those of the operands it was made from (host or device); nothing is read.
+ */
+struct gg_ref_operand {
+    enum gg_dtype dt;
+    const void *base;
+    int64_t off, vec_step, red_step;
+    int64_t nvec, red;
+    const int32_t *map; /* moe A: the expert's sorted ids, NULL otherwise */
+    int64_t map_div;    /* topk */
+    enum gg_ref_scale sk;
+    int64_t tensor_at;  /* GG_REF_SCALE_TENSOR: the float of this operand's matrix */
+    double tensor;      /* its value (host operands, set by the reference itself) */
+    const void *scale;  /* block scales: floats or E8M0 codes, indexed as above */
+    int64_t block;      /* reduction indices per block scale */
+    int64_t vblock;     /* vectors per block scale */
+    int64_t scale_at, vstride, rstride;
+    int64_t scale_row0; /* the global row of A of row(v) = 0 (rows across groups, batches) */
+};
+
+/* Side which (0 = A: the row side, 1 = B: the column side) of group g, per the addressing table
+   of gg_kernel.h. o's pointers are only offset, never read (they may be device pointers); the
+   moe row map is p->sorted_ids. */
+void gg_ref_operand(const struct gg_problem *p, const struct gg_operands *o, int which, int64_t g,
+                    struct gg_ref_operand *d);
+/* The storage row of vector v of d. */
+static inline int64_t gg_ref_vec_row(const struct gg_ref_operand *d, int64_t v)
+{
+    return d->map ? d->map[v] / d->map_div : v;
+}
+
+/* gg_ref_gather() on an operand description over host storage (d->tensor set for a tensor
+   scale): vector v, read at storage row v (d->map is not applied). */
+void gg_ref_gather_operand(const struct gg_ref_operand *d, int64_t v, double *out);
 /* Dequantised reduction vector number idx of operand which (0 = A: the row side, 1 = B: the
    column side) of group g: out[t], t < red, such that C_g[r][col] = Σ_t A(g,r)[t] · B(g,col)[t].
    Exact: decoded codes times their scales, in double. Host pointers. */
@@ -292,5 +339,16 @@ double gg_ref_exact(const struct gg_problem *p, const struct gg_operands *o, int
    of the first one, or -1. */
 int64_t gg_ref_certify(const struct gg_problem *p, const struct gg_operands *o, const double *c,
                        const double *abs, int64_t n_samples, uint64_t seed, int64_t *first_bad);
+/* Gathers what gg_ref_gather(p, o, which, g, idx, out) would from operands kept elsewhere (e.g.
+   on a device, fetched only where certification looks): 0 on success, else -1 with a message in
+   err. */
+typedef int (*gg_ref_gather_fn)(void *ctx, int which, int64_t g, int64_t idx, double *out,
+                                char *err, size_t err_len);
+/* gg_ref_certify() with the vectors from gather (when not NULL; o then serves the bias alone).
+   Returns -1 when gather fails (its message in err) or memory runs out. */
+int64_t gg_ref_certify_with(const struct gg_problem *p, const struct gg_operands *o,
+                            const double *c, const double *abs, int64_t n_samples, uint64_t seed,
+                            gg_ref_gather_fn gather, void *gather_ctx, int64_t *first_bad,
+                            char *err, size_t err_len);
 
 #endif /* GG_REF_H */

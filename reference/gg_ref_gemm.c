@@ -22,37 +22,6 @@
 
 #include "reference/gg_ref.h"
 
-/* How the decoded codes of one operand are scaled (the recipe of gg_kernel.h seen from one
-   side): not at all, by one value, or by one value per block of vectors and of reduction
-   indices (fp32 values for BLOCK128, ROWWISE and BLOCKWISE, E8M0 codes for MX). */
-enum scale_kind { SCALE_NONE = 0, SCALE_TENSOR, SCALE_BLOCK_F32, SCALE_BLOCK_E8M0 };
-
-/*
- * One operand of one group as a matrix of reduction vectors: element t of vector v is code
- * off + row(v)*vec_step + t*red_step of base, where row(v) = v, or map[v] / map_div for the rows
- * of X that moe sorted ids select. Every op keeps one of the two steps at 1, so the operand is
- * either vector-major (red_step = 1: each vector contiguous) or reduction-major (vec_step = 1:
- * each reduction index a contiguous run over the vectors). The block scale of element t of
- * vector v is scale[scale_at + (row(v) / vblock)·vstride + (t / block)·rstride]: a per-row block
- * along the reduction has vblock 1 and rstride 1, a rowwise scale rstride 0 (block covers the
- * whole reduction), a 128x128 block vblock 128.
- */
-struct operand {
-    enum gg_dtype dt;
-    const void *base;
-    int64_t off, vec_step, red_step;
-    int64_t nvec, red;
-    const int32_t *map; /* moe A: the expert's sorted ids, NULL otherwise */
-    int64_t map_div;    /* topk */
-    enum scale_kind sk;
-    double tensor;      /* SCALE_TENSOR: the scale of this operand's matrix */
-    const void *scale;  /* block scales: floats or E8M0 codes, indexed as above */
-    int64_t block;      /* reduction indices per block scale */
-    int64_t vblock;     /* vectors per block scale */
-    int64_t scale_at, vstride, rstride;
-    int64_t scale_row0; /* the global row of A of row(v) = 0 (rows across groups, batches) */
-};
-
 static int is_grouped(enum gg_op op)
 {
     return op == GG_OP_GROUPED_FWD || op == GG_OP_GROUPED_DGRAD || op == GG_OP_GROUPED_WGRAD;
@@ -64,10 +33,10 @@ static int64_t mat_of(const struct gg_problem *p, int64_t g)
     return gg_problem_b_mats(p) == 1 ? 0 : g;
 }
 
-/* The storage row of vector v (see struct operand). */
-static inline int64_t vec_row(const struct operand *d, int64_t v)
+/* The storage row of vector v (see struct gg_ref_operand). */
+static inline int64_t vec_row(const struct gg_ref_operand *d, int64_t v)
 {
-    return d->map ? d->map[v] / d->map_div : v;
+    return gg_ref_vec_row(d, v);
 }
 
 static int64_t blocks128(int64_t n)
@@ -76,8 +45,8 @@ static int64_t blocks128(int64_t n)
 }
 
 /* A block scale of vblock vectors by block reduction indices, laid out from at with the
-   strides of struct operand. */
-static void set_blocks(struct operand *d, enum scale_kind sk, int64_t vblock, int64_t block,
+   strides of struct gg_ref_operand. */
+static void set_blocks(struct gg_ref_operand *d, enum gg_ref_scale sk, int64_t vblock, int64_t block,
                        int64_t at, int64_t vstride, int64_t rstride)
 {
     d->sk = sk;
@@ -92,21 +61,21 @@ static void set_blocks(struct operand *d, enum scale_kind sk, int64_t vblock, in
    scales count rows across groups and batches; B's follow its matrix; wgrad's rowwise scales
    are per (group, column). Called once operand_of has set the vectors and the reduction. */
 static void scale_of(const struct gg_problem *p, const struct gg_operands *o, int which,
-                     int64_t g, struct operand *d)
+                     int64_t g, struct gg_ref_operand *d)
 {
     int64_t mat = mat_of(p, g), red_blocks = blocks128(d->red);
     int64_t whole = d->red > 0 ? d->red : 1; /* one block over the whole reduction */
     int wgrad = p->op == GG_OP_GROUPED_WGRAD, dgrad = p->op == GG_OP_GROUPED_DGRAD;
-    d->sk = SCALE_NONE;
+    d->sk = GG_REF_SCALE_NONE;
     d->scale = which ? o->b_scale : o->a_scale;
     switch (p->scaling) {
     case GG_SCALING_TENSOR:
     case GG_SCALING_BLOCK128:
         if (p->scaling == GG_SCALING_TENSOR || which) {
-            d->sk = SCALE_TENSOR;
-            d->tensor = ((const float *)d->scale)[which ? mat : 0];
+            d->sk = GG_REF_SCALE_TENSOR;
+            d->tensor_at = which ? mat : 0;
         } else {
-            set_blocks(d, SCALE_BLOCK_F32, 1, GG_BLOCK128, d->scale_row0 * red_blocks,
+            set_blocks(d, GG_REF_SCALE_F32, 1, GG_BLOCK128, d->scale_row0 * red_blocks,
                        red_blocks, 1);
         }
         break;
@@ -115,26 +84,26 @@ static void scale_of(const struct gg_problem *p, const struct gg_operands *o, in
         if (which || p->scaling == GG_SCALING_MX) {
             int64_t per_row = d->red / GG_MX_BLOCK;
             int64_t row0 = which ? mat * p->n : d->scale_row0;
-            set_blocks(d, SCALE_BLOCK_E8M0, 1, GG_MX_BLOCK, row0 * per_row, per_row, 1);
+            set_blocks(d, GG_REF_SCALE_E8M0, 1, GG_MX_BLOCK, row0 * per_row, per_row, 1);
         }
         break;
     case GG_SCALING_ROWWISE: /* vectors of A are output rows, of B output columns */
         if (!which)
-            set_blocks(d, SCALE_BLOCK_F32, 1, whole, wgrad ? g * p->n : d->scale_row0, 1, 0);
+            set_blocks(d, GG_REF_SCALE_F32, 1, whole, wgrad ? g * p->n : d->scale_row0, 1, 0);
         else
-            set_blocks(d, SCALE_BLOCK_F32, 1, whole,
+            set_blocks(d, GG_REF_SCALE_F32, 1, whole,
                        wgrad ? g * p->k : mat * (dgrad ? p->k : p->n), 1, 0);
         break;
     case GG_SCALING_BLOCKWISE:
         if (!which) {
-            set_blocks(d, SCALE_BLOCK_F32, 1, GG_BLOCK128, d->scale_row0 * red_blocks,
+            set_blocks(d, GG_REF_SCALE_F32, 1, GG_BLOCK128, d->scale_row0 * red_blocks,
                        red_blocks, 1);
         } else { /* [mat][N/128][K/128]; dgrad's vectors are the columns k, its reduction n */
             int64_t kb = blocks128(p->k), at = mat * blocks128(p->n) * kb;
             if (dgrad)
-                set_blocks(d, SCALE_BLOCK_F32, GG_BLOCK128, GG_BLOCK128, at, 1, kb);
+                set_blocks(d, GG_REF_SCALE_F32, GG_BLOCK128, GG_BLOCK128, at, 1, kb);
             else
-                set_blocks(d, SCALE_BLOCK_F32, GG_BLOCK128, GG_BLOCK128, at, kb, 1);
+                set_blocks(d, GG_REF_SCALE_F32, GG_BLOCK128, GG_BLOCK128, at, kb, 1);
         }
         break;
     default:
@@ -142,9 +111,8 @@ static void scale_of(const struct gg_problem *p, const struct gg_operands *o, in
     }
 }
 
-/* The operand of side which (0 = A, 1 = B) for group g, per the addressing table of gg_kernel.h. */
-static void operand_of(const struct gg_problem *p, const struct gg_operands *o, int which,
-                       int64_t g, struct operand *d)
+void gg_ref_operand(const struct gg_problem *p, const struct gg_operands *o, int which,
+                    int64_t g, struct gg_ref_operand *d)
 {
     int64_t row0 = is_grouped(p->op) ? p->group_offs[g] : 0;
     int64_t len = is_grouped(p->op) ? p->group_lens[g] : 0;
@@ -205,6 +173,14 @@ static void operand_of(const struct gg_problem *p, const struct gg_operands *o, 
         break;
     }
     scale_of(p, o, which, g, d);
+}
+
+/* gg_ref_operand() on host operands, the tensor scale read. */
+static void operand_of(const struct gg_problem *p, const struct gg_operands *o, int which,
+                       int64_t g, struct gg_ref_operand *d)
+{
+    gg_ref_operand(p, o, which, g, d);
+    d->tensor = d->sk == GG_REF_SCALE_TENSOR ? ((const float *)d->scale)[d->tensor_at] : 1.0;
 }
 
 static inline double bf16_value(uint16_t h)
@@ -366,9 +342,9 @@ static void e8m0_values(double pow2[256])
 }
 
 /* Block scale i of d as a double: an E8M0 power of two or an fp32 value. */
-static inline double scale_value(const struct operand *d, int64_t i, const double pow2[256])
+static inline double scale_value(const struct gg_ref_operand *d, int64_t i, const double pow2[256])
 {
-    return d->sk == SCALE_BLOCK_E8M0 ? pow2[((const uint8_t *)d->scale)[i]]
+    return d->sk == GG_REF_SCALE_E8M0 ? pow2[((const uint8_t *)d->scale)[i]]
                                      : (double)((const float *)d->scale)[i];
 }
 
@@ -377,7 +353,7 @@ static inline double scale_value(const struct operand *d, int64_t i, const doubl
  * most 24 significant bits times a float or a power of two is exact in double). Returns 1 when
  * a scale is Inf or NaN (the E8M0 NaN code 0xFF).
  */
-static int apply_blocks(const struct operand *d, int64_t v, int64_t t0, int64_t n,
+static int apply_blocks(const struct gg_ref_operand *d, int64_t v, int64_t t0, int64_t n,
                         const double pow2[256], double *out)
 {
     int64_t at = d->scale_at + vec_row(d, v) / d->vblock * d->vstride;
@@ -398,7 +374,7 @@ static int apply_blocks(const struct operand *d, int64_t v, int64_t t0, int64_t 
 
 /* Multiplies out[v] = element t of vector v of a reduction-major d (v < nvec, no row map) by
    its block scale, one run of vblock vectors at a time; returns 1 when a scale is Inf or NaN. */
-static int apply_across(const struct operand *d, int64_t t, const double pow2[256], double *out)
+static int apply_across(const struct gg_ref_operand *d, int64_t t, const double pow2[256], double *out)
 {
     int64_t at = d->scale_at + t / d->block * d->rstride;
     uint64_t nf = 0;
@@ -417,7 +393,7 @@ static int apply_across(const struct operand *d, int64_t t, const double pow2[25
 
 /* Multiplies n decoded values by the operand's tensor scale (exact, as above); returns 1 when
    the scale is Inf or NaN. */
-static int apply_tensor(const struct operand *d, int64_t n, double *out)
+static int apply_tensor(const struct gg_ref_operand *d, int64_t n, double *out)
 {
     double s = d->tensor;
     for (int64_t j = 0; j < n; j++)
@@ -425,23 +401,37 @@ static int apply_tensor(const struct operand *d, int64_t n, double *out)
     return !isfinite(s);
 }
 
-void gg_ref_gather(const struct gg_problem *p, const struct gg_operands *o, int which, int64_t g,
-                   int64_t idx, double *out)
+/* Vector idx of d (its storage row vec_row(d, idx)). */
+static void gather_vector(const struct gg_ref_operand *d, int64_t idx, double *out)
 {
-    struct operand d;
-    operand_of(p, o, which, g, &d);
-    decode_run(d.dt, d.base, d.off + vec_row(&d, idx) * d.vec_step, d.red, d.red_step, 0, 0, out);
-    if (d.sk == SCALE_TENSOR) {
-        apply_tensor(&d, d.red, out);
-    } else if (d.sk != SCALE_NONE) {
+    decode_run(d->dt, d->base, d->off + vec_row(d, idx) * d->vec_step, d->red, d->red_step, 0, 0,
+               out);
+    if (d->sk == GG_REF_SCALE_TENSOR) {
+        apply_tensor(d, d->red, out);
+    } else if (d->sk != GG_REF_SCALE_NONE) {
         double pow2[256];
         e8m0_values(pow2);
-        apply_blocks(&d, idx, 0, d.red, pow2, out);
+        apply_blocks(d, idx, 0, d->red, pow2, out);
     }
 }
 
+void gg_ref_gather(const struct gg_problem *p, const struct gg_operands *o, int which, int64_t g,
+                   int64_t idx, double *out)
+{
+    struct gg_ref_operand d;
+    operand_of(p, o, which, g, &d);
+    gather_vector(&d, idx, out);
+}
+
+void gg_ref_gather_operand(const struct gg_ref_operand *d, int64_t v, double *out)
+{
+    struct gg_ref_operand e = *d;
+    e.map = NULL;
+    gather_vector(&e, v, out);
+}
+
 /* Asks for the n codes from element off of d to be brought into cache. */
-static void prefetch_run(const struct operand *d, int64_t off, int64_t n)
+static void prefetch_run(const struct gg_ref_operand *d, int64_t off, int64_t n)
 {
     int bits = gg_dtype_bits(d->dt);
     const char *q = (const char *)d->base + off * bits / 8;
@@ -456,7 +446,7 @@ static void prefetch_run(const struct operand *d, int64_t off, int64_t n)
 /* One gather_chunk, split over threads: rows [lo, hi) of buf (vectors when vector-major,
    reduction indices when reduction-major), the flags ORed over the ranges. */
 struct chunk_job {
-    const struct operand *d;
+    const struct gg_ref_operand *d;
     int64_t t0, len;
     const double *pow2;
     int mag;
@@ -468,9 +458,9 @@ static void chunk_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     struct chunk_job *c = ctx;
-    const struct operand *d = c->d;
-    int stream = d->sk == SCALE_NONE, flags = 0;
-    int blocks = d->sk == SCALE_BLOCK_F32 || d->sk == SCALE_BLOCK_E8M0;
+    const struct gg_ref_operand *d = c->d;
+    int stream = d->sk == GG_REF_SCALE_NONE, flags = 0;
+    int blocks = d->sk == GG_REF_SCALE_F32 || d->sk == GG_REF_SCALE_E8M0;
     int64_t t0 = c->t0, len = c->len, row_len = d->red_step != 1 ? d->nvec : len;
     double *buf = c->buf;
     if (d->red_step != 1) {
@@ -490,7 +480,7 @@ static void chunk_range(void *ctx, int64_t lo, int64_t hi, int tid)
                 flags |= apply_blocks(d, v, t0, len, c->pow2, buf + v * len) * GG_RUN_NONFINITE;
         }
     }
-    if (d->sk == SCALE_TENSOR)
+    if (d->sk == GG_REF_SCALE_TENSOR)
         flags |= apply_tensor(d, (hi - lo) * row_len, buf + lo * row_len) * GG_RUN_NONFINITE;
     publish(); /* this thread's streamed stores, before the join hands buf on */
     atomic_fetch_or(&c->flags, flags);
@@ -508,7 +498,7 @@ static void chunk_range(void *ctx, int64_t lo, int64_t hi, int tid)
  * GG_RUN_SUBNORMAL when a code is subnormal in its format. Split over the reference's threads
  * (each writes its own rows of buf), so buf is the same whatever their number.
  */
-static int gather_chunk(const struct operand *d, int64_t t0, int64_t len, const double pow2[256],
+static int gather_chunk(const struct gg_ref_operand *d, int64_t t0, int64_t len, const double pow2[256],
                         int mag, double *buf)
 {
     struct chunk_job c = {.d = d, .t0 = t0, .len = len, .pow2 = pow2, .mag = mag, .buf = buf};
@@ -541,7 +531,7 @@ static double nf_value(uint8_t state)
 }
 
 /* Position of element (v, j) of a chunk of len reduction indices of d (see gather_chunk). */
-static inline int64_t chunk_at(const struct operand *d, int64_t v, int64_t j, int64_t len)
+static inline int64_t chunk_at(const struct gg_ref_operand *d, int64_t v, int64_t j, int64_t len)
 {
     return d->red_step != 1 ? j * d->nvec + v : v * len + j;
 }
@@ -549,7 +539,7 @@ static inline int64_t chunk_at(const struct operand *d, int64_t v, int64_t j, in
 /* For every non-finite x of one side's chunk buffer (vectors of side x, partners of the other
    side y), ORs the classes of its products into state (row-major over the output, x's vectors
    along rows when x_rows). */
-static void class_nonfinite(const struct operand *dx, const double *x, const struct operand *dy,
+static void class_nonfinite(const struct gg_ref_operand *dx, const double *x, const struct gg_ref_operand *dy,
                             const double *y, int64_t len, int x_rows, uint8_t *state)
 {
     int64_t cols = x_rows ? dy->nvec : dx->nvec;
@@ -708,7 +698,7 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
     /* Buffer sizes: the most vectors of any group times the chunk length. */
     int64_t max_rows = 0, max_cols = 0, max_len = 0;
     for (int64_t g = 0; g < p->groups; g++) {
-        struct operand da, db;
+        struct gg_ref_operand da, db;
         operand_of(p, o, 0, g, &da);
         operand_of(p, o, 1, g, &db);
         if (da.nvec > INT_MAX || db.nvec > INT_MAX) {
@@ -740,7 +730,7 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
     e8m0_values(pow2);
     int64_t pos = 0; /* packed offset of the current group's block */
     for (int64_t g = 0; g < p->groups; g++) {
-        struct operand da, db;
+        struct gg_ref_operand da, db;
         operand_of(p, o, 0, g, &da);
         operand_of(p, o, 1, g, &db);
         int64_t rows = da.nvec, cols = db.nvec, red = da.red, count = rows * cols;

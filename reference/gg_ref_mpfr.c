@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <mpfr.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "reference/gg_ref.h"
@@ -81,12 +82,19 @@ static double exact_dot(struct exact_ws *w, int64_t n)
 /* Gathers the terms of output (g, r, col) into w->va and w->vb: the two reduction vectors, then
    the bias (times 1) when the problem has one. Returns the number of terms, at most red + 1. */
 static int64_t gather_pair(const struct gg_problem *p, const struct gg_operands *o,
-                           struct exact_ws *w, int64_t g, int64_t r, int64_t col)
+                           struct exact_ws *w, int64_t g, int64_t r, int64_t col,
+                           gg_ref_gather_fn gather, void *ctx, char *err, size_t err_len)
 {
     struct gg_out_block b;
     gg_problem_out_block(p, g, &b);
-    gg_ref_gather(p, o, 0, g, r, w->va);
-    gg_ref_gather(p, o, 1, g, col, w->vb);
+    if (gather) {
+        if (gather(ctx, 0, g, r, w->va, err, err_len) != 0 ||
+            gather(ctx, 1, g, col, w->vb, err, err_len) != 0)
+            return -1;
+    } else {
+        gg_ref_gather(p, o, 0, g, r, w->va);
+        gg_ref_gather(p, o, 1, g, col, w->vb);
+    }
     if (p->bias_dtype == GG_DTYPE_NONE)
         return b.red;
     int64_t mat = gg_problem_b_mats(p) == 1 ? 0 : g;
@@ -103,7 +111,7 @@ double gg_ref_exact(const struct gg_problem *p, const struct gg_operands *o, int
     struct exact_ws w;
     if (!ws_init(&w, b.red + 1))
         return NAN;
-    double e = exact_dot(&w, gather_pair(p, o, &w, g, r, col));
+    double e = exact_dot(&w, gather_pair(p, o, &w, g, r, col, NULL, NULL, NULL, 0));
     ws_free(&w);
     return e;
 }
@@ -146,6 +154,11 @@ struct certify {
     const int64_t *start; /* start[g]: packed index of group g's block; start[groups] = total */
     struct exact_ws w;
     int64_t bad, first_bad;
+    gg_ref_gather_fn gather;
+    void *gather_ctx;
+    int failed;       /* gather failed: nothing more is checked */
+    char *err;
+    size_t err_len;
 };
 
 /* Checks the output at packed index i of group g. */
@@ -154,7 +167,14 @@ static void check_at(struct certify *s, int64_t g, int64_t i)
     struct gg_out_block b;
     gg_problem_out_block(s->p, g, &b);
     int64_t local = i - s->start[g];
-    int64_t h = gather_pair(s->p, s->o, &s->w, g, local / b.cols, local % b.cols);
+    if (s->failed)
+        return;
+    int64_t h = gather_pair(s->p, s->o, &s->w, g, local / b.cols, local % b.cols, s->gather,
+                            s->gather_ctx, s->err, s->err_len);
+    if (h < 0) {
+        s->failed = 1;
+        return;
+    }
     double exact = exact_dot(&s->w, h);
     double abs = s->abs ? s->abs[i] : abs_bound(&s->w, h);
     if (!certified(s->c[i], exact, abs, h)) {
@@ -197,9 +217,22 @@ static void check_corners(struct certify *s, int64_t g)
 int64_t gg_ref_certify(const struct gg_problem *p, const struct gg_operands *o, const double *c,
                        const double *abs, int64_t n_samples, uint64_t seed, int64_t *first_bad)
 {
-    struct certify s = {.p = p, .o = o, .c = c, .abs = abs, .bad = 0, .first_bad = -1};
+    char err[8];
+    return gg_ref_certify_with(p, o, c, abs, n_samples, seed, NULL, NULL, first_bad, err,
+                               sizeof err);
+}
+
+int64_t gg_ref_certify_with(const struct gg_problem *p, const struct gg_operands *o,
+                            const double *c, const double *abs, int64_t n_samples, uint64_t seed,
+                            gg_ref_gather_fn gather, void *gather_ctx, int64_t *first_bad,
+                            char *err, size_t err_len)
+{
+    struct certify s = {.p = p, .o = o, .c = c, .abs = abs, .bad = 0, .first_bad = -1,
+                        .gather = gather, .gather_ctx = gather_ctx, .err = err,
+                        .err_len = err_len};
     int64_t *start = malloc((size_t)(p->groups + 1) * sizeof *start);
     int64_t max_red = 0;
+    snprintf(err, err_len, "out of memory for certification");
     if (!start)
         return -1;
     start[0] = 0;
@@ -229,5 +262,8 @@ int64_t gg_ref_certify(const struct gg_problem *p, const struct gg_operands *o, 
     free(start);
     if (first_bad)
         *first_bad = s.first_bad;
+    if (s.failed)
+        return -1;
+    err[0] = '\0';
     return s.bad;
 }

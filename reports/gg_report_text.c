@@ -66,6 +66,13 @@ void gg_report_text_case(FILE *f, const struct gg_report_case *rc, int replay, i
         fprintf(f, "       signature %s\n       %s\n", v->signature, v->detail);
     if (replay && !rc->replay_ok)
         fprintf(f, "       expected %s: did not reproduce\n", rc->expect ? rc->expect : "class=pass");
+    if (verbose || res->certified > 0) {
+        fprintf(f, "       reference on the %s", res->device_reference ? "device" : "host");
+        if (res->certified > 0)
+            fprintf(f, ", certified by MPFR on %lld outputs and the group corners",
+                    (long long)res->certified);
+        fprintf(f, "\n");
+    }
     if (verbose && rc->result->compared) {
         const struct gg_compare *cmp = &rc->result->cmp;
         for (int64_t g = 0; g < cmp->n_groups; g++) {

@@ -103,6 +103,26 @@ Test(cli, run_passes_on_a_seed)
     cr_expect(strstr(out, "1 cases: 1 passed, 0 failed"), "%s", out);
 }
 
+/* --reference: a bad value is a usage error, the device is refused for a CPU kernel (and in a
+   build without GPU support) with the reason, and --certify says where it certified. */
+Test(cli, reference_where)
+{
+    cr_expect_eq(ggfuzz("run --reference gpu " SEEDS "/fwd_basic.case", out, sizeof out), 2, "%s",
+                 out);
+    cr_expect(strstr(out, "--reference: 'gpu' is not host, device or auto"), "%s", out);
+    cr_expect_eq(ggfuzz("run --reference device " SEEDS "/fwd_basic.case", out, sizeof out), 4,
+                 "%s", out);
+    cr_expect(strstr(out, "--reference device") &&
+                  (strstr(out, "needs a GPU kernel") || strstr(out, "without GPU support")),
+              "%s", out);
+    cr_assert_eq(ggfuzz("run --reference host --certify 16 " SEEDS "/fwd_basic.case", out,
+                        sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "reference on the host, certified by MPFR on 16 outputs"), "%s", out);
+    cr_assert_eq(ggfuzz("run --certify 8 " SEEDS "/dgrad_basic.case", out, sizeof out), 0, "%s",
+                 out);
+    cr_expect(strstr(out, "reference on the host, certified by MPFR on 8 outputs"), "%s", out);
+}
+
 Test(cli, replay_corpus_reproduces)
 {
     cr_assert_eq(ggfuzz("--replay " GG_SOURCE_DIR "/corpus/seeds " GG_SOURCE_DIR "/corpus/mutants",

@@ -95,6 +95,17 @@ void gg_cli_usage_print(FILE *f)
 /* A size is decimal digits with at most one '.', then an optional binary unit K, M, G or T
    (either case, optionally followed by "iB" or "B"): no sign, exponent, hexadecimal, nan or inf.
    It must come to at least one byte and stay below 2^63 bytes. */
+int gg_cli_reference(const char *s, enum gg_reference_where *out)
+{
+    int w = gg_reference_where_parse(s);
+    if (w < 0) {
+        fprintf(stderr, "ggfuzz: --reference: '%s' is not host, device or auto\n", s);
+        return -1;
+    }
+    *out = (enum gg_reference_where)w;
+    return 0;
+}
+
 int gg_cli_size(const char *opt, const char *s, int64_t *out)
 {
     size_t len = strspn(s, "0123456789"), any = len;

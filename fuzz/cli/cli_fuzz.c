@@ -39,7 +39,7 @@ static void catch_stop_signals(void)
 /* The ids of both tables: the options fuzz and selftest share, then each one's own. */
 enum { C_KERNEL, C_SEED, C_WORKERS, C_GPUS, C_TIMEOUT,
        F_MUTANT, F_FAULTS, F_STRATEGY, F_MAX_TOTAL_TIME, F_RUNS, F_ARTIFACTS, F_STATS_DIR, F_KNOWN,
-       F_STOP_FILE, F_NO_MINIMIZE, F_MAX_MEM, F_SHARD, F_CAMPAIGN, F_SYNC_INTERVAL,
+       F_STOP_FILE, F_NO_MINIMIZE, F_MAX_MEM, F_REFERENCE, F_SHARD, F_CAMPAIGN, F_SYNC_INTERVAL,
        S_PER_MUTANT, S_RUNS_PER_MUTANT, S_MINIMIZE_TIME };
 
 static const struct gg_cli_flag fuzz_flags[] = {
@@ -76,6 +76,7 @@ static const struct gg_cli_flag fuzz_flags[] = {
     {"no-minimize", 0, NULL, F_NO_MINIMIZE,
      "do not minimise new signatures (default: up to 30 s each)"},
     {"max-mem", 0, "SIZE", F_MAX_MEM, "as for run"},
+    {"reference", 0, "WHERE", F_REFERENCE, GG_CLI_REFERENCE_HELP},
     {"shard", 0, "I/N", F_SHARD,
      "run as shard I of N (0 <= I < N) of a campaign spread over processes or nodes (default: "
      "the shard Slurm's SLURM_ARRAY_TASK_ID/_COUNT and SLURM_PROCID/SLURM_NTASKS name, if any)"},
@@ -203,6 +204,8 @@ static int fuzz_option(int id, const char *arg, void *p)
             return GG_EXIT_USAGE;
         cfg->max_runs = (int64_t)v;
         break;
+    case F_REFERENCE:
+        return gg_cli_reference(arg, &cfg->run.reference) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
     case F_MAX_MEM:
         return gg_cli_size("--max-mem", arg, &cfg->run.max_mem_bytes) ? GG_EXIT_USAGE
                                                                       : GG_CLI_TAKEN;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fuzz/run/gg_run.h"
 #include "kernels/gg_kernel.h"
 
 /* Exit codes besides the per-class codes of gg_class_exit_code() (10 + class). */
@@ -26,6 +27,13 @@ enum {
 int gg_cli_size(const char *opt, const char *s, int64_t *out); /* 512M, 8G, 1.5GiB... */
 int gg_cli_number(const char *opt, const char *s, int whole, double *out); /* >= 0; whole: a count */
 int gg_cli_seed(const char *s, uint64_t *out);
+/* --reference host|device|auto into *out. */
+int gg_cli_reference(const char *s, enum gg_reference_where *out);
+/* The help text of --reference, shared by the commands that run cases. */
+#define GG_CLI_REFERENCE_HELP                                                                   \
+    "where the reference is computed: auto (default: on the device for a GPU kernel, on the "   \
+    "host for a CPU kernel or with --dump), host, or device (an fp64 kernel on the inputs the "  \
+    "device generated; refused for a CPU kernel)"
 /* Shards (cli_shard.c). "I/N" with 0 <= I < N <= GG_CLI_SHARD_MAX into *index and *count. */
 #define GG_CLI_SHARD_MAX 65536
 int gg_cli_shard(const char *opt, const char *arg, int *index, int *count);

@@ -203,7 +203,7 @@ int gg_cli_list(int argc, char **argv)
     return 0;
 }
 
-enum { RUN_KERNEL, RUN_MUTANT, RUN_MAX_MEM, RUN_CERTIFY, RUN_TIMEOUT, RUN_NO_FORK, RUN_JSON,
+enum { RUN_KERNEL, RUN_MUTANT, RUN_MAX_MEM, RUN_CERTIFY, RUN_REFERENCE, RUN_TIMEOUT, RUN_NO_FORK, RUN_JSON,
        RUN_VERBOSE, RUN_DUMP, RUN_NO_KERNEL };
 
 static const struct gg_cli_flag run_flags[] = {
@@ -212,7 +212,10 @@ static const struct gg_cli_flag run_flags[] = {
      "run with this mutant, or with every one of a list A,B ('none' for the correct kernel)"},
     {"max-mem", 0, "SIZE", RUN_MAX_MEM,
      "refuse cases needing more host memory (e.g. 512M, 8G; default: the memory available now)"},
-    {"certify", 0, "N", RUN_CERTIFY, "certify the reference on N outputs with MPFR (default 0)"},
+    {"certify", 0, "N", RUN_CERTIFY,
+     "certify the reference on N outputs (and every group's corners) with MPFR, the vectors "
+     "they read fetched from where the reference ran (default 0)"},
+    {"reference", 0, "WHERE", RUN_REFERENCE, GG_CLI_REFERENCE_HELP},
     {"timeout", 0, "S", RUN_TIMEOUT,
      "kill a case's process after S seconds: a timeout finding (default 300; 0: no limit)"},
     {"no-fork", 0, NULL, RUN_NO_FORK,
@@ -252,6 +255,8 @@ static int run_option(int id, const char *arg, void *p)
     case RUN_MAX_MEM:
         return gg_cli_size("--max-mem", arg, &cli->run.max_mem_bytes) ? GG_EXIT_USAGE
                                                                       : GG_CLI_TAKEN;
+    case RUN_REFERENCE:
+        return gg_cli_reference(arg, &cli->run.reference) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
     case RUN_CERTIFY: {
         char *end;
         cli->run.certify_samples = strtoll(arg, &end, 10);

@@ -18,7 +18,7 @@
 
 enum { SUITE_TIER, SUITE_DIR, SUITE_KERNEL, SUITE_MUTANT, SUITE_GATE, SUITE_BASELINE,
        SUITE_SNR_DROP, SUITE_SAVE_BASELINE, SUITE_PERF, SUITE_PERF_RUNS, SUITE_JSON, SUITE_JUNIT,
-       SUITE_REPORT, SUITE_MAX_MEM, SUITE_TIMEOUT, SUITE_NO_FORK, SUITE_GENERATE, SUITE_SHARD, SUITE_GPUS,
+       SUITE_REPORT, SUITE_REFERENCE, SUITE_MAX_MEM, SUITE_TIMEOUT, SUITE_NO_FORK, SUITE_GENERATE, SUITE_SHARD, SUITE_GPUS,
        SUITE_MERGE };
 
 static const struct gg_cli_flag suite_flags[] = {
@@ -43,6 +43,7 @@ static const struct gg_cli_flag suite_flags[] = {
     {"json", 0, "FILE", SUITE_JSON, "the result as JSON"},
     {"junit", 0, "FILE", SUITE_JUNIT, "the result as JUnit XML"},
     {"report", 0, "DIR", SUITE_REPORT, "the HTML and Markdown report of the result"},
+    {"reference", 0, "WHERE", SUITE_REFERENCE, GG_CLI_REFERENCE_HELP},
     {"max-mem", 0, "SIZE", SUITE_MAX_MEM,
      "refuse cases needing more host memory (default: what is available)"},
     {"timeout", 0, "S", SUITE_TIMEOUT, "kill a case after S seconds (default 1800; 0: none)"},
@@ -122,6 +123,8 @@ static int suite_option(int id, const char *arg, void *p)
     case SUITE_JUNIT: o->junit_path = arg; break;
     case SUITE_JSON: o->json_path = arg; break;
     case SUITE_REPORT: o->report_dir = arg; break;
+    case SUITE_REFERENCE:
+        return gg_cli_reference(arg, &o->reference) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
     case SUITE_MAX_MEM:
         return gg_cli_size("--max-mem", arg, &o->max_mem_bytes) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
     case SUITE_TIMEOUT:

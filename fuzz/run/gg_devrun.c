@@ -31,6 +31,7 @@ struct mirror {
     size_t c_off;                /* byte offset of C's span in its buffer */
     struct gg_devspan *spans;    /* what the kernel may only read */
     size_t n_spans;
+    struct gg_devbuf src[2];     /* the unquantised source of A and B (device reference) */
 };
 
 static size_t offset_in(const void *p, const struct gg_hostbuf *b)
@@ -60,11 +61,32 @@ static void plan(struct mirror *m, const struct gg_tensors *t)
         t->experts_dev ? (size_t)(p->sorted_len / p->block_m) * sizeof(int32_t) : 0;
 }
 
+/* Bytes of the unquantised source of operand which on the device (f32, packed). */
+static int64_t source_bytes(const struct gg_tensors *t, int which)
+{
+    const struct gg_problem *s = &t->src_p;
+    return gg_dtype_bytes(GG_DTYPE_F32, which ? gg_problem_b_span(s) : gg_problem_a_span(s));
+}
+
+/* Device scratch of the device reference: its output chunk (see gg_device_reference) and the
+   source of both operands when the run has one. */
+static int64_t reference_bytes(const struct gg_tensors *t)
+{
+    if (!t->inputs_on_device)
+        return 0;
+    int64_t out = gg_problem_out_elems(&t->p), chunk = (int64_t)1 << 26;
+    int64_t bytes = gg_size_mul(out < chunk ? out : chunk, 17) + ((int64_t)4 << 20);
+    if (t->has_source)
+        bytes = gg_size_add(bytes, gg_size_add(source_bytes(t, 0), source_bytes(t, 1)));
+    return bytes;
+}
+
 /* Refuses a case whose buffers (whole spans: the device cannot reserve without committing) do
    not fit in the free device memory. */
-static enum gg_status admit(struct mirror *m, char *err, size_t err_len)
+static enum gg_status admit(struct mirror *m, const struct gg_tensors *t, char *err,
+                            size_t err_len)
 {
-    int64_t need = DEVICE_RESERVE, have = 0, total = 0;
+    int64_t need = gg_size_add(DEVICE_RESERVE, reference_bytes(t)), have = 0, total = 0;
     for (int i = 0; i < BUF_COUNT; i++)
         need += (int64_t)(m->bytes[i] + 2 * GG_DEVICE_GUARD_BYTES + GG_DEVICE_ALIGN);
     enum gg_status st = gg_device_mem_info(m->dev, &have, &total, err, err_len);
@@ -211,9 +233,120 @@ static enum gg_status dev_prepare(struct gg_target *tg, char *err, size_t err_le
         return st;
     m->dev = dev;
     plan(m, tg->t);
-    if ((st = admit(m, err, err_len)) != GG_OK)
+    if ((st = admit(m, tg->t, err, err_len)) != GG_OK)
         return st;
     return build(m, tg->t, err, err_len);
+}
+
+/* The unquantised source of the inputs, generated on the device from A's and B's plans as f32
+   in the packed layout of t->src_p, as gg_materialise.c writes the host source; *so gets its
+   operands (with the inputs' bias and routing). */
+static enum gg_status make_source(struct mirror *m, const struct gg_tensors *t,
+                                  struct gg_operands *so, char *err, size_t err_len)
+{
+    for (int w = 0; w < 2; w++) {
+        struct gg_gen_plan g = t->gen[w];
+        g.dtype = GG_DTYPE_F32;
+        g.quant = GG_GEN_PLAIN;
+        g.per_mat = 0;
+        g.plant_e8m0 = 0.0;
+        g.ld = g.rowlen;
+        g.mstride = gg_size_mul(g.rows, g.rowlen);
+        enum gg_status st =
+            gg_devbuf_alloc(m->dev, &m->src[w], (size_t)source_bytes(t, w), err, err_len);
+        if (st == GG_OK)
+            st = gg_device_generate(m->dev, &g, m->src[w].data, NULL, err, err_len);
+        if (st != GG_OK)
+            return st;
+    }
+    *so = m->ops;
+    so->a = m->src[0].data;
+    so->b = m->src[1].data;
+    so->a_scale = so->b_scale = NULL;
+    return GG_OK;
+}
+
+/* The certification's view of the device inputs: the vector of each output it checks is fetched
+   into a packed host copy (nothing is written into the host operand buffers, whose pages stay
+   untouched) and decoded with the scales brought over whole. */
+struct fetch {
+    struct mirror *m;
+    const struct gg_tensors *t;
+    void *codes; /* room for the longest vector */
+};
+
+static int fetch_vector(void *ctx, int which, int64_t g, int64_t idx, double *out, char *err,
+                        size_t err_len)
+{
+    struct fetch *f = ctx;
+    struct gg_ref_operand d;
+    gg_ref_operand(&f->t->p, &f->t->ops, which, g, &d);
+    int64_t row = gg_ref_vec_row(&d, idx);
+    if (gg_device_fetch_run(f->m->dev, d.dt, which ? f->m->ops.b : f->m->ops.a,
+                            d.off + row * d.vec_step, d.red, d.red_step, f->codes, err,
+                            err_len) != GG_OK)
+        return -1;
+    d.base = f->codes;
+    d.off = 0;
+    d.vec_step = 0;
+    d.red_step = 1;
+    d.tensor = d.sk == GG_REF_SCALE_TENSOR ? ((const float *)d.scale)[d.tensor_at] : 1.0;
+    gg_ref_gather_operand(&d, row, out);
+    return 0;
+}
+
+/* MPFR certification of the device reference on certify outputs: the scales come over whole
+   (into the host scale buffers), the vectors of the checked outputs one by one. */
+static enum gg_status certify_device(struct mirror *m, struct gg_tensors *t, const double *ref,
+                                     const double *abs, int64_t certify, char *err,
+                                     size_t err_len)
+{
+    enum gg_status st = GG_OK;
+    for (int i = BUF_AS; st == GG_OK && i <= BUF_BS; i++)
+        if (m->bytes[i])
+            st = gg_devbuf_download(m->dev, &m->buf[i], 0, (void *)m->host[i], m->bytes[i], err,
+                                    err_len);
+    if (st != GG_OK)
+        return st;
+    int64_t longest = 1;
+    for (int64_t g = 0; g < t->p.groups; g++) {
+        struct gg_out_block b;
+        gg_problem_out_block(&t->p, g, &b);
+        longest = b.red > longest ? b.red : longest;
+    }
+    struct fetch f = {m, t, malloc((size_t)gg_size_mul(longest, 8))};
+    if (!f.codes) {
+        snprintf(err, err_len, "out of memory for certification");
+        return GG_E_NOMEM;
+    }
+    int64_t bad = -1;
+    int64_t n = gg_ref_certify_with(&t->p, &t->ops, ref, abs, certify, 1, fetch_vector, &f, &bad,
+                                    err, err_len);
+    free(f.codes);
+    if (n < 0)
+        return strstr(err, "out of memory") ? GG_E_NOMEM : GG_E_DEVICE;
+    if (n > 0) {
+        snprintf(err, err_len, "device reference failed MPFR certification at output %lld",
+                 (long long)bad);
+        return GG_E_INTERNAL;
+    }
+    return GG_OK;
+}
+
+static enum gg_status dev_reference(struct gg_target *tg, double *ref, double *abs, double *src,
+                                    int64_t certify, char *err, size_t err_len)
+{
+    struct mirror *m = tg->ctx;
+    struct gg_tensors *t = tg->t;
+    struct gg_operands so;
+    enum gg_status st = gg_device_reference(m->dev, &t->p, &m->ops, ref, abs, err, err_len);
+    if (st == GG_OK && src && (st = make_source(m, t, &so, err, err_len)) == GG_OK)
+        st = gg_device_reference(m->dev, &t->src_p, &so, src, NULL, err, err_len);
+    for (int w = 0; w < 2; w++)
+        gg_devbuf_free(m->dev, &m->src[w]);
+    if (st == GG_OK && certify > 0)
+        st = certify_device(m, t, ref, abs, certify, err, err_len);
+    return st;
 }
 
 static const struct gg_operands *dev_operands(struct gg_target *tg)
@@ -332,6 +465,7 @@ const struct gg_target_i gg_devrun_iface = {
     .launch = dev_launch,
     .check_guards = dev_check_guards,
     .fetch_output = dev_fetch_output,
+    .reference = dev_reference,
     .lost = dev_lost,
     .release = dev_release,
 };

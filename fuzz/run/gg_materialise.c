@@ -538,6 +538,9 @@ static enum gg_status make_source(struct gg_tensors *t, char *err, size_t err_le
     s->stride_a = s->stride_b = s->stride_c = 0;
     if (gg_problem_check(s, err, err_len) != GG_OK)
         return GG_E_INTERNAL;
+    t->has_source = 1;
+    if (t->inputs_on_device) /* the device target generates the source beside the inputs */
+        return GG_OK;
     /* Reserved like the operands: only the pages of the rows that hold data are touched. */
     int64_t na = gg_problem_a_span(s), nb = gg_problem_b_span(s);
     enum gg_status st;
@@ -829,7 +832,7 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
     /* The unquantised source is what the quantised inputs approximate. Its thresholds were
        calibrated on zero-mean normal data (numerics.md §4): other recipes (constants, near-max
        values, planted scale codes) quantise worse by design, so they get no source check. */
-    if (!t->inputs_on_device && (is_quantised(p->a_dtype) || is_quantised(p->b_dtype)) &&
+    if ((is_quantised(p->a_dtype) || is_quantised(p->b_dtype)) &&
         c->plant_e8m0 == 0 &&
         zero_mean_normal(&c->dist_a) && zero_mean_normal(&c->dist_b))
         if ((st = make_source(t, err, err_len)) != GG_OK)
@@ -907,9 +910,13 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
 {
     const struct gg_problem *p = &t->p;
     int quantised = is_quantised(p->a_dtype) || is_quantised(p->b_dtype);
+    /* Inputs generated on the device (and their reference computed there) touch no host page
+       of A, B or the source, and need neither decode buffers nor a generation cache. */
+    int host = !t->inputs_on_device;
+    quantised = quantised && host;
     const int64_t terms[] = {
-        used_bytes(p, 0, p->a_dtype),
-        used_bytes(p, 1, p->b_dtype),
+        host ? used_bytes(p, 0, p->a_dtype) : 0,
+        host ? used_bytes(p, 1, p->b_dtype) : 0,
         gg_size_mul(2, used_bytes(p, 2, p->c_dtype)), /* C and its copy: written rows only */
         gg_size_mul(4, gg_size_add(gg_problem_a_scale_count(p), gg_problem_b_scale_count(p))),
         gg_dtype_bytes(p->bias_dtype, gg_problem_bias_count(p)),
@@ -935,12 +942,12 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
         out = gg_size_add(out, gg_size_mul(alike, gg_size_mul(b.rows, b.cols)));
         int64_t len = b.red < GG_REF_CHUNK ? b.red : GG_REF_CHUNK;
         int64_t need = gg_size_mul(8, gg_size_mul(gg_size_add(b.rows, b.cols), len));
-        gather = need > gather ? need : gather;
+        gather = host && need > gather ? need : gather;
     }
     /* Generation: tensor scaling keeps the values of one scaled tensor (a matrix of B per
        expert, all of A) between its two passes, up to ROWCACHE_MAX_VALUES doubles. */
     int64_t cache = 0;
-    if (p->scaling == GG_SCALING_TENSOR || p->scaling == GG_SCALING_BLOCK128) {
+    if (host && (p->scaling == GG_SCALING_TENSOR || p->scaling == GG_SCALING_BLOCK128)) {
         for (int w = p->scaling == GG_SCALING_TENSOR ? 0 : 1; w < 2; w++) {
             struct rowset rs = operand_rows(p, w);
             int64_t values = gg_size_mul(w ? rs.rows : gg_size_mul(rs.mats, rs.rows), rs.rowlen);
@@ -948,6 +955,7 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
             cache = values > cache ? values : cache;
         }
     }
+    int source = is_quantised(p->a_dtype) || is_quantised(p->b_dtype);
     return gg_size_add(gg_size_add(gg_size_add(bytes, gather), gg_size_mul(8, cache)),
-                       gg_size_mul(8 * (quantised ? 3 : 2), out));
+                       gg_size_mul(8 * (source ? 3 : 2), out));
 }

@@ -123,9 +123,18 @@ struct gg_run_view;
 typedef enum gg_status (*gg_run_observe_fn)(void *ctx, const struct gg_run_view *v, char *err,
                                             size_t err_len);
 
+/* Where a run's reference is computed (--reference): auto is the device for a kernel that runs
+   on a GPU (in a build with GPU support, unless an observer needs the inputs on the host), the
+   host otherwise; host and device choose explicitly (device refuses a CPU kernel). */
+enum gg_reference_where { GG_REFERENCE_AUTO = 0, GG_REFERENCE_HOST, GG_REFERENCE_DEVICE };
+/* "auto", "host", "device" and back (-1 when unknown). */
+const char *gg_reference_where_name(enum gg_reference_where w);
+int gg_reference_where_parse(const char *s);
+
 struct gg_run_opts {
     int64_t max_mem_bytes;  /* refuse cases whose estimate exceeds this; 0: available memory */
     int64_t certify_samples; /* MPFR-certified reference samples per case (0: none) */
+    enum gg_reference_where reference; /* where the reference is computed */
     const char *kernel;     /* override the case's kernel (NULL: keep) */
     const char *mutant;     /* override the case's mutant or mutant list (NULL: keep; "none":
                                the correct kernel) */
@@ -147,6 +156,8 @@ struct gg_run_result {
     struct gg_compare cmp;   /* owned; freed by gg_run_result_free() */
     int compared;            /* cmp is valid */
     int64_t mem_bytes;       /* estimate used for the admission check */
+    int device_reference;    /* 1: the reference was computed on the device, 0: on the host */
+    int64_t certified;       /* outputs whose reference value MPFR certified (--certify) */
     double kernel_seconds;   /* wall time of the first kernel run */
     double total_seconds;
 };
@@ -247,15 +258,16 @@ struct gg_tensors {
     /* Unquantised source operands (f32, packed, same geometry) when the inputs are quantised. */
     struct gg_problem src_p;
     struct gg_operands src_ops;
-    void *src_a, *src_b;              /* the data of src_buf[0] and src_buf[1] */
+    int has_source;                   /* src_p is set: the run has a source check */
+    void *src_a, *src_b;              /* the data of src_buf[0] and src_buf[1] (host inputs) */
     struct gg_hostbuf src_buf[2];
     /* How A and B were generated: the device path regenerates them from these (gg_devrun.c). */
     struct gg_gen_plan gen[2];
     struct gg_hostpool *pool; /* (optional, not owned) buffers come from and go back here */
     enum gg_guard guard;      /* the case's placement of A and B */
-    /* Set before gg_tensors_make() when only a device target reads A and B (timing, no
-       reference): they are planned but left unfilled on the host, and the device generates
-       them. */
+    /* Set before gg_tensors_make() (and before the estimate) when only a device target reads A
+       and B (timing, or a device reference): they are planned but left unfilled on the host
+       (so are the scales and the source), and the device generates them. */
     int inputs_on_device;
 };
 
@@ -284,6 +296,30 @@ void gg_tensors_free(struct gg_tensors *t);
 /* Host bytes a run of the problem touches (operands, copies, routing, reference), after
    gg_tensors_shape() alone; saturates at GG_SIZE_MAX. */
 int64_t gg_tensors_estimate(const struct gg_tensors *t);
+
+/* The reference of a case alone (gg_run_reference). */
+struct gg_reference_run {
+    struct gg_problem p;        /* the problem as it ran (defaults filled; group arrays, routing
+                                   and the pointers into them valid until freed) */
+    double *ref, *abs, *src;    /* gg_problem_out_elems(&p) doubles each, reference order; src
+                                   NULL without an unquantised source */
+    int64_t n;
+    int device;                 /* 1: computed on the device */
+    double seconds;             /* the reference alone (the inputs' generation not counted) */
+    struct gg_tensors t;        /* owned */
+    struct gg_case kase;        /* owned: the case as run, which p points into */
+};
+/*
+ * The reference of case c without running its kernel: admitted and materialised as for
+ * gg_run_case() (the kernel of c or o->kernel is looked up: where it runs decides where
+ * o->reference auto puts the reference), then computed on the host (gg_ref_gemm) or on the device
+ * (inputs generated there, gg_device_reference), certified on o->certify_samples outputs. For
+ * benchmarks and the cross-check of the two references. Free r with gg_reference_run_free()
+ * whatever the result.
+ */
+enum gg_status gg_run_reference(const struct gg_case *c, const struct gg_run_opts *o,
+                                struct gg_reference_run *r, char *err, size_t err_len);
+void gg_reference_run_free(struct gg_reference_run *r);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The devices of a run (gg_gpus.c): --gpus, and binding a process to one device                */
@@ -337,6 +373,7 @@ struct gg_wire_request {
     uint64_t text_len;
     int64_t max_mem_bytes;    /* gg_run_opts of the run */
     int64_t certify_samples;
+    int32_t reference;        /* enum gg_reference_where */
 };
 
 struct gg_wire_reply {

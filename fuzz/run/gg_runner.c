@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fuzz/run/device/gg_device.h"
 #include "fuzz/run/gg_target_int.h"
 
 /* The workspace poisons of the first and second run (the third repeats the first). */
@@ -159,21 +160,40 @@ static enum gg_status run_kernel(struct gg_target *tg, const struct gg_kernel *k
     return GG_OK;
 }
 
+/* The reference of a run: the product, its Σ|ab| and (quantised inputs) the product of the
+   unquantised source, each in reference order. */
+struct reference {
+    double *ref, *abs, *src;
+};
+
+static void reference_free(struct reference *rf)
+{
+    free(rf->ref);
+    free(rf->abs);
+    free(rf->src);
+    memset(rf, 0, sizeof *rf);
+}
+
 /* The run protocol on target tg: prepare, input hashes, the runs, the input hashes again. A
    failure of a target that was lost is a `device` observation (the worker exits after
    reporting it, gg_worker.c). */
 static enum gg_status run_target(struct gg_target *tg, const struct gg_kernel *k, void *out1,
+                                 struct reference *rf, int64_t certify,
                                  struct gg_observations *obs, double *seconds, char *err,
                                  size_t err_len)
 {
     const struct gg_target_i *f = tg->iface;
     struct gg_hash before, after;
     enum gg_status st = f->prepare ? f->prepare(tg, err, err_len) : GG_OK;
+    int ref_failed = 0; /* the reference's own failure is no finding of the kernel's */
+    if (st == GG_OK && rf &&
+        (st = f->reference(tg, rf->ref, rf->abs, rf->src, certify, err, err_len)) != GG_OK)
+        ref_failed = 1;
     if (st == GG_OK && (st = f->hash_inputs(tg, &before, err, err_len)) == GG_OK &&
         (st = run_kernel(tg, k, out1, obs, seconds, err, err_len)) == GG_OK &&
         (st = f->hash_inputs(tg, &after, err, err_len)) == GG_OK)
         obs->input_modified = !gg_hash_equal(before, after);
-    if (st != GG_OK && f->lost && f->lost(tg)) {
+    if (st != GG_OK && !ref_failed && f->lost && f->lost(tg)) {
         obs->device_error = 1;
         st = GG_OK;
     }
@@ -220,35 +240,31 @@ static int snr_advisory_case(const struct gg_case *c)
            (c->dist_a.kind == GG_DIST_NEARSAT && c->dist_b.kind == GG_DIST_NEARSAT);
 }
 
-/* The reference of a run: the product, its Σ|ab| and (quantised inputs) the product of the
-   unquantised source, each in reference order. */
-struct reference {
-    double *ref, *abs, *src;
-};
-
-static void reference_free(struct reference *rf)
-{
-    free(rf->ref);
-    free(rf->abs);
-    free(rf->src);
-    memset(rf, 0, sizeof *rf);
-}
-
-/* Computes the reference of t into rf (freed by reference_free whatever the result), certified
-   by MPFR on o->certify_samples outputs. */
-static enum gg_status reference_make(const struct gg_tensors *t, const struct gg_run_opts *o,
-                                     struct reference *rf, char *err, size_t err_len)
+/* The arrays of t's reference (freed by reference_free whatever the result). */
+static enum gg_status reference_alloc(const struct gg_tensors *t, struct reference *rf,
+                                      char *err, size_t err_len)
 {
     int64_t n = gg_problem_out_elems(&t->p);
     size_t bytes = (size_t)gg_size_mul(n > 0 ? n : 1, sizeof(double));
     rf->ref = malloc(bytes);
     rf->abs = malloc(bytes);
-    rf->src = t->src_a ? malloc(bytes) : NULL;
-    if (!rf->ref || !rf->abs || (t->src_a && !rf->src)) {
+    rf->src = t->has_source ? malloc(bytes) : NULL;
+    if (!rf->ref || !rf->abs || (t->has_source && !rf->src)) {
         snprintf(err, err_len, "out of memory for the reference (%lld outputs)", (long long)n);
         return GG_E_NOMEM;
     }
-    enum gg_status st = gg_ref_gemm(&t->p, &t->ops, rf->ref, rf->abs, err, err_len);
+    return GG_OK;
+}
+
+/* Computes the reference of t on the host into rf (freed by reference_free whatever the
+   result), certified by MPFR on o->certify_samples outputs. */
+static enum gg_status reference_make(const struct gg_tensors *t, const struct gg_run_opts *o,
+                                     struct reference *rf, char *err, size_t err_len)
+{
+    enum gg_status st = reference_alloc(t, rf, err, err_len);
+    if (st != GG_OK)
+        return st;
+    st = gg_ref_gemm(&t->p, &t->ops, rf->ref, rf->abs, err, err_len);
     if (st == GG_OK && rf->src)
         st = gg_ref_gemm(&t->src_p, &t->src_ops, rf->src, NULL, err, err_len);
     if (st != GG_OK || !o || o->certify_samples <= 0)
@@ -292,12 +308,18 @@ enum gg_status gg_run_setup(const struct gg_case *c, const struct gg_run_opts *o
     snprintf(r->mutant, sizeof r->mutant, "%s", eff->mutant);
     /* Admitted on the estimate before the routing is built, and again with the workspace that
        the kernel asks for once it has seen the whole problem. */
-    if ((st = gg_tensors_shape(eff, t, err, err_len)) != GG_OK ||
-        (st = admit_memory(t, 0, o, r, err, err_len)) != GG_OK ||
+    if (o && o->reference == GG_REFERENCE_DEVICE && k->backend == GG_BACKEND_CPU) {
+        snprintf(err, err_len, "kernel %s runs on the host: --reference device needs a GPU kernel",
+                 k->name);
+        return GG_E_UNSUPPORTED;
+    }
+    if ((st = gg_tensors_shape(eff, t, err, err_len)) != GG_OK)
+        return st;
+    t->inputs_on_device = inputs_on_device && k->backend != GG_BACKEND_CPU;
+    if ((st = admit_memory(t, 0, o, r, err, err_len)) != GG_OK ||
         (st = gg_tensors_route(eff, t, err, err_len)) != GG_OK)
         return st;
     t->pool = o ? o->pool : NULL;
-    t->inputs_on_device = inputs_on_device && k->backend != GG_BACKEND_CPU;
     char why[256] = "";
     if (!k->supports(&t->p, why, sizeof why)) {
         snprintf(err, err_len, "kernel %s does not support this case: %s", k->name,
@@ -341,6 +363,44 @@ static enum gg_status observe(const struct gg_run_opts *o, const struct gg_case 
     return v.status;
 }
 
+const char *gg_reference_where_name(enum gg_reference_where w)
+{
+    return w == GG_REFERENCE_HOST ? "host" : w == GG_REFERENCE_DEVICE ? "device" : "auto";
+}
+
+int gg_reference_where_parse(const char *s)
+{
+    for (int w = GG_REFERENCE_AUTO; w <= GG_REFERENCE_DEVICE; w++)
+        if (!strcmp(s, gg_reference_where_name((enum gg_reference_where)w)))
+            return w;
+    return -1;
+}
+
+/* 1 when a GPU kernel's reference would go to the device: not asked for the host, a build that
+   drives a GPU, no observer (it reads the inputs on the host). */
+static int device_reference_wanted(const struct gg_run_opts *o)
+{
+    return (!o || (o->reference != GG_REFERENCE_HOST && !o->observe)) && gg_device_built();
+}
+
+/* The choices that cannot be met whatever the kernel: the device asked for where an observer
+   needs the host inputs, or in a build without GPU support. */
+static enum gg_status reference_where_check(const struct gg_run_opts *o, char *err,
+                                            size_t err_len)
+{
+    if (!o || o->reference != GG_REFERENCE_DEVICE)
+        return GG_OK;
+    if (o->observe) {
+        snprintf(err, err_len, "--dump reads the inputs on the host: use --reference host or auto");
+        return GG_E_INVAL;
+    }
+    if (!gg_device_built()) {
+        snprintf(err, err_len, "--reference device: this ggfuzz was built without GPU support");
+        return GG_E_UNSUPPORTED;
+    }
+    return GG_OK;
+}
+
 enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
                            struct gg_run_result *r, char *err, size_t err_len)
 {
@@ -356,8 +416,13 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     void *out1 = NULL;
     int shown = 0; /* the observer saw the inputs: it sees the end too */
     const char *no_out = "the run ended before the kernel's output was compared";
-    enum gg_status st = gg_run_setup(c, o, 0, &k, &eff, &t, r, err, err_len);
-    if (st != GG_OK)
+    enum gg_status st = reference_where_check(o, err, err_len);
+    if (st != GG_OK || (st = gg_run_setup(c, o, device_reference_wanted(o), &k, &eff, &t, r, err,
+                                          err_len)) != GG_OK)
+        goto done;
+    /* A GPU kernel's inputs left to the device: its reference is computed there too. */
+    r->device_reference = t.inputs_on_device;
+    if (r->device_reference && (st = reference_alloc(&t, &rf, err, err_len)) != GG_OK)
         goto done;
     out1 = gg_output_alloc(&t);
     if (!out1) {
@@ -375,7 +440,9 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     }
     struct gg_observations obs = {0};
     struct gg_target tg = {.iface = gg_run_target_of(k), .t = &t};
-    st = run_target(&tg, k, out1, &obs, &r->kernel_seconds, err, err_len);
+    int64_t certify = o ? o->certify_samples : 0;
+    st = run_target(&tg, k, out1, r->device_reference ? &rf : NULL, certify, &obs,
+                    &r->kernel_seconds, err, err_len);
     if (st == GG_OK && obs.device_error)
         no_out = "a device error ended the run: the output was not compared";
     /* A device error is judged from the observations alone: the output was not compared. */
@@ -385,6 +452,7 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
         goto done;
     gg_verdict_make(&t.p, k->name, k->tile_m, k->tile_n, k->tile_k, r->compared ? &r->cmp : NULL,
                     &obs, &r->verdict);
+    r->certified = r->device_reference || !obs.device_error ? certify : 0;
 done:
     r->total_seconds = now_s() - t0;
     if (shown)
@@ -426,5 +494,52 @@ void gg_run_result_free(struct gg_run_result *r)
 {
     if (r->compared)
         gg_compare_free(&r->cmp);
+    memset(r, 0, sizeof *r);
+}
+
+enum gg_status gg_run_reference(const struct gg_case *c, const struct gg_run_opts *o,
+                                struct gg_reference_run *r, char *err, size_t err_len)
+{
+    memset(r, 0, sizeof *r);
+    gg_registry_init();
+    struct gg_run_result res;
+    memset(&res, 0, sizeof res);
+    gg_case_init(&r->kase);
+    const struct gg_kernel *k = NULL;
+    struct reference rf = {0};
+    enum gg_status st = reference_where_check(o, err, err_len);
+    if (st == GG_OK)
+        st = gg_run_setup(c, o, device_reference_wanted(o), &k, &r->kase, &r->t, &res, err,
+                          err_len);
+    r->device = r->t.inputs_on_device;
+    double t0 = now_s();
+    if (st == GG_OK && !r->device) {
+        st = reference_make(&r->t, o, &rf, err, err_len);
+    } else if (st == GG_OK) {
+        struct gg_target tg = {.iface = gg_run_target_of(k), .t = &r->t};
+        if ((st = reference_alloc(&r->t, &rf, err, err_len)) == GG_OK &&
+            (st = tg.iface->prepare(&tg, err, err_len)) == GG_OK) {
+            t0 = now_s();
+            st = tg.iface->reference(&tg, rf.ref, rf.abs, rf.src, o ? o->certify_samples : 0,
+                                     err, err_len);
+        }
+        tg.iface->release(&tg);
+    }
+    r->seconds = now_s() - t0;
+    r->p = r->t.p;
+    r->n = gg_problem_out_elems(&r->t.p);
+    r->ref = rf.ref;
+    r->abs = rf.abs;
+    r->src = rf.src;
+    return st;
+}
+
+void gg_reference_run_free(struct gg_reference_run *r)
+{
+    free(r->ref);
+    free(r->abs);
+    free(r->src);
+    gg_tensors_free(&r->t);
+    gg_case_free(&r->kase);
     memset(r, 0, sizeof *r);
 }

@@ -42,6 +42,13 @@ struct gg_target_i {
     /* (optional) Copies the live part of C into the host C buffer (t->ops.c), which the
        protocol's padding check and output copies read. NULL: the kernel wrote it there. */
     enum gg_status (*fetch_output)(struct gg_target *tg, char *err, size_t err_len);
+    /* (optional) The reference where the kernel reads its inputs, before any kernel ran: ref
+       and abs, and src (NULL when the tensors have no unquantised source, t->has_source) the
+       source's product, each as gg_ref_gemm() gives them (reference order); with certify > 0
+       the MPFR certification of ref on that many outputs, its vectors fetched from the target.
+       NULL: the reference runs on the host tensors. */
+    enum gg_status (*reference)(struct gg_target *tg, double *ref, double *abs, double *src,
+                                int64_t certify, char *err, size_t err_len);
     /* (optional) 1 when a failure left the target unable to run anything more (a sticky device
        error): the failure is then a `device` observation (obs->device_error), not a harness
        error, and the process should exit after reporting it. */

@@ -83,7 +83,8 @@ int gg_wire_send_case(int fd, const char *text, size_t len, const struct gg_run_
                                 .size = sizeof q,
                                 .text_len = len,
                                 .max_mem_bytes = o ? o->max_mem_bytes : 0,
-                                .certify_samples = o ? o->certify_samples : 0};
+                                .certify_samples = o ? o->certify_samples : 0,
+                                .reference = o ? (int32_t)o->reference : 0};
     return gg_wire_write(fd, &q, sizeof q) == 0 && gg_wire_write(fd, text, len) == 0 ? 0 : -1;
 }
 
@@ -114,6 +115,7 @@ int gg_wire_recv_case(int fd, char **text, size_t *len, struct gg_run_opts *o)
     memset(o, 0, sizeof *o);
     o->max_mem_bytes = q.max_mem_bytes;
     o->certify_samples = q.certify_samples;
+    o->reference = (enum gg_reference_where)q.reference;
     *text = t;
     *len = q.text_len;
     return 0;

@@ -242,7 +242,9 @@ static void run_on(struct suite *s, const char *path, const struct gg_case *c, c
     if (k && mutant[0] && !gg_mutant_list_check(mutant, k->mutants, kname, err, sizeof err)) {
         case_no_verdict(&rc, &t, 1, err);
     } else {
-        struct gg_run_opts ro = {.max_mem_bytes = o->max_mem_bytes, .kernel = kernel,
+        struct gg_run_opts ro = {.max_mem_bytes = o->max_mem_bytes,
+                                 .reference = o->reference,
+                                 .kernel = kernel,
                                  .mutant = o->mutant};
         enum gg_status st = o->no_fork ? gg_run_case(c, &ro, &r, err, sizeof err)
                                        : gg_run_case_isolated(c, &ro, o->timeout_s, &r, err,
@@ -343,7 +345,9 @@ static void perf_pass(struct suite *s)
             continue;
         const char *kname = rc->kernel;
         const struct gg_kernel *k = gg_registry_find(kname);
-        struct gg_run_opts ro = {.max_mem_bytes = o->max_mem_bytes, .kernel = kname,
+        struct gg_run_opts ro = {.max_mem_bytes = o->max_mem_bytes,
+                                 .reference = o->reference,
+                                 .kernel = kname,
                                  .mutant = o->mutant};
         int got = 0;
         for (int r = -1; r < runs; r++) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "fuzz/case/gg_case.h"
+#include "fuzz/run/gg_run.h"
 
 struct gg_gpus; /* fuzz/run/gg_run.h */
 
@@ -49,6 +50,7 @@ struct gg_suite_opts {
     double timeout_s;                /* per case run (0: none) */
     int no_fork;                     /* run in this process */
     int64_t max_mem_bytes;           /* 0: the memory available */
+    enum gg_reference_where reference; /* where every run's reference is computed */
     const char *json_path, *save_baseline_path, *junit_path, *report_dir; /* (optional) outputs */
     char **plugins;                  /* recorded in the results */
     int n_plugins;

@@ -5,7 +5,11 @@
  * the same group shapes on operands already in double, and prints fp64 GFLOP/s of each (the
  * problem's 2·outputs·reduction flops per product; the reference computes two products, the
  * value and |A|·|B|) and the reference's share of the bare DGEMM's rate.
- * Usage: bench_release_reference [--threads N] [CASE...]
+ * With --device KERNEL (a GPU kernel that takes the cases), the device reference is timed too
+ * (median of 3 gg_run_reference() calls on the device, inputs generated there first, untimed) and
+ * its fp64 GFLOP/s printed; compare with the bare DGEMM of the device (e.g. torch.float64
+ * matmul) on the same machine.
+ * Usage: bench_release_reference [--threads N] [--device KERNEL] [CASE...]
  */
 #include <cblas.h>
 #include <stdio.h>
@@ -45,6 +49,32 @@ static double bare_dgemm(const struct gg_problem *p, double *a, double *b, doubl
     }
     return gg_wire_now() - t0;
 }
+
+/* The device reference of case c on kernel: median of REPS; prints its line. */
+static int bench_device(const struct gg_case *c, const char *kernel, const char *name)
+{
+    double t[REPS];
+    char err[512];
+    double flop = 0;
+    for (int r = 0; r < REPS; r++) {
+        struct gg_run_opts o = {.kernel = kernel, .reference = GG_REFERENCE_DEVICE};
+        struct gg_reference_run rr;
+        enum gg_status st = gg_run_reference(c, &o, &rr, err, sizeof err);
+        t[r] = rr.seconds;
+        flop = gg_problem_flops(&rr.p);
+        gg_reference_run_free(&rr);
+        if (st != GG_OK) {
+            fprintf(stderr, "bench_release_reference: %s on the device: %s\n", name, err);
+            return 1;
+        }
+    }
+    double m = median3(t);
+    printf("%-44s %8s %8.3f %9.1f  (device reference, %s)\n", name, "", m, 2 * flop / m * 1e-9,
+           kernel);
+    return 0;
+}
+
+static const char *device_kernel;
 
 static int bench_case(const char *path)
 {
@@ -99,16 +129,22 @@ static int bench_case(const char *path)
            100.0 * (2 * flop / m_ref) / (flop / m_raw));
     free(ref), free(abs), free(a), free(b), free(cc);
     gg_tensors_free(&t);
+    int rc = device_kernel ? bench_device(&c, device_kernel, name) : 0;
     gg_case_free(&c);
-    return 0;
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
     int first = 1;
-    if (argc > 2 && strcmp(argv[1], "--threads") == 0) {
-        gg_ref_threads(atoi(argv[2]));
-        first = 3;
+    for (;;) {
+        if (argc > first + 1 && strcmp(argv[first], "--threads") == 0)
+            gg_ref_threads(atoi(argv[first + 1]));
+        else if (argc > first + 1 && strcmp(argv[first], "--device") == 0)
+            device_kernel = argv[first + 1];
+        else
+            break;
+        first += 2;
     }
     printf("host reference on %d threads (OpenBLAS %d); median of %d\n", gg_ref_thread_count(),
            openblas_get_num_threads(), REPS);

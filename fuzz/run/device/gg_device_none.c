@@ -171,3 +171,19 @@ void gg_device_test_memset(void *dst, int byte, size_t n, void *stream)
 {
     (void)dst, (void)byte, (void)n, (void)stream;
 }
+
+enum gg_status gg_device_reference(struct gg_device *d, const struct gg_problem *p,
+                                   const struct gg_operands *o, double *c, double *abs, char *err,
+                                   size_t err_len)
+{
+    (void)d, (void)p, (void)o, (void)c, (void)abs;
+    return unsupported(err, err_len);
+}
+
+enum gg_status gg_device_fetch_run(struct gg_device *d, enum gg_dtype dt, const void *dev_base,
+                                   int64_t off, int64_t n, int64_t step, void *out, char *err,
+                                   size_t err_len)
+{
+    (void)d, (void)dt, (void)dev_base, (void)off, (void)n, (void)step, (void)out;
+    return unsupported(err, err_len);
+}
