@@ -235,6 +235,7 @@ static enum gg_status dev_prepare(struct gg_target *tg, char *err, size_t err_le
     plan(m, tg->t);
     if ((st = admit(m, tg->t, err, err_len)) != GG_OK)
         return st;
+    gg_output_touch(tg->t); /* the output comes back here: its pages faulted on every core */
     return build(m, tg->t, err, err_len);
 }
 

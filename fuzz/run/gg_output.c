@@ -5,6 +5,7 @@
  * these ranges only, so an output whose rows lie gigabytes apart costs what its rows cost. The
  * run protocol (gg_runner.c) and its targets (gg_hostrun.c, gg_devrun.c) use them.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -72,23 +73,78 @@ void gg_output_free(const struct gg_tensors *t, void *copy)
         munmap(copy, t->c_bytes);
 }
 
-void gg_output_save(const struct gg_tensors *t, void *copy)
+/* A pass over the live part of C (and the same bytes of a copy), split over the reference's
+   threads when it is large: a multi-gigabyte output's copies, comparisons and first touches
+   (with their page faults) then run on every core. The result does not depend on the split. */
+enum span_op { SPAN_COPY, SPAN_DIFF, SPAN_ZERO };
+
+struct span_job {
+    const struct gg_tensors *t;
+    enum span_op op;
+    uint8_t *copy;
+    atomic_int differs;
+};
+
+/* Bytes per thread at least. */
+#define SPAN_MIN_BYTES ((int64_t)64 << 20)
+
+static void span_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
+    (void)tid;
+    struct span_job *j = ctx;
+    uint8_t *c = (uint8_t *)j->t->ops.c;
+    int64_t at = 0; /* flat offset of range i's first byte */
+    struct gg_range r;
+    for (size_t i = 0; i < j->t->n_live[2] && at < hi; i++) {
+        if (!gg_output_range(j->t, i, &r))
+            continue;
+        int64_t len = (int64_t)(r.hi - r.lo), a = lo > at ? lo : at;
+        int64_t b = hi < at + len ? hi : at + len;
+        if (a < b) {
+            size_t off = r.lo + (size_t)(a - at), n = (size_t)(b - a);
+            if (j->op == SPAN_COPY)
+                memcpy(j->copy + off, c + off, n);
+            else if (j->op == SPAN_ZERO)
+                memset(c + off, 0, n);
+            else if (gg_oracle_first_diff(j->copy + off, c + off, n) >= 0)
+                atomic_store(&j->differs, 1);
+        }
+        at += len;
+    }
+}
+
+static int over_output(const struct gg_tensors *t, enum span_op op, const void *copy)
+{
+    struct span_job j = {.t = t, .op = op, .copy = (uint8_t *)copy};
+    atomic_init(&j.differs, 0);
+    int64_t total = 0;
     struct gg_range r;
     for (size_t i = 0; i < t->n_live[2]; i++)
         if (gg_output_range(t, i, &r))
-            memcpy((uint8_t *)copy + r.lo, (const uint8_t *)t->ops.c + r.lo, r.hi - r.lo);
+            total += (int64_t)(r.hi - r.lo);
+    gg_par_for(total, SPAN_MIN_BYTES, span_range, &j);
+    return atomic_load(&j.differs);
+}
+
+void gg_output_save(const struct gg_tensors *t, void *copy)
+{
+    over_output(t, SPAN_COPY, copy);
 }
 
 int gg_output_differs(const struct gg_tensors *t, const void *copy)
 {
+    return over_output(t, SPAN_DIFF, copy);
+}
+
+void gg_output_touch(struct gg_tensors *t)
+{
     struct gg_range r;
+    int64_t total = 0;
     for (size_t i = 0; i < t->n_live[2]; i++)
-        if (gg_output_range(t, i, &r) &&
-            gg_oracle_first_diff((const uint8_t *)copy + r.lo, (const uint8_t *)t->ops.c + r.lo,
-                                 r.hi - r.lo) >= 0)
-            return 1;
-    return 0;
+        if (gg_output_range(t, i, &r))
+            total += (int64_t)(r.hi - r.lo);
+    if (gg_par_threads(total, SPAN_MIN_BYTES) > 1)
+        over_output(t, SPAN_ZERO, NULL);
 }
 
 int gg_output_padding_hit(const struct gg_tensors *t)
@@ -105,4 +161,21 @@ int gg_output_padding_hit(const struct gg_tensors *t)
     int hit = gg_oracle_padding_check_live(&t->p, t->ops.c, live, n) >= 0;
     free(live);
     return hit;
+}
+
+struct zero_job {
+    uint8_t *p;
+};
+
+static void zero_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    memset(((struct zero_job *)ctx)->p + lo, 0, (size_t)(hi - lo));
+}
+
+void gg_par_zero(void *p, size_t n)
+{
+    struct zero_job j = {p};
+    if (gg_par_threads((int64_t)n, SPAN_MIN_BYTES) > 1)
+        gg_par_for((int64_t)n, SPAN_MIN_BYTES, zero_range, &j);
 }

@@ -253,6 +253,10 @@ static enum gg_status reference_alloc(const struct gg_tensors *t, struct referen
         snprintf(err, err_len, "out of memory for the reference (%lld outputs)", (long long)n);
         return GG_E_NOMEM;
     }
+    gg_par_zero(rf->ref, bytes);
+    gg_par_zero(rf->abs, bytes);
+    if (rf->src)
+        gg_par_zero(rf->src, bytes);
     return GG_OK;
 }
 

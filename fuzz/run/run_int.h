@@ -17,6 +17,12 @@ void gg_output_free(const struct gg_tensors *t, void *copy);
 /* Copies the live part of C into copy; 1 when the live part of C differs from copy's. */
 void gg_output_save(const struct gg_tensors *t, void *copy);
 int gg_output_differs(const struct gg_tensors *t, const void *copy);
+/* When the live part of C is large enough for several of the reference's threads: zeroes it on
+   them, so that its pages are first touched (faulted) on every core; otherwise nothing. For a
+   target that fills a fresh C from elsewhere (the device's output). */
+void gg_output_touch(struct gg_tensors *t);
+/* The same for n bytes at p (a fresh buffer whose every byte its user writes). */
+void gg_par_zero(void *p, size_t n);
 /* 1 when an element of C's padding inside its live part lost the sentinel. */
 int gg_output_padding_hit(const struct gg_tensors *t);
 
