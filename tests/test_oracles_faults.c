@@ -471,3 +471,62 @@ Test(oracle_faults, random_correct_outputs_pass)
         fx_free(&f);
     }
 }
+
+/* A large output is scanned by groups on several threads and merged in group order: every
+   metric, each group's, the bad elements' region and the source SNR equal those of one thread. */
+Test(oracle_faults, parallel_scan_equals_one_thread)
+{
+    enum { G = 40, ROWS = 128, N = 512 };
+    static int64_t lens[G], offs[G + 1];
+    for (int g = 0; g < G; g++) {
+        lens[g] = ROWS;
+        offs[g + 1] = offs[g] + ROWS;
+    }
+    struct gg_problem p = {.op = GG_OP_GROUPED_FWD, .a_dtype = GG_DTYPE_BF16,
+                           .b_dtype = GG_DTYPE_BF16, .c_dtype = GG_DTYPE_F32, .groups = G,
+                           .m = G * ROWS, .n = N, .k = 64, .group_lens = lens,
+                           .group_offs = offs};
+    char err[128];
+    cr_assert_eq(gg_problem_check(&p, err, sizeof err), GG_OK, "%s", err);
+    int64_t n = (int64_t)G * ROWS * N;
+    float *c = malloc((size_t)n * sizeof *c);
+    double *ref = malloc((size_t)n * sizeof *ref), *abs = malloc((size_t)n * sizeof *abs);
+    double *src = malloc((size_t)n * sizeof *src);
+    cr_assert(c && ref && abs && src);
+    uint64_t s = 7;
+    for (int64_t i = 0; i < n; i++) {
+        ref[i] = (double)(splitmix64(&s) >> 11) * 0x1p-53 - 0.5;
+        abs[i] = fabs(ref[i]) + 1.0;
+        src[i] = ref[i] * (1 + 0x1p-9);
+        c[i] = (float)ref[i];
+    }
+    /* Bad elements in the last rows of groups 3 and 31 (past τ), one unwritten in group 17,
+       elements past the warning level only in group 9. */
+    for (int64_t col = 0; col < N; col++) {
+        c[(3 * ROWS + ROWS - 1) * N + col] += 0.25f;
+        c[(31 * ROWS + ROWS - 1) * N + col] -= 0.25f;
+        c[(9 * ROWS + 5) * N + col] += 2e-6f;
+    }
+    uint32_t sentinel = gg_oracle_sentinel(GG_DTYPE_F32);
+    memcpy(&c[17 * ROWS * N + 11], &sentinel, sizeof sentinel);
+    struct gg_compare one, many;
+    gg_ref_threads(1);
+    cr_assert_eq(gg_compare_output(&p, c, ref, abs, src, 64, 64, &one), GG_OK);
+    gg_ref_threads(2);
+    cr_assert_eq(gg_par_threads(G, n / G > 0 ? (1 << 20) / (n / G) + 1 : 1), 2,
+                 "the scan would not split");
+    cr_assert_eq(gg_compare_output(&p, c, ref, abs, src, 64, 64, &many), GG_OK);
+    cr_expect_gt(one.n_bound, 0);
+    cr_expect_eq(one.n_unwritten, 1);
+    cr_expect_eq(memcmp(one.groups, many.groups, G * sizeof *one.groups), 0);
+    cr_expect_eq(one.region, many.region);
+    cr_expect_eq(one.n_bound, many.n_bound);
+    cr_expect_eq(one.n_unwritten, many.n_unwritten);
+    cr_expect_eq(one.src_n, many.src_n);
+    cr_expect_eq(memcmp(&one.snr_db, &many.snr_db, sizeof one.snr_db), 0);
+    cr_expect_eq(memcmp(&one.src_snr_db, &many.src_snr_db, sizeof one.src_snr_db), 0);
+    cr_expect_eq(one.max_ratio, many.max_ratio);
+    gg_compare_free(&one);
+    gg_compare_free(&many);
+    free(c), free(ref), free(abs), free(src);
+}

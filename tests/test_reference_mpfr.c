@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,5 +279,76 @@ Test(reference_mpfr, nan_inputs_need_nan_outputs)
     t.c[2] = 0; /* (0,2) is a corner */
     cr_expect_geq(gg_ref_certify(&t.p, &t.o, t.c, t.abs, 16, 1, &first), 1);
     cr_expect_eq(first, 2);
+    ref_case_free(&t);
+}
+
+/* A gather that does what the device path does on the host: the vector's codes packed into a
+   buffer of their own, then decoded with gg_ref_gather_operand(). fail: the call that fails. */
+struct packed_gather {
+    const struct ref_case *t;
+    int calls, fail;
+};
+
+static int packed_vector(void *ctx, int which, int64_t g, int64_t idx, double *out, char *err,
+                         size_t err_len)
+{
+    struct packed_gather *pg = ctx;
+    if (++pg->calls == pg->fail) {
+        snprintf(err, err_len, "planted gather failure");
+        return -1;
+    }
+    struct gg_ref_operand d;
+    gg_ref_operand(&pg->t->p, &pg->t->o, which, g, &d);
+    int64_t row = gg_ref_vec_row(&d, idx);
+    uint8_t *codes = calloc((size_t)d.red + 1, 8);
+    cr_assert(codes);
+    for (int64_t j = 0; j < d.red; j++)
+        gg_store_code(d.dt, codes, j,
+                      gg_load_code(d.dt, d.base, d.off + row * d.vec_step + j * d.red_step));
+    d.base = codes;
+    d.off = 0;
+    d.vec_step = 0;
+    d.red_step = 1;
+    d.tensor = d.sk == GG_REF_SCALE_TENSOR ? ((const float *)d.scale)[d.tensor_at] : 1.0;
+    gg_ref_gather_operand(&d, row, out);
+    free(codes);
+    return 0;
+}
+
+/* The device reference's certification path: vectors through a gather callback give the
+   gathers, the verdicts and the first violation of the default path; a failing gather is an
+   error with its message. */
+Test(reference_mpfr, certifies_through_a_gather_callback)
+{
+    static const int64_t lens[3] = {5, 0, 9};
+    struct ref_case t;
+    certified_case(&t, GG_OP_GROUPED_DGRAD, GG_LAYOUT_NK, 3, lens, 0, 96, 40, GG_DTYPE_E4M3,
+                   GG_SCALING_TENSOR);
+    struct packed_gather pg = {.t = &t};
+    double want[128], got[128];
+    char err[128] = "";
+    for (int which = 0; which < 2; which++)
+        for (int64_t g = 0; g < 3; g++)
+            for (int64_t idx = 0; idx < (which ? 40 : lens[g]); idx++) {
+                gg_ref_gather(&t.p, &t.o, which, g, idx, want);
+                cr_assert_eq(packed_vector(&pg, which, g, idx, got, err, sizeof err), 0);
+                cr_assert_eq(memcmp(want, got, 96 * sizeof(double)), 0,
+                             "side %d group %lld vector %lld", which, (long long)g,
+                             (long long)idx);
+            }
+    int64_t first = -2;
+    cr_expect_eq(gg_ref_certify_with(&t.p, &t.o, t.c, t.abs, 64, 5, packed_vector, &pg, &first,
+                                     err, sizeof err), 0, "%s", err);
+    cr_expect_eq(first, -1);
+    int64_t i = t.out - 1;
+    t.c[i] += 1e-3 * t.abs[i] + 1e-30;
+    cr_expect_geq(gg_ref_certify_with(&t.p, &t.o, t.c, t.abs, 64, 5, packed_vector, &pg, &first,
+                                      err, sizeof err), 1);
+    cr_expect_eq(first, i);
+    pg.calls = 0;
+    pg.fail = 3;
+    cr_expect_eq(gg_ref_certify_with(&t.p, &t.o, t.c, t.abs, 64, 5, packed_vector, &pg, &first,
+                                     err, sizeof err), -1);
+    cr_expect_str_eq(err, "planted gather failure");
     ref_case_free(&t);
 }
