@@ -299,15 +299,13 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t);
 
 /* The reference of a case alone (gg_run_reference). */
 struct gg_reference_run {
-    struct gg_problem p;        /* the problem as it ran (defaults filled; group arrays, routing
-                                   and the pointers into them valid until freed) */
-    double *ref, *abs, *src;    /* gg_problem_out_elems(&p) doubles each, reference order; src
+    double *ref, *abs, *src;    /* gg_problem_out_elems(&t.p) doubles each, reference order; src
                                    NULL without an unquantised source */
     int64_t n;
     int device;                 /* 1: computed on the device */
     double seconds;             /* the reference alone (the inputs' generation not counted) */
-    struct gg_tensors t;        /* owned */
-    struct gg_case kase;        /* owned: the case as run, which p points into */
+    struct gg_tensors t;        /* owned; t.p is the problem as it ran (defaults filled) */
+    struct gg_case kase;        /* owned: the case as run, which t.p points into */
 };
 /*
  * The reference of case c without running its kernel: admitted and materialised as for

@@ -530,7 +530,6 @@ enum gg_status gg_run_reference(const struct gg_case *c, const struct gg_run_opt
         tg.iface->release(&tg);
     }
     r->seconds = now_s() - t0;
-    r->p = r->t.p;
     r->n = gg_problem_out_elems(&r->t.p);
     r->ref = rf.ref;
     r->abs = rf.abs;

@@ -61,7 +61,7 @@ static int bench_device(const struct gg_case *c, const char *kernel, const char 
         struct gg_reference_run rr;
         enum gg_status st = gg_run_reference(c, &o, &rr, err, sizeof err);
         t[r] = rr.seconds;
-        flop = gg_problem_flops(&rr.p);
+        flop = gg_problem_flops(&rr.t.p);
         gg_reference_run_free(&rr);
         if (st != GG_OK) {
             fprintf(stderr, "bench_release_reference: %s on the device: %s\n", name, err);

@@ -53,8 +53,7 @@ struct launch {
     const struct group_desc *groups;
     int64_t n_groups, n_tiles, n_out;
     const double *tables;
-    const void *bias;
-    struct side bias_side;
+    struct side bias_side; /* the bias as a vector of decoded elements (d.base: the bias) */
     double *c, *abs;
     uint8_t *cand; /* outputs whose sums are 0 with no special term: -0 candidates */
     int fault;     /* test support: GGFUZZ_TEST_DEVREF_FAULT */
@@ -304,7 +303,8 @@ static int planted_fault(void)
     return !strcmp(f, "group_offset") ? 1 : !strcmp(f, "k_tail") ? 2 : 0;
 }
 
-/* Runs the kernels for groups [g0, g1) whose outputs are [out0, out0 + n_out) of c and abs. */
+/* Runs the kernels for the n_groups groups of gd, whose L.n_out outputs (L.n_tiles tiles) go to
+   c and abs (host arrays at the chunk's first output), through the device buffers descs and out. */
 static enum gg_status run_chunk(struct gg_device *dev, struct launch L, struct group_desc *gd,
                                 int64_t n_groups, struct gg_devbuf *descs, struct gg_devbuf *out,
                                 double *c, double *abs, char *err, size_t err_len)
@@ -374,7 +374,6 @@ extern "C" enum gg_status gg_device_reference(struct gg_device *dev, const struc
     if (st == GG_OK && (st = gg_devbuf_alloc(dev, &tab, sizeof tables, err, err_len)) == GG_OK)
         st = gg_devbuf_upload(dev, &tab, 0, tables, sizeof tables, err, err_len);
     L.tables = (const double *)tab.data;
-    L.bias = o->bias;
     int64_t n = 0, pos = 0, out0 = 0;
     for (int64_t g = 0; st == GG_OK && g <= p->groups; g++) {
         int64_t count = 0;
