@@ -129,28 +129,95 @@ static int overflow_nan(const struct scan *s, double abs, int64_t h)
     return !(abs + gg_oracle_bound(s->t, GG_ORACLE_ACC_MAX, abs, h) < GG_ORACLE_ACC_MAX);
 }
 
-/* Judges one finite, written output against a finite reference. Returns 2 when past τ, 1 when
-   past the warning level tw only, 0 otherwise. */
-static int judge_finite(const struct scan *s, const struct gg_threshold *tw, double out,
-                        double ref, const double *abs, int64_t i, int64_t h,
-                        struct gg_group_metrics *gm, int64_t r, int64_t col)
+/* What the scan of one group needs besides its elements: its block, term count, packed
+   position and the factors of τ and of the warning level. */
+struct group_view {
+    struct gg_out_block b;
+    int64_t g, h, pos;
+    struct gg_bound_factors tau, warn;
+};
+
+/* The value of bf16 code h (exact in float). */
+static double bf16_value(uint32_t h)
+{
+    uint32_t u = h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return (double)f;
+}
+
+/* Outputs read at a time: a run of one row's columns. */
+#define LOAD_RUN 256
+
+static void load_run(enum gg_dtype t, const void *c, int64_t i, int n, double *val,
+                     uint8_t *unwritten);
+
+/* The n reference values ref rounded to the output format t (an f64 output: unchanged). */
+static void round_run(enum gg_dtype t, const double *ref, int n, double *out)
+{
+    if (t == GG_DTYPE_F64) {
+        memcpy(out, ref, (size_t)n * sizeof *out);
+        return;
+    }
+    uint32_t codes[LOAD_RUN];
+    uint8_t unused[LOAD_RUN];
+    gg_encode_run(t, ref, n, 1.0, GG_SAT_NONE, codes, 0);
+    load_run(t, codes, 0, n, out, unused);
+}
+
+/* The n outputs of C from storage index i on, decoded into val; unwritten[j] is 1 where the
+   sentinel still stands (gg_oracle_out_load, with the common formats read in one loop). */
+static void load_run(enum gg_dtype t, const void *c, int64_t i, int n, double *val,
+                     uint8_t *unwritten)
+{
+    uint32_t sentinel = gg_oracle_sentinel(t);
+    if (t == GG_DTYPE_F32) {
+        const unsigned char *p = (const unsigned char *)c + 4 * i;
+        for (int j = 0; j < n; j++) {
+            uint32_t u;
+            float f;
+            memcpy(&u, p + 4 * j, sizeof u);
+            memcpy(&f, &u, sizeof f);
+            unwritten[j] = u == sentinel;
+            val[j] = (double)f;
+        }
+    } else if (t == GG_DTYPE_BF16) {
+        const unsigned char *p = (const unsigned char *)c + 2 * i;
+        for (int j = 0; j < n; j++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * j, sizeof h);
+            unwritten[j] = h == sentinel;
+            val[j] = bf16_value(h);
+        }
+    } else {
+        for (int j = 0; j < n; j++) {
+            val[j] = 0.0;
+            unwritten[j] = (uint8_t)gg_oracle_out_load(t, c, i + j, &val[j]);
+        }
+    }
+}
+
+/* Judges one finite, written output against a finite reference (ref_rounded: it rounded to the
+   output format). Returns 2 when past τ, 1 when past the warning level only, 0 otherwise. */
+static int judge_finite(const struct group_view *v, double out, double ref, double ref_rounded,
+                        const double *abs, struct gg_group_metrics *gm, int64_t r, int64_t col)
 {
     double d = fabs(out - ref);
-    double rn = gg_decode(s->p->c_dtype, gg_encode(s->p->c_dtype, ref, GG_SAT_NONE)) - ref;
+    double rn = ref_rounded - ref;
     gm->sig += ref * ref;
     gm->err += d * d;
     gm->rn_err += isfinite(rn) ? rn * rn : 0.0;
     if (!abs)
         return 0;
-    double tau = gg_oracle_bound(s->t, out, abs[i], h);
+    double tau = gg_oracle_bound_with(&v->tau, out, *abs);
     double ratio = tau > 0 ? d / tau : (d > 0 ? INFINITY : 0.0);
     if (ratio > gm->max_ratio) {
         gm->max_ratio = ratio;
-        gm->worst = (struct gg_worst_element){r, col, out, ref, abs[i], tau};
+        gm->worst = (struct gg_worst_element){r, col, out, ref, *abs, tau};
     }
     if (d > tau)
         return 2;
-    return d > gg_oracle_bound(tw, out, abs[i], h);
+    return d > gg_oracle_bound_with(&v->warn, out, *abs);
 }
 
 /* The bound's term count: the reduction length, plus one for a bias added to the accumulator,
@@ -170,64 +237,102 @@ static int64_t storage_index(const struct gg_out_block *b, int64_t r, int64_t co
     return (b->row_map ? (int64_t)b->row_map[r] * b->ld : b->base + r * b->ld) + col;
 }
 
-/* Compares group g, whose reference starts at packed position pos, into gm and part. */
-static void scan_group(const struct scan *s, int64_t g, int64_t pos, const double *ref,
-                       const double *abs, const double *src, struct gg_group_metrics *gm,
-                       struct scan_part *part)
+static void group_view_make(const struct scan *s, int64_t g, int64_t pos, struct group_view *v)
+{
+    gg_problem_out_block(s->p, g, &v->b);
+    v->g = g;
+    v->pos = pos;
+    v->h = gg_oracle_terms(s->p, &v->b);
+    /* Warning level: the Higham-Mary probabilistic bound with λ = 8, 8·√h·u_acc, where it is
+       tighter than γ_h (h > 64); rows with an empirical κ have no tighter model. */
+    struct gg_threshold tw = *s->t;
+    if (tw.kappa == 0 && v->h > 64)
+        tw.kappa = 8.0 * sqrt((double)v->h) * tw.u_acc;
+    gg_oracle_bound_factors(s->t, v->h, &v->tau);
+    gg_oracle_bound_factors(&tw, v->h, &v->warn);
+}
+
+/* Compares rows [r0, r1) of group v into gm and part (its sums, counts, worst and first bad
+   element, and regions so far); ref, abs and src hold the outputs from packed position base
+   on. */
+static void scan_rows(const struct scan *s, const struct group_view *v, int64_t r0, int64_t r1,
+                      int64_t base, const double *ref, const double *abs, const double *src,
+                      struct gg_group_metrics *gm, struct scan_part *part)
 {
     region_init(&part->bad);
     region_init(&part->suspect);
-    struct gg_out_block b;
-    gg_problem_out_block(s->p, g, &b);
-    gm->elems = b.rows * b.cols;
+    const struct gg_out_block *b = &v->b;
+    int64_t h = v->h;
     gm->first_bad = -1;
     gm->worst.row = -1;
-    /* Warning level: the Higham-Mary probabilistic bound with λ = 8, 8·√h·u_acc, where it is
-       tighter than γ_h (h > 64); rows with an empirical κ have no tighter model. */
-    int64_t h = gg_oracle_terms(s->p, &b);
-    struct gg_threshold tw = *s->t;
-    if (tw.kappa == 0 && h > 64)
-        tw.kappa = 8.0 * sqrt((double)h) * tw.u_acc;
-    for (int64_t r = 0; r < b.rows; r++) {
-        for (int64_t col = 0; col < b.cols; col++) {
-            int64_t i = pos + r * b.cols + col;
-            double out = 0.0, rf = ref[i];
+    double vals[LOAD_RUN], rnd[LOAD_RUN];
+    uint8_t unwritten[LOAD_RUN];
+    for (int64_t r = r0; r < r1; r++) {
+        for (int64_t col = 0; col < b->cols; col++) {
+            int64_t i = v->pos + r * b->cols + col, at = i - base, j = col % LOAD_RUN;
+            if (j == 0) {
+                int n = (int)(b->cols - col < LOAD_RUN ? b->cols - col : LOAD_RUN);
+                load_run(s->p->c_dtype, s->c, storage_index(b, r, col), n, vals, unwritten);
+                round_run(s->p->c_dtype, &ref[at], n, rnd);
+            }
+            double out = vals[j], rf = ref[at];
             int bad = 0, suspect = 0;
-            if (gg_oracle_out_load(s->p->c_dtype, s->c, storage_index(&b, r, col), &out)) {
+            if (unwritten[j]) {
                 gm->n_unwritten++;
                 bad = 1;
-            } else if (abs && abs[i] > GG_ORACLE_ACC_MAX && isfinite(rf)) {
+            } else if (abs && abs[at] > GG_ORACLE_ACC_MAX && isfinite(rf)) {
                 /* Past the fp32 accumulator's range: overflow is allowed anywhere in the sum
                    (Inf, or NaN from Inf - Inf), so the element is not judged. */
             } else if (!isfinite(rf)) {
                 bad = isnan(rf) ? !isnan(out)
-                                : out != rf && !(isnan(out) && abs && overflow_nan(s, abs[i], h));
+                                : out != rf && !(isnan(out) && abs && overflow_nan(s, abs[at], h));
                 gm->n_nan += bad;
             } else if (!isfinite(out)) {
-                bad = !(abs && overflow_ok(s, out, rf, abs[i], h));
+                bad = !(abs && overflow_ok(s, out, rf, abs[at], h));
                 gm->n_nan += bad;
             } else {
-                int v = judge_finite(s, &tw, out, rf, abs, i, h, gm, r, col);
-                gm->n_bound += v == 2;
-                bad = v == 2;
-                suspect = v == 1;
-                if (src && isfinite(src[i])) {
-                    part->src_sig += src[i] * src[i];
-                    part->src_err += (out - src[i]) * (out - src[i]);
-                    part->src_n += src[i] != 0.0 || out != 0.0;
+                int k = judge_finite(v, out, rf, rnd[j], abs ? &abs[at] : NULL, gm, r, col);
+                gm->n_bound += k == 2;
+                bad = k == 2;
+                suspect = k == 1;
+                if (src && isfinite(src[at])) {
+                    part->src_sig += src[at] * src[at];
+                    part->src_err += (out - src[at]) * (out - src[at]);
+                    part->src_n += src[at] != 0.0 || out != 0.0;
                 }
             }
             if (bad && gm->first_bad < 0)
                 gm->first_bad = i;
             if (bad)
-                region_add(&part->bad, g, r, col, &b, s->tile_m, s->tile_n);
+                region_add(&part->bad, v->g, r, col, b, s->tile_m, s->tile_n);
             else if (suspect)
-                region_add(&part->suspect, g, r, col, &b, s->tile_m, s->tile_n);
+                region_add(&part->suspect, v->g, r, col, b, s->tile_m, s->tile_n);
         }
     }
-    region_end_group(&part->bad, gm->elems);
-    region_end_group(&part->suspect, gm->elems);
-    gm->snr_db = gm->elems == 0 ? INFINITY : gg_oracle_snr_db(gm->sig, gm->err);
+}
+
+/* Appends the scan of a later part of a group (pm, pp) to the group's (gm, gp): as if the
+   part's elements had been scanned after the group's so far. */
+static void part_merge(struct gg_group_metrics *gm, struct scan_part *gp,
+                       const struct gg_group_metrics *pm, const struct scan_part *pp)
+{
+    gm->sig += pm->sig;
+    gm->err += pm->err;
+    gm->rn_err += pm->rn_err;
+    gm->n_bound += pm->n_bound;
+    gm->n_nan += pm->n_nan;
+    gm->n_unwritten += pm->n_unwritten;
+    if (pm->max_ratio > gm->max_ratio) {
+        gm->max_ratio = pm->max_ratio;
+        gm->worst = pm->worst;
+    }
+    if (gm->first_bad < 0)
+        gm->first_bad = pm->first_bad;
+    region_merge(&gp->bad, &pp->bad);
+    region_merge(&gp->suspect, &pp->suspect);
+    gp->src_sig += pp->src_sig;
+    gp->src_err += pp->src_err;
+    gp->src_n += pp->src_n;
 }
 
 /* The region of the bad elements; when the SNR alone fails, that of the elements past the
@@ -253,92 +358,232 @@ static enum gg_region compare_region(const struct scan *s, const struct scan_par
  * output is a NaN mismatch unless it is a correctly rounded overflow; everything else enters the
  * SNR sums and the bound (abs NULL: no bound, SNR only). first_bad is the packed index.
  */
-/* The groups of one comparison, scanned apart (each writes its own metrics and part). */
+/* A comparison under way: the groups come in order, a run of them at a time. */
+struct gg_compare_run {
+    struct gg_threshold t;
+    struct scan s;
+    int64_t *pos; /* packed position of each group's block; pos[groups] = total */
+    struct scan_part *parts;
+    struct gg_compare cmp;
+    int64_t next;    /* the first group not yet scanned */
+    int with_src;    /* a source product came with the groups */
+};
+
+/*
+ * Outputs of one part at most: a group is scanned in parts of whole rows, each into its own
+ * metrics, merged in row order. The parts depend on the shape alone, so the result depends
+ * neither on the thread count nor on how the groups came in runs.
+ */
+#define PART_OUTPUTS ((int64_t)1 << 20)
+/* Outputs per thread at least: below this a thread costs more than it saves. */
+#define SCAN_MIN_OUTPUTS ((int64_t)1 << 20)
+
+/* Rows of one part of block b (a block without columns is one part). */
+static int64_t part_rows(const struct gg_out_block *b)
+{
+    if (b->cols <= 0)
+        return b->rows > 0 ? b->rows : 1;
+    return b->cols < PART_OUTPUTS ? PART_OUTPUTS / b->cols : 1;
+}
+
+/* One part of one group of a run. */
+struct scan_task {
+    int64_t view; /* its group's entry in the run's views */
+    int64_t r0, r1;
+};
+
+/* The parts of one run, scanned apart. */
 struct scan_job {
     const struct scan *s;
-    const int64_t *pos; /* packed position of each group's block */
-    const double *ref, *abs, *src;
-    struct gg_group_metrics *groups;
+    const struct group_view *views;
+    const struct scan_task *tasks;
+    struct gg_group_metrics *gm;
     struct scan_part *parts;
+    int64_t base; /* packed position of the arrays' first element */
+    const double *ref, *abs, *src;
 };
 
 static void scan_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     struct scan_job *j = ctx;
-    for (int64_t g = lo; g < hi; g++)
-        scan_group(j->s, g, j->pos[g], j->ref, j->abs, j->src, &j->groups[g], &j->parts[g]);
+    for (int64_t i = lo; i < hi; i++) {
+        const struct scan_task *k = &j->tasks[i];
+        scan_rows(j->s, &j->views[k->view], k->r0, k->r1, j->base, j->ref, j->abs, j->src,
+                  &j->gm[i], &j->parts[i]);
+    }
 }
 
-/* Outputs per thread at least: below this a thread costs more than it saves. */
-#define SCAN_MIN_OUTPUTS ((int64_t)1 << 20)
+void gg_compare_abort(struct gg_compare_run *run)
+{
+    if (!run)
+        return;
+    free(run->cmp.groups);
+    free(run->parts);
+    free(run->pos);
+    free(run);
+}
+
+enum gg_status gg_compare_begin(const struct gg_problem *p, const void *c, int64_t tile_m,
+                                int64_t tile_n, struct gg_compare_run **out)
+{
+    size_t n_groups = (size_t)(p->groups > 0 ? p->groups : 1);
+    struct gg_compare_run *run = calloc(1, sizeof *run);
+    *out = NULL;
+    if (run) {
+        run->cmp.groups = calloc(n_groups, sizeof *run->cmp.groups);
+        run->parts = calloc(n_groups, sizeof *run->parts);
+        run->pos = malloc((n_groups + 1) * sizeof *run->pos);
+    }
+    if (!run || !run->cmp.groups || !run->parts || !run->pos) {
+        gg_compare_abort(run);
+        return GG_E_NOMEM;
+    }
+    run->cmp.n_groups = p->groups;
+    run->cmp.src_snr_db = NAN;
+    run->t = gg_threshold_at(p);
+    run->s = (struct scan){.p = p, .t = &run->t, .c = c, .tile_m = tile_m, .tile_n = tile_n};
+    run->pos[0] = 0;
+    for (int64_t g = 0; g < p->groups; g++) {
+        struct gg_out_block b;
+        gg_problem_out_block(p, g, &b);
+        run->pos[g + 1] = run->pos[g] + b.rows * b.cols;
+    }
+    *out = run;
+    return GG_OK;
+}
+
+int64_t gg_compare_group_start(const struct gg_compare_run *run, int64_t g)
+{
+    return run->pos[g];
+}
+
+/* Merges the parts of each group of a scanned run, in row order, into the run's groups. */
+static void run_merge(struct gg_compare_run *run, const struct scan_job *j, int64_t n_views,
+                      int64_t n_tasks)
+{
+    for (int64_t v = 0, i = 0; v < n_views; v++) {
+        const struct group_view *gv = &j->views[v];
+        struct gg_group_metrics *gm = &run->cmp.groups[gv->g];
+        struct scan_part *gp = &run->parts[gv->g];
+        memset(gm, 0, sizeof *gm);
+        memset(gp, 0, sizeof *gp);
+        region_init(&gp->bad);
+        region_init(&gp->suspect);
+        gm->elems = gv->b.rows * gv->b.cols;
+        gm->first_bad = -1;
+        gm->worst.row = -1;
+        for (; i < n_tasks && j->tasks[i].view == v; i++)
+            part_merge(gm, gp, &j->gm[i], &j->parts[i]);
+        /* The group's regions start at its first element: every part is its own. */
+        gp->bad.mark = gp->suspect.mark = 0;
+        region_end_group(&gp->bad, gm->elems);
+        region_end_group(&gp->suspect, gm->elems);
+        gm->snr_db = gm->elems == 0 ? INFINITY : gg_oracle_snr_db(gm->sig, gm->err);
+    }
+}
+
+/* Parts are judged apart, in parallel on the reference's threads when the run is large (a
+   process running cases beside others has one), and merged in order. */
+enum gg_status gg_compare_groups(struct gg_compare_run *run, int64_t g0, int64_t g1,
+                                 const double *ref, const double *abs, const double *src)
+{
+    if (g0 != run->next || g1 < g0 || g1 > run->s.p->groups || (g0 > 0 && !src != !run->with_src))
+        return GG_E_INVAL;
+    run->with_src = src != NULL;
+    int64_t n_views = g1 - g0, n_tasks = 0;
+    struct group_view *views = malloc((size_t)(n_views > 0 ? n_views : 1) * sizeof *views);
+    if (!views)
+        return GG_E_NOMEM;
+    for (int64_t v = 0; v < n_views; v++) {
+        group_view_make(&run->s, g0 + v, run->pos[g0 + v], &views[v]);
+        int64_t rows = views[v].b.rows, per = part_rows(&views[v].b);
+        n_tasks += rows > 0 ? (rows + per - 1) / per : 1;
+    }
+    size_t nt = (size_t)(n_tasks > 0 ? n_tasks : 1);
+    struct scan_task *tasks = malloc(nt * sizeof *tasks);
+    struct gg_group_metrics *gm = calloc(nt, sizeof *gm);
+    struct scan_part *parts = calloc(nt, sizeof *parts);
+    enum gg_status st = tasks && gm && parts ? GG_OK : GG_E_NOMEM;
+    if (st == GG_OK) {
+        int64_t i = 0;
+        for (int64_t v = 0; v < n_views; v++) {
+            int64_t rows = views[v].b.rows, per = part_rows(&views[v].b), r = 0;
+            do {
+                int64_t r1 = rows - r > per ? r + per : rows;
+                tasks[i++] = (struct scan_task){v, r, r1};
+                r = r1;
+            } while (r < rows);
+        }
+        struct scan_job job = {&run->s, views, tasks, gm, parts, run->pos[g0], ref, abs, src};
+        int64_t total = run->pos[g1] - run->pos[g0], per_task = total / (int64_t)nt;
+        if (total >= 2 * SCAN_MIN_OUTPUTS && n_tasks > 1)
+            gg_par_for(n_tasks, SCAN_MIN_OUTPUTS / (per_task > 0 ? per_task : 1) + 1, scan_range,
+                       &job);
+        else
+            scan_range(&job, 0, n_tasks, 0);
+        run_merge(run, &job, n_views, n_tasks);
+        run->next = g1;
+    }
+    free(views);
+    free(tasks);
+    free(gm);
+    free(parts);
+    return st;
+}
+
+enum gg_status gg_compare_end(struct gg_compare_run *run, struct gg_compare *out)
+{
+    memset(out, 0, sizeof *out);
+    if (run->next != run->s.p->groups) {
+        gg_compare_abort(run);
+        return GG_E_INVAL;
+    }
+    struct gg_compare *cmp = &run->cmp;
+    struct scan_part all;
+    memset(&all, 0, sizeof all);
+    region_init(&all.bad);
+    region_init(&all.suspect);
+    for (int64_t g = 0; g < cmp->n_groups; g++) {
+        struct gg_group_metrics *gm = &cmp->groups[g];
+        cmp->sig += gm->sig;
+        cmp->err += gm->err;
+        cmp->rn_err += gm->rn_err;
+        cmp->n_bound += gm->n_bound;
+        cmp->n_nan += gm->n_nan;
+        cmp->n_unwritten += gm->n_unwritten;
+        if (gm->max_ratio > cmp->max_ratio)
+            cmp->max_ratio = gm->max_ratio;
+        region_merge(&all.bad, &run->parts[g].bad);
+        region_merge(&all.suspect, &run->parts[g].suspect);
+        all.src_sig += run->parts[g].src_sig;
+        all.src_err += run->parts[g].src_err;
+        all.src_n += run->parts[g].src_n;
+    }
+    cmp->snr_db = gg_oracle_snr_db(cmp->sig, cmp->err);
+    if (run->with_src) {
+        cmp->src_snr_db = gg_oracle_snr_db(all.src_sig, all.src_err);
+        cmp->src_n = all.src_n;
+    }
+    cmp->region = compare_region(&run->s, &all, cmp);
+    *out = *cmp;
+    cmp->groups = NULL; /* now out's */
+    gg_compare_abort(run);
+    return GG_OK;
+}
 
 enum gg_status gg_compare_output(const struct gg_problem *p, const void *c, const double *ref,
                                  const double *abs, const double *src, int64_t tile_m,
                                  int64_t tile_n, struct gg_compare *out)
 {
+    struct gg_compare_run *run = NULL;
     memset(out, 0, sizeof *out);
     out->src_snr_db = NAN;
-    size_t n_groups = (size_t)(p->groups > 0 ? p->groups : 1);
-    out->groups = calloc(n_groups, sizeof *out->groups);
-    struct scan_part *parts = calloc(n_groups, sizeof *parts);
-    int64_t *pos = malloc(n_groups * sizeof *pos);
-    if (!out->groups || !parts || !pos) {
-        free(out->groups);
-        out->groups = NULL;
-        free(parts);
-        free(pos);
-        return GG_E_NOMEM;
-    }
-    out->n_groups = p->groups;
-    struct gg_threshold t = gg_threshold_at(p);
-    struct scan s = {.p = p, .t = &t, .c = c, .tile_m = tile_m, .tile_n = tile_n};
-    int64_t total = 0;
-    for (int64_t g = 0; g < p->groups; g++) {
-        struct gg_out_block b;
-        gg_problem_out_block(p, g, &b);
-        pos[g] = total;
-        total += b.rows * b.cols;
-    }
-    /* Groups are judged apart, in parallel on the reference's threads when the output is large
-       (a process running cases beside others has one), and merged in group order: the result
-       does not depend on the thread count. */
-    struct scan_job job = {&s, pos, ref, abs, src, out->groups, parts};
-    int64_t per_group = p->groups > 0 ? total / p->groups : 0;
-    if (total >= 2 * SCAN_MIN_OUTPUTS && p->groups > 1)
-        gg_par_for(p->groups, SCAN_MIN_OUTPUTS / (per_group > 0 ? per_group : 1) + 1, scan_range,
-                   &job);
-    else
-        scan_range(&job, 0, p->groups, 0);
-    struct scan_part all;
-    memset(&all, 0, sizeof all);
-    region_init(&all.bad);
-    region_init(&all.suspect);
-    for (int64_t g = 0; g < p->groups; g++) {
-        struct gg_group_metrics *gm = &out->groups[g];
-        out->sig += gm->sig;
-        out->err += gm->err;
-        out->rn_err += gm->rn_err;
-        out->n_bound += gm->n_bound;
-        out->n_nan += gm->n_nan;
-        out->n_unwritten += gm->n_unwritten;
-        if (gm->max_ratio > out->max_ratio)
-            out->max_ratio = gm->max_ratio;
-        region_merge(&all.bad, &parts[g].bad);
-        region_merge(&all.suspect, &parts[g].suspect);
-        all.src_sig += parts[g].src_sig;
-        all.src_err += parts[g].src_err;
-        all.src_n += parts[g].src_n;
-    }
-    out->snr_db = gg_oracle_snr_db(out->sig, out->err);
-    if (src) {
-        out->src_snr_db = gg_oracle_snr_db(all.src_sig, all.src_err);
-        out->src_n = all.src_n;
-    }
-    out->region = compare_region(&s, &all, out);
-    free(parts);
-    free(pos);
-    return GG_OK;
+    enum gg_status st = gg_compare_begin(p, c, tile_m, tile_n, &run);
+    if (st != GG_OK)
+        return st;
+    gg_compare_groups(run, 0, p->groups, ref, abs, src);
+    return gg_compare_end(run, out);
 }
 
 void gg_compare_free(struct gg_compare *cmp)

@@ -17,6 +17,22 @@
  */
 int gg_oracle_out_load(enum gg_dtype t, const void *c, int64_t i, double *value);
 
+/* The factors of gg_oracle_bound() for one term count h, computed once for a group: τ(out, abs)
+   is then gg_oracle_bound_with(), the same value bit for bit. (gg_oracle_snr.c) */
+struct gg_bound_factors {
+    double rel;   /* u_o/(1-u_o) */
+    double acc;   /* κ, or γ_h(u_acc) */
+    double eta;   /* η_o */
+    double under; /* (h + 2)·2^-150 */
+};
+void gg_oracle_bound_factors(const struct gg_threshold *t, int64_t h, struct gg_bound_factors *f);
+
+static inline double gg_oracle_bound_with(const struct gg_bound_factors *f, double out, double abs)
+{
+    double acc = abs > 0.0 ? f->acc * abs : 0.0;
+    return f->rel * fabs(out) + acc + f->eta + f->under;
+}
+
 /*
  * SNR thresholds are statistical: a correctly rounded bf16 output has SNR >= -20·log10(2^-8) =
  * 48.2 dB per element, below the 50 dB fail level, and only the average over many elements

@@ -36,13 +36,19 @@ static double gamma_h(int64_t h, double u)
  * a scale and a bias) may underflow: an absolute error of at most half the smallest fp32
  * subnormal each, 2^-150 (this matters for tiny data and for E8M0 scales near 2^-127).
  */
+void gg_oracle_bound_factors(const struct gg_threshold *t, int64_t h, struct gg_bound_factors *f)
+{
+    f->rel = t->u_out / (1.0 - t->u_out);
+    f->acc = t->kappa > 0.0 ? t->kappa : gamma_h(h, t->u_acc);
+    f->eta = t->eta_out;
+    f->under = (double)(h + 2) * 0x1p-150;
+}
+
 double gg_oracle_bound(const struct gg_threshold *t, double out, double abs, int64_t h)
 {
-    double acc = 0.0;
-    if (abs > 0.0)
-        acc = (t->kappa > 0.0 ? t->kappa : gamma_h(h, t->u_acc)) * abs;
-    return t->u_out / (1.0 - t->u_out) * fabs(out) + acc + t->eta_out +
-           (double)(h + 2) * 0x1p-150;
+    struct gg_bound_factors f;
+    gg_oracle_bound_factors(t, h, &f);
+    return gg_oracle_bound_with(&f, out, abs);
 }
 
 /*

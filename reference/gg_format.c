@@ -430,6 +430,24 @@ void gg_encode_run(enum gg_dtype t, const double *v, int64_t n, double s, enum g
         }
         return;
     }
+    if (t == GG_DTYPE_F32 && sat == GG_SAT_NONE) {
+        /* Without saturation the f32 code of a non-NaN value is its conversion to binary32,
+           correctly rounded to nearest even as gg_core_encode_binary rounds; NaN payloads
+           follow the encoder's own rule. */
+        unsigned char *q = (unsigned char *)base + off * 4;
+        for (int64_t j = 0; j < n; j++) {
+            uint64_t a = gg_core_d2u(v[j]) & GG_CORE_ABS_MASK;
+            uint32_t code;
+            if (a > GG_CORE_INF_BITS) {
+                code = gg_core_encode_binary(&f, v[j], sat);
+            } else {
+                float x = (float)(v[j] * s);
+                memcpy(&code, &x, sizeof code);
+            }
+            memcpy(q + 4 * j, &code, sizeof code);
+        }
+        return;
+    }
     unsigned char *q = (unsigned char *)base + (f.nbits >= 8 ? off * (f.nbits / 8) : 0);
     switch (t == GG_DTYPE_E8M0 ? 0 : f.nbits) {
     case 8: ENCODE_LOOP(uint8_t) break;

@@ -350,5 +350,18 @@ int64_t gg_ref_certify_with(const struct gg_problem *p, const struct gg_operands
                             const double *c, const double *abs, int64_t n_samples, uint64_t seed,
                             gg_ref_gather_fn gather, void *gather_ctx, int64_t *first_bad,
                             char *err, size_t err_len);
+/* The outputs gg_ref_certify() checks, as packed indices in the order it checks them: the
+   corners of up to 1024 groups spread over the problem, then n_samples uniform draws from seed.
+   Writes them into idx (when not NULL) and returns their count; -1 when memory runs out. */
+int64_t gg_ref_certify_points(const struct gg_problem *p, int64_t n_samples, uint64_t seed,
+                              int64_t *idx);
+/* Certifies the n outputs at packed indices idx[j], whose reference values are c[j] and Σ|ab|
+   abs[j] (abs NULL: bounded from the vectors), for a reference never held whole; gather as in
+   gg_ref_certify_with(). Returns the number of violations (*first_bad the packed index of the
+   first), or -1 as gg_ref_certify_with(). */
+int64_t gg_ref_certify_at(const struct gg_problem *p, const struct gg_operands *o, int64_t n,
+                          const int64_t *idx, const double *c, const double *abs,
+                          gg_ref_gather_fn gather, void *gather_ctx, int64_t *first_bad,
+                          char *err, size_t err_len);
 
 #endif /* GG_REF_H */

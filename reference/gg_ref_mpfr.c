@@ -146,7 +146,8 @@ static int certified(double c, double exact, double abs, int64_t h)
     return fabs(c - exact) <= gamma53(h) * abs + 0x1p-1074;
 }
 
-/* State of one certification run. */
+/* State of one certification run: the points idx[j] (packed indices) with their reference
+   values c[j] and Σ|ab| abs[j] (NULL: bounded from the vectors). */
 struct certify {
     const struct gg_problem *p;
     const struct gg_operands *o;
@@ -161,9 +162,25 @@ struct certify {
     size_t err_len;
 };
 
-/* Checks the output at packed index i of group g. */
-static void check_at(struct certify *s, int64_t g, int64_t i)
+/* The group holding packed index i (binary search over the block starts; empty blocks own no
+   index). */
+static int64_t group_of(const int64_t *start, int64_t groups, int64_t i)
 {
+    int64_t lo = 0, hi = groups - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (start[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Checks point j, the output at packed index i. */
+static void check_at(struct certify *s, int64_t j, int64_t i)
+{
+    int64_t g = group_of(s->start, s->p->groups, i);
     struct gg_out_block b;
     gg_problem_out_block(s->p, g, &b);
     int64_t local = i - s->start[g];
@@ -176,43 +193,96 @@ static void check_at(struct certify *s, int64_t g, int64_t i)
         return;
     }
     double exact = exact_dot(&s->w, h);
-    double abs = s->abs ? s->abs[i] : abs_bound(&s->w, h);
-    if (!certified(s->c[i], exact, abs, h)) {
+    double abs = s->abs ? s->abs[j] : abs_bound(&s->w, h);
+    if (!certified(s->c[j], exact, abs, h)) {
         if (s->bad++ == 0)
             s->first_bad = i;
     }
 }
 
-/* The group holding packed index i (binary search over the block starts; empty blocks own no
-   index). */
-static int64_t group_of(const struct certify *s, int64_t i)
-{
-    int64_t lo = 0, hi = s->p->groups - 1;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo + 1) / 2;
-        if (s->start[mid] <= i)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
-
-/* The corners of group g's block: every distinct (first/last row, first/last column). */
-static void check_corners(struct certify *s, int64_t g)
-{
-    struct gg_out_block b;
-    gg_problem_out_block(s->p, g, &b);
-    if (b.rows == 0 || b.cols == 0)
-        return;
-    int64_t rs[2] = {0, b.rows - 1}, cs[2] = {0, b.cols - 1};
-    for (int i = 0; i < (b.rows > 1 ? 2 : 1); i++)
-        for (int j = 0; j < (b.cols > 1 ? 2 : 1); j++)
-            check_at(s, g, s->start[g] + rs[i] * b.cols + cs[j]);
-}
-
 /* At most this many groups get their corners checked (spread evenly over the groups). */
 #define CORNER_GROUPS 1024
+
+/* The packed start of every group block (groups + 1 entries), and the longest reduction of a
+   non-empty block in *max_red; NULL when memory runs out. */
+static int64_t *block_starts(const struct gg_problem *p, int64_t *max_red)
+{
+    int64_t *start = malloc((size_t)(p->groups + 1) * sizeof *start);
+    if (!start)
+        return NULL;
+    start[0] = 0;
+    *max_red = 0;
+    for (int64_t g = 0; g < p->groups; g++) {
+        struct gg_out_block b;
+        gg_problem_out_block(p, g, &b);
+        start[g + 1] = start[g] + b.rows * b.cols;
+        if (b.rows * b.cols > 0 && b.red > *max_red)
+            *max_red = b.red;
+    }
+    return start;
+}
+
+int64_t gg_ref_certify_points(const struct gg_problem *p, int64_t n_samples, uint64_t seed,
+                              int64_t *idx)
+{
+    int64_t max_red = 0, n = 0;
+    int64_t *start = block_starts(p, &max_red);
+    if (!start)
+        return -1;
+    int64_t total = start[p->groups];
+    int64_t n_corner = p->groups < CORNER_GROUPS ? p->groups : CORNER_GROUPS;
+    for (int64_t j = 0; j < n_corner; j++) {
+        /* The corners of the block: every distinct (first/last row, first/last column). */
+        int64_t g = j * p->groups / n_corner;
+        struct gg_out_block b;
+        gg_problem_out_block(p, g, &b);
+        if (b.rows == 0 || b.cols == 0)
+            continue;
+        int64_t rs[2] = {0, b.rows - 1}, cs[2] = {0, b.cols - 1};
+        for (int r = 0; r < (b.rows > 1 ? 2 : 1); r++)
+            for (int c = 0; c < (b.cols > 1 ? 2 : 1); c++, n++)
+                if (idx)
+                    idx[n] = start[g] + rs[r] * b.cols + cs[c];
+    }
+    for (int64_t j = 0; total > 0 && j < n_samples; j++, n++) {
+        /* Uniform index in [0, total): the high word of a 64x64-bit product (Lemire). */
+        uint64_t u = gg_rng_u64(seed, 99, (uint64_t)j, 0);
+        if (idx)
+            idx[n] = (int64_t)(((unsigned __int128)u * (uint64_t)total) >> 64);
+    }
+    free(start);
+    return n;
+}
+
+int64_t gg_ref_certify_at(const struct gg_problem *p, const struct gg_operands *o, int64_t n,
+                          const int64_t *idx, const double *c, const double *abs,
+                          gg_ref_gather_fn gather, void *gather_ctx, int64_t *first_bad,
+                          char *err, size_t err_len)
+{
+    struct certify s = {.p = p, .o = o, .c = c, .abs = abs, .bad = 0, .first_bad = -1,
+                        .gather = gather, .gather_ctx = gather_ctx, .err = err,
+                        .err_len = err_len};
+    int64_t max_red = 0;
+    int64_t *start = block_starts(p, &max_red);
+    snprintf(err, err_len, "out of memory for certification");
+    if (!start)
+        return -1;
+    s.start = start;
+    if (!ws_init(&s.w, max_red + 1)) { /* + 1: the bias term */
+        free(start);
+        return -1;
+    }
+    for (int64_t j = 0; j < n; j++)
+        check_at(&s, j, idx[j]);
+    ws_free(&s.w);
+    free(start);
+    if (first_bad)
+        *first_bad = s.first_bad;
+    if (s.failed)
+        return -1;
+    err[0] = '\0';
+    return s.bad;
+}
 
 int64_t gg_ref_certify(const struct gg_problem *p, const struct gg_operands *o, const double *c,
                        const double *abs, int64_t n_samples, uint64_t seed, int64_t *first_bad)
@@ -227,43 +297,21 @@ int64_t gg_ref_certify_with(const struct gg_problem *p, const struct gg_operands
                             gg_ref_gather_fn gather, void *gather_ctx, int64_t *first_bad,
                             char *err, size_t err_len)
 {
-    struct certify s = {.p = p, .o = o, .c = c, .abs = abs, .bad = 0, .first_bad = -1,
-                        .gather = gather, .gather_ctx = gather_ctx, .err = err,
-                        .err_len = err_len};
-    int64_t *start = malloc((size_t)(p->groups + 1) * sizeof *start);
-    int64_t max_red = 0;
+    int64_t n = gg_ref_certify_points(p, n_samples, seed, NULL);
+    int64_t *idx = n >= 0 ? malloc((size_t)(n > 0 ? n : 1) * sizeof *idx) : NULL;
+    double *cv = idx ? malloc((size_t)(n > 0 ? n : 1) * 2 * sizeof *cv) : NULL;
+    int64_t bad = -1;
     snprintf(err, err_len, "out of memory for certification");
-    if (!start)
-        return -1;
-    start[0] = 0;
-    for (int64_t g = 0; g < p->groups; g++) {
-        struct gg_out_block b;
-        gg_problem_out_block(p, g, &b);
-        start[g + 1] = start[g] + b.rows * b.cols;
-        if (b.rows * b.cols > 0 && b.red > max_red)
-            max_red = b.red;
+    if (cv) {
+        gg_ref_certify_points(p, n_samples, seed, idx);
+        for (int64_t j = 0; j < n; j++) {
+            cv[j] = c[idx[j]];
+            cv[n + j] = abs ? abs[idx[j]] : 0.0;
+        }
+        bad = gg_ref_certify_at(p, o, n, idx, cv, abs ? cv + n : NULL, gather, gather_ctx,
+                                first_bad, err, err_len);
     }
-    s.start = start;
-    if (!ws_init(&s.w, max_red + 1)) { /* + 1: the bias term */
-        free(start);
-        return -1;
-    }
-    int64_t total = start[p->groups];
-    int64_t n_corner = p->groups < CORNER_GROUPS ? p->groups : CORNER_GROUPS;
-    for (int64_t j = 0; j < n_corner; j++)
-        check_corners(&s, j * p->groups / n_corner);
-    for (int64_t j = 0; total > 0 && j < n_samples; j++) {
-        /* Uniform index in [0, total): the high word of a 64x64-bit product (Lemire). */
-        uint64_t u = gg_rng_u64(seed, 99, (uint64_t)j, 0);
-        int64_t i = (int64_t)(((unsigned __int128)u * (uint64_t)total) >> 64);
-        check_at(&s, group_of(&s, i), i);
-    }
-    ws_free(&s.w);
-    free(start);
-    if (first_bad)
-        *first_bad = s.first_bad;
-    if (s.failed)
-        return -1;
-    err[0] = '\0';
-    return s.bad;
+    free(cv);
+    free(idx);
+    return bad;
 }

@@ -68,6 +68,13 @@ void gg_report_json_add(struct gg_report_json *j, const struct gg_report_case *r
     json_object_set_new(o, "snr_fail_db", json_real(v->snr_fail_db));
     json_object_set_new(o, "max_ratio", json_real(v->max_ratio));
     json_object_set_new(o, "seconds", json_real(rc->result->total_seconds));
+    json_t *phase = json_object();
+    json_object_set_new(phase, "setup", json_real(rc->result->phase.setup));
+    json_object_set_new(phase, "inputs", json_real(rc->result->phase.inputs));
+    json_object_set_new(phase, "runs", json_real(rc->result->phase.runs));
+    json_object_set_new(phase, "reference", json_real(rc->result->phase.reference));
+    json_object_set_new(phase, "compare", json_real(rc->result->phase.compare));
+    json_object_set_new(o, "phase_seconds", phase);
     if (rc->expect) {
         json_object_set_new(o, "expect", json_string(rc->expect));
         json_object_set_new(o, "reproduced", json_boolean(rc->replay_ok));

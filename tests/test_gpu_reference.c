@@ -272,12 +272,13 @@ Test(gpu_reference, equal_on_quick_tier_seeds_and_mutant_cases, .timeout = 1200)
 
 /* The verdict and signature of case path on kernel+mutant with the reference at where. */
 static void verdict_at(const char *path, const char *kernel, const char *mutant,
-                       enum gg_reference_where where, struct gg_run_result *r, enum gg_status *st,
-                       char *err, size_t err_len)
+                       enum gg_reference_where where, int64_t certify, struct gg_run_result *r,
+                       enum gg_status *st, char *err, size_t err_len)
 {
     struct gg_case c;
     cr_assert_eq(gg_case_load(path, &c, err, err_len), GG_OK, "%s", err);
-    struct gg_run_opts o = {.kernel = kernel, .mutant = mutant, .reference = where};
+    struct gg_run_opts o = {.kernel = kernel, .mutant = mutant, .reference = where,
+                            .certify_samples = certify};
     memset(r, 0, sizeof *r);
     *st = gg_run_case_isolated(&c, &o, 300, r, err, err_len);
     gg_case_free(&c);
@@ -297,25 +298,50 @@ static int expects_race(const char *path)
     return race;
 }
 
+/* Host and device references give one verdict and signature. The device reference handed
+   over in runs of a few groups (GGFUZZ_TEST_REF_CHUNK, a larger group alone) and certified at
+   the points picked from them gives the comparison of the whole one, bit for bit. */
 static int same_verdict(const char *path, const char *kernel, const char *mutant)
 {
-    struct gg_run_result h, d;
-    enum gg_status sh, sd;
-    char eh[1024] = "", ed[1024] = "";
-    verdict_at(path, kernel, mutant, GG_REFERENCE_HOST, &h, &sh, eh, sizeof eh);
-    verdict_at(path, kernel, mutant, GG_REFERENCE_DEVICE, &d, &sd, ed, sizeof ed);
+    struct gg_run_result h, d, dc;
+    enum gg_status sh, sd, sdc;
+    char eh[1024] = "", ed[1024] = "", edc[1024] = "";
+    verdict_at(path, kernel, mutant, GG_REFERENCE_HOST, 0, &h, &sh, eh, sizeof eh);
+    verdict_at(path, kernel, mutant, GG_REFERENCE_DEVICE, 0, &d, &sd, ed, sizeof ed);
+    setenv("GGFUZZ_TEST_REF_CHUNK", "97", 1);
+    verdict_at(path, kernel, mutant, GG_REFERENCE_DEVICE, 16, &dc, &sdc, edc, sizeof edc);
+    unsetenv("GGFUZZ_TEST_REF_CHUNK");
     cr_expect_eq(sh, sd, "%s on %s+%s: host status %d (%s), device %d (%s)", path, kernel, mutant,
                  (int)sh, eh, (int)sd, ed);
-    int ran = sh == GG_OK && sd == GG_OK;
+    cr_expect_eq(sd, sdc, "%s on %s+%s: device status %d (%s), in runs %d (%s)", path, kernel,
+                 mutant, (int)sd, ed, (int)sdc, edc);
+    int ran = sh == GG_OK && sd == GG_OK && sdc == GG_OK;
     if (ran) {
         cr_expect_eq(h.verdict.cls, d.verdict.cls, "%s on %s+%s: host %s, device %s", path,
                      kernel, mutant, gg_class_name(h.verdict.cls), gg_class_name(d.verdict.cls));
         cr_expect_str_eq(h.verdict.signature, d.verdict.signature, "%s on %s+%s", path, kernel,
                          mutant);
         cr_expect(d.device_reference && !h.device_reference);
+        cr_expect_str_eq(d.verdict.signature, dc.verdict.signature, "%s on %s+%s in runs", path,
+                         kernel, mutant);
+        cr_expect_eq(d.compared, dc.compared, "%s on %s+%s in runs", path, kernel, mutant);
+        if (d.compared && dc.compared) {
+            cr_expect_eq(memcmp(&d.cmp.snr_db, &dc.cmp.snr_db, sizeof d.cmp.snr_db), 0,
+                         "%s on %s+%s in runs: SNR %.17g against %.17g", path, kernel, mutant,
+                         d.cmp.snr_db, dc.cmp.snr_db);
+            cr_expect_eq(d.cmp.max_ratio, dc.cmp.max_ratio, "%s on %s+%s in runs", path, kernel,
+                         mutant);
+            cr_expect_eq(d.cmp.region, dc.cmp.region, "%s on %s+%s in runs", path, kernel, mutant);
+            cr_expect(d.cmp.n_groups == dc.cmp.n_groups &&
+                          !memcmp(d.cmp.groups, dc.cmp.groups,
+                                  (size_t)d.cmp.n_groups * sizeof *d.cmp.groups),
+                      "%s on %s+%s in runs: group metrics differ", path, kernel, mutant);
+        }
+        cr_expect_eq(dc.certified, 16, "%s on %s+%s in runs", path, kernel, mutant);
     }
     gg_run_result_free(&h);
     gg_run_result_free(&d);
+    gg_run_result_free(&dc);
     return ran;
 }
 

@@ -472,8 +472,28 @@ Test(oracle_faults, random_correct_outputs_pass)
     }
 }
 
+/* Every metric of two comparisons, each group's, the region and the source SNR are equal. */
+static void expect_same_compare(const struct gg_compare *one, const struct gg_compare *many,
+                                const char *what)
+{
+    cr_assert_eq(one->n_groups, many->n_groups, "%s", what);
+    cr_expect_eq(memcmp(one->groups, many->groups, (size_t)one->n_groups * sizeof *one->groups),
+                 0, "%s", what);
+    cr_expect_eq(one->region, many->region, "%s", what);
+    cr_expect_eq(one->n_bound, many->n_bound, "%s", what);
+    cr_expect_eq(one->n_nan, many->n_nan, "%s", what);
+    cr_expect_eq(one->n_unwritten, many->n_unwritten, "%s", what);
+    cr_expect_eq(one->src_n, many->src_n, "%s", what);
+    cr_expect_eq(memcmp(&one->snr_db, &many->snr_db, sizeof one->snr_db), 0, "%s", what);
+    cr_expect_eq(memcmp(&one->src_snr_db, &many->src_snr_db, sizeof one->src_snr_db), 0, "%s",
+                 what);
+    cr_expect_eq(one->max_ratio, many->max_ratio, "%s", what);
+}
+
 /* A large output is scanned by groups on several threads and merged in group order: every
-   metric, each group's, the bad elements' region and the source SNR equal those of one thread. */
+   metric, each group's, the bad elements' region and the source SNR equal those of one thread.
+   So do those of the same comparison fed a run of groups at a time (a reference that comes over
+   in chunks), whatever the runs; groups out of order are refused. */
 Test(oracle_faults, parallel_scan_equals_one_thread)
 {
     enum { G = 40, ROWS = 128, N = 512 };
@@ -518,15 +538,66 @@ Test(oracle_faults, parallel_scan_equals_one_thread)
     cr_assert_eq(gg_compare_output(&p, c, ref, abs, src, 64, 64, &many), GG_OK);
     cr_expect_gt(one.n_bound, 0);
     cr_expect_eq(one.n_unwritten, 1);
-    cr_expect_eq(memcmp(one.groups, many.groups, G * sizeof *one.groups), 0);
-    cr_expect_eq(one.region, many.region);
-    cr_expect_eq(one.n_bound, many.n_bound);
-    cr_expect_eq(one.n_unwritten, many.n_unwritten);
-    cr_expect_eq(one.src_n, many.src_n);
-    cr_expect_eq(memcmp(&one.snr_db, &many.snr_db, sizeof one.snr_db), 0);
-    cr_expect_eq(memcmp(&one.src_snr_db, &many.src_snr_db, sizeof one.src_snr_db), 0);
-    cr_expect_eq(one.max_ratio, many.max_ratio);
-    gg_compare_free(&one);
+    expect_same_compare(&one, &many, "two threads");
     gg_compare_free(&many);
+    /* Runs of 1, 7, 13, 19 groups: the last one ends at G. */
+    struct gg_compare_run *run = NULL;
+    cr_assert_eq(gg_compare_begin(&p, c, 64, 64, &run), GG_OK);
+    for (int64_t g0 = 0, len = 1; g0 < G; len += 6) {
+        int64_t g1 = g0 + len < G ? g0 + len : G, at = gg_compare_group_start(run, g0);
+        cr_assert_eq(at, g0 * ROWS * N);
+        cr_assert_eq(gg_compare_groups(run, g0, g1, ref + at, abs + at, src + at), GG_OK);
+        cr_expect_eq(gg_compare_groups(run, g0, g1, ref + at, abs + at, src + at), GG_E_INVAL,
+                     "a run given twice");
+        g0 = g1;
+    }
+    cr_assert_eq(gg_compare_end(run, &many), GG_OK);
+    expect_same_compare(&one, &many, "runs of groups");
+    gg_compare_free(&many);
+    cr_assert_eq(gg_compare_begin(&p, c, 64, 64, &run), GG_OK);
+    cr_expect_eq(gg_compare_groups(run, 0, 3, ref, abs, src), GG_OK);
+    cr_expect_eq(gg_compare_end(run, &many), GG_E_INVAL, "groups left out");
+    gg_compare_free(&one);
     free(c), free(ref), free(abs), free(src);
+}
+
+/* A group larger than a part of the scan is judged in parts of whole rows: its worst element,
+   first bad element and region are those of the whole group, with one thread or two. */
+Test(oracle_faults, large_group_scanned_in_parts)
+{
+    enum { M = 2100, N = 1000 }; /* 2.1M outputs: three parts */
+    struct gg_problem p = {.op = GG_OP_DENSE, .a_dtype = GG_DTYPE_BF16, .b_dtype = GG_DTYPE_BF16,
+                           .c_dtype = GG_DTYPE_F32, .groups = 1, .m = M, .n = N, .k = 64};
+    char err[128];
+    cr_assert_eq(gg_problem_check(&p, err, sizeof err), GG_OK, "%s", err);
+    int64_t n = (int64_t)M * N;
+    float *c = malloc((size_t)n * sizeof *c);
+    double *ref = malloc((size_t)n * sizeof *ref), *abs = malloc((size_t)n * sizeof *abs);
+    cr_assert(c && ref && abs);
+    uint64_t s = 11;
+    for (int64_t i = 0; i < n; i++) {
+        ref[i] = (double)(splitmix64(&s) >> 11) * 0x1p-53 - 0.5;
+        abs[i] = fabs(ref[i]) + 1.0;
+        c[i] = (float)ref[i];
+    }
+    /* Bad elements in the last (partial) row tile only, the worst at (2099, 5). */
+    for (int64_t r = 2090; r < M; r++)
+        c[r * N + 7] += 0.25f;
+    c[2099 * N + 5] += 0.5f;
+    struct gg_compare one, two;
+    gg_ref_threads(1);
+    cr_assert_eq(gg_compare_output(&p, c, ref, abs, NULL, 64, 64, &one), GG_OK);
+    gg_ref_threads(2);
+    cr_assert_eq(gg_compare_output(&p, c, ref, abs, NULL, 64, 64, &two), GG_OK);
+    expect_same_compare(&one, &two, "a large group on two threads");
+    const struct gg_group_metrics *gm = &one.groups[0];
+    cr_expect_eq(gm->elems, n);
+    cr_expect_eq(gm->n_bound, 11);
+    cr_expect_eq(gm->first_bad, 2090 * N + 7);
+    cr_expect_eq(gm->worst.row, 2099);
+    cr_expect_eq(gm->worst.col, 5);
+    cr_expect_eq(one.region, GG_REGION_ROWS_TAIL);
+    gg_compare_free(&one);
+    gg_compare_free(&two);
+    free(c), free(ref), free(abs);
 }

@@ -709,6 +709,36 @@ Test(reference_formats, rne_matches_mpfr_for_ieee_formats)
     check_vs_mpfr(&spec_f32, 200000);
 }
 
+/* gg_encode_run gives gg_encode_scaled's codes for f32 and bf16 (their runs take fast paths):
+   normal, subnormal and overflowing doubles, the boundaries and their neighbours, NaNs. */
+Test(reference_formats, encode_run_is_encode)
+{
+    uint64_t st = 77;
+    enum { N = 300000 };
+    static double v[N];
+    static uint32_t run32[N];
+    static uint16_t run16[N];
+    const double edges[] = {0.0, -0.0, FLT_MAX, -FLT_MAX, 0x1.ffffffp127, 0x1.fffffefffffffp127,
+                            0x1p128, FLT_MIN, 0x1p-149, 0x1p-150, 0x1.0000000000001p-150,
+                            0x1.8p-149, 0x1p-126 - 0x1p-150, DBL_MAX, DBL_TRUE_MIN, INFINITY,
+                            -INFINITY, NAN, -NAN, 0x1.fefp127, 0x1.ff8p-134};
+    for (int i = 0; i < N; i++)
+        v[i] = i < (int)(sizeof edges / sizeof edges[0]) ? edges[i]
+               : random_double(&st, i % 3 == 0 ? -160 : i % 3 == 1 ? -130 : 100,
+                               i % 3 == 0 ? -120 : i % 3 == 1 ? 100 : 140);
+    const double scales[2] = {1.0, 0x1p-3};
+    for (int k = 0; k < 2; k++) {
+        gg_encode_run(GG_DTYPE_F32, v, N, scales[k], GG_SAT_NONE, run32, 0);
+        gg_encode_run(GG_DTYPE_BF16, v, N, scales[k], GG_SAT_NONE, run16, 0);
+        int64_t bad = 0;
+        for (int i = 0; i < N; i++) {
+            bad += run32[i] != gg_encode_scaled(GG_DTYPE_F32, v[i], scales[k], GG_SAT_NONE);
+            bad += run16[i] != gg_encode_scaled(GG_DTYPE_BF16, v[i], scales[k], GG_SAT_NONE);
+        }
+        cr_expect_eq(bad, 0, "scale %g: %lld codes differ", scales[k], (long long)bad);
+    }
+}
+
 Test(reference_formats, rounds_once_not_through_float)
 {
     /* 1 + 2^-8 + 2^-30 is above the bf16 midpoint 1 + 2^-8; through fp32 it would first round

@@ -352,3 +352,41 @@ Test(reference_mpfr, certifies_through_a_gather_callback)
     cr_expect_str_eq(err, "planted gather failure");
     ref_case_free(&t);
 }
+
+/* The certification of a reference never held whole: the points are the corners of every
+   non-empty group and the samples, in checking order, and certifying their values alone gives
+   what certifying the whole arrays gives, violations and first violation included. */
+Test(reference_mpfr, certifies_picked_points)
+{
+    static const int64_t lens[3] = {5, 0, 9};
+    struct ref_case t;
+    certified_case(&t, GG_OP_GROUPED_DGRAD, GG_LAYOUT_NK, 3, lens, 0, 96, 40, GG_DTYPE_E4M3,
+                   GG_SCALING_TENSOR);
+    int64_t n = gg_ref_certify_points(&t.p, 16, 5, NULL);
+    cr_assert_eq(n, 4 + 4 + 16, "two corner sets of four, then the samples");
+    int64_t idx[24];
+    double c[24], abs[24];
+    cr_assert_eq(gg_ref_certify_points(&t.p, 16, 5, idx), n);
+    const int64_t corners[8] = {0, 39, 4 * 40, 4 * 40 + 39, 200, 239, 200 + 8 * 40,
+                                200 + 8 * 40 + 39};
+    cr_expect_eq(memcmp(idx, corners, sizeof corners), 0);
+    char err[128] = "";
+    for (int round = 0; round < 2; round++) {
+        for (int64_t j = 0; j < n; j++) {
+            cr_assert(idx[j] >= 0 && idx[j] < t.out);
+            c[j] = t.c[idx[j]];
+            abs[j] = t.abs[idx[j]];
+        }
+        int64_t first_at = -2, first_whole = -2;
+        int64_t at = gg_ref_certify_at(&t.p, &t.o, n, idx, c, abs, NULL, NULL, &first_at, err,
+                                       sizeof err);
+        int64_t whole = gg_ref_certify_with(&t.p, &t.o, t.c, t.abs, 16, 5, NULL, NULL,
+                                            &first_whole, err, sizeof err);
+        cr_expect_eq(at, whole, "round %d", round);
+        cr_expect_eq(first_at, first_whole, "round %d", round);
+        cr_expect(round == 0 ? at == 0 : at >= 1 && first_at == 239, "round %d", round);
+        /* Round 1: the reference is wrong at the last corner of group 2. */
+        t.c[239] += 1e-3 * t.abs[239] + 1e-30;
+    }
+    ref_case_free(&t);
+}

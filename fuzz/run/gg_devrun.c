@@ -8,6 +8,7 @@
  * poisoned on the device, and each run waits for the device. The output comes back into the host
  * C buffer so that the protocol (gg_runner.c), the reference and the oracles judge it unchanged.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,7 @@ static int64_t reference_bytes(const struct gg_tensors *t)
 {
     if (!t->inputs_on_device)
         return 0;
-    int64_t out = gg_problem_out_elems(&t->p), chunk = (int64_t)1 << 26;
+    int64_t out = gg_problem_out_elems(&t->p), chunk = GG_DEVICE_REF_CHUNK;
     int64_t bytes = gg_size_mul(out < chunk ? out : chunk, 17) + ((int64_t)4 << 20);
     if (t->has_source)
         bytes = gg_size_add(bytes, gg_size_add(source_bytes(t, 0), source_bytes(t, 1)));
@@ -148,7 +149,7 @@ static enum gg_status place_operand(struct mirror *m, const struct gg_tensors *t
         if (g->dtype == GG_DTYPE_NONE &&
             (st = gg_devbuf_upload(m->dev, b, lo, host + lo, hi - lo, err, err_len)) != GG_OK)
             return st;
-        if (!add_span(m, cap, b->data + lo, hi - lo)) {
+        if (cap && !add_span(m, cap, b->data + lo, hi - lo)) {
             snprintf(err, err_len, "out of memory for the input spans");
             return GG_E_NOMEM;
         }
@@ -173,18 +174,15 @@ static enum gg_status alloc_buf(struct mirror *m, const struct gg_tensors *t, in
                                   err_len);
 }
 
-/* Allocates every buffer, uploads the inputs and points the device operands at them. */
-static enum gg_status build(struct mirror *m, const struct gg_tensors *t, char *err,
-                            size_t err_len)
+/* Generates or uploads every input into its allocated buffer; with cap, the read-only spans
+   are recorded too (cap NULL: placed again, the spans already known). */
+static enum gg_status place_inputs(struct mirror *m, const struct gg_tensors *t, size_t *cap,
+                                   char *err, size_t err_len)
 {
     enum gg_status st;
-    size_t cap = 0;
-    for (int i = 0; i < BUF_COUNT; i++)
-        if ((st = alloc_buf(m, t, i, err, err_len)) != GG_OK)
-            return st;
     int generated[2];
-    if ((st = place_operand(m, t, 0, &cap, &generated[0], err, err_len)) != GG_OK ||
-        (st = place_operand(m, t, 1, &cap, &generated[1], err, err_len)) != GG_OK)
+    if ((st = place_operand(m, t, 0, cap, &generated[0], err, err_len)) != GG_OK ||
+        (st = place_operand(m, t, 1, cap, &generated[1], err, err_len)) != GG_OK)
         return st;
     for (int i = BUF_AS; i < BUF_COUNT; i++) {
         if (i == BUF_WS)
@@ -193,11 +191,25 @@ static enum gg_status build(struct mirror *m, const struct gg_tensors *t, char *
         if (!done && (st = gg_devbuf_upload(m->dev, &m->buf[i], 0, m->host[i], m->bytes[i], err,
                                             err_len)) != GG_OK)
             return st;
-        if (!add_span(m, &cap, m->buf[i].data, m->bytes[i])) {
+        if (cap && !add_span(m, cap, m->buf[i].data, m->bytes[i])) {
             snprintf(err, err_len, "out of memory for the input spans");
             return GG_E_NOMEM;
         }
     }
+    return GG_OK;
+}
+
+/* Allocates every buffer, places the inputs and points the device operands at them. */
+static enum gg_status build(struct mirror *m, const struct gg_tensors *t, char *err,
+                            size_t err_len)
+{
+    enum gg_status st;
+    size_t cap = 0;
+    for (int i = 0; i < BUF_COUNT; i++)
+        if ((st = alloc_buf(m, t, i, err, err_len)) != GG_OK)
+            return st;
+    if ((st = place_inputs(m, t, &cap, err, err_len)) != GG_OK)
+        return st;
     const struct gg_operands *h = &t->ops;
     m->c_off = offset_in(h->c, &t->c);
     m->ops = (struct gg_operands){
@@ -296,11 +308,73 @@ static int fetch_vector(void *ctx, int which, int64_t g, int64_t idx, double *ou
     return 0;
 }
 
-/* MPFR certification of the device reference on certify outputs: the scales come over whole
-   (into the host scale buffers), the vectors of the checked outputs one by one. */
-static enum gg_status certify_device(struct mirror *m, struct gg_tensors *t, const double *ref,
-                                     const double *abs, int64_t certify, char *err,
-                                     size_t err_len)
+/* The checked outputs of a certification and their reference values, picked out of the chunks
+   as they pass. */
+struct point {
+    int64_t i, j; /* packed index, position in checking order */
+};
+
+struct points {
+    int64_t n, *idx;     /* packed indices, in checking order */
+    struct point *order; /* the points sorted by packed index */
+    double *c, *abs;
+    int64_t next;        /* first entry of order not yet passed */
+};
+
+static int by_index(const void *x, const void *y)
+{
+    const struct point *a = x, *b = y;
+    return a->i != b->i ? (a->i > b->i) - (a->i < b->i) : (a->j > b->j) - (a->j < b->j);
+}
+
+static void points_free(struct points *q)
+{
+    free(q->idx);
+    free(q->order);
+    free(q->c);
+    free(q->abs);
+    memset(q, 0, sizeof *q);
+}
+
+static enum gg_status points_make(const struct gg_problem *p, int64_t certify, struct points *q,
+                                  char *err, size_t err_len)
+{
+    memset(q, 0, sizeof *q);
+    if (certify <= 0)
+        return GG_OK;
+    q->n = gg_ref_certify_points(p, certify, 1, NULL);
+    size_t n = (size_t)(q->n > 0 ? q->n : 1);
+    q->idx = q->n >= 0 ? malloc(n * sizeof *q->idx) : NULL;
+    q->order = malloc(n * sizeof *q->order);
+    q->c = malloc(n * sizeof *q->c);
+    q->abs = malloc(n * sizeof *q->abs);
+    if (!q->idx || !q->order || !q->c || !q->abs) {
+        points_free(q);
+        snprintf(err, err_len, "out of memory for certification");
+        return GG_E_NOMEM;
+    }
+    gg_ref_certify_points(p, certify, 1, q->idx);
+    for (int64_t j = 0; j < q->n; j++)
+        q->order[j] = (struct point){q->idx[j], j};
+    qsort(q->order, (size_t)q->n, sizeof *q->order, by_index);
+    return GG_OK;
+}
+
+/* Records the points among the n outputs from packed position pos on. */
+static void points_pick(struct points *q, int64_t pos, int64_t n, const double *c,
+                        const double *abs)
+{
+    for (; q->next < q->n && q->order[q->next].i < pos + n; q->next++) {
+        const struct point *pt = &q->order[q->next];
+        q->c[pt->j] = c[pt->i - pos];
+        q->abs[pt->j] = abs[pt->i - pos];
+    }
+}
+
+/* MPFR certification of the device reference at the points q: the scales come over whole (into
+   the host scale buffers), the vectors of the checked outputs one by one. */
+static enum gg_status certify_device(struct mirror *m, struct gg_tensors *t,
+                                     const struct points *q, char *err, size_t err_len)
 {
     enum gg_status st = GG_OK;
     for (int i = BUF_AS; st == GG_OK && i <= BUF_BS; i++)
@@ -321,8 +395,8 @@ static enum gg_status certify_device(struct mirror *m, struct gg_tensors *t, con
         return GG_E_NOMEM;
     }
     int64_t bad = -1;
-    int64_t n = gg_ref_certify_with(&t->p, &t->ops, ref, abs, certify, 1, fetch_vector, &f, &bad,
-                                    err, err_len);
+    int64_t n = gg_ref_certify_at(&t->p, &t->ops, q->n, q->idx, q->c, q->abs, fetch_vector, &f,
+                                  &bad, err, err_len);
     free(f.codes);
     if (n < 0)
         return strstr(err, "out of memory") ? GG_E_NOMEM : GG_E_DEVICE;
@@ -334,20 +408,190 @@ static enum gg_status certify_device(struct mirror *m, struct gg_tensors *t, con
     return GG_OK;
 }
 
-static enum gg_status dev_reference(struct gg_target *tg, double *ref, double *abs, double *src,
+/* Host chunk of the reference: GG_REF_RUN_OUTPUTS, or fewer outputs for tests
+   (GGFUZZ_TEST_REF_CHUNK, so that small cases go through several chunks). */
+static int64_t host_chunk(void)
+{
+    const char *v = getenv("GGFUZZ_TEST_REF_CHUNK");
+    long long n = v ? atoll(v) : 0;
+    return n > 0 && n < GG_REF_RUN_OUTPUTS ? (int64_t)n : GG_REF_RUN_OUTPUTS;
+}
+
+/* The chunk arrays: room for the cap outputs of a run of groups. */
+struct chunk {
+    double *ref, *abs, *src;
+};
+
+static enum gg_status chunk_alloc(const struct gg_tensors *t, int64_t cap, struct chunk *ch,
+                                  char *err, size_t err_len)
+{
+    size_t bytes = (size_t)gg_size_mul(cap > 0 ? cap : 1, sizeof(double));
+    ch->ref = malloc(bytes);
+    ch->abs = malloc(bytes);
+    ch->src = t->has_source ? malloc(bytes) : NULL;
+    if (!ch->ref || !ch->abs || (t->has_source && !ch->src)) {
+        snprintf(err, err_len, "out of memory for the reference (%lld outputs a chunk)",
+                 (long long)cap);
+        return GG_E_NOMEM;
+    }
+    return GG_OK;
+}
+
+static void chunk_free(struct chunk *ch)
+{
+    free(ch->ref);
+    free(ch->abs);
+    free(ch->src);
+}
+
+/* Outputs of the largest run of groups: a chunk, or the largest group, at most the whole. */
+static int64_t chunk_cap(const struct gg_problem *p)
+{
+    int64_t chunk = host_chunk(), largest = 0, total = gg_problem_out_elems(p);
+    for (int64_t g = 0; g < p->groups; g++) {
+        struct gg_out_block b;
+        gg_problem_out_block(p, g, &b);
+        largest = b.rows * b.cols > largest ? b.rows * b.cols : largest;
+    }
+    int64_t cap = largest > chunk ? largest : chunk;
+    return total < cap ? total : cap;
+}
+
+/* One run of groups handed to the sink on a thread of its own, while the next run is computed
+   into the other chunk. */
+struct handover {
+    const struct gg_ref_sink *sink;
+    const struct chunk *ch;
+    int64_t g0, g1, n;
+    int src;
+    pthread_t th;
+    int started;
+    enum gg_status st;
+    char err[256];
+};
+
+static void *handover_main(void *arg)
+{
+    struct handover *h = arg;
+    h->st = h->sink->put(h->sink->ctx, h->g0, h->g1, h->n, h->ch->ref, h->ch->abs,
+                         h->src ? h->ch->src : NULL, h->err, sizeof h->err);
+    return NULL;
+}
+
+/* Waits for the handover h (if one is under way); its failure becomes the result. */
+static enum gg_status handover_wait(struct handover *h, char *err, size_t err_len)
+{
+    if (!h->started)
+        return GG_OK;
+    if (h->started == 1)
+        pthread_join(h->th, NULL);
+    h->started = 0;
+    if (h->st != GG_OK)
+        snprintf(err, err_len, "%s", h->err);
+    return h->st;
+}
+
+/* The state of one streamed reference. */
+struct stream {
+    struct mirror *m;
+    const struct gg_tensors *t;
+    const struct gg_operands *so; /* the source's operands, NULL without one */
+    struct chunk ch[2];
+    struct handover ho[2];
+    int next;                     /* the chunk the next run goes into */
+    struct points q;
+    const struct gg_ref_sink *sink;
+};
+
+/* The reference of groups [g0, g1) (n outputs from packed position pos on) into the next chunk,
+   while the previous run is compared in the other; then, once that comparison has ended (the
+   sink takes the runs one after the other, in order), picked for certification and handed to
+   the sink on its own thread (in this one when no thread can start). */
+static enum gg_status reference_run(struct stream *S, int64_t g0, int64_t g1, int64_t pos,
+                                    int64_t n, char *err, size_t err_len)
+{
+    struct handover *h = &S->ho[S->next];
+    const struct chunk *ch = &S->ch[S->next];
+    enum gg_status st =
+        gg_device_reference(S->m->dev, &S->t->p, &S->m->ops, g0, g1, ch->ref, ch->abs, err,
+                            err_len);
+    if (st == GG_OK && S->so)
+        st = gg_device_reference(S->m->dev, &S->t->src_p, S->so, g0, g1, ch->src, NULL, err,
+                                 err_len);
+    if (st == GG_OK)
+        st = handover_wait(&S->ho[S->next ^ 1], err, err_len);
+    if (st != GG_OK)
+        return st;
+    points_pick(&S->q, pos, n, ch->ref, ch->abs);
+    *h = (struct handover){.sink = S->sink, .ch = ch, .g0 = g0, .g1 = g1, .n = n,
+                           .src = S->so != NULL, .st = GG_OK};
+    if (pthread_create(&h->th, NULL, handover_main, h) == 0) {
+        h->started = 1;
+    } else {
+        handover_main(h);
+        h->started = 2;
+    }
+    S->next ^= 1;
+    return GG_OK;
+}
+
+static enum gg_status dev_reference(struct gg_target *tg, const struct gg_ref_sink *sink,
                                     int64_t certify, char *err, size_t err_len)
 {
     struct mirror *m = tg->ctx;
     struct gg_tensors *t = tg->t;
+    const struct gg_problem *p = &t->p;
     struct gg_operands so;
-    enum gg_status st = gg_device_reference(m->dev, &t->p, &m->ops, ref, abs, err, err_len);
-    if (st == GG_OK && src && (st = make_source(m, t, &so, err, err_len)) == GG_OK)
-        st = gg_device_reference(m->dev, &t->src_p, &so, src, NULL, err, err_len);
+    struct stream S = {.m = m, .t = t, .sink = sink};
+    int64_t cap = chunk_cap(p);
+    /* One chunk when the whole reference fits in it, else two in turn. */
+    int chunks = cap < gg_problem_out_elems(p) ? 2 : 1;
+    enum gg_status st = points_make(p, certify, &S.q, err, err_len);
+    for (int i = 0; i < chunks && st == GG_OK; i++)
+        st = chunk_alloc(t, cap, &S.ch[i], err, err_len);
+    if (chunks == 1)
+        S.ch[1] = S.ch[0];
+    if (st == GG_OK && t->has_source && (st = make_source(m, t, &so, err, err_len)) == GG_OK)
+        S.so = &so;
+    /* Runs of whole groups, each at most a chunk (a larger group alone). */
+    int64_t g0 = 0, pos = 0, n = 0;
+    for (int64_t g = 0; st == GG_OK && g < p->groups; g++) {
+        struct gg_out_block b;
+        gg_problem_out_block(p, g, &b);
+        int64_t count = b.rows * b.cols;
+        if (n > 0 && n + count > cap) {
+            st = reference_run(&S, g0, g, pos, n, err, err_len);
+            g0 = g;
+            pos += n;
+            n = 0;
+        }
+        n += count;
+    }
+    if (st == GG_OK && g0 < p->groups)
+        st = reference_run(&S, g0, p->groups, pos, n, err, err_len);
+    for (int i = 0; i < 2; i++) { /* every handover ends before its chunk is freed */
+        char herr[256];
+        enum gg_status hst = handover_wait(&S.ho[i], herr, sizeof herr);
+        if (st == GG_OK && hst != GG_OK) {
+            st = hst;
+            snprintf(err, err_len, "%s", herr);
+        }
+    }
     for (int w = 0; w < 2; w++)
         gg_devbuf_free(m->dev, &m->src[w]);
+    for (int i = 0; i < chunks; i++)
+        chunk_free(&S.ch[i]);
     if (st == GG_OK && certify > 0)
-        st = certify_device(m, t, ref, abs, certify, err, err_len);
+        st = certify_device(m, t, &S.q, err, err_len);
+    points_free(&S.q);
     return st;
+}
+
+static enum gg_status dev_restore_inputs(struct gg_target *tg, char *err, size_t err_len)
+{
+    struct mirror *m = tg->ctx;
+    enum gg_status st = place_inputs(m, tg->t, NULL, err, err_len);
+    return st == GG_OK ? gg_device_sync(m->dev, "placing the inputs again", err, err_len) : st;
 }
 
 static const struct gg_operands *dev_operands(struct gg_target *tg)
@@ -466,6 +710,7 @@ const struct gg_target_i gg_devrun_iface = {
     .launch = dev_launch,
     .check_guards = dev_check_guards,
     .fetch_output = dev_fetch_output,
+    .restore_inputs = dev_restore_inputs,
     .reference = dev_reference,
     .lost = dev_lost,
     .release = dev_release,

@@ -932,7 +932,7 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
     /* Reference: c and |a||b| in double, plus the source product for quantised inputs; one
        chunk of at most GG_REF_CHUNK reduction indices of one group's operands decoded as
        doubles into buffers reused from chunk to chunk and group to group. */
-    int64_t out = 0, gather = 0;
+    int64_t out = 0, gather = 0, largest = 0;
     /* The blocks of a batched problem are alike: one stands for all (a batch count may be
        past 2^40). */
     int64_t alike = p->op == GG_OP_BATCHED ? p->groups : 1;
@@ -940,6 +940,7 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
         struct gg_out_block b;
         sized_block(p, g, &b);
         out = gg_size_add(out, gg_size_mul(alike, gg_size_mul(b.rows, b.cols)));
+        largest = b.rows * b.cols > largest ? b.rows * b.cols : largest;
         int64_t len = b.red < GG_REF_CHUNK ? b.red : GG_REF_CHUNK;
         int64_t need = gg_size_mul(8, gg_size_mul(gg_size_add(b.rows, b.cols), len));
         gather = host && need > gather ? need : gather;
@@ -956,6 +957,10 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
         }
     }
     int source = is_quantised(p->a_dtype) || is_quantised(p->b_dtype);
+    /* A reference on the device comes over a run of groups at a time, into two chunks in
+       turn (one is compared while the next is computed). */
+    int64_t run = largest > GG_REF_RUN_OUTPUTS ? largest : GG_REF_RUN_OUTPUTS;
+    out = host || out <= run ? out : gg_size_mul(2, run);
     return gg_size_add(gg_size_add(gg_size_add(bytes, gather), gg_size_mul(8, cache)),
                        gg_size_mul(8 * (source ? 3 : 2), out));
 }

@@ -160,6 +160,14 @@ struct gg_run_result {
     int64_t certified;       /* outputs whose reference value MPFR certified (--certify) */
     double kernel_seconds;   /* wall time of the first kernel run */
     double total_seconds;
+    /* Where the wall time went: admission and the host inputs (setup), placing the inputs on
+       the device (inputs), the run protocol (runs: input hashes, the kernel runs, guards, the
+       output brought back), the reference, and its comparison with the output (compare). A
+       reference on the device is compared a chunk at a time while the next chunk is computed:
+       its time includes the comparison's that did not overlap. */
+    struct {
+        double setup, inputs, runs, reference, compare;
+    } phase;
 };
 void gg_run_result_free(struct gg_run_result *r);
 

@@ -174,25 +174,33 @@ static void reference_free(struct reference *rf)
     memset(rf, 0, sizeof *rf);
 }
 
-/* The run protocol on target tg: prepare, input hashes, the runs, the input hashes again. A
-   failure of a target that was lost is a `device` observation (the worker exits after
-   reporting it, gg_worker.c). */
+/* The run protocol on target tg: prepare, input hashes, the runs, the input hashes again; then,
+   with a sink, the target's reference handed to it (inputs placed again first when the kernel
+   changed them). A failure of a target that was lost is a `device` observation (the worker
+   exits after reporting it, gg_worker.c). */
 static enum gg_status run_target(struct gg_target *tg, const struct gg_kernel *k, void *out1,
-                                 struct reference *rf, int64_t certify,
-                                 struct gg_observations *obs, double *seconds, char *err,
+                                 const struct gg_ref_sink *sink, int64_t certify,
+                                 struct gg_observations *obs, struct gg_run_result *r, char *err,
                                  size_t err_len)
 {
     const struct gg_target_i *f = tg->iface;
     struct gg_hash before, after;
+    double t0 = now_s();
     enum gg_status st = f->prepare ? f->prepare(tg, err, err_len) : GG_OK;
-    int ref_failed = 0; /* the reference's own failure is no finding of the kernel's */
-    if (st == GG_OK && rf &&
-        (st = f->reference(tg, rf->ref, rf->abs, rf->src, certify, err, err_len)) != GG_OK)
-        ref_failed = 1;
+    double t1 = now_s();
+    r->phase.inputs = t1 - t0;
     if (st == GG_OK && (st = f->hash_inputs(tg, &before, err, err_len)) == GG_OK &&
-        (st = run_kernel(tg, k, out1, obs, seconds, err, err_len)) == GG_OK &&
+        (st = run_kernel(tg, k, out1, obs, &r->kernel_seconds, err, err_len)) == GG_OK &&
         (st = f->hash_inputs(tg, &after, err, err_len)) == GG_OK)
         obs->input_modified = !gg_hash_equal(before, after);
+    t0 = now_s();
+    r->phase.runs = t0 - t1;
+    int ref_failed = 0; /* the reference's own failure is no finding of the kernel's */
+    if (st == GG_OK && sink &&
+        ((obs->input_modified && (st = f->restore_inputs(tg, err, err_len)) != GG_OK) ||
+         (st = f->reference(tg, sink, certify, err, err_len)) != GG_OK))
+        ref_failed = 1;
+    r->phase.reference = now_s() - t0;
     if (st != GG_OK && !ref_failed && f->lost && f->lost(tg)) {
         obs->device_error = 1;
         st = GG_OK;
@@ -282,19 +290,47 @@ static enum gg_status reference_make(const struct gg_tensors *t, const struct gg
     return GG_OK;
 }
 
+/* The comparison's result in r (st: how it ended). */
+static enum gg_status judged(enum gg_status st, const struct gg_case *c, struct gg_run_result *r,
+                             char *err, size_t err_len)
+{
+    if (st == GG_OK)
+        r->cmp.snr_advisory = snr_advisory_case(c);
+    if (st != GG_OK)
+        snprintf(err, err_len, "%s", st == GG_E_NOMEM ? "out of memory comparing outputs"
+                                                      : "the reference left groups uncompared");
+    r->compared = st == GG_OK;
+    return st;
+}
+
 /* The comparison of the output with the reference. */
 static enum gg_status judge(const struct gg_case *c, const struct gg_kernel *k,
                             const struct gg_tensors *t, const void *out,
                             const struct reference *rf, struct gg_run_result *r, char *err,
                             size_t err_len)
 {
-    enum gg_status st = gg_compare_output(&t->p, out, rf->ref, rf->abs, rf->src, k->tile_m,
-                                          k->tile_n, &r->cmp);
-    if (st == GG_OK)
-        r->cmp.snr_advisory = snr_advisory_case(c);
+    return judged(gg_compare_output(&t->p, out, rf->ref, rf->abs, rf->src, k->tile_m, k->tile_n,
+                                    &r->cmp),
+                  c, r, err, err_len);
+}
+
+/* A sink that compares each run of groups as it arrives (a reference on the device), timed. */
+struct compare_sink {
+    struct gg_compare_run *run;
+    double seconds;
+};
+
+static enum gg_status compare_put(void *ctx, int64_t g0, int64_t g1, int64_t n, const double *ref,
+                                  const double *abs, const double *src, char *err, size_t err_len)
+{
+    (void)n;
+    struct compare_sink *cs = ctx;
+    double t0 = now_s();
+    enum gg_status st = gg_compare_groups(cs->run, g0, g1, ref, abs, src);
+    cs->seconds += now_s() - t0;
     if (st != GG_OK)
-        snprintf(err, err_len, "out of memory comparing outputs");
-    r->compared = st == GG_OK;
+        snprintf(err, err_len, "the reference came out of group order (groups %lld to %lld)",
+                 (long long)g0, (long long)g1);
     return st;
 }
 
@@ -424,10 +460,9 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     if (st != GG_OK || (st = gg_run_setup(c, o, device_reference_wanted(o), &k, &eff, &t, r, err,
                                           err_len)) != GG_OK)
         goto done;
-    /* A GPU kernel's inputs left to the device: its reference is computed there too. */
+    /* A GPU kernel's inputs left to the device: its reference is computed there too, after the
+       runs, and compared a run of groups at a time as it comes over. */
     r->device_reference = t.inputs_on_device;
-    if (r->device_reference && (st = reference_alloc(&t, &rf, err, err_len)) != GG_OK)
-        goto done;
     out1 = gg_output_alloc(&t);
     if (!out1) {
         snprintf(err, err_len, "out of memory for a copy of the output");
@@ -445,15 +480,35 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     struct gg_observations obs = {0};
     struct gg_target tg = {.iface = gg_run_target_of(k), .t = &t};
     int64_t certify = o ? o->certify_samples : 0;
-    st = run_target(&tg, k, out1, r->device_reference ? &rf : NULL, certify, &obs,
-                    &r->kernel_seconds, err, err_len);
+    struct gg_compare_run *cr = NULL;
+    if (r->device_reference &&
+        (st = gg_compare_begin(&t.p, out1, k->tile_m, k->tile_n, &cr)) != GG_OK) {
+        snprintf(err, err_len, "out of memory comparing outputs");
+        goto done;
+    }
+    struct compare_sink cs = {cr, 0.0};
+    struct gg_ref_sink sink = {compare_put, &cs};
+    r->phase.setup = now_s() - t0;
+    st = run_target(&tg, k, out1, cr ? &sink : NULL, certify, &obs, r, err, err_len);
+    if (cr && (st != GG_OK || obs.device_error))
+        gg_compare_abort(cr);
+    else if (cr)
+        st = judged(gg_compare_end(cr, &r->cmp), &eff, r, err, err_len);
+    r->phase.compare = cs.seconds;
     if (st == GG_OK && obs.device_error)
         no_out = "a device error ended the run: the output was not compared";
     /* A device error is judged from the observations alone: the output was not compared. */
-    if (st != GG_OK || (!obs.device_error &&
-        ((!rf.ref && (st = reference_make(&t, o, &rf, err, err_len)) != GG_OK) ||
-         (st = judge(&eff, k, &t, out1, &rf, r, err, err_len)) != GG_OK)))
+    double t1 = now_s();
+    if (st != GG_OK || (!obs.device_error && !cr && !rf.ref &&
+                        (st = reference_make(&t, o, &rf, err, err_len)) != GG_OK))
         goto done;
+    double t2 = now_s();
+    if (!cr) {
+        r->phase.reference += t2 - t1;
+        if (!obs.device_error && (st = judge(&eff, k, &t, out1, &rf, r, err, err_len)) != GG_OK)
+            goto done;
+        r->phase.compare = now_s() - t2;
+    }
     gg_verdict_make(&t.p, k->name, k->tile_m, k->tile_n, k->tile_k, r->compared ? &r->cmp : NULL,
                     &obs, &r->verdict);
     r->certified = r->device_reference || !obs.device_error ? certify : 0;
@@ -501,6 +556,26 @@ void gg_run_result_free(struct gg_run_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* A sink that gathers the whole reference into rf (a reference computed alone). */
+struct gather_whole {
+    struct reference *rf;
+    int64_t pos; /* packed position of the next run */
+};
+
+static enum gg_status gather_put(void *ctx, int64_t g0, int64_t g1, int64_t n, const double *ref,
+                                 const double *abs, const double *src, char *err, size_t err_len)
+{
+    (void)g0, (void)g1, (void)err, (void)err_len;
+    struct gather_whole *w = ctx;
+    size_t bytes = (size_t)n * sizeof(double);
+    memcpy(w->rf->ref + w->pos, ref, bytes);
+    memcpy(w->rf->abs + w->pos, abs, bytes);
+    if (src && w->rf->src)
+        memcpy(w->rf->src + w->pos, src, bytes);
+    w->pos += n;
+    return GG_OK;
+}
+
 enum gg_status gg_run_reference(const struct gg_case *c, const struct gg_run_opts *o,
                                 struct gg_reference_run *r, char *err, size_t err_len)
 {
@@ -521,11 +596,12 @@ enum gg_status gg_run_reference(const struct gg_case *c, const struct gg_run_opt
         st = reference_make(&r->t, o, &rf, err, err_len);
     } else if (st == GG_OK) {
         struct gg_target tg = {.iface = gg_run_target_of(k), .t = &r->t};
+        struct gather_whole w = {&rf, 0};
+        struct gg_ref_sink sink = {gather_put, &w};
         if ((st = reference_alloc(&r->t, &rf, err, err_len)) == GG_OK &&
             (st = tg.iface->prepare(&tg, err, err_len)) == GG_OK) {
             t0 = now_s();
-            st = tg.iface->reference(&tg, rf.ref, rf.abs, rf.src, o ? o->certify_samples : 0,
-                                     err, err_len);
+            st = tg.iface->reference(&tg, &sink, o ? o->certify_samples : 0, err, err_len);
         }
         tg.iface->release(&tg);
     }

@@ -14,6 +14,15 @@
 
 struct gg_target;
 
+/* Receives a reference a run of groups at a time: the outputs of groups [g0, g1) (n of them,
+   packed in reference order from group g0's first) in ref and abs, and src (NULL without an
+   unquantised source) the source's product; the arrays are valid during the call only. */
+struct gg_ref_sink {
+    enum gg_status (*put)(void *ctx, int64_t g0, int64_t g1, int64_t n, const double *ref,
+                          const double *abs, const double *src, char *err, size_t err_len);
+    void *ctx;
+};
+
 /* The slots of a target. Every slot gets the target and reports its own failures as a status
    with a message in err; a slot marked (optional) may be NULL. */
 struct gg_target_i {
@@ -42,12 +51,16 @@ struct gg_target_i {
     /* (optional) Copies the live part of C into the host C buffer (t->ops.c), which the
        protocol's padding check and output copies read. NULL: the kernel wrote it there. */
     enum gg_status (*fetch_output)(struct gg_target *tg, char *err, size_t err_len);
-    /* (optional) The reference where the kernel reads its inputs, before any kernel ran: ref
-       and abs, and src (NULL when the tensors have no unquantised source, t->has_source) the
-       source's product, each as gg_ref_gemm() gives them (reference order); with certify > 0
-       the MPFR certification of ref on that many outputs, its vectors fetched from the target.
+    /* (optional) Places the inputs again as prepare placed them (the kernel wrote into them):
+       the reference then reads what the kernel was given. */
+    enum gg_status (*restore_inputs)(struct gg_target *tg, char *err, size_t err_len);
+    /* (optional) The reference where the kernel reads its inputs: ref and abs, and src (when the
+       tensors have an unquantised source, t->has_source) the source's product, each as
+       gg_ref_gemm() gives them, handed to sink in runs of whole groups in group order, so that
+       no more than a bounded chunk of it is ever held; with certify > 0 the MPFR certification
+       of ref on that many outputs, its vectors fetched from the target, after the last run.
        NULL: the reference runs on the host tensors. */
-    enum gg_status (*reference)(struct gg_target *tg, double *ref, double *abs, double *src,
+    enum gg_status (*reference)(struct gg_target *tg, const struct gg_ref_sink *sink,
                                 int64_t certify, char *err, size_t err_len);
     /* (optional) 1 when a failure left the target unable to run anything more (a sticky device
        error): the failure is then a `device` observation (obs->device_error), not a harness

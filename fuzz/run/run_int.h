@@ -34,6 +34,10 @@ void gg_faultnote_watch(int operand, const struct gg_hostbuf *b);
 void gg_faultnote_clear(void);
 void gg_faultnote_kernel(int running);
 
+/* Outputs of the reference that the device target hands over at a time (gg_devrun.c): its host
+   arrays hold two such runs of groups (a larger group alone), never the whole output. */
+#define GG_REF_RUN_OUTPUTS ((int64_t)1 << 26)
+
 /* A byte count for messages: "1.5 KiB", "3.2 MiB", "2.00 GiB" (gg_runner.c). */
 void gg_fmt_bytes(int64_t n, char *buf, size_t len);
 

@@ -171,19 +171,23 @@ enum gg_status gg_device_generate(struct gg_device *d, const struct gg_gen_plan 
 /* The reference on the device (gg_devref_gpu.cu)                                               */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Outputs of one chunk of the device reference: its c and Σ|ab| (16 bytes each) and a flag byte
+   stay below 1.1 GiB of device scratch (a larger group is a chunk alone). */
+#define GG_DEVICE_REF_CHUNK ((int64_t)1 << 26)
+
 /*
- * The reference of problem p (its group arrays and moe routing in host memory, as the kernel's
- * problem has them) on operands o in device memory (o->sorted_ids_dev: the device copy of the
- * sorted ids): c and abs (host arrays of gg_problem_out_elems(p) doubles, reference order; abs
- * may be NULL) receive what gg_ref_gemm() gives, special values and -0 included, each sum in
- * another order: within γ_red(2^-53)·Σ|ab| of the exact value, as the host's. Computed by an fp64
- * kernel, groups taken in chunks of at most 2^26 outputs (about 1 GiB of device scratch; a
- * larger group alone). Waits for the stream. For tests, GGFUZZ_TEST_DEVREF_FAULT=group_offset or
- * k_tail plants a wrong group offset or a dropped reduction tail.
+ * The reference of groups [g0, g1) of problem p (its group arrays and moe routing in host
+ * memory, as the kernel's problem has them) on operands o in device memory (o->sorted_ids_dev:
+ * the device copy of the sorted ids): c and abs (host arrays of those groups' outputs, packed in
+ * reference order from group g0's first output; abs may be NULL) receive what gg_ref_gemm()
+ * gives, special values and -0 included, each sum in another order: within γ_red(2^-53)·Σ|ab| of
+ * the exact value, as the host's. Computed by an fp64 kernel, groups taken in chunks of at most
+ * GG_DEVICE_REF_CHUNK outputs. Waits for the stream. For tests, GGFUZZ_TEST_DEVREF_FAULT=
+ * group_offset or k_tail plants a wrong group offset or a dropped reduction tail.
  */
 enum gg_status gg_device_reference(struct gg_device *d, const struct gg_problem *p,
-                                   const struct gg_operands *o, double *c, double *abs, char *err,
-                                   size_t err_len);
+                                   const struct gg_operands *o, int64_t g0, int64_t g1, double *c,
+                                   double *abs, char *err, size_t err_len);
 /* Copies the codes off + j·step (j < n) of dtype dt at device address dev_base into host out,
    packed (code j at element j of out, in dt's storage: E2M1 two to a byte), gathered on the
    device first: one transfer. */

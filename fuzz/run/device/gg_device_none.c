@@ -173,10 +173,10 @@ void gg_device_test_memset(void *dst, int byte, size_t n, void *stream)
 }
 
 enum gg_status gg_device_reference(struct gg_device *d, const struct gg_problem *p,
-                                   const struct gg_operands *o, double *c, double *abs, char *err,
-                                   size_t err_len)
+                                   const struct gg_operands *o, int64_t g0, int64_t g1, double *c,
+                                   double *abs, char *err, size_t err_len)
 {
-    (void)d, (void)p, (void)o, (void)c, (void)abs;
+    (void)d, (void)p, (void)o, (void)g0, (void)g1, (void)c, (void)abs;
     return unsupported(err, err_len);
 }
 

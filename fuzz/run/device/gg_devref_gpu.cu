@@ -26,8 +26,6 @@ extern "C" {
 #define TN 64      /* along the columns (B's vectors) */
 #define TK 16      /* reduction indices per step */
 #define THREADS 256
-/* Outputs of one chunk: its c and Σ|ab| (16 bytes each) and a flag byte stay below 1.1 GiB. */
-#define CHUNK_OUTPUTS ((int64_t)1 << 26)
 /* Groups per launch (their descriptors are copied for each chunk). */
 #define CHUNK_GROUPS 8192
 
@@ -332,8 +330,9 @@ static enum gg_status run_chunk(struct gg_device *dev, struct launch L, struct g
 }
 
 extern "C" enum gg_status gg_device_reference(struct gg_device *dev, const struct gg_problem *p,
-                                              const struct gg_operands *o, double *c, double *abs,
-                                              char *err, size_t err_len)
+                                              const struct gg_operands *o, int64_t g0,
+                                              int64_t g1, double *c, double *abs, char *err,
+                                              size_t err_len)
 {
     struct side fa, fb;
     double tables[3 * 256];
@@ -349,15 +348,15 @@ extern "C" enum gg_status gg_device_reference(struct gg_device *dev, const struc
         side_format(p->bias_dtype, &L.bias_side, tables + 512);
         L.bias_side.d.base = o->bias;
     }
-    int64_t max_out = 0;
-    for (int64_t g = 0; g < p->groups; g++) {
+    int64_t max_out = 0, total = 0;
+    for (int64_t g = g0; g < g1; g++) {
         struct gg_out_block b;
         gg_problem_out_block(p, g, &b);
         int64_t n = b.rows * b.cols;
         max_out = n > max_out ? n : max_out;
+        total += n;
     }
-    int64_t cap = max_out > CHUNK_OUTPUTS ? max_out : CHUNK_OUTPUTS;
-    int64_t total = gg_problem_out_elems(p);
+    int64_t cap = max_out > GG_DEVICE_REF_CHUNK ? max_out : GG_DEVICE_REF_CHUNK;
     cap = total < cap ? (total > 0 ? total : 1) : cap;
     struct group_desc *gd = (struct group_desc *)calloc(CHUNK_GROUPS, sizeof *gd);
     if (!gd) {
@@ -375,15 +374,15 @@ extern "C" enum gg_status gg_device_reference(struct gg_device *dev, const struc
         st = gg_devbuf_upload(dev, &tab, 0, tables, sizeof tables, err, err_len);
     L.tables = (const double *)tab.data;
     int64_t n = 0, pos = 0, out0 = 0;
-    for (int64_t g = 0; st == GG_OK && g <= p->groups; g++) {
+    for (int64_t g = g0; st == GG_OK && g <= g1; g++) {
         int64_t count = 0;
         struct gg_out_block b;
-        if (g < p->groups) {
+        if (g < g1) {
             gg_problem_out_block(p, g, &b);
             count = b.rows * b.cols;
         }
         /* The chunk so far is run when this group would not fit beside it (or at the end). */
-        if (n > 0 && (g == p->groups || n == CHUNK_GROUPS || pos + count > cap)) {
+        if (n > 0 && (g == g1 || n == CHUNK_GROUPS || pos + count > cap)) {
             L.n_out = pos;
             st = run_chunk(dev, L, gd, n, &descs, &out, c + out0, abs ? abs + out0 : NULL, err,
                            err_len);
@@ -392,7 +391,7 @@ extern "C" enum gg_status gg_device_reference(struct gg_device *dev, const struc
             pos = 0;
             L.n_tiles = 0;
         }
-        if (g == p->groups || count == 0 || st != GG_OK)
+        if (g == g1 || count == 0 || st != GG_OK)
             continue;
         struct group_desc *G = &gd[n++];
         side_of(p, o, 0, g, &fa, &G->a);
@@ -401,7 +400,7 @@ extern "C" enum gg_status gg_device_reference(struct gg_device *dev, const struc
         G->cols = b.cols;
         G->red = G->a.d.red;
         G->pos = pos;
-        if (L.fault == 1 && g > 0 && G->pos >= G->cols)
+        if (L.fault == 1 && g > g0 && G->pos >= G->cols)
             G->pos -= G->cols;
         G->tiles_n = (b.cols + TN - 1) / TN;
         G->tile0 = L.n_tiles;
