@@ -160,16 +160,19 @@ void gg_compare_free(struct gg_compare *cmp);
 
 /*
  * gg_compare_output() in parts, for a reference that arrives a run of groups at a time (computed
- * chunk by chunk, never whole in memory): begin, then groups [g0, g1) in order, each call with
- * g0 the end of the previous one and ref, abs and src holding just those groups' outputs (packed
- * from gg_compare_group_start(run, g0); src given with every run or with none), then end, which
- * fills out and frees run. The result is gg_compare_output()'s, whatever the split. abort frees
- * a run that will not end. p and c must outlive the run. Returns GG_OK, GG_E_NOMEM, or
- * GG_E_INVAL for groups out of order (end: not all groups seen; run freed).
+ * chunk by chunk, never whole in memory): begin (with_src: a source product comes with the
+ * reference), then groups [g0, g1) in order, each call with g0 the end of the previous one and
+ * ref, abs and src holding just those groups' outputs (packed from gg_compare_group_start(run,
+ * g0); src given exactly when with_src), or ref NULL when the reference of those groups is
+ * exactly zero, with a zero Σ|ab| and source product (groups with no reduction and no bias);
+ * then end, which fills out and frees run. The result is gg_compare_output()'s, whatever the
+ * split. abort frees a run that will not end. p and c must outlive the run. Returns GG_OK,
+ * GG_E_NOMEM, or GG_E_INVAL for groups out of order or a source against with_src (end: not all
+ * groups seen; run freed).
  */
 struct gg_compare_run;
 enum gg_status gg_compare_begin(const struct gg_problem *p, const void *c, int64_t tile_m,
-                                int64_t tile_n, struct gg_compare_run **run);
+                                int64_t tile_n, int with_src, struct gg_compare_run **run);
 int64_t gg_compare_group_start(const struct gg_compare_run *run, int64_t g);
 enum gg_status gg_compare_groups(struct gg_compare_run *run, int64_t g0, int64_t g1,
                                  const double *ref, const double *abs, const double *src);

@@ -252,12 +252,21 @@ static void group_view_make(const struct scan *s, int64_t g, int64_t pos, struct
     gg_oracle_bound_factors(&tw, v->h, &v->warn);
 }
 
-/* Compares rows [r0, r1) of group v into gm and part (its sums, counts, worst and first bad
-   element, and regions so far); ref, abs and src hold the outputs from packed position base
-   on. */
+/* The reference a scan reads: ref, abs and src from packed position base on, or (ref NULL)
+   exact zeros with a zero Σ|ab| and, with zero_src, a zero source product. */
+struct ref_view {
+    int64_t base;
+    const double *ref, *abs, *src;
+    int zero_src;
+};
+
+static const double zero_run[LOAD_RUN];
+
+/* Compares rows [r0, r1) of group v with the reference rv into gm and part (its sums, counts,
+   worst and first bad element, and regions so far). */
 static void scan_rows(const struct scan *s, const struct group_view *v, int64_t r0, int64_t r1,
-                      int64_t base, const double *ref, const double *abs, const double *src,
-                      struct gg_group_metrics *gm, struct scan_part *part)
+                      const struct ref_view *rv, struct gg_group_metrics *gm,
+                      struct scan_part *part)
 {
     region_init(&part->bad);
     region_init(&part->suspect);
@@ -267,17 +276,23 @@ static void scan_rows(const struct scan *s, const struct group_view *v, int64_t 
     gm->worst.row = -1;
     double vals[LOAD_RUN], rnd[LOAD_RUN];
     uint8_t unwritten[LOAD_RUN];
+    const double *ref = zero_run, *abs = zero_run, *src = rv->zero_src ? zero_run : NULL;
     for (int64_t r = r0; r < r1; r++) {
         for (int64_t col = 0; col < b->cols; col++) {
-            int64_t i = v->pos + r * b->cols + col, at = i - base, j = col % LOAD_RUN;
-            if (j == 0) {
+            int64_t i = v->pos + r * b->cols + col, at = col % LOAD_RUN;
+            if (at == 0) { /* the next run of the row: its outputs and reference */
                 int n = (int)(b->cols - col < LOAD_RUN ? b->cols - col : LOAD_RUN);
                 load_run(s->p->c_dtype, s->c, storage_index(b, r, col), n, vals, unwritten);
-                round_run(s->p->c_dtype, &ref[at], n, rnd);
+                if (rv->ref) {
+                    ref = rv->ref + (i - rv->base);
+                    abs = rv->abs ? rv->abs + (i - rv->base) : NULL;
+                    src = rv->src ? rv->src + (i - rv->base) : NULL;
+                }
+                round_run(s->p->c_dtype, ref, n, rnd);
             }
-            double out = vals[j], rf = ref[at];
+            double out = vals[at], rf = ref[at];
             int bad = 0, suspect = 0;
-            if (unwritten[j]) {
+            if (unwritten[at]) {
                 gm->n_unwritten++;
                 bad = 1;
             } else if (abs && abs[at] > GG_ORACLE_ACC_MAX && isfinite(rf)) {
@@ -291,7 +306,7 @@ static void scan_rows(const struct scan *s, const struct group_view *v, int64_t 
                 bad = !(abs && overflow_ok(s, out, rf, abs[at], h));
                 gm->n_nan += bad;
             } else {
-                int k = judge_finite(v, out, rf, rnd[j], abs ? &abs[at] : NULL, gm, r, col);
+                int k = judge_finite(v, out, rf, rnd[at], abs ? &abs[at] : NULL, gm, r, col);
                 gm->n_bound += k == 2;
                 bad = k == 2;
                 suspect = k == 1;
@@ -366,7 +381,7 @@ struct gg_compare_run {
     struct scan_part *parts;
     struct gg_compare cmp;
     int64_t next;    /* the first group not yet scanned */
-    int with_src;    /* a source product came with the groups */
+    int with_src;    /* a source product comes with the groups */
 };
 
 /*
@@ -399,8 +414,7 @@ struct scan_job {
     const struct scan_task *tasks;
     struct gg_group_metrics *gm;
     struct scan_part *parts;
-    int64_t base; /* packed position of the arrays' first element */
-    const double *ref, *abs, *src;
+    struct ref_view rv;
 };
 
 static void scan_range(void *ctx, int64_t lo, int64_t hi, int tid)
@@ -409,8 +423,7 @@ static void scan_range(void *ctx, int64_t lo, int64_t hi, int tid)
     struct scan_job *j = ctx;
     for (int64_t i = lo; i < hi; i++) {
         const struct scan_task *k = &j->tasks[i];
-        scan_rows(j->s, &j->views[k->view], k->r0, k->r1, j->base, j->ref, j->abs, j->src,
-                  &j->gm[i], &j->parts[i]);
+        scan_rows(j->s, &j->views[k->view], k->r0, k->r1, &j->rv, &j->gm[i], &j->parts[i]);
     }
 }
 
@@ -425,7 +438,7 @@ void gg_compare_abort(struct gg_compare_run *run)
 }
 
 enum gg_status gg_compare_begin(const struct gg_problem *p, const void *c, int64_t tile_m,
-                                int64_t tile_n, struct gg_compare_run **out)
+                                int64_t tile_n, int with_src, struct gg_compare_run **out)
 {
     size_t n_groups = (size_t)(p->groups > 0 ? p->groups : 1);
     struct gg_compare_run *run = calloc(1, sizeof *run);
@@ -441,6 +454,7 @@ enum gg_status gg_compare_begin(const struct gg_problem *p, const void *c, int64
     }
     run->cmp.n_groups = p->groups;
     run->cmp.src_snr_db = NAN;
+    run->with_src = with_src;
     run->t = gg_threshold_at(p);
     run->s = (struct scan){.p = p, .t = &run->t, .c = c, .tile_m = tile_m, .tile_n = tile_n};
     run->pos[0] = 0;
@@ -488,9 +502,8 @@ static void run_merge(struct gg_compare_run *run, const struct scan_job *j, int6
 enum gg_status gg_compare_groups(struct gg_compare_run *run, int64_t g0, int64_t g1,
                                  const double *ref, const double *abs, const double *src)
 {
-    if (g0 != run->next || g1 < g0 || g1 > run->s.p->groups || (g0 > 0 && !src != !run->with_src))
+    if (g0 != run->next || g1 < g0 || g1 > run->s.p->groups || (ref && !src != !run->with_src))
         return GG_E_INVAL;
-    run->with_src = src != NULL;
     int64_t n_views = g1 - g0, n_tasks = 0;
     struct group_view *views = malloc((size_t)(n_views > 0 ? n_views : 1) * sizeof *views);
     if (!views)
@@ -515,7 +528,8 @@ enum gg_status gg_compare_groups(struct gg_compare_run *run, int64_t g0, int64_t
                 r = r1;
             } while (r < rows);
         }
-        struct scan_job job = {&run->s, views, tasks, gm, parts, run->pos[g0], ref, abs, src};
+        struct scan_job job = {&run->s, views, tasks, gm, parts,
+                               {run->pos[g0], ref, abs, src, run->with_src}};
         int64_t total = run->pos[g1] - run->pos[g0], per_task = total / (int64_t)nt;
         if (total >= 2 * SCAN_MIN_OUTPUTS && n_tasks > 1)
             gg_par_for(n_tasks, SCAN_MIN_OUTPUTS / (per_task > 0 ? per_task : 1) + 1, scan_range,
@@ -579,7 +593,7 @@ enum gg_status gg_compare_output(const struct gg_problem *p, const void *c, cons
     struct gg_compare_run *run = NULL;
     memset(out, 0, sizeof *out);
     out->src_snr_db = NAN;
-    enum gg_status st = gg_compare_begin(p, c, tile_m, tile_n, &run);
+    enum gg_status st = gg_compare_begin(p, c, tile_m, tile_n, src != NULL, &run);
     if (st != GG_OK)
         return st;
     gg_compare_groups(run, 0, p->groups, ref, abs, src);

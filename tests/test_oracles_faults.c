@@ -542,7 +542,7 @@ Test(oracle_faults, parallel_scan_equals_one_thread)
     gg_compare_free(&many);
     /* Runs of 1, 7, 13, 19 groups: the last one ends at G. */
     struct gg_compare_run *run = NULL;
-    cr_assert_eq(gg_compare_begin(&p, c, 64, 64, &run), GG_OK);
+    cr_assert_eq(gg_compare_begin(&p, c, 64, 64, 1, &run), GG_OK);
     for (int64_t g0 = 0, len = 1; g0 < G; len += 6) {
         int64_t g1 = g0 + len < G ? g0 + len : G, at = gg_compare_group_start(run, g0);
         cr_assert_eq(at, g0 * ROWS * N);
@@ -554,9 +554,25 @@ Test(oracle_faults, parallel_scan_equals_one_thread)
     cr_assert_eq(gg_compare_end(run, &many), GG_OK);
     expect_same_compare(&one, &many, "runs of groups");
     gg_compare_free(&many);
-    cr_assert_eq(gg_compare_begin(&p, c, 64, 64, &run), GG_OK);
+    cr_assert_eq(gg_compare_begin(&p, c, 64, 64, 1, &run), GG_OK);
+    cr_expect_eq(gg_compare_groups(run, 0, 3, ref, abs, NULL), GG_E_INVAL, "a source missing");
     cr_expect_eq(gg_compare_groups(run, 0, 3, ref, abs, src), GG_OK);
     cr_expect_eq(gg_compare_end(run, &many), GG_E_INVAL, "groups left out");
+    gg_compare_free(&one);
+    /* Groups 5 to 9 with an exact zero reference: given as zeros, or as a run without arrays. */
+    size_t at = 5 * ROWS * N, len = 5 * ROWS * N;
+    memset(ref + at, 0, len * sizeof *ref);
+    memset(abs + at, 0, len * sizeof *abs);
+    memset(src + at, 0, len * sizeof *src);
+    cr_assert_eq(gg_compare_output(&p, c, ref, abs, src, 64, 64, &one), GG_OK);
+    cr_assert_eq(gg_compare_begin(&p, c, 64, 64, 1, &run), GG_OK);
+    cr_assert_eq(gg_compare_groups(run, 0, 5, ref, abs, src), GG_OK);
+    cr_assert_eq(gg_compare_groups(run, 5, 10, NULL, NULL, NULL), GG_OK);
+    cr_assert_eq(gg_compare_groups(run, 10, G, ref + 2 * at, abs + 2 * at, src + 2 * at), GG_OK);
+    cr_assert_eq(gg_compare_end(run, &many), GG_OK);
+    expect_same_compare(&one, &many, "a run of zero groups");
+    cr_expect_gt(one.groups[7].n_bound, 0, "the kernel's non-zero outputs are past the bound");
+    gg_compare_free(&many);
     gg_compare_free(&one);
     free(c), free(ref), free(abs), free(src);
 }

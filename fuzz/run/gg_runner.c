@@ -482,7 +482,7 @@ enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
     int64_t certify = o ? o->certify_samples : 0;
     struct gg_compare_run *cr = NULL;
     if (r->device_reference &&
-        (st = gg_compare_begin(&t.p, out1, k->tile_m, k->tile_n, &cr)) != GG_OK) {
+        (st = gg_compare_begin(&t.p, out1, k->tile_m, k->tile_n, t.has_source, &cr)) != GG_OK) {
         snprintf(err, err_len, "out of memory comparing outputs");
         goto done;
     }
@@ -568,10 +568,15 @@ static enum gg_status gather_put(void *ctx, int64_t g0, int64_t g1, int64_t n, c
     (void)g0, (void)g1, (void)err, (void)err_len;
     struct gather_whole *w = ctx;
     size_t bytes = (size_t)n * sizeof(double);
-    memcpy(w->rf->ref + w->pos, ref, bytes);
-    memcpy(w->rf->abs + w->pos, abs, bytes);
-    if (src && w->rf->src)
-        memcpy(w->rf->src + w->pos, src, bytes);
+    double *to[3] = {w->rf->ref + w->pos, w->rf->abs + w->pos,
+                     w->rf->src ? w->rf->src + w->pos : NULL};
+    const double *from[3] = {ref, abs, src};
+    for (int i = 0; i < 3; i++) { /* ref NULL: exact zeros */
+        if (to[i] && from[i])
+            memcpy(to[i], from[i], bytes);
+        else if (to[i] && !ref)
+            memset(to[i], 0, bytes);
+    }
     w->pos += n;
     return GG_OK;
 }

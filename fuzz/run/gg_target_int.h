@@ -16,7 +16,9 @@ struct gg_target;
 
 /* Receives a reference a run of groups at a time: the outputs of groups [g0, g1) (n of them,
    packed in reference order from group g0's first) in ref and abs, and src (NULL without an
-   unquantised source) the source's product; the arrays are valid during the call only. */
+   unquantised source) the source's product; or all three NULL when those groups' reference is
+   exactly zero (no reduction, no bias: an empty expert's wgrad). The arrays are valid during
+   the call only. */
 struct gg_ref_sink {
     enum gg_status (*put)(void *ctx, int64_t g0, int64_t g1, int64_t n, const double *ref,
                           const double *abs, const double *src, char *err, size_t err_len);

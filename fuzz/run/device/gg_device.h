@@ -78,6 +78,12 @@ enum gg_status gg_device_get(struct gg_device **dev, char *err, size_t err_len);
 int gg_device_lost(void);
 /* The context's stream (cudaStream_t / hipStream_t), for struct gg_operands. */
 void *gg_device_stream(const struct gg_device *d);
+/* Page-locked host memory of bytes (cudaMallocHost), which copies from the device reach several
+   times faster than pageable memory; NULL when it cannot be had (the caller falls back to
+   malloc). Pinning costs time in proportion to its size: worth it for memory that many copies
+   reuse. */
+void *gg_device_host_alloc(struct gg_device *d, size_t bytes);
+void gg_device_host_free(struct gg_device *d, void *p);
 /* Device name and free/total memory (cudaMemGetInfo); free counts the context's idle pool. */
 enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_bytes, int64_t *total_bytes,
                                   char *err, size_t err_len);

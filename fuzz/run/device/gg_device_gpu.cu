@@ -756,6 +756,23 @@ extern "C" enum gg_status gg_devbuf_alloc_flush(struct gg_device *d, struct gg_d
     return zero_mapped(d, b, err, err_len);
 }
 
+extern "C" void *gg_device_host_alloc(struct gg_device *d, size_t bytes)
+{
+    void *p = NULL;
+    if (!d || d->lost || cudaMallocHost(&p, bytes) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky: the caller falls back to pageable memory */
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void gg_device_host_free(struct gg_device *d, void *p)
+{
+    (void)d;
+    if (p && cudaFreeHost(p) != cudaSuccess)
+        (void)cudaGetLastError(); /* nothing to do but leave the error unreported */
+}
+
 extern "C" void gg_devbuf_free(struct gg_device *d, struct gg_devbuf *b)
 {
     if (!b->owns || !b->base)

@@ -9,6 +9,7 @@
 
 #ifdef GG_GPU_HIP
 #include "kernels/gpu/backend/hip.h"
+#define cudaFreeHost hipHostFree
 #else
 #include "kernels/gpu/backend/cuda.h"
 #endif

@@ -172,6 +172,17 @@ void gg_device_test_memset(void *dst, int byte, size_t n, void *stream)
     (void)dst, (void)byte, (void)n, (void)stream;
 }
 
+void *gg_device_host_alloc(struct gg_device *d, size_t bytes)
+{
+    (void)d, (void)bytes;
+    return NULL;
+}
+
+void gg_device_host_free(struct gg_device *d, void *p)
+{
+    (void)d, (void)p;
+}
+
 enum gg_status gg_device_reference(struct gg_device *d, const struct gg_problem *p,
                                    const struct gg_operands *o, int64_t g0, int64_t g1, double *c,
                                    double *abs, char *err, size_t err_len)
