@@ -2,9 +2,10 @@
  * gg_oracle_compare.c — compares a kernel's output with the reference, element by element and
  * group by group: unwritten (sentinel) elements, NaN/Inf mismatches, the per-element bound τ,
  * per-group and pooled SNR, the SNR against the unquantised source, and the region of the output
- * where the bad elements lie. One pass (groups in parallel on a large output), no memory
- * proportional to the output. Also the bounds
- * it applies, element by element, for a caller that judges outputs elsewhere (a dump's check).
+ * where the bad elements lie. One pass over the output, in parts of whole rows scanned in
+ * parallel on a large output and merged in order; the reference may come a run of groups at a
+ * time (gg_compare_begin), so no memory proportional to the output is needed. Also the bounds it
+ * applies, element by element, for a caller that judges outputs elsewhere (a dump's check).
  */
 #include <math.h>
 #include <stdlib.h>

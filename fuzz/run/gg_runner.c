@@ -328,7 +328,9 @@ static enum gg_status compare_put(void *ctx, int64_t g0, int64_t g1, int64_t n, 
     double t0 = now_s();
     enum gg_status st = gg_compare_groups(cs->run, g0, g1, ref, abs, src);
     cs->seconds += now_s() - t0;
-    if (st != GG_OK)
+    if (st == GG_E_NOMEM)
+        snprintf(err, err_len, "out of memory comparing outputs");
+    else if (st != GG_OK)
         snprintf(err, err_len, "the reference came out of group order (groups %lld to %lld)",
                  (long long)g0, (long long)g1);
     return st;
