@@ -150,22 +150,6 @@ static double bf16_value(uint32_t h)
 /* Outputs read at a time: a run of one row's columns. */
 #define LOAD_RUN 256
 
-static void load_run(enum gg_dtype t, const void *c, int64_t i, int n, double *val,
-                     uint8_t *unwritten);
-
-/* The n reference values ref rounded to the output format t (an f64 output: unchanged). */
-static void round_run(enum gg_dtype t, const double *ref, int n, double *out)
-{
-    if (t == GG_DTYPE_F64) {
-        memcpy(out, ref, (size_t)n * sizeof *out);
-        return;
-    }
-    uint32_t codes[LOAD_RUN];
-    uint8_t unused[LOAD_RUN];
-    gg_encode_run(t, ref, n, 1.0, GG_SAT_NONE, codes, 0);
-    load_run(t, codes, 0, n, out, unused);
-}
-
 /* The n outputs of C from storage index i on, decoded into val; unwritten[j] is 1 where the
    sentinel still stands (gg_oracle_out_load, with the common formats read in one loop). */
 static void load_run(enum gg_dtype t, const void *c, int64_t i, int n, double *val,
@@ -196,6 +180,25 @@ static void load_run(enum gg_dtype t, const void *c, int64_t i, int n, double *v
             unwritten[j] = (uint8_t)gg_oracle_out_load(t, c, i + j, &val[j]);
         }
     }
+}
+
+/* The n reference values ref rounded to the output format t (an f64 output: unchanged). A code
+   equal to the sentinel is a value here (E2M1's -6, the NaN of an fp8 overflow), so only the f32
+   and bf16 loops of load_run, which decode every code, are shared. */
+static void round_run(enum gg_dtype t, const double *ref, int n, double *out)
+{
+    if (t == GG_DTYPE_F64) {
+        memcpy(out, ref, (size_t)n * sizeof *out);
+        return;
+    }
+    uint32_t codes[LOAD_RUN];
+    uint8_t unused[LOAD_RUN];
+    gg_encode_run(t, ref, n, 1.0, GG_SAT_NONE, codes, 0);
+    if (t == GG_DTYPE_F32 || t == GG_DTYPE_BF16)
+        load_run(t, codes, 0, n, out, unused);
+    else
+        for (int j = 0; j < n; j++)
+            out[j] = gg_decode(t, gg_load_code(t, codes, j));
 }
 
 /* Judges one finite, written output against a finite reference (ref_rounded: it rounded to the
@@ -327,10 +330,9 @@ static void scan_rows(const struct scan *s, const struct group_view *v, int64_t 
     }
 }
 
-/* Appends the scan of a later part of a group (pm, pp) to the group's (gm, gp): as if the
-   part's elements had been scanned after the group's so far. */
-static void part_merge(struct gg_group_metrics *gm, struct scan_part *gp,
-                       const struct gg_group_metrics *pm, const struct scan_part *pp)
+/* Adds the sums and counts of pm to gm; its worst element replaces gm's when its ratio is
+   larger (as if pm's elements came after gm's). */
+static void metrics_add(struct gg_group_metrics *gm, const struct gg_group_metrics *pm)
 {
     gm->sig += pm->sig;
     gm->err += pm->err;
@@ -342,8 +344,11 @@ static void part_merge(struct gg_group_metrics *gm, struct scan_part *gp,
         gm->max_ratio = pm->max_ratio;
         gm->worst = pm->worst;
     }
-    if (gm->first_bad < 0)
-        gm->first_bad = pm->first_bad;
+}
+
+/* Appends the regions and source sums of a later scan part pp to gp. */
+static void scan_part_add(struct scan_part *gp, const struct scan_part *pp)
+{
     region_merge(&gp->bad, &pp->bad);
     region_merge(&gp->suspect, &pp->suspect);
     gp->src_sig += pp->src_sig;
@@ -367,13 +372,6 @@ static enum gg_region compare_region(const struct scan *s, const struct scan_par
                               : GG_REGION_ALL;
 }
 
-/*
- * Element rules: a sentinel is unwritten (and takes no further part); a NaN reference needs a
- * NaN output and an infinite one the same infinity (or NaN, when its finite terms can overflow
- * the accumulator); a finite reference with a NaN or infinite
- * output is a NaN mismatch unless it is a correctly rounded overflow; everything else enters the
- * SNR sums and the bound (abs NULL: no bound, SNR only). first_bad is the packed index.
- */
 /* A comparison under way: the groups come in order, a run of them at a time. */
 struct gg_compare_run {
     struct gg_threshold t;
@@ -488,8 +486,12 @@ static void run_merge(struct gg_compare_run *run, const struct scan_job *j, int6
         gm->elems = gv->b.rows * gv->b.cols;
         gm->first_bad = -1;
         gm->worst.row = -1;
-        for (; i < n_tasks && j->tasks[i].view == v; i++)
-            part_merge(gm, gp, &j->gm[i], &j->parts[i]);
+        for (; i < n_tasks && j->tasks[i].view == v; i++) { /* its parts, in row order */
+            metrics_add(gm, &j->gm[i]);
+            if (gm->first_bad < 0)
+                gm->first_bad = j->gm[i].first_bad;
+            scan_part_add(gp, &j->parts[i]);
+        }
         /* The group's regions start at its first element: every part is its own. */
         gp->bad.mark = gp->suspect.mark = 0;
         region_end_group(&gp->bad, gm->elems);
@@ -555,26 +557,23 @@ enum gg_status gg_compare_end(struct gg_compare_run *run, struct gg_compare *out
         return GG_E_INVAL;
     }
     struct gg_compare *cmp = &run->cmp;
+    struct gg_group_metrics pool;
     struct scan_part all;
+    memset(&pool, 0, sizeof pool);
     memset(&all, 0, sizeof all);
     region_init(&all.bad);
     region_init(&all.suspect);
     for (int64_t g = 0; g < cmp->n_groups; g++) {
-        struct gg_group_metrics *gm = &cmp->groups[g];
-        cmp->sig += gm->sig;
-        cmp->err += gm->err;
-        cmp->rn_err += gm->rn_err;
-        cmp->n_bound += gm->n_bound;
-        cmp->n_nan += gm->n_nan;
-        cmp->n_unwritten += gm->n_unwritten;
-        if (gm->max_ratio > cmp->max_ratio)
-            cmp->max_ratio = gm->max_ratio;
-        region_merge(&all.bad, &run->parts[g].bad);
-        region_merge(&all.suspect, &run->parts[g].suspect);
-        all.src_sig += run->parts[g].src_sig;
-        all.src_err += run->parts[g].src_err;
-        all.src_n += run->parts[g].src_n;
+        metrics_add(&pool, &cmp->groups[g]);
+        scan_part_add(&all, &run->parts[g]);
     }
+    cmp->sig = pool.sig;
+    cmp->err = pool.err;
+    cmp->rn_err = pool.rn_err;
+    cmp->n_bound = pool.n_bound;
+    cmp->n_nan = pool.n_nan;
+    cmp->n_unwritten = pool.n_unwritten;
+    cmp->max_ratio = pool.max_ratio;
     cmp->snr_db = gg_oracle_snr_db(cmp->sig, cmp->err);
     if (run->with_src) {
         cmp->src_snr_db = gg_oracle_snr_db(all.src_sig, all.src_err);
@@ -597,7 +596,10 @@ enum gg_status gg_compare_output(const struct gg_problem *p, const void *c, cons
     enum gg_status st = gg_compare_begin(p, c, tile_m, tile_n, src != NULL, &run);
     if (st != GG_OK)
         return st;
-    gg_compare_groups(run, 0, p->groups, ref, abs, src);
+    if ((st = gg_compare_groups(run, 0, p->groups, ref, abs, src)) != GG_OK) {
+        gg_compare_abort(run);
+        return st;
+    }
     return gg_compare_end(run, out);
 }
 

@@ -617,3 +617,28 @@ Test(oracle_faults, large_group_scanned_in_parts)
     gg_compare_free(&two);
     free(c), free(ref), free(abs);
 }
+
+/* The rounding floor of an fp8 output: a reference past the format's range rounds to its NaN
+   code, which is also the sentinel, and adds nothing; the others add (RN(ref) - ref)². */
+Test(oracle_faults, rounding_floor_of_fp8_outputs)
+{
+    struct gg_problem p = {.op = GG_OP_DENSE, .a_dtype = GG_DTYPE_E4M3, .b_dtype = GG_DTYPE_E4M3,
+                           .c_dtype = GG_DTYPE_E4M3, .groups = 1, .m = 1, .n = 4, .k = 32};
+    char err[128];
+    if (gg_problem_check(&p, err, sizeof err) != GG_OK)
+        cr_skip_test("e4m3 outputs are refused: %s", err);
+    const double ref[4] = {1.0, 1.05, 500.0, -3.3}, abs[4] = {1.0, 1.05, 500.0, 3.3};
+    uint8_t c[4];
+    double want = 0.0;
+    for (int i = 0; i < 4; i++) {
+        c[i] = (uint8_t)gg_encode(GG_DTYPE_E4M3, ref[i], GG_SAT_FINITE);
+        double rn = gg_decode(GG_DTYPE_E4M3, gg_encode(GG_DTYPE_E4M3, ref[i], GG_SAT_NONE)) -
+                    ref[i];
+        want += isfinite(rn) ? rn * rn : 0.0;
+    }
+    cr_assert(!isfinite(gg_decode(GG_DTYPE_E4M3, gg_encode(GG_DTYPE_E4M3, 500.0, GG_SAT_NONE))));
+    struct gg_compare cmp;
+    cr_assert_eq(gg_compare_output(&p, c, ref, abs, NULL, 0, 0, &cmp), GG_OK);
+    cr_expect_eq(cmp.rn_err, want, "rounding floor %g, expected %g", cmp.rn_err, want);
+    gg_compare_free(&cmp);
+}
