@@ -75,6 +75,14 @@ static const struct field group_rows[] = {
 static const struct table group_table = {ROWS(group_rows), sizeof(struct gg_rgroup), finish_group};
 
 #define C(k, t, m, ...) {.key = k, .type = t, .off = offsetof(struct gg_rcase, m), __VA_ARGS__}
+static const struct field phase_rows[] = {
+    C("setup", F_NUM, setup_s, .absent = A_OMIT), C("inputs", F_NUM, inputs_s, .absent = A_OMIT),
+    C("runs", F_NUM, runs_s, .absent = A_OMIT),
+    C("reference", F_NUM, reference_s, .absent = A_OMIT),
+    C("compare", F_NUM, compare_s, .absent = A_OMIT),
+};
+static const struct table phase_table = {ROWS(phase_rows), 0, NULL};
+
 static const struct field case_rows[] = {
     C("id", F_STR, id, .required = 1),
     C("file", F_STR, file),
@@ -99,6 +107,7 @@ static const struct field case_rows[] = {
     C("detail", F_STR, detail, .only_with = "class"),
     C("groups", F_RECS, groups, .n_off = offsetof(struct gg_rcase, n_groups), .sub = &group_table),
     C("seconds", F_NUM, seconds),
+    C("phase_seconds", F_OBJ, setup_s, .absent = A_OMIT, .sub = &phase_table),
     C("baseline_snr_db", F_NUM, baseline_snr_db, .absent = A_NULL),
     C("baseline_time_us", F_NUM, baseline_time_us, .absent = A_NULL),
     C("snr_drop_db", F_NUM, snr_drop_db, .absent = A_NULL),

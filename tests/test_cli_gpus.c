@@ -10,7 +10,8 @@
  * whose workers exit before they start three times in a row is given up while the campaign goes
  * on on the others. A suite spread over three
  * GPUs writes the verdict, JSON and JUnit of one process (apart from timings), sharded or not,
- * and refuses --no-fork.
+ * and refuses --no-fork; so does a suite run by several workers (`--workers`), on no GPU or
+ * dealt to two, and it records where each case's time went.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,16 +134,34 @@ Test(cli_gpus, a_gpu_whose_workers_cannot_start_is_given_up)
     cli_remove_dir(root);
 }
 
+/* The suite run by one process, as s.json and s.xml. */
+static void one_process_suite(void)
+{
+    cr_assert_eq(ggfuzz(NO_GPU, "suite " SUITE_ARGS " --gate --json s.json --junit s.xml"), 30,
+                 "%s", out);
+    cr_expect(strstr(out, "time in the cases: setup "), "%s", out);
+}
+
+/* The suite with options, as R.json and R.xml, equals the one process's (apart from timings);
+   exit code rc. */
+static void same_suite(const char *options, const char *r, int rc)
+{
+    char line[1024];
+    snprintf(line, sizeof line, "suite " SUITE_ARGS " %s --gate --json %s.json --junit %s.xml",
+             options, r, r);
+    cr_expect_eq(ggfuzz(NO_GPU, line), rc, "%s", out);
+    if (rc == 30)
+        cr_expect(strstr(out, "gate: FAIL (7 cases with a structural fault)"), "%s", out);
+    snprintf(line, sizeof line, "/usr/bin/python3 " GG_SOURCE_DIR "/tests/slurm/suite_equal.py "
+             "s.json %s.json s.xml %s.xml", r, r);
+    cr_expect_eq(sh(line), 0, "%s", out);
+}
+
 Test(cli_gpus, suite_over_gpus_is_one_process_result)
 {
     cli_temp_dir(root, sizeof root, "gpus");
-    cr_assert_eq(ggfuzz(NO_GPU, "suite " SUITE_ARGS " --gate --json s.json --junit s.xml"), 30,
-                 "%s", out);
-    cr_expect_eq(ggfuzz(NO_GPU, "suite " SUITE_ARGS " --gpus 0-2 --gate --json g.json "
-                                "--junit g.xml"), 30, "%s", out);
-    cr_expect(strstr(out, "gate: FAIL (7 cases with a structural fault)"), "%s", out);
-    cr_expect_eq(sh("/usr/bin/python3 " GG_SOURCE_DIR "/tests/slurm/suite_equal.py s.json g.json "
-                    "s.xml g.xml"), 0, "%s", out);
+    one_process_suite();
+    same_suite("--gpus 0-2", "g", 30);
     /* each shard on its node's GPUs, then merged */
     cr_expect_eq(ggfuzz(NO_GPU, "suite " SUITE_ARGS " --shard 0/2 --gpus 0,1 --json r0.json"), 0,
                  "%s", out);
@@ -152,5 +171,23 @@ Test(cli_gpus, suite_over_gpus_is_one_process_result)
                                 "--junit m.xml"), 30, "%s", out);
     cr_expect_eq(sh("/usr/bin/python3 " GG_SOURCE_DIR "/tests/slurm/suite_equal.py s.json m.json "
                     "s.xml m.xml"), 0, "%s", out);
+    cli_remove_dir(root);
+}
+
+Test(cli_gpus, suite_workers_is_one_process_result)
+{
+    cli_temp_dir(root, sizeof root, "workers");
+    one_process_suite();
+    same_suite("--workers 3", "w", 30);
+    same_suite("--workers 4 --gpus 0,1", "g", 30);
+    /* each case ran: its phases are in the result */
+    cr_expect_eq(sh("/usr/bin/python3 -c \"import json; cs = json.load(open('w.json'))['cases']; "
+                    "ok = [c for c in cs if c['verdict'] != 'skipped']; "
+                    "assert ok and all(set(c['phase_seconds']) == {'setup', 'inputs', 'runs', "
+                    "'reference', 'compare'} for c in ok), ok\""), 0, "%s", out);
+    cr_expect_eq(ggfuzz(NO_GPU, "suite " SUITE_ARGS " --workers 0"), 2, "%s", out);
+    cr_expect(strstr(out, "--workers: 1 to 64, not 0"), "%s", out);
+    cr_expect_eq(ggfuzz(NO_GPU, "suite " SUITE_ARGS " --workers 2 --no-fork"), 2, "%s", out);
+    cr_expect(strstr(out, "not with --no-fork"), "%s", out);
     cli_remove_dir(root);
 }

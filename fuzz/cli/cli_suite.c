@@ -19,7 +19,7 @@
 enum { SUITE_TIER, SUITE_DIR, SUITE_KERNEL, SUITE_MUTANT, SUITE_GATE, SUITE_BASELINE,
        SUITE_SNR_DROP, SUITE_SAVE_BASELINE, SUITE_PERF, SUITE_PERF_RUNS, SUITE_JSON, SUITE_JUNIT,
        SUITE_REPORT, SUITE_REFERENCE, SUITE_MAX_MEM, SUITE_TIMEOUT, SUITE_NO_FORK, SUITE_GENERATE, SUITE_SHARD, SUITE_GPUS,
-       SUITE_MERGE };
+       SUITE_WORKERS, SUITE_MERGE };
 
 static const struct gg_cli_flag suite_flags[] = {
     {"tier", 0, "T", SUITE_TIER,
@@ -56,6 +56,11 @@ static const struct gg_cli_flag suite_flags[] = {
      "as 0,1 or 0-7): one runner per GPU, bound to it, takes the next case not yet taken; the "
      "result is the one process's, in its order (--perf times on the first GPU; not with "
      "--no-fork)"},
+    {"workers", 0, "N", SUITE_WORKERS,
+     "run N cases at once (default: one per GPU of --gpus, else one): N runner processes, dealt "
+     "to the GPUs in turn, take the next case not yet taken, and a case starts once its host "
+     "and device memory fit beside the cases running (one that does not fit beside them waits "
+     "to run alone); the result is the one process's, in its order (not with --no-fork)"},
     {"merge", 0, NULL, SUITE_MERGE,
      "the arguments are the --json results of every shard of one run: merge them into the "
      "result, JUnit XML and report one process would have written (--gate, --json, --junit, "
@@ -141,6 +146,17 @@ static int suite_option(int id, const char *arg, void *p)
         o->gpus = &a->gpus;
         break;
     }
+    case SUITE_WORKERS: {
+        double num;
+        if (gg_cli_number("--workers", arg, 1, &num) != 0)
+            return GG_EXIT_USAGE;
+        if (num < 1 || num > GG_GPUS_MAX) {
+            fprintf(stderr, "ggfuzz suite: --workers: 1 to %d, not %s\n", GG_GPUS_MAX, arg);
+            return GG_EXIT_USAGE;
+        }
+        o->workers = (int)num;
+        break;
+    }
     case SUITE_MERGE: a->merge = 1; break;
     /* suite's own section of the usage text, not the whole text */
     case GG_CLI_HELP: gg_cli_command_usage(stdout, "usage: ", &gg_cli_suite_command); return 0;
@@ -205,9 +221,9 @@ int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins)
         return generate(gen_dir);
     if (a.merge)
         return merge(&o, argc - optind, argv + optind);
-    if (o.gpus && o.gpus->n > 1 && o.no_fork) {
-        fprintf(stderr, "ggfuzz suite: --gpus with several GPUs runs each case in a process of "
-                "its own below the runner of its GPU: not with --no-fork\n");
+    if (((o.gpus && o.gpus->n > 1) || o.workers > 1) && o.no_fork) {
+        fprintf(stderr, "ggfuzz suite: --gpus with several GPUs and --workers run each case in a "
+                "process of its own below its runner: not with --no-fork\n");
         return GG_EXIT_USAGE;
     }
     gg_registry_init();

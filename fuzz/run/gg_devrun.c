@@ -93,6 +93,16 @@ static enum gg_status admit(struct mirror *m, const struct gg_tensors *t, char *
     enum gg_status st = gg_device_mem_info(m->dev, &have, &total, err, err_len);
     if (st != GG_OK)
         return st;
+    /* Beside other cases on this device: as for host memory (gg_runner.c). */
+    if (gg_ledger_take(GG_LEDGER_DEVICE, need, have) > 0) {
+        if ((st = gg_device_mem_info(m->dev, &have, &total, err, err_len)) != GG_OK)
+            return st;
+        if (need > have) {
+            gg_ledger_alone(GG_LEDGER_DEVICE);
+            if ((st = gg_device_mem_info(m->dev, &have, &total, err, err_len)) != GG_OK)
+                return st;
+        }
+    }
     if (need > have) {
         char a[32], b[32];
         gg_fmt_bytes(need, a, sizeof a);

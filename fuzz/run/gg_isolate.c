@@ -65,6 +65,7 @@ enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run
     int wst = 0;
     while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
         ;
+    gg_ledger_release(); /* what the case held, however it ended */
     if (got == 0)
         return st;
     int signo = got == 1 ? 0 : WIFSIGNALED(wst) ? WTERMSIG(wst) : -1;

@@ -362,6 +362,35 @@ void gg_gpus_env(int ordinal, char *visible, size_t visible_len, char *device, s
 int gg_gpus_bind(int ordinal);
 
 /* ------------------------------------------------------------------------------------------ */
+/* The memory ledger of processes that run cases side by side (gg_ledger.c)                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* What a case holds while it runs: host memory, and device memory of its runner's device. */
+enum gg_ledger_kind { GG_LEDGER_HOST, GG_LEDGER_DEVICE, GG_LEDGER_KINDS };
+
+/* Opens the ledger of slots runner processes (call it before forking them; they inherit it):
+   host_limit is the node's host memory for cases (0: measured by the first case that finds the
+   node to itself). GG_OK, or a status with the message. */
+enum gg_status gg_ledger_open(int slots, int64_t host_limit, char *err, size_t err_len);
+/* Unmaps the ledger (the process that opened it, after its runners ended). */
+void gg_ledger_close(void);
+/* Makes this process (a runner, and the case processes it forks) slot's holder, on device (-1:
+   none); what the slot held is dropped. */
+void gg_ledger_join(int slot, int device);
+/* Whether this process holds a slot of a ledger (else the calls below do nothing). */
+int gg_ledger_active(void);
+/* Holds bytes of kind for this slot once they fit beside what the other slots hold (device:
+   those of the same device), in the pool's limit (measured, when the pool has none yet and no
+   other slot holds any, becomes it); waits for the others to end until then. Returns what the
+   others held when it was taken (0: the case is alone). */
+int64_t gg_ledger_take(enum gg_ledger_kind kind, int64_t bytes, int64_t measured);
+/* For a case that does not fit beside the running ones after all: keeps what this slot holds of
+   kind, admits no other case beside it, and returns when the others have ended. */
+void gg_ledger_alone(enum gg_ledger_kind kind);
+/* Drops what this slot holds (the case ended, however it ended). */
+void gg_ledger_release(void);
+
+/* ------------------------------------------------------------------------------------------ */
 /* The worker wire protocol (gg_worker.c; gg_isolate.c and the campaign supervisor use it)      */
 /* ------------------------------------------------------------------------------------------ */
 

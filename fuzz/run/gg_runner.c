@@ -54,6 +54,12 @@ void gg_fmt_bytes(int64_t n, char *buf, size_t len)
         snprintf(buf, len, "%.1f KiB", (double)n / 1024.0);
 }
 
+/* The host memory a case may take: --max-mem, else what is available now. */
+static int64_t host_limit(const struct gg_run_opts *o)
+{
+    return o && o->max_mem_bytes > 0 ? o->max_mem_bytes : mem_available();
+}
+
 /* The memory admission: the estimate of the shaped problem plus the workspace against the
    limit. Runs before anything the estimate counts is allocated. */
 static enum gg_status admit_memory(const struct gg_tensors *t, size_t ws,
@@ -61,7 +67,14 @@ static enum gg_status admit_memory(const struct gg_tensors *t, size_t ws,
                                    char *err, size_t err_len)
 {
     r->mem_bytes = gg_size_add(gg_tensors_estimate(t), (int64_t)ws);
-    int64_t limit = o && o->max_mem_bytes > 0 ? o->max_mem_bytes : mem_available();
+    int64_t limit = host_limit(o);
+    /* Beside other cases of a node: admitted when it fits beside what they hold, and run alone
+       when the memory they leave is too little after all. */
+    if (gg_ledger_take(GG_LEDGER_HOST, r->mem_bytes, limit) > 0 &&
+        r->mem_bytes > (limit = host_limit(o))) {
+        gg_ledger_alone(GG_LEDGER_HOST);
+        limit = host_limit(o);
+    }
     if (r->mem_bytes <= limit)
         return GG_OK;
     char need[32], have[32];
@@ -525,6 +538,7 @@ done:
     gg_output_free(&t, out1);
     gg_tensors_free(&t);
     gg_case_free(&eff);
+    gg_ledger_release(); /* what it held is freed */
     return st;
 }
 

@@ -251,9 +251,14 @@ static void run_on(struct suite *s, const char *path, const struct gg_case *c, c
                                                               sizeof err);
         if (k && k->backend != GG_BACKEND_CPU)
             s->gpu_used = 1;
-        if (st == GG_OK)
+        if (st == GG_OK) {
             case_metrics(s, &rc, &t, c, &r);
-        else
+            rc.setup_s = num(r.phase.setup);
+            rc.inputs_s = num(r.phase.inputs);
+            rc.runs_s = num(r.phase.runs);
+            rc.reference_s = num(r.phase.reference);
+            rc.compare_s = num(r.phase.compare);
+        } else
             case_no_verdict(&rc, &t, st == GG_E_UNSUPPORTED, err);
     }
     rc.seconds = num(r.total_seconds);
@@ -486,16 +491,21 @@ static int by_order(const void *x, const void *y)
     return (a->order > b->order) - (a->order < b->order);
 }
 
-/* Runs the plan with one runner per device and puts their records into s->res in the order of
-   one process (their places, kept only by a shard). */
-static enum gg_status run_on_devices(struct suite *s, char *err, size_t err_len)
+/* Runs the plan with `runners` runner processes (on the devices of --gpus in turn), which share
+   a memory ledger, and puts their records into s->res in the order of one process (their
+   places, kept only by a shard). */
+static enum gg_status run_on_runners(struct suite *s, int runners, char *err, size_t err_len)
 {
     const struct gg_gpus *g = s->o->gpus;
     struct gg_rsuite r[GG_GPUS_MAX];
     memset(r, 0, sizeof r);
-    enum gg_status st = gg_suite_on_devices(g, device_runner, s, r, err, err_len);
+    enum gg_status st = gg_ledger_open(runners, s->o->max_mem_bytes, err, err_len);
+    if (st != GG_OK)
+        return st;
+    st = gg_suite_on_runners(g, runners, device_runner, s, r, err, err_len);
+    gg_ledger_close();
     size_t n = 0;
-    for (int k = 0; k < g->n; k++)
+    for (int k = 0; k < runners; k++)
         n += r[k].n_cases;
     const struct gg_rcase **all = calloc(n ? n : 1, sizeof *all);
     if (st == GG_OK && !all) {
@@ -503,7 +513,7 @@ static enum gg_status run_on_devices(struct suite *s, char *err, size_t err_len)
         st = GG_E_NOMEM;
     }
     n = 0;
-    for (int k = 0; st == GG_OK && k < g->n; k++) {
+    for (int k = 0; st == GG_OK && k < runners; k++) {
         for (size_t i = 0; i < r[k].n_cases; i++)
             all[n++] = &r[k].cases[i];
         s->gpu_used |= r[k].gpu && r[k].gpu[0];
@@ -523,7 +533,7 @@ static enum gg_status run_on_devices(struct suite *s, char *err, size_t err_len)
             s->nomem = 1;
     }
     free(all);
-    for (int k = 0; k < g->n; k++)
+    for (int k = 0; k < runners; k++)
         gg_report_suite_free(&r[k]);
     return st;
 }
@@ -557,17 +567,19 @@ enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summa
     s.started = started;
     s.t0 = t0;
     int devices = o->gpus ? o->gpus->n : 0;
-    if (devices == 1)
+    int runners = o->workers > 0 ? o->workers : devices;
+    if (runners <= 1 && devices >= 1)
         gg_gpus_bind(o->gpus->id[0]);
-    if (devices > 1) {
-        enum gg_status st = run_on_devices(&s, err, err_len);
+    if (runners > 1) {
+        enum gg_status st = run_on_runners(&s, runners, err, err_len);
         if (st != GG_OK) {
             gg_suite_plan_free(&plan);
             gg_report_suite_free(&s.res);
             gg_report_suite_free(&s.baseline);
             return st;
         }
-        gg_gpus_bind(o->gpus->id[0]); /* --perf times there */
+        if (devices >= 1)
+            gg_gpus_bind(o->gpus->id[0]); /* --perf times there */
     } else {
         s.records = run_plan(&s, &plan);
     }

@@ -64,6 +64,11 @@ struct gg_suite_opts {
                                         them at once, and the records are put back in the order
                                         of one process (the same result, apart from timings);
                                         --perf then times on the first. Not with no_fork. */
+    int workers;                     /* cases run at once (0: one per device of gpus, else
+                                        one): that many runner processes, dealt to the devices
+                                        of gpus in turn, take the next case not yet taken; a
+                                        case starts when its host and device memory fit beside
+                                        the running ones (gg_ledger.c). Not with no_fork. */
 };
 
 /* Counts of a suite run, by case verdict. */

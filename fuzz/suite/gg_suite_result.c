@@ -153,6 +153,19 @@ void gg_suite_print_summary(FILE *f, const struct gg_rsuite *res,
     fprintf(f, "suite %s: %d cases: %d pass, %d fail, %d regressed, %d skipped, %d errors  "
                "[%.1f s]\n", res->tier[0] ? res->tier : "custom", m->cases, m->pass, m->fail,
             m->regressed, m->skipped, m->errors, seconds);
+    struct gg_rnum ph[5] = {{0, 0}};
+    for (size_t i = 0; i < res->n_cases; i++) {
+        const struct gg_rcase *c = &res->cases[i];
+        const struct gg_rnum *v[5] = {&c->setup_s, &c->inputs_s, &c->runs_s, &c->reference_s,
+                                      &c->compare_s};
+        for (int j = 0; j < 5; j++)
+            if (v[j]->set)
+                ph[j] = (struct gg_rnum){ph[j].v + v[j]->v, 1};
+    }
+    if (ph[0].set)
+        fprintf(f, "time in the cases: setup %.1f s, inputs %.1f s, runs %.1f s, reference %.1f s, "
+                   "compare %.1f s (a device reference overlaps the comparison)\n",
+                ph[0].v, ph[1].v, ph[2].v, ph[3].v, ph[4].v);
     if (res->perf && cpu_timed)
         fprintf(f, "note: --perf timed CPU kernels: the perf rule is meant for GPU kernels and was "
                    "applied to the CPU times all the same\n");

@@ -52,20 +52,21 @@ enum gg_status gg_suite_plan_build(const char *const *paths, int n_paths, int sh
                                    struct gg_suite_plan *p, char *err, size_t err_len);
 void gg_suite_plan_free(struct gg_suite_plan *p);
 
-/* A run spread over devices (gg_suite_devices.c). The entries of a plan are claimed one at a
-   time from a counter the runner processes share. */
+/* A run spread over runner processes (gg_suite_devices.c). The entries of a plan are claimed
+   one at a time from a counter the runners share. */
 typedef struct gg_suite_claim gg_suite_claim;
 /* The index of the next plan entry no runner has claimed yet (claims past the end are harmless). */
 size_t gg_suite_claim_next(gg_suite_claim *claim);
 /*
- * Starts one runner process per device of g (g->n >= 2), each bound to its device before it
- * touches one (gg_gpus_bind) and given its share of the host's threads; each calls
- * run(ctx, claim, path), which runs the entries it claims and saves its result to path (its exit
- * code: 0 saved). The parent waits for all and loads their results into r[0..g->n). GG_OK, or a
- * status and message naming the device whose runner failed (r is then left for
- * gg_report_suite_free all the same).
+ * Starts n runner processes (2 <= n <= GG_GPUS_MAX): runner k is bound to device g->id[k % g->n]
+ * before it touches one (gg_gpus_bind; unbound when g is NULL or names none), holds slot k of
+ * the memory ledger (which the caller opened) and gets its share of the host's threads; each
+ * calls run(ctx, claim, path), which runs the entries it claims and saves its result to path (its
+ * exit code: 0 saved). The parent waits for all and loads their results into r[0..n). GG_OK, or
+ * a status and message naming the runner that failed (r is then left for gg_report_suite_free
+ * all the same).
  */
-enum gg_status gg_suite_on_devices(const struct gg_gpus *g,
+enum gg_status gg_suite_on_runners(const struct gg_gpus *g, int n,
                                    int (*run)(void *ctx, gg_suite_claim *claim, const char *path),
                                    void *ctx, struct gg_rsuite *r, char *err, size_t err_len);
 

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """suite_equal.py A.json B.json A.xml B.xml — exit 0 when two suite results (and their JUnit
-files) are equal apart from timings: the result's started and seconds, each case's seconds and
-time_us; the JUnit time and timestamp attributes. Prints the first difference otherwise."""
+files) are equal apart from timings: the result's started and seconds, each case's seconds,
+time_us and phase_seconds; the JUnit time and timestamp attributes. Prints the first difference otherwise."""
 import json
 import re
 import sys
 
-TIMINGS = {"started", "seconds", "time_us"}
+TIMINGS = {"started", "seconds", "time_us", "phase_seconds"}
 
 
 def strip(v):
