@@ -6,8 +6,10 @@
 # fwd, dgrad and wgrad, 1 to 8 groups of 0 to 128 rows, N and K multiples of 8 up to 128 (what
 # torch._grouped_mm takes; wgrad groups but the last a multiple of 8 rows). The rate is the cases
 # run over the sum of their own times (`run --json`: each case from its admission to its
-# verdict), so the start-up of the process (the interpreter, torch, the CUDA context) is left
-# out; the whole command's wall time is printed beside it.
+# verdict), the first case left out: the start-up of the process (the interpreter, the CUDA
+# context) and the framework's first import, which a kernel's first run does, are what a campaign
+# worker pays once in its life. The first case's time, the whole command's wall time and where a
+# case's time went (its phases: setup, inputs, runs, reference, compare) are printed beside it.
 #
 #   sh tests/bench/bench_bridge.sh [BUILD] [CASES] [NATIVE] [PLUGIN.py:PYKERNEL]
 #
@@ -47,21 +49,34 @@ awk -v n="$cases" -v dir="$dir" -v kernel="$native" 'BEGIN {
 now() { date +%s.%N; }
 
 # measure NAME ARGS...: `ggfuzz ARGS DIR --json` on the cases; prints the summary line, the
-# cases per second of the cases' own times and the command's wall time.
+# cases per second of the cases' own times in the steady state (every case but the first, whose
+# run imports the framework: torch's first import alone takes seconds), the first case's time,
+# the command's wall time and where a case's time went.
 measure() {
     name=$1
     shift
     t0=$(now)
     "$build/ggfuzz" "$@" --json "$dir/$name.json" "$dir/all" > "$dir/$name.all" 2>&1 || true
     t1=$(now)
-    ran=$(tail -n 1 "$dir/$name.all" | awk '{print $3 + $5}')
-    busy=$(grep -o '"seconds": *[0-9.eE+-]*' "$dir/$name.json" | awk -F: '{s += $2} END {print s}')
-    rate=$(awk -v n="$ran" -v b="$busy" 'BEGIN {print (b > 0 ? n / b : 0)}')
     printf '%-36s %s\n' "$name" "$(tail -n 1 "$dir/$name.all")"
-    printf '%-36s %.1f cases/s (%.3f ms a case); the command took %.2f s\n' "" "$rate" \
-        "$(awk -v r="$rate" 'BEGIN {print (r > 0 ? 1000 / r : 0)}')" \
-        "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')"
-    echo "$rate" > "$dir/$name.rate"
+    python3 - "$dir/$name.json" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" \
+        "$dir/$name.rate" <<'PY' || echo 0 > "$dir/$name.rate"
+import json, sys
+cases = json.load(open(sys.argv[1]))["cases"]
+steady = cases[1:]
+busy = sum(c["seconds"] for c in steady)
+rate = len(steady) / busy if busy > 0 else 0.0
+print("%-36s %.1f cases/s (%.3f ms a case) after the first case (%.2f s); the command took "
+      "%.2f s" % ("", rate, 1e3 / rate if rate else 0, cases[0]["seconds"] if cases else 0,
+                  float(sys.argv[2])))
+tot = {}
+for c in steady:
+    for k, v in (c.get("phase_seconds") or {}).items():
+        tot[k] = tot.get(k, 0.0) + v
+n = max(len(steady), 1)
+print("%-36s a case: %s" % ("", ", ".join("%s %.2f ms" % (k, 1e3 * v / n) for k, v in tot.items())))
+open(sys.argv[3], "w").write("%g\n" % rate)
+PY
 }
 
 measure "$native" run --no-fork --kernel "$native"
