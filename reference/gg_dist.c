@@ -22,6 +22,7 @@
 
 #include "reference/gg_gen_core.h"
 
+
 /* ------------------------------------------------------------------------------------------ */
 /* Sampling (the per-element samplers are in gg_gen_core.h, shared with the GPU generator)      */
 /* ------------------------------------------------------------------------------------------ */
@@ -31,10 +32,78 @@ double gg_dist_sample(const struct gg_dist *d, uint64_t seed, uint64_t stream, u
     return gg_core_sample(d, seed, stream, i);
 }
 
+/* Elements filled together: Philox runs on FILL_LANES counters at once, one round of all of
+   them before the next, which the compiler turns into vector products (the integer results are
+   gg_core_philox's, bit for bit). */
+#define FILL_LANES 64
+
+/* Words w[0..3][l] of the Philox block q of elements i0 + l, l < FILL_LANES (gg_core_rng_pair's
+   key and counter). */
+GG_HOST_VECTOR static void philox_lanes(uint64_t seed, uint64_t stream, uint64_t i0, uint32_t q,
+                                        uint32_t w[4][FILL_LANES])
+{
+    uint32_t c0[FILL_LANES], c1[FILL_LANES], c2[FILL_LANES], c3[FILL_LANES];
+    for (int l = 0; l < FILL_LANES; l++) {
+        uint64_t i = i0 + (uint64_t)l;
+        c0[l] = (uint32_t)i;
+        c1[l] = (uint32_t)(i >> 32);
+        c2[l] = (uint32_t)stream;
+        c3[l] = q;
+    }
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int r = 0; r < GG_PHILOX_ROUNDS; r++) {
+        for (int l = 0; l < FILL_LANES; l++) {
+            uint64_t p0 = (uint64_t)GG_PHILOX_M0 * c0[l], p1 = (uint64_t)GG_PHILOX_M1 * c2[l];
+            uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[l] ^ k0;
+            uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3[l] ^ k1;
+            c0[l] = n0;
+            c1[l] = (uint32_t)p1;
+            c2[l] = n2;
+            c3[l] = (uint32_t)p0;
+        }
+        k0 += GG_PHILOX_W0;
+        k1 += GG_PHILOX_W1;
+    }
+    memcpy(w[0], c0, sizeof c0);
+    memcpy(w[1], c1, sizeof c1);
+    memcpy(w[2], c2, sizeof c2);
+    memcpy(w[3], c3, sizeof c3);
+}
+
+/* FILL_LANES elements from i0 of a uniform or normal distribution (gg_core_sample's values). */
+static void fill_lanes(const struct gg_dist *d, uint64_t seed, uint64_t stream, uint64_t i0,
+                       double *out)
+{
+    uint32_t w[4][FILL_LANES];
+    if (d->kind == GG_DIST_UNIFORM) { /* draw 0: words 0 and 1 of block 0 */
+        double width = d->p[1] - d->p[0];
+        philox_lanes(seed, stream, i0, 0, w);
+        for (int l = 0; l < FILL_LANES; l++) {
+            uint64_t u = (uint64_t)w[0][l] | ((uint64_t)w[1][l] << 32);
+            out[l] = GG_DADD(d->p[0], GG_DMUL(width, (double)(u >> 11) * 0x1p-53));
+        }
+        return;
+    }
+    uint64_t s[FILL_LANES] = {0}; /* the Irwin-Hall sum of gg_core_normal */
+    for (uint32_t q = 0; q < GG_DRAW_NORMAL_BLOCKS; q++) {
+        philox_lanes(seed, stream, i0, q, w);
+        for (int l = 0; l < FILL_LANES; l++)
+            s[l] += (uint64_t)w[0][l] + w[1][l] + w[2][l] + w[3][l];
+    }
+    for (int l = 0; l < FILL_LANES; l++) {
+        double z = (double)s[l] * 0x1p-32 - 6.0;
+        out[l] = GG_DADD(d->p[0], GG_DMUL(d->p[1], z));
+    }
+}
+
 void gg_dist_fill(const struct gg_dist *d, uint64_t seed, uint64_t stream, uint64_t i0, int64_t n,
                   double *out)
 {
-    for (int64_t j = 0; j < n; j++)
+    int64_t j = 0;
+    if (d->kind == GG_DIST_UNIFORM || d->kind == GG_DIST_NORMAL)
+        for (; j + FILL_LANES <= n; j += FILL_LANES)
+            fill_lanes(d, seed, stream, i0 + (uint64_t)j, out + j);
+    for (; j < n; j++)
         out[j] = gg_core_sample(d, seed, stream, i0 + (uint64_t)j);
 }
 

@@ -415,18 +415,44 @@ static inline int32_t bf16_normal_code(double x)
     return (int32_t)(((u >> 48) & 0x8000u) | mag);
 }
 
+/* The codes of v[j]·s whose magnitude rounds to a normal bf16 into out[j], n <= BF16_RUN (a
+   branch-free loop the compiler vectorises); returns whether some were not (their out[j] is to
+   be redone). */
+#define BF16_RUN 256
+GG_HOST_VECTOR static int bf16_normal_codes(const double *v, int64_t n, double s, uint16_t *out)
+{
+    uint64_t other = 0;
+    for (int64_t j = 0; j < n; j++) { /* bf16_normal_code without its branches */
+        uint64_t a = gg_core_d2u(v[j]) & GG_CORE_ABS_MASK;
+        uint64_t u = gg_core_d2u(a > GG_CORE_INF_BITS ? v[j] : v[j] * s);
+        uint64_t b = u & GG_CORE_ABS_MASK, e = b >> 52, m = b >> 45;
+        uint64_t rest = b & ((1ull << 45) - 1u), half = 1ull << 44;
+        uint64_t up = (uint64_t)(rest > half) | ((uint64_t)(rest == half) & m & 1u);
+        uint64_t mag = m - ((uint64_t)(1023 - 127) << 7) + up;
+        other |= (uint64_t)(e < 1023 - 126) | (uint64_t)(e > 1023 + 127) |
+                 (uint64_t)(mag > 0x7F7Fu);
+        out[j] = (uint16_t)(((u >> 48) & 0x8000u) | (mag & 0xFFFFu));
+    }
+    return other != 0;
+}
+
 void gg_encode_run(enum gg_dtype t, const double *v, int64_t n, double s, enum gg_sat sat,
                    void *base, int64_t off)
 {
     struct gg_core_binfmt f = gg_core_binfmt_of(t);
     if (t == GG_DTYPE_BF16) {
         unsigned char *q = (unsigned char *)base + off * 2;
-        for (int64_t j = 0; j < n; j++) {
-            uint64_t a = gg_core_d2u(v[j]) & GG_CORE_ABS_MASK;
-            double x = a > GG_CORE_INF_BITS ? v[j] : v[j] * s;
-            int32_t fast = bf16_normal_code(x);
-            uint16_t code = (uint16_t)(fast >= 0 ? (uint32_t)fast : gg_core_encode_binary(&f, x, sat));
-            memcpy(q + 2 * j, &code, sizeof code);
+        uint16_t codes[BF16_RUN];
+        for (int64_t j0 = 0; j0 < n; j0 += BF16_RUN) {
+            int64_t len = n - j0 < BF16_RUN ? n - j0 : BF16_RUN;
+            if (bf16_normal_codes(v + j0, len, s, codes))
+                for (int64_t j = 0; j < len; j++) {
+                    uint64_t a = gg_core_d2u(v[j0 + j]) & GG_CORE_ABS_MASK;
+                    double x = a > GG_CORE_INF_BITS ? v[j0 + j] : v[j0 + j] * s;
+                    if (bf16_normal_code(x) < 0)
+                        codes[j] = (uint16_t)gg_core_encode_binary(&f, x, sat);
+                }
+            memcpy(q + 2 * j0, codes, (size_t)len * sizeof *codes);
         }
         return;
     }

@@ -131,10 +131,16 @@ Test(reference_rng, slices_are_pure)
             cr_expect_eq(memcmp(part, all + i0, (size_t)len * sizeof(double)), 0,
                          "%s slice [%lld, +%lld)", EVERY_KIND[k], (long long)i0, (long long)len);
         }
-        for (int64_t i = 0; i < N; i += 37) {
-            double v = gg_dist_sample(&d, 42, GG_STREAM_B, (uint64_t)i);
-            cr_expect_eq(memcmp(&v, &all[i], sizeof v), 0, "%s element %lld", EVERY_KIND[k],
-                         (long long)i);
+        /* element by element too, from 0 and across the carry of the counter's low word (the
+           batched fill of uniform and normal runs 64 elements at a time) */
+        for (int from = 0; from < 2; from++) {
+            uint64_t i0 = from ? ((uint64_t)1 << 32) - 100 : 0;
+            gg_dist_fill(&d, 42, GG_STREAM_B, i0, N, all);
+            for (int64_t i = 0; i < N; i++) {
+                double v = gg_dist_sample(&d, 42, GG_STREAM_B, i0 + (uint64_t)i);
+                cr_expect_eq(memcmp(&v, &all[i], sizeof v), 0, "%s element %llu", EVERY_KIND[k],
+                             (unsigned long long)(i0 + (uint64_t)i));
+            }
         }
     }
 }

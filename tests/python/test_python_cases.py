@@ -1,5 +1,6 @@
-"""ggfuzz.cases, the replay of a case at the desk (CTest test_python_cases, NumPy only): a
-dump's arrays and a case file's (made through libggfuzz.so) load as NumPy arrays; check()
+"""ggfuzz.cases, the replay of a case at the desk (CTest test_python_cases): a dump's arrays and
+a case file's (made through libggfuzz.so) load as NumPy arrays, and as torch tensors where torch
+is installed (on its GPU when it sees one); check()
 passes the output of a correct NumPy kernel and of the reference kernel of a dump, and fails a
 mutant's, naming the first failing group and element as the oracles do; bf16 raw bits and the
 8-bit formats decode to the right values. Needs GGFUZZ_BIN (the ggfuzz executable),
@@ -125,6 +126,35 @@ class CaseFiles(unittest.TestCase):
     def test_a_bad_case_is_an_error(self):
         with self.assertRaisesRegex(ValueError, "exit code 3"):
             cases.load(os.path.join(SRC, "tests", "data", "malformed", "missing_n.case"))
+
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class TorchTensors(unittest.TestCase):
+    """load(path, device=...) as a kernel team's test uses it: torch tensors on the device (CUDA
+    when torch sees one, else the CPU), fed to torch.mm and checked."""
+
+    def test_three_line_test_in_torch(self):
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        t = cases.load(os.path.join(SEEDS, "wgrad_empty_first_splitk.case"), device=device)
+        self.assertEqual((t.a.dtype, t.a.device.type), (torch.bfloat16, device))
+        self.assertEqual(t.offs.dtype, torch.int32)
+        self.assertEqual(t.offs.tolist(), t.group_offs[1:].tolist())
+        x, w = t.a.float(), t.b.float()
+        out = torch.zeros(tuple(t.ref.shape), dtype=torch.float32, device=device)
+        offs = [0] + t.offs.tolist()
+        for g in range(t.groups):
+            out[g] = x[offs[g]:offs[g + 1]].t() @ w[offs[g]:offs[g + 1]]
+        cases.check(t, out.to(torch.bfloat16) if t.c_dtype == "bf16" else out)
+        empty = [g for g in range(t.groups) if int(t.group_lens[g]) == 0][0]
+        out[empty] = 1.0
+        with self.assertRaisesRegex(AssertionError, r"group %d, row 0, column 0" % empty):
+            cases.check(t, out)
 
 
 class Decoding(unittest.TestCase):
