@@ -93,11 +93,13 @@ static enum gg_status admit(struct mirror *m, const struct gg_tensors *t, char *
     enum gg_status st = gg_device_mem_info(m->dev, &have, &total, err, err_len);
     if (st != GG_OK)
         return st;
-    /* Beside other cases on this device: as for host memory (gg_runner.c). */
-    if (gg_ledger_take(GG_LEDGER_DEVICE, need, have) > 0) {
+    /* Beside other cases on this device: as for host memory (gg_runner.c). The free memory is
+       measured again once admitted: the others may have ended or grown meanwhile. */
+    if (gg_ledger_active()) {
+        int64_t held = gg_ledger_take(GG_LEDGER_DEVICE, need, have);
         if ((st = gg_device_mem_info(m->dev, &have, &total, err, err_len)) != GG_OK)
             return st;
-        if (need > have) {
+        if (held > 0 && need > have) {
             gg_ledger_alone(GG_LEDGER_DEVICE);
             if ((st = gg_device_mem_info(m->dev, &have, &total, err, err_len)) != GG_OK)
                 return st;

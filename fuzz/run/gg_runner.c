@@ -68,12 +68,15 @@ static enum gg_status admit_memory(const struct gg_tensors *t, size_t ws,
 {
     r->mem_bytes = gg_size_add(gg_tensors_estimate(t), (int64_t)ws);
     int64_t limit = host_limit(o);
-    /* Beside other cases of a node: admitted when it fits beside what they hold, and run alone
-       when the memory they leave is too little after all. */
-    if (gg_ledger_take(GG_LEDGER_HOST, r->mem_bytes, limit) > 0 &&
-        r->mem_bytes > (limit = host_limit(o))) {
-        gg_ledger_alone(GG_LEDGER_HOST);
+    /* Beside other cases of a node: admitted when it fits beside what they hold (the memory is
+       measured again then), and run alone when the memory they leave is too little after all. */
+    if (gg_ledger_active()) {
+        int64_t held = gg_ledger_take(GG_LEDGER_HOST, r->mem_bytes, limit);
         limit = host_limit(o);
+        if (held > 0 && r->mem_bytes > limit) {
+            gg_ledger_alone(GG_LEDGER_HOST);
+            limit = host_limit(o);
+        }
     }
     if (r->mem_bytes <= limit)
         return GG_OK;
