@@ -404,36 +404,30 @@ uint32_t gg_encode_scaled(enum gg_dtype t, double v, double s, enum gg_sat sat)
  */
 static inline int32_t bf16_normal_code(double x)
 {
-    uint64_t u = gg_core_d2u(x), a = u & GG_CORE_ABS_MASK;
-    int64_t e = (int64_t)(a >> 52) - 1023;
-    if (e < -126 || e > 127)
-        return -1;
-    uint64_t rest = a & ((1ull << 45) - 1u), half = 1ull << 44, n = a >> 45;
-    uint64_t mag = n - ((uint64_t)(1023 - 127) << 7) + (rest > half || (rest == half && (n & 1u)));
-    if (mag > 0x7F7Fu)
-        return -1;
-    return (int32_t)(((u >> 48) & 0x8000u) | mag);
+    /* branch-free, so that the loop of bf16_normal_codes vectorises */
+    uint64_t u = gg_core_d2u(x), a = u & GG_CORE_ABS_MASK, e = a >> 52, m = a >> 45;
+    uint64_t rest = a & ((1ull << 45) - 1u), half = 1ull << 44;
+    uint64_t up = (uint64_t)(rest > half) | ((uint64_t)(rest == half) & m & 1u);
+    uint64_t mag = m - ((uint64_t)(1023 - 127) << 7) + up;
+    uint64_t other = (uint64_t)(e < 1023 - 126) | (uint64_t)(e > 1023 + 127) |
+                     (uint64_t)(mag > 0x7F7Fu);
+    int32_t code = (int32_t)(((u >> 48) & 0x8000u) | (mag & 0xFFFFu));
+    return other ? -1 : code;
 }
 
 /* The codes of v[j]·s whose magnitude rounds to a normal bf16 into out[j], n <= BF16_RUN (a
-   branch-free loop the compiler vectorises); returns whether some were not (their out[j] is to
-   be redone). */
+   loop the compiler vectorises); returns whether some were not (their out[j] is to be redone). */
 #define BF16_RUN 256
 GG_HOST_VECTOR static int bf16_normal_codes(const double *v, int64_t n, double s, uint16_t *out)
 {
-    uint64_t other = 0;
-    for (int64_t j = 0; j < n; j++) { /* bf16_normal_code without its branches */
+    int other = 0;
+    for (int64_t j = 0; j < n; j++) {
         uint64_t a = gg_core_d2u(v[j]) & GG_CORE_ABS_MASK;
-        uint64_t u = gg_core_d2u(a > GG_CORE_INF_BITS ? v[j] : v[j] * s);
-        uint64_t b = u & GG_CORE_ABS_MASK, e = b >> 52, m = b >> 45;
-        uint64_t rest = b & ((1ull << 45) - 1u), half = 1ull << 44;
-        uint64_t up = (uint64_t)(rest > half) | ((uint64_t)(rest == half) & m & 1u);
-        uint64_t mag = m - ((uint64_t)(1023 - 127) << 7) + up;
-        other |= (uint64_t)(e < 1023 - 126) | (uint64_t)(e > 1023 + 127) |
-                 (uint64_t)(mag > 0x7F7Fu);
-        out[j] = (uint16_t)(((u >> 48) & 0x8000u) | (mag & 0xFFFFu));
+        int32_t code = bf16_normal_code(a > GG_CORE_INF_BITS ? v[j] : v[j] * s);
+        other |= code < 0;
+        out[j] = (uint16_t)code;
     }
-    return other != 0;
+    return other;
 }
 
 void gg_encode_run(enum gg_dtype t, const double *v, int64_t n, double s, enum gg_sat sat,

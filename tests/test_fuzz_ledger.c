@@ -4,7 +4,8 @@
  * holds; one that does not fit waits until the other ends; one admitted beside another that then
  * asks to run alone waits for the other and holds back a third meanwhile; a case whose process
  * died holding memory is freed by its runner's release; device memory is counted per device and
- * measured by the first case that finds the device to itself. Each process writes what it did to
+ * measured by the first case that finds the device to itself; an admission whose measure, once
+ * admitted, falls short waits to run alone. Each process writes what it did to
  * a pipe, so the order of events is checked, not timings.
  */
 #include <signal.h>
@@ -213,8 +214,44 @@ Test(ledger, device_memory_is_counted_per_device)
     finish(a, b, c);
 }
 
+/* A measure of free memory that gives 100, then 25 (too little beside the others), then 100. */
+static int64_t falling_then_free(void *ctx)
+{
+    int *calls = ctx;
+    return (*calls)++ == 1 ? 25 : 100;
+}
+
+Test(ledger, an_admission_that_finds_too_little_waits_to_run_alone)
+{
+    start(2, 0);
+    pid_t a = holder(0, "a", 20, 300, 0);
+    expect_next("a+");
+    pid_t b = fork();
+    if (b == 0) {
+        gg_ledger_join(1, -1);
+        int calls = 0;
+        int64_t have = gg_ledger_admit(GG_LEDGER_HOST, 30, falling_then_free, &calls);
+        say(have == 100 && calls == 3 ? "b+" : "bad");
+        gg_ledger_release();
+        _exit(0);
+    }
+    expect_next("a-");
+    expect_next("b+");
+    finish(a, b, 0);
+}
+
+static int64_t unmeasurable(void *ctx)
+{
+    (void)ctx;
+    return -1;
+}
+
 Test(ledger, without_a_ledger_nothing_waits)
 {
+    int calls = 0;
+    cr_expect_eq(gg_ledger_admit(GG_LEDGER_HOST, INT64_MAX, falling_then_free, &calls), 100);
+    cr_expect_eq(calls, 1);
+    cr_expect_eq(gg_ledger_admit(GG_LEDGER_DEVICE, 1, unmeasurable, NULL), -1);
     cr_expect_not(gg_ledger_active());
     cr_expect_eq(gg_ledger_take(GG_LEDGER_HOST, INT64_MAX, 1), 0);
     gg_ledger_alone(GG_LEDGER_HOST);

@@ -82,29 +82,36 @@ static int64_t reference_bytes(const struct gg_tensors *t)
     return bytes;
 }
 
+/* The device's free memory for gg_ledger_admit (ctx: a struct free_memory); -1 when it cannot be
+   measured, with the status and message kept. */
+struct free_memory {
+    struct gg_device *dev;
+    enum gg_status st;
+    char *err;
+    size_t err_len;
+};
+
+static int64_t device_free(void *ctx)
+{
+    struct free_memory *f = ctx;
+    int64_t have = 0, total = 0;
+    f->st = gg_device_mem_info(f->dev, &have, &total, f->err, f->err_len);
+    return f->st == GG_OK ? have : -1;
+}
+
 /* Refuses a case whose buffers (whole spans: the device cannot reserve without committing) do
-   not fit in the free device memory. */
+   not fit in the free device memory; beside other cases on this device, it is admitted once it
+   fits beside what they hold (gg_ledger.c). */
 static enum gg_status admit(struct mirror *m, const struct gg_tensors *t, char *err,
                             size_t err_len)
 {
-    int64_t need = gg_size_add(DEVICE_RESERVE, reference_bytes(t)), have = 0, total = 0;
+    int64_t need = gg_size_add(DEVICE_RESERVE, reference_bytes(t));
     for (int i = 0; i < BUF_COUNT; i++)
         need += (int64_t)(m->bytes[i] + 2 * GG_DEVICE_GUARD_BYTES + GG_DEVICE_ALIGN);
-    enum gg_status st = gg_device_mem_info(m->dev, &have, &total, err, err_len);
-    if (st != GG_OK)
-        return st;
-    /* Beside other cases on this device: as for host memory (gg_runner.c). The free memory is
-       measured again once admitted: the others may have ended or grown meanwhile. */
-    if (gg_ledger_active()) {
-        int64_t held = gg_ledger_take(GG_LEDGER_DEVICE, need, have);
-        if ((st = gg_device_mem_info(m->dev, &have, &total, err, err_len)) != GG_OK)
-            return st;
-        if (held > 0 && need > have) {
-            gg_ledger_alone(GG_LEDGER_DEVICE);
-            if ((st = gg_device_mem_info(m->dev, &have, &total, err, err_len)) != GG_OK)
-                return st;
-        }
-    }
+    struct free_memory f = {m->dev, GG_OK, err, err_len};
+    int64_t have = gg_ledger_admit(GG_LEDGER_DEVICE, need, device_free, &f);
+    if (have < 0)
+        return f.st;
     if (need > have) {
         char a[32], b[32];
         gg_fmt_bytes(need, a, sizeof a);

@@ -207,3 +207,18 @@ void gg_ledger_release(void)
     }
     pthread_mutex_unlock(&l->lock);
 }
+
+int64_t gg_ledger_admit(enum gg_ledger_kind kind, int64_t need, int64_t (*measure)(void *ctx),
+                        void *ctx)
+{
+    int64_t have = measure(ctx);
+    if (have < 0 || !gg_ledger_active())
+        return have;
+    int64_t held = gg_ledger_take(kind, need, have);
+    have = measure(ctx); /* the others may have ended or grown while this case waited */
+    if (have >= 0 && held > 0 && need > have) {
+        gg_ledger_alone(kind);
+        have = measure(ctx);
+    }
+    return have;
+}

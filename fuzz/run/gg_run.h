@@ -389,6 +389,13 @@ int64_t gg_ledger_take(enum gg_ledger_kind kind, int64_t bytes, int64_t measured
 void gg_ledger_alone(enum gg_ledger_kind kind);
 /* Drops what this slot holds (the case ended, however it ended). */
 void gg_ledger_release(void);
+/* An admission of need bytes of kind: measure(ctx) gives the memory free for the case now (< 0:
+   it could not be measured, and is returned at once). Without a ledger, that measure. With
+   one, the case first holds need once it fits beside the others (gg_ledger_take), and, when the
+   memory measured then is less than need while others hold some, waits to run alone
+   (gg_ledger_alone); returns the memory measured last, for the caller's own check. */
+int64_t gg_ledger_admit(enum gg_ledger_kind kind, int64_t need, int64_t (*measure)(void *ctx),
+                        void *ctx);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The worker wire protocol (gg_worker.c; gg_isolate.c and the campaign supervisor use it)      */

@@ -54,9 +54,11 @@ void gg_fmt_bytes(int64_t n, char *buf, size_t len)
         snprintf(buf, len, "%.1f KiB", (double)n / 1024.0);
 }
 
-/* The host memory a case may take: --max-mem, else what is available now. */
-static int64_t host_limit(const struct gg_run_opts *o)
+/* The host memory a case may take (ctx: its gg_run_opts): --max-mem, else what is available
+   now. */
+static int64_t host_limit(void *ctx)
 {
+    const struct gg_run_opts *o = ctx;
     return o && o->max_mem_bytes > 0 ? o->max_mem_bytes : mem_available();
 }
 
@@ -67,17 +69,8 @@ static enum gg_status admit_memory(const struct gg_tensors *t, size_t ws,
                                    char *err, size_t err_len)
 {
     r->mem_bytes = gg_size_add(gg_tensors_estimate(t), (int64_t)ws);
-    int64_t limit = host_limit(o);
-    /* Beside other cases of a node: admitted when it fits beside what they hold (the memory is
-       measured again then), and run alone when the memory they leave is too little after all. */
-    if (gg_ledger_active()) {
-        int64_t held = gg_ledger_take(GG_LEDGER_HOST, r->mem_bytes, limit);
-        limit = host_limit(o);
-        if (held > 0 && r->mem_bytes > limit) {
-            gg_ledger_alone(GG_LEDGER_HOST);
-            limit = host_limit(o);
-        }
-    }
+    /* beside other cases of a node, once it fits beside what they hold (gg_ledger.c) */
+    int64_t limit = gg_ledger_admit(GG_LEDGER_HOST, r->mem_bytes, host_limit, (void *)o);
     if (r->mem_bytes <= limit)
         return GG_OK;
     char need[32], have[32];
