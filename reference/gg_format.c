@@ -400,34 +400,32 @@ uint32_t gg_encode_scaled(enum gg_dtype t, double v, double s, enum gg_sat sat)
  * binary64 pattern, rebiased (exponent 1023 to 127), are the truncated code, and rounding to
  * nearest even adds the carry that gg_core_encode_binary adds (into the exponent when the
  * fraction overflows). Anything else (zero, subnormal, overflow, Inf, NaN) goes through
- * gg_core_encode_binary. Returns the code, or -1 for those.
+ * gg_core_encode_binary: for those, *other is set and the code returned is to be replaced.
  */
-static inline int32_t bf16_normal_code(double x)
+static inline uint16_t bf16_normal_code(double x, uint64_t *other)
 {
-    /* branch-free, so that the loop of bf16_normal_codes vectorises */
+    /* branch-free, in 64-bit lanes, so that the loop of bf16_normal_codes vectorises */
     uint64_t u = gg_core_d2u(x), a = u & GG_CORE_ABS_MASK, e = a >> 52, m = a >> 45;
     uint64_t rest = a & ((1ull << 45) - 1u), half = 1ull << 44;
-    uint64_t up = (uint64_t)(rest > half) | ((uint64_t)(rest == half) & m & 1u);
+    uint64_t up = (rest > half ? 1u : 0u) | (rest == half ? m & 1u : 0u);
     uint64_t mag = m - ((uint64_t)(1023 - 127) << 7) + up;
-    uint64_t other = (uint64_t)(e < 1023 - 126) | (uint64_t)(e > 1023 + 127) |
-                     (uint64_t)(mag > 0x7F7Fu);
-    int32_t code = (int32_t)(((u >> 48) & 0x8000u) | (mag & 0xFFFFu));
-    return other ? -1 : code;
+    /* e outside [1023 - 126, 1023 + 127], or rounded up past the largest finite bf16 */
+    *other |= (e - (1023 - 126) > 253u ? 1u : 0u) | (mag > 0x7F7Fu ? 1u : 0u);
+    return (uint16_t)(((u >> 48) & 0x8000u) | (mag & 0x7FFFu));
 }
 
 /* The codes of v[j]·s whose magnitude rounds to a normal bf16 into out[j], n <= BF16_RUN (a
-   loop the compiler vectorises); returns whether some were not (their out[j] is to be redone). */
+   loop the compiler vectorises); returns whether some were not (their out[j] is to be redone).
+   A NaN v[j] gives a NaN product, which is one of those. */
 #define BF16_RUN 256
 GG_HOST_VECTOR static int bf16_normal_codes(const double *v, int64_t n, double s, uint16_t *out)
 {
-    int other = 0;
+    uint64_t other = 0;
     for (int64_t j = 0; j < n; j++) {
-        uint64_t a = gg_core_d2u(v[j]) & GG_CORE_ABS_MASK;
-        int32_t code = bf16_normal_code(a > GG_CORE_INF_BITS ? v[j] : v[j] * s);
-        other |= code < 0;
-        out[j] = (uint16_t)code;
+        double x = v[j] * s;
+        out[j] = bf16_normal_code(x, &other);
     }
-    return other;
+    return other != 0;
 }
 
 void gg_encode_run(enum gg_dtype t, const double *v, int64_t n, double s, enum gg_sat sat,
@@ -443,7 +441,9 @@ void gg_encode_run(enum gg_dtype t, const double *v, int64_t n, double s, enum g
                 for (int64_t j = 0; j < len; j++) {
                     uint64_t a = gg_core_d2u(v[j0 + j]) & GG_CORE_ABS_MASK;
                     double x = a > GG_CORE_INF_BITS ? v[j0 + j] : v[j0 + j] * s;
-                    if (bf16_normal_code(x) < 0)
+                    uint64_t other = 0;
+                    bf16_normal_code(x, &other);
+                    if (other)
                         codes[j] = (uint16_t)gg_core_encode_binary(&f, x, sat);
                 }
             memcpy(q + 2 * j0, codes, (size_t)len * sizeof *codes);

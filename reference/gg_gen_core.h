@@ -26,18 +26,6 @@
 #define GG_HD
 #endif
 
-/* A host loop over many elements (the batched generator, the bf16 encoder), built for the widest
-   vector unit the CPU has: one clone per unit, picked when the program loads. Integer results
-   and correctly rounded binary64 operations do not depend on the clone. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && \
-    !defined(__HIPCC__)
-#define GG_HOST_VECTOR __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
-#elif defined(__x86_64__) && defined(__clang__) && !defined(__CUDACC__) && !defined(__HIPCC__)
-#define GG_HOST_VECTOR __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define GG_HOST_VECTOR
-#endif
-
 /* Correctly rounded binary64 and binary32 operations that a compiler cannot fuse. */
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define GG_DMUL(a, b) __dmul_rn((a), (b))

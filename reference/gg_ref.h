@@ -12,6 +12,22 @@
 
 #include "kernels/gg_kernel.h"
 
+/* A host loop over many elements (the batched generator, the bf16 encoder, the reference's
+   decoders and small-M products), built for the widest vector unit the CPU has: one clone per
+   unit, picked when the program loads. Integer results and correctly rounded binary64
+   operations in the order the source gives do not depend on the clone (ISO C mode: no
+   contraction into the fused multiply-add that x86-64-v4 has). x86-64-v4 (AVX-512 F, BW, DQ,
+   VL) rather than AVX-512F alone: without BW and VL the compiler keeps 32-bit lanes in 256-bit
+   vectors. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && \
+    !defined(__HIPCC__)
+#define GG_HOST_VECTOR __attribute__((target_clones("arch=x86-64-v4", "avx2", "default"), optimize("O3")))
+#elif defined(__x86_64__) && defined(__clang__) && !defined(__CUDACC__) && !defined(__HIPCC__)
+#define GG_HOST_VECTOR __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define GG_HOST_VECTOR
+#endif
+
 /* Saturation mode of an encoder (OFP8 §5.2). */
 enum gg_sat {
     GG_SAT_NONE = 0, /* overflow goes to Inf (E5M2, bf16, fp16, fp32) or NaN (E4M3, fnuz) */
@@ -314,6 +330,11 @@ void gg_par_for(int64_t n, int64_t min_per_thread, gg_par_fn fn, void *ctx);
 /* Reduction indices the reference decodes per dgemm call: its decode buffers hold one chunk of
    one group's operands (rows + columns) × GG_REF_CHUNK doubles, values and magnitudes in turn. */
 #define GG_REF_CHUNK 512
+
+/* Host memory gg_ref_gemm takes beside c and abs for one group of rows × cols outputs over red
+   reduction indices, with threads threads (gg_ref_thread_count): its decode buffers, and for a
+   small-M group also A's values and one column tile per thread. */
+int64_t gg_ref_gemm_scratch(int64_t rows, int64_t cols, int64_t red, int threads);
 
 /*
  * Reference for the whole problem: c and abs (each gg_problem_out_elems(p) doubles, group

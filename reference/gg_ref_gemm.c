@@ -1,8 +1,9 @@
 /*
  * gg_ref_gemm.c — the OpenBLAS reference: each group's operands are decoded exactly into double
  * (codes times their tensor, per-row block or MX scales), a chunk of the reduction at a time, and
- * multiplied by dgemm, whose error is at most γ_red(2^-53)·Σ|ab| per output; a bias is added
- * afterwards. Each operand is read in its own memory order (no strided gathers): the dgemm
+ * multiplied by dgemm, or for groups of a few rows by fp64 dot products and axpys over tiles of
+ * B that stay in cache; either way the error is at most γ_red(2^-53)·Σ|ab| per output. A bias
+ * is added afterwards. Each operand is read in its own memory order (no strided gathers): the dgemm
  * transpose flags absorb the layout, and the moe sorted ids select the rows of X. Inputs that
  * decode to Inf or NaN never reach dgemm: the outputs they touch get their IEEE value (NaN for
  * Inf·0, Inf - Inf or a NaN term, else the infinity) exactly, and a sum of -0 terms is -0, so
@@ -224,21 +225,37 @@ static inline uint64_t nonfinite_bit(double x)
     return (u & 0x7FF0000000000000ull) + (1ull << 52);
 }
 
+/* 1 when x is a non-zero value of magnitude below lo, in integers (vectorised like
+   nonfinite_bit): with lo_m1 = bits(lo) - 1 (0 for lo = 0, which never holds), |x|'s bits minus
+   one lie below lo_m1 exactly when 0 < |x| < lo. */
+static inline uint64_t below_bit(double x, uint64_t lo_m1)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return (u & 0x7FFFFFFFFFFFFFFFull) - 1u < lo_m1 ? 1u : 0u;
+}
+
+static inline uint64_t below_m1(double lo)
+{
+    uint64_t u;
+    memcpy(&u, &lo, sizeof u);
+    return lo > 0.0 ? u - 1u : 0u;
+}
+
 /*
  * Defines a decoder of one storage type: out[j] = VALUE(q[j*step]), j < n; returns GG_RUN_NONFINITE
  * when a decoded value is Inf or NaN, GG_RUN_SUBNORMAL when one is a non-zero value below lo (the
  * format's smallest normal; 0 for none). Contiguous runs go in blocks of 8, which the compiler
- * vectorises at -O2 (bf16: about three times faster than the plain loop); with stream set and
- * out 16-byte aligned they are stored with store2.
+ * vectorises; with stream set and out 16-byte aligned they are stored with store2.
  */
 #define DEFINE_DECODER(name, T, VALUE)                                                           \
-    static int name(const T *restrict q, int64_t n, int64_t step, const double *restrict table,  \
-                    double lo, int stream, double *restrict out)                                 \
+    GG_HOST_VECTOR static int name(const T *restrict q, int64_t n, int64_t step,                 \
+                                   const double *restrict table, double lo, int stream,          \
+                                   double *restrict out)                                         \
     {                                                                                            \
         (void)table;                                                                             \
         int64_t j = 0;                                                                           \
-        uint64_t nf = 0;                                                                         \
-        int sub = 0;                                                                             \
+        uint64_t nf = 0, sub = 0, lo_m1 = below_m1(lo);                                          \
         stream = stream && ((uintptr_t)out & 15) == 0;                                           \
         if (step == 1)                                                                           \
             for (; j + 8 <= n; j += 8) {                                                         \
@@ -246,7 +263,7 @@ static inline uint64_t nonfinite_bit(double x)
                 for (int i = 0; i < 8; i++) {                                                    \
                     v[i] = VALUE(q[j + i]);                                                      \
                     nf |= nonfinite_bit(v[i]);                                                   \
-                    sub |= (fabs(v[i]) < lo) & (v[i] != 0.0);                                    \
+                    sub |= below_bit(v[i], lo_m1);                                               \
                 }                                                                                \
                 for (int i = 0; i < 8; i += 2) {                                                 \
                     if (stream)                                                                  \
@@ -258,9 +275,9 @@ static inline uint64_t nonfinite_bit(double x)
         for (; j < n; j++) {                                                                     \
             out[j] = VALUE(q[j * step]);                                                         \
             nf |= nonfinite_bit(out[j]);                                                         \
-            sub |= (fabs(out[j]) < lo) & (out[j] != 0.0);                                        \
+            sub |= below_bit(out[j], lo_m1);                                                     \
         }                                                                                        \
-        return (int)(nf >> 63) * GG_RUN_NONFINITE | sub * GG_RUN_SUBNORMAL;                      \
+        return (int)(nf >> 63) * GG_RUN_NONFINITE | (int)sub * GG_RUN_SUBNORMAL;                 \
     }
 
 enum { GG_RUN_NONFINITE = 1, GG_RUN_SUBNORMAL = 2 };
@@ -372,21 +389,23 @@ static int apply_blocks(const struct gg_ref_operand *d, int64_t v, int64_t t0, i
     return (int)(nf >> 63);
 }
 
-/* Multiplies out[v] = element t of vector v of a reduction-major d (v < nvec, no row map) by
-   its block scale, one run of vblock vectors at a time; returns 1 when a scale is Inf or NaN. */
-static int apply_across(const struct gg_ref_operand *d, int64_t t, const double pow2[256], double *out)
+/* Multiplies out[v - v0] = element t of vector v of a reduction-major d (v0 <= v < v1, no row
+   map) by its block scale, one run of vblock vectors at a time; returns 1 when a scale is Inf or
+   NaN. */
+static int apply_across(const struct gg_ref_operand *d, int64_t t, int64_t v0, int64_t v1,
+                        const double pow2[256], double *out)
 {
     int64_t at = d->scale_at + t / d->block * d->rstride;
     uint64_t nf = 0;
-    for (int64_t v0 = 0; v0 < d->nvec;) {
-        int64_t vb = v0 / d->vblock, end = (vb + 1) * d->vblock;
+    for (int64_t v = v0; v < v1;) {
+        int64_t vb = v / d->vblock, end = (vb + 1) * d->vblock;
         double x = scale_value(d, at + vb * d->vstride, pow2);
         nf |= nonfinite_bit(x);
-        if (end > d->nvec)
-            end = d->nvec;
-        for (int64_t v = v0; v < end; v++)
-            out[v] *= x;
-        v0 = end;
+        if (end > v1)
+            end = v1;
+        for (int64_t u = v; u < end; u++)
+            out[u - v0] *= x;
+        v = end;
     }
     return (int)(nf >> 63);
 }
@@ -401,18 +420,20 @@ static int apply_tensor(const struct gg_ref_operand *d, int64_t n, double *out)
     return !isfinite(s);
 }
 
-/* Vector idx of d (its storage row vec_row(d, idx)). */
-static void gather_vector(const struct gg_ref_operand *d, int64_t idx, double *out)
+/* Vector idx of d (its storage row vec_row(d, idx)); returns the flags of decode_run, with
+   GG_RUN_NONFINITE also for an Inf or NaN scale. */
+static int gather_vector(const struct gg_ref_operand *d, int64_t idx, double *out)
 {
-    decode_run(d->dt, d->base, d->off + vec_row(d, idx) * d->vec_step, d->red, d->red_step, 0, 0,
-               out);
+    int flags = decode_run(d->dt, d->base, d->off + vec_row(d, idx) * d->vec_step, d->red,
+                           d->red_step, 0, 0, out);
     if (d->sk == GG_REF_SCALE_TENSOR) {
-        apply_tensor(d, d->red, out);
+        flags |= apply_tensor(d, d->red, out) * GG_RUN_NONFINITE;
     } else if (d->sk != GG_REF_SCALE_NONE) {
         double pow2[256];
         e8m0_values(pow2);
-        apply_blocks(d, idx, 0, d->red, pow2, out);
+        flags |= apply_blocks(d, idx, 0, d->red, pow2, out) * GG_RUN_NONFINITE;
     }
+    return flags;
 }
 
 void gg_ref_gather(const struct gg_problem *p, const struct gg_operands *o, int which, int64_t g,
@@ -454,34 +475,55 @@ struct chunk_job {
     atomic_int flags;
 };
 
+/*
+ * Decodes vectors [v0, v1) × reduction indices t0 + [j0, j1) of d into buf, each row of buf one
+ * contiguous run of codes: vector-major buf[(v - v0)·(j1 - j0) + j - j0], reduction-major
+ * buf[(j - j0)·(v1 - v0) + v - v0]. Block and tensor scales are applied; mag and stream as for
+ * decode_run. Returns decode_run's flags, with GG_RUN_NONFINITE also for an Inf or NaN scale.
+ */
+static int decode_block(const struct gg_ref_operand *d, int64_t t0, int64_t j0, int64_t j1,
+                        int64_t v0, int64_t v1, const double pow2[256], int mag, int stream,
+                        double *buf)
+{
+    int blocks = d->sk == GG_REF_SCALE_F32 || d->sk == GG_REF_SCALE_E8M0, flags = 0;
+    int64_t len = j1 - j0, w = v1 - v0;
+    if (d->red_step != 1) {
+        for (int64_t j = j0; j < j1; j++) {
+            double *out = buf + (j - j0) * w;
+            flags |= decode_run(d->dt, d->base, d->off + (t0 + j) * d->red_step + v0, w, 1,
+                                stream, mag, out);
+            if (blocks)
+                flags |= apply_across(d, t0 + j, v0, v1, pow2, out) * GG_RUN_NONFINITE;
+        }
+    } else {
+        for (int64_t v = v0; v < v1; v++) {
+            if (v + PREFETCH_AHEAD < v1)
+                prefetch_run(d, d->off + vec_row(d, v + PREFETCH_AHEAD) * d->vec_step + t0 + j0,
+                             len);
+            double *out = buf + (v - v0) * len;
+            flags |= decode_run(d->dt, d->base, d->off + vec_row(d, v) * d->vec_step + t0 + j0,
+                                len, 1, stream, mag, out);
+            if (blocks)
+                flags |= apply_blocks(d, v, t0 + j0, len, pow2, out) * GG_RUN_NONFINITE;
+        }
+    }
+    if (d->sk == GG_REF_SCALE_TENSOR)
+        flags |= apply_tensor(d, len * w, buf) * GG_RUN_NONFINITE;
+    return flags;
+}
+
 static void chunk_range(void *ctx, int64_t lo, int64_t hi, int tid)
 {
     (void)tid;
     struct chunk_job *c = ctx;
     const struct gg_ref_operand *d = c->d;
-    int stream = d->sk == GG_REF_SCALE_NONE, flags = 0;
-    int blocks = d->sk == GG_REF_SCALE_F32 || d->sk == GG_REF_SCALE_E8M0;
-    int64_t t0 = c->t0, len = c->len, row_len = d->red_step != 1 ? d->nvec : len;
-    double *buf = c->buf;
-    if (d->red_step != 1) {
-        for (int64_t j = lo; j < hi; j++) {
-            flags |= decode_run(d->dt, d->base, d->off + (t0 + j) * d->red_step, d->nvec, 1,
-                                stream, c->mag, buf + j * d->nvec);
-            if (blocks)
-                flags |= apply_across(d, t0 + j, c->pow2, buf + j * d->nvec) * GG_RUN_NONFINITE;
-        }
-    } else {
-        for (int64_t v = lo; v < hi; v++) {
-            if (v + PREFETCH_AHEAD < hi)
-                prefetch_run(d, d->off + vec_row(d, v + PREFETCH_AHEAD) * d->vec_step + t0, len);
-            flags |= decode_run(d->dt, d->base, d->off + vec_row(d, v) * d->vec_step + t0, len, 1,
-                                stream, c->mag, buf + v * len);
-            if (blocks)
-                flags |= apply_blocks(d, v, t0, len, c->pow2, buf + v * len) * GG_RUN_NONFINITE;
-        }
-    }
-    if (d->sk == GG_REF_SCALE_TENSOR)
-        flags |= apply_tensor(d, (hi - lo) * row_len, buf + lo * row_len) * GG_RUN_NONFINITE;
+    int stream = d->sk == GG_REF_SCALE_NONE, flags;
+    if (d->red_step != 1)
+        flags = decode_block(d, c->t0, lo, hi, 0, d->nvec, c->pow2, c->mag, stream,
+                             c->buf + lo * d->nvec);
+    else
+        flags = decode_block(d, c->t0, 0, c->len, lo, hi, c->pow2, c->mag, stream,
+                             c->buf + lo * c->len);
     publish(); /* this thread's streamed stores, before the join hands buf on */
     atomic_fetch_or(&c->flags, flags);
 }
@@ -636,6 +678,208 @@ static void product(int64_t rows, int64_t cols, int64_t len, const double *a, in
                 (blasint)(b_red_major ? cols : len), accumulate ? 1.0 : 0.0, out, (blasint)cols);
 }
 
+/*
+ * Reduction indices decoded per dgemm call. Each chunk's operands stay in cache, and the buffers
+ * do not grow with the reduction length. Accumulating the chunks into C is one more summation
+ * order, so the γ_red bound is unchanged. A multiple of the MX block and of BLOCK128, so a
+ * chunk never splits a block scale.
+ */
+#define CHUNK GG_REF_CHUNK
+
+/*
+ * Groups of at most SMALL_ROWS rows (decode, small M). dgemm would stream every decoded chunk of
+ * B through memory three times (decode, pack, |B| and pack again) for a few flops per element.
+ * Instead each thread takes tiles of B's columns and, a part of the reduction at a time, decodes
+ * its tile into a buffer that stays in its cache and accumulates the outputs and their Σ|ab|
+ * from it (|a·b| = |a|·|b| exactly). A tile reads B in runs of contiguous codes: SMALL_TILE
+ * vectors × GG_REF_CHUNK indices of a vector-major B, SMALL_PANEL vectors × SMALL_STEPS indices
+ * of a reduction-major one. Each output is summed by one thread in an order fixed by the tile
+ * boundaries, so the result does not depend on the thread count; any order stays within the
+ * γ_red bound. Groups with an Inf, NaN or subnormal input go the dgemm way, which handles them.
+ */
+#define SMALL_ROWS 8
+#define SMALL_TILE 64
+#define SMALL_PANEL 512
+#define SMALL_STEPS 128 /* a multiple of the MX block and of GG_BLOCK128 */
+
+/* Eight doubles as one value (GCC and Clang vector extensions): each operation is the
+   element-wise IEEE one, which the compiler maps to the clone's vector unit. Macros rather than
+   functions: a vector argument or result would have a different ABI in each clone. */
+typedef double v8d __attribute__((vector_size(64)));
+typedef uint64_t v8u __attribute__((vector_size(64)));
+#define V8_ABS(x) ((v8d)((v8u)(x) & 0x7FFFFFFFFFFFFFFFull))
+/* The sum of the eight elements, in a fixed order. */
+#define V8_SUM(x) ((((x)[0] + (x)[1]) + ((x)[2] + (x)[3])) + (((x)[4] + (x)[5]) + ((x)[6] + (x)[7])))
+
+/* s[r] += Σ_j a[r·lda + j]·b[j] and sa[r] += Σ_j |a·b| over j < n, r < rows (a vector-major
+   tile: one dot product per row and vector): sixteen partial sums per output and a tail sum,
+   joined in a fixed order. */
+GG_HOST_VECTOR static void small_dots(const double *a, int64_t lda, int64_t rows, const double *b,
+                                      int64_t n, double *s, double *sa)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const double *x = a + r * lda;
+        v8d p0 = {0}, p1 = {0}, q0 = {0}, q1 = {0}, x0, x1, b0, b1;
+        double pt = 0.0, qt = 0.0;
+        int64_t j = 0;
+        for (; j + 16 <= n; j += 16) {
+            memcpy(&x0, x + j, sizeof x0);
+            memcpy(&x1, x + j + 8, sizeof x1);
+            memcpy(&b0, b + j, sizeof b0);
+            memcpy(&b1, b + j + 8, sizeof b1);
+            v8d t0 = x0 * b0, t1 = x1 * b1;
+            p0 += t0;
+            p1 += t1;
+            q0 += V8_ABS(t0);
+            q1 += V8_ABS(t1);
+        }
+        for (; j < n; j++) {
+            double t = x[j] * b[j];
+            pt += t;
+            qt += fabs(t);
+        }
+        v8d p = p0 + p1, q = q0 + q1;
+        s[r] += V8_SUM(p) + pt;
+        sa[r] += V8_SUM(q) + qt;
+    }
+}
+
+/* acc[r·lds + v] += a[r·lda + j]·b[j·ldb + v] and accabs likewise += |a·b|, for r < rows, j < len,
+   v < w, in order of j (a reduction-major tile: one axpy per row and index). SMALL_TILE columns
+   keep a row's sums in vector registers (16 of 8 doubles) while it runs over the indices. */
+GG_HOST_VECTOR static void small_axpys(const double *a, int64_t lda, int64_t rows, const double *b,
+                                       int64_t ldb, int64_t len, int64_t w, double *acc,
+                                       double *accabs, int64_t lds)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const double *x = a + r * lda;
+        double *out = acc + r * lds, *outabs = accabs + r * lds;
+        int64_t v0 = 0;
+        for (; v0 + SMALL_TILE <= w; v0 += SMALL_TILE) {
+            v8d s[SMALL_TILE / 8], sa[SMALL_TILE / 8];
+            memcpy(s, out + v0, sizeof s);
+            memcpy(sa, outabs + v0, sizeof sa);
+            for (int64_t j = 0; j < len; j++)
+                for (int u = 0; u < SMALL_TILE / 8; u++) {
+                    v8d y;
+                    memcpy(&y, b + j * ldb + v0 + 8 * u, sizeof y);
+                    v8d t = x[j] * y;
+                    s[u] += t;
+                    sa[u] += V8_ABS(t);
+                }
+            memcpy(out + v0, s, sizeof s);
+            memcpy(outabs + v0, sa, sizeof sa);
+        }
+        for (int64_t j = 0; j < len && v0 < w; j++)
+            for (int64_t v = v0; v < w; v++) {
+                double t = x[j] * b[j * ldb + v];
+                out[v] += t;
+                outabs[v] += fabs(t);
+            }
+    }
+}
+
+/* The tile shape for B's memory order: vectors per tile and reduction indices per step. */
+static void small_shape(const struct gg_ref_operand *db, int64_t *vecs, int64_t *steps)
+{
+    int rm = db->red_step != 1;
+    *vecs = rm ? SMALL_PANEL : SMALL_TILE;
+    *steps = rm ? SMALL_STEPS : CHUNK;
+}
+
+struct small_job {
+    const struct gg_ref_operand *db;
+    const double *a; /* the group's rows × red values of A, row-major */
+    int64_t rows, cols, red;
+    const double *pow2;
+    double *c, *abs; /* the group's blocks */
+    atomic_int flags;
+};
+
+static void small_range(void *ctx, int64_t lo, int64_t hi, int tid)
+{
+    (void)tid;
+    struct small_job *k = ctx;
+    const struct gg_ref_operand *db = k->db;
+    int64_t rows = k->rows, red = k->red, tv, tj;
+    small_shape(db, &tv, &tj);
+    int64_t len0 = red < tj ? red : tj;
+    double *buf = malloc((size_t)(tv * len0 + 2 * rows * tv) * sizeof *buf);
+    if (!buf) {
+        atomic_fetch_or(&k->flags, GG_RUN_NONFINITE); /* not done: the dgemm way */
+        return;
+    }
+    double *acc = buf + tv * len0, *accabs = acc + rows * tv;
+    int flags = 0;
+    for (int64_t tile = lo; tile < hi && !flags; tile++) {
+        int64_t v0 = tile * tv, v1 = v0 + tv < k->cols ? v0 + tv : k->cols, w = v1 - v0;
+        memset(acc, 0, (size_t)(2 * rows * tv) * sizeof *acc);
+        for (int64_t t0 = 0; t0 < red && !flags; t0 += tj) {
+            int64_t len = red - t0 < tj ? red - t0 : tj;
+            flags |= decode_block(db, t0, 0, len, v0, v1, k->pow2, 0, 0, buf);
+            if (db->red_step != 1) {
+                small_axpys(k->a + t0, red, rows, buf, w, len, w, acc, accabs, tv);
+                continue;
+            }
+            for (int64_t v = 0; v < w; v++) { /* buf[v·len + j] */
+                double s[SMALL_ROWS] = {0}, sa[SMALL_ROWS] = {0};
+                small_dots(k->a + t0, red, rows, buf + v * len, len, s, sa);
+                for (int64_t r = 0; r < rows; r++) {
+                    acc[r * tv + v] += s[r];
+                    accabs[r * tv + v] += sa[r];
+                }
+            }
+        }
+        for (int64_t r = 0; r < rows && !flags; r++) {
+            memcpy(k->c + r * k->cols + v0, acc + r * tv, (size_t)w * sizeof(double));
+            if (k->abs)
+                memcpy(k->abs + r * k->cols + v0, accabs + r * tv, (size_t)w * sizeof(double));
+        }
+    }
+    free(buf);
+    atomic_fetch_or(&k->flags, flags);
+}
+
+int64_t gg_ref_gemm_scratch(int64_t rows, int64_t cols, int64_t red, int threads)
+{
+    int64_t len = red < CHUNK ? red : CHUNK;
+    int64_t bytes = gg_size_mul(8, gg_size_mul(gg_size_add(rows, cols), len));
+    if (rows > SMALL_ROWS)
+        return bytes;
+    /* A's values, and per thread the larger tile of the two shapes with its sums */
+    int64_t tiles = (cols + SMALL_TILE - 1) / SMALL_TILE;
+    int64_t busy = threads < tiles ? threads : tiles;
+    int64_t tile = SMALL_TILE * CHUNK > SMALL_PANEL * SMALL_STEPS ? SMALL_TILE * CHUNK
+                                                                  : SMALL_PANEL * SMALL_STEPS;
+    tile += 2 * SMALL_ROWS * SMALL_PANEL;
+    return gg_size_add(bytes, gg_size_mul(8, gg_size_add(gg_size_mul(rows, red),
+                                                         gg_size_mul(busy, tile))));
+}
+
+/* The product of a group of rows <= SMALL_ROWS rows into c and abs (its blocks); returns 0, with
+   c and abs partly written, when an input is Inf, NaN or (with abs) subnormal, or when a buffer
+   cannot be had: the dgemm way then computes the group. */
+static int small_group(const struct gg_ref_operand *da, const struct gg_ref_operand *db,
+                       int64_t rows, int64_t cols, int64_t red, const double pow2[256], double *c,
+                       double *abs)
+{
+    double *a = malloc((size_t)gg_size_mul(gg_size_mul(rows, red), sizeof *a));
+    if (!a)
+        return 0;
+    int bad = GG_RUN_NONFINITE | (abs ? GG_RUN_SUBNORMAL : 0), flags = 0;
+    for (int64_t r = 0; r < rows; r++)
+        flags |= gather_vector(da, r, a + r * red);
+    struct small_job k = {.db = db, .a = a, .rows = rows, .cols = cols, .red = red,
+                          .pow2 = pow2, .c = c, .abs = abs};
+    atomic_init(&k.flags, 0);
+    int64_t tv, tj;
+    small_shape(db, &tv, &tj);
+    if (!(flags & bad))
+        gg_par_for((cols + tv - 1) / tv, 1, small_range, &k);
+    free(a);
+    return !((flags | atomic_load(&k.flags)) & bad);
+}
+
 /* Checks what the reference itself relies on: the pointers the recipe and the bias need, each
    recipe only on the ops gg_kernel.h defines it for, MX blocks dividing K, a moe topk to
    divide by. */
@@ -680,14 +924,6 @@ static void add_bias(const struct gg_problem *p, const struct gg_operands *o, in
                 abs[r * cols + col] += fabs(row[col]);
         }
 }
-
-/*
- * Reduction indices decoded per dgemm call. Each chunk's operands stay in cache, and the buffers
- * do not grow with the reduction length. Accumulating the chunks into C is one more summation
- * order, so the γ_red bound is unchanged. A multiple of the MX block and of BLOCK128, so a
- * chunk never splits a block scale.
- */
-#define CHUNK GG_REF_CHUNK
 
 enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands *o, double *c,
                            double *abs, char *err, size_t err_len)
@@ -743,7 +979,9 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
         }
         int a_rm = da.red_step != 1, b_rm = db.red_step != 1;
         uint8_t *state = NULL; /* non-finite classes, allocated at the first Inf or NaN */
-        for (int64_t t0 = 0; t0 < red && st == GG_OK; t0 += CHUNK) {
+        int done = rows <= SMALL_ROWS && red > 0 &&
+                   small_group(&da, &db, rows, cols, red, pow2, c + pos, abs ? abs + pos : NULL);
+        for (int64_t t0 = 0; !done && t0 < red && st == GG_OK; t0 += CHUNK) {
             int64_t len = red - t0 < CHUNK ? red - t0 : CHUNK;
             int flags = gather_chunk(&da, t0, len, pow2, 0, a_buf);
             flags |= gather_chunk(&db, t0, len, pow2, 0, b_buf);

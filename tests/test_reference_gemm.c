@@ -338,6 +338,26 @@ Test(reference_gemm, fp8_tensor_scaled_every_op)
     scaled_case(GG_OP_DENSE, GG_LAYOUT_NK, 1, NULL, 2, 5, 19, GG_DTYPE_E5M2FNUZ, 0);
 }
 
+/* Groups of up to 8 rows take the reference's small-M path, larger groups dgemm. Both give the
+   exact sums over several column tiles and reduction steps, the last of each partial: with B
+   read vector-major (fwd, batched NK: tiles of 64 vectors, GG_REF_CHUNK indices at a time) and
+   reduction-major (dgrad, batched KN: panels of 512 vectors, 128 indices at a time), and under
+   tensor scales. */
+Test(reference_gemm, small_and_large_groups_over_tiles_and_chunks)
+{
+    static const int64_t lens[4] = {1, 8, 0, 9}, wlens[3] = {600, 0, 700};
+    const int64_t vm_red = 2 * GG_REF_CHUNK + 76, vm_cols = 150, rm_red = 300, rm_cols = 1100;
+    bf16_case(GG_OP_GROUPED_FWD, GG_LAYOUT_NK, 4, lens, 0, vm_cols, vm_red, 0);
+    bf16_case(GG_OP_GROUPED_DGRAD, GG_LAYOUT_NK, 4, lens, 0, rm_red, rm_cols, 1);
+    bf16_case(GG_OP_GROUPED_WGRAD, GG_LAYOUT_NK, 3, wlens, 0, 5, vm_cols, 0);
+    for (int64_t m = 8; m <= 9; m++) {
+        bf16_case(GG_OP_BATCHED, GG_LAYOUT_NK, 2, NULL, m, vm_cols, vm_red, 0);
+        bf16_case(GG_OP_BATCHED, GG_LAYOUT_KN, 2, NULL, m, rm_cols, rm_red, 0);
+    }
+    scaled_case(GG_OP_GROUPED_FWD, GG_LAYOUT_NK, 4, lens, 0, vm_cols, vm_red, GG_DTYPE_E4M3, 1);
+    scaled_case(GG_OP_GROUPED_DGRAD, GG_LAYOUT_NK, 4, lens, 0, rm_red, rm_cols, GG_DTYPE_E4M3, 1);
+}
+
 /* One-element dense product of two codes of dt. */
 static double one_product(enum gg_dtype dt, uint8_t ca, uint8_t cb)
 {

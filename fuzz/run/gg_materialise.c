@@ -929,9 +929,9 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
     int64_t bytes = 0;
     for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
         bytes = gg_size_add(bytes, terms[i]);
-    /* Reference: c and |a||b| in double, plus the source product for quantised inputs; one
-       chunk of at most GG_REF_CHUNK reduction indices of one group's operands decoded as
-       doubles into buffers reused from chunk to chunk and group to group. */
+    /* Reference: c and |a||b| in double, plus the source product for quantised inputs, and
+       the scratch of the group that needs most (gg_ref_gemm_scratch: buffers reused from group
+       to group). */
     int64_t out = 0, gather = 0, largest = 0;
     /* The blocks of a batched problem are alike: one stands for all (a batch count may be
        past 2^40). */
@@ -941,8 +941,7 @@ int64_t gg_tensors_estimate(const struct gg_tensors *t)
         sized_block(p, g, &b);
         out = gg_size_add(out, gg_size_mul(alike, gg_size_mul(b.rows, b.cols)));
         largest = b.rows * b.cols > largest ? b.rows * b.cols : largest;
-        int64_t len = b.red < GG_REF_CHUNK ? b.red : GG_REF_CHUNK;
-        int64_t need = gg_size_mul(8, gg_size_mul(gg_size_add(b.rows, b.cols), len));
+        int64_t need = gg_ref_gemm_scratch(b.rows, b.cols, b.red, gg_ref_thread_count());
         gather = host && need > gather ? need : gather;
     }
     /* Generation: tensor scaling keeps the values of one scaled tensor (a matrix of B per
