@@ -31,9 +31,9 @@ double gg_dist_sample(const struct gg_dist *d, uint64_t seed, uint64_t stream, u
     return gg_core_sample(d, seed, stream, i);
 }
 
-/* Elements filled together: Philox runs on FILL_LANES counters at once, one round of all of
-   them before the next, which the compiler turns into vector products (the integer results are
-   gg_core_philox's, bit for bit). */
+/* Elements filled together: Philox runs on FILL_LANES counters at once, one round
+   (gg_core_philox_round) of all of them before the next, which the compiler turns into vector
+   products. */
 #define FILL_LANES 64
 
 /* Words w[0..3][l] of the Philox block q of elements i0 + l, l < FILL_LANES (gg_core_rng_pair's
@@ -51,15 +51,8 @@ GG_HOST_VECTOR static void philox_lanes(uint64_t seed, uint64_t stream, uint64_t
     }
     uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
     for (int r = 0; r < GG_PHILOX_ROUNDS; r++) {
-        for (int l = 0; l < FILL_LANES; l++) {
-            uint64_t p0 = (uint64_t)GG_PHILOX_M0 * c0[l], p1 = (uint64_t)GG_PHILOX_M1 * c2[l];
-            uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[l] ^ k0;
-            uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3[l] ^ k1;
-            c0[l] = n0;
-            c1[l] = (uint32_t)p1;
-            c2[l] = n2;
-            c3[l] = (uint32_t)p0;
-        }
+        for (int l = 0; l < FILL_LANES; l++)
+            gg_core_philox_round(&c0[l], &c1[l], &c2[l], &c3[l], k0, k1);
         k0 += GG_PHILOX_W0;
         k1 += GG_PHILOX_W1;
     }

@@ -117,21 +117,27 @@ GG_HD static inline int gg_core_exp(uint64_t abs_bits)
 #define GG_PHILOX_W1 0xBB67AE85u
 #define GG_PHILOX_ROUNDS 10
 
-/* Ten Philox S-box rounds (Random123's philox4x32round: two 32x32->64 products, the high halves
-   xored with the other counter words and the round key, then the word permutation); the key is
-   bumped by the Weyl increments between rounds. */
+/* One Philox S-box round (Random123's philox4x32round): two 32x32->64 products, the high halves
+   xored with the other counter words and the round key, then the word permutation. */
+GG_HD static inline void gg_core_philox_round(uint32_t *c0, uint32_t *c1, uint32_t *c2,
+                                              uint32_t *c3, uint32_t k0, uint32_t k1)
+{
+    uint64_t p0 = (uint64_t)GG_PHILOX_M0 * *c0, p1 = (uint64_t)GG_PHILOX_M1 * *c2;
+    uint32_t n0 = (uint32_t)(p1 >> 32) ^ *c1 ^ k0;
+    uint32_t n2 = (uint32_t)(p0 >> 32) ^ *c3 ^ k1;
+    *c0 = n0;
+    *c1 = (uint32_t)p1;
+    *c2 = n2;
+    *c3 = (uint32_t)p0;
+}
+
+/* Ten rounds; the key is bumped by the Weyl increments between rounds. */
 GG_HD static inline void gg_core_philox(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
 {
     uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
     uint32_t k0 = key[0], k1 = key[1];
     for (int r = 0; r < GG_PHILOX_ROUNDS; r++) {
-        uint64_t p0 = (uint64_t)GG_PHILOX_M0 * c0, p1 = (uint64_t)GG_PHILOX_M1 * c2;
-        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
-        uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-        c0 = n0;
-        c1 = (uint32_t)p1;
-        c2 = n2;
-        c3 = (uint32_t)p0;
+        gg_core_philox_round(&c0, &c1, &c2, &c3, k0, k1);
         k0 += GG_PHILOX_W0;
         k1 += GG_PHILOX_W1;
     }
