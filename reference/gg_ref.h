@@ -15,9 +15,10 @@
 /* A host loop over many elements (the batched generator, the bf16 encoder, the reference's
    decoders and small-M products), built for the widest vector unit the CPU has: one clone per
    unit, picked when the program loads. Integer results and correctly rounded binary64
-   operations in the order the source gives do not depend on the clone (ISO C mode: no
-   contraction into the fused multiply-add that x86-64-v4 has). x86-64-v4 (AVX-512 F, BW, DQ,
-   VL) rather than AVX-512F alone: without BW and VL the compiler keeps 32-bit lanes in 256-bit
+   operations in the order the source gives do not depend on the clone: these loops write each
+   product and each sum as a statement of its own, which neither GCC in ISO C mode nor Clang
+   contracts into the fused multiply-add that x86-64-v4 has. x86-64-v4 (AVX-512 F, BW, DQ, VL)
+   rather than AVX-512F alone: without BW and VL the compiler keeps 32-bit lanes in 256-bit
    vectors. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && \
     !defined(__HIPCC__)
