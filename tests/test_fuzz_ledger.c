@@ -47,16 +47,18 @@ static void next(char *buf)
         buf[i] = '\0';
 }
 
-/* A case process on slot: takes bytes of host memory, says "<name>+" (and "<name>=" when others
-   held some), holds it for ms, says "<name>-" and releases (unless it dies holding it). */
-static pid_t holder(int slot, const char *name, int64_t bytes, int ms, int dies)
+/* A case process on slot and device (-1: none): takes bytes of kind, measured free (see
+   gg_ledger_take), says "<name>+" (and "<name>=" when others held some on its pool), holds it
+   for ms, says "<name>-" and releases (unless it dies holding it). */
+static pid_t case_on(int slot, int device, enum gg_ledger_kind kind, const char *name,
+                     int64_t bytes, int64_t measured, int ms, int dies)
 {
     pid_t pid = fork();
     if (pid != 0)
         return pid;
-    gg_ledger_join(slot, -1);
+    gg_ledger_join(slot, device);
     char w[16];
-    int64_t held = gg_ledger_take(GG_LEDGER_HOST, bytes, 1000);
+    int64_t held = gg_ledger_take(kind, bytes, measured);
     snprintf(w, sizeof w, "%s%s", name, held ? "=" : "+");
     say(w);
     sleep_ms(ms);
@@ -66,6 +68,12 @@ static pid_t holder(int slot, const char *name, int64_t bytes, int ms, int dies)
     say(w);
     gg_ledger_release();
     _exit(0);
+}
+
+/* A case of host memory, measured 1000 free. */
+static pid_t holder(int slot, const char *name, int64_t bytes, int ms, int dies)
+{
+    return case_on(slot, -1, GG_LEDGER_HOST, name, bytes, 1000, ms, dies);
 }
 
 static void reap(pid_t pid)
@@ -182,33 +190,15 @@ Test(ledger, a_dead_case_is_released_by_its_runner)
 Test(ledger, device_memory_is_counted_per_device)
 {
     start(3, 0);
-    pid_t a = fork(); /* device 0, measured 100 free: the device's limit */
-    if (a == 0) {
-        gg_ledger_join(0, 0);
-        gg_ledger_take(GG_LEDGER_DEVICE, 80, 100);
-        say("a+");
-        sleep_ms(300);
-        say("a-");
-        gg_ledger_release();
-        _exit(0);
-    }
+    /* device 0, measured 100 free: the device's limit */
+    pid_t a = case_on(0, 0, GG_LEDGER_DEVICE, "a", 80, 100, 300, 0);
     expect_next("a+");
-    pid_t b = fork(); /* device 1: to itself, whatever device 0 holds */
-    if (b == 0) {
-        gg_ledger_join(1, 1);
-        say(gg_ledger_take(GG_LEDGER_DEVICE, 80, 100) == 0 ? "b+" : "b=");
-        gg_ledger_release();
-        _exit(0);
-    }
+    /* device 1: to itself, whatever device 0 holds */
+    pid_t b = case_on(1, 1, GG_LEDGER_DEVICE, "b", 80, 100, 0, 0);
     expect_next("b+");
-    pid_t c = fork(); /* device 0 again: 80 + 30 > 100, after a (its own measure is ignored) */
-    if (c == 0) {
-        gg_ledger_join(2, 0);
-        gg_ledger_take(GG_LEDGER_DEVICE, 30, 1000);
-        say("c+");
-        gg_ledger_release();
-        _exit(0);
-    }
+    expect_next("b-");
+    /* device 0 again: 80 + 30 > 100, after a (its own measure is ignored) */
+    pid_t c = case_on(2, 0, GG_LEDGER_DEVICE, "c", 30, 1000, 0, 0);
     expect_next("a-");
     expect_next("c+");
     finish(a, b, c);
