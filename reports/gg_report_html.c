@@ -446,11 +446,18 @@ static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
         {"faults_total", "faults"}, {"buckets", "bugs (buckets)"}, {"buckets_new", "new bugs"},
         {"faults_unique", "unique signatures"}, {"faults_new", "new signatures"},
         {"untriaged", "signatures in no bucket yet"}, {"worker_restarts", "worker restarts"},
-        {"timeouts", "timeouts"}, {"stop_reason", "stopped by"}, {"seed", "seed"},
+        {"timeouts", "timeouts"}, {"refused", "cases refused"},
+        {"errors", "cases that could not run"}, {"stop_reason", "stopped by"}, {"seed", "seed"},
         {"command_line", "command"}};
     if (c->stats.n == 0) {
         fputs("<p>No fuzzer_stats in this directory.</p>\n", f);
         return;
+    }
+    const char *unverified = gg_report_stat(c, "not_verified");
+    if (unverified) {
+        fputs("<p class=\"note\"><b>Not verified:</b> ", f);
+        esc(f, unverified);
+        fputs(".</p>\n", f);
     }
     fputs("<dl class=\"kv\">", f);
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {

@@ -291,8 +291,14 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
         {"execs_done", "executions"}, {"execs_per_sec", "executions / s"},
         {"faults_total", "faults"}, {"buckets", "bugs (buckets)"},
         {"buckets_new", "new bugs"}, {"faults_unique", "unique signatures"},
-        {"untriaged", "signatures in no bucket yet"}, {"stop_reason", "stopped by"},
-        {"seed", "seed"}};
+        {"untriaged", "signatures in no bucket yet"}, {"refused", "cases refused"},
+        {"errors", "cases that could not run"}, {"stop_reason", "stopped by"}, {"seed", "seed"}};
+    const char *unverified = gg_report_stat(c, "not_verified");
+    if (unverified) {
+        fputs("**Not verified:** ", f);
+        md(f, unverified);
+        fputs(".\n\n", f);
+    }
     int any = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = gg_report_stat(c, keys[i][0]);

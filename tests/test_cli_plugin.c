@@ -174,7 +174,14 @@ Test(cli_plugin, a_campaign_logs_the_cases_a_kernel_cannot_run)
              "fuzz %s/corpus --plugin %s --kernel bad_run_error --max-total-time 2 --workers 1 "
              "--artifacts %s/art --seed 7",
              dir, BAD("run_error"), dir);
-    cr_expect_eq(ggfuzz(args), 0, "%s", out);
+    /* Nothing was verified: the harness's exit code, and the last line says why. */
+    cr_expect_eq(ggfuzz(args), 3, "%s", out);
+    const char *end = strstr(out, "ERROR: none of the ");
+    cr_expect(end && strstr(end, " cases could run (") && strstr(end, "the kernel was not verified\n"),
+              "%s", out);
+    cr_expect(end && strchr(end, '\n') && strchr(end, '\n')[1] == '\0', "not the last line: %s",
+              out);
+    cr_expect(strstr(out, "stat::errors:"), "%s", out);
     const char *first = strstr(out, "WARNING: #1 could not run (status -3): ");
     cr_expect(first && strstr(first, "cudaLaunchKernel: too many resources requested for launch"),
               "%s", out);
@@ -185,6 +192,16 @@ Test(cli_plugin, a_campaign_logs_the_cases_a_kernel_cannot_run)
     while ((s = strstr(last, "could not run (status")) != NULL)
         logged++, last = s + 1;
     cr_expect_eq(logged, 8, "%s", out);
+    /* The statistics and the report say so too. */
+    char stats[4096] = "";
+    snprintf(args, sizeof args, "cat '%s/fuzzer_stats'", dir);
+    cli_shell(args, stats, sizeof stats);
+    cr_expect(strstr(stats, "not_verified      : none of the "), "%s", stats);
+    snprintf(args, sizeof args, "report --campaign %s -o %s/report", dir, dir);
+    cr_expect_eq(ggfuzz(args), 0, "%s", out);
+    snprintf(args, sizeof args, "cat '%s/report/summary.md'", dir);
+    cli_shell(args, stats, sizeof stats);
+    cr_expect(strstr(stats, "**Not verified:** none of the "), "%s", stats);
     snprintf(args, sizeof args, "rm -rf '%s'", dir);
     cr_expect_eq(system(args), 0);
 }

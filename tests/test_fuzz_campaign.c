@@ -519,6 +519,27 @@ Test(campaign, a_finding_that_cannot_be_stored_says_so)
     remove_dirs(&d);
 }
 
+/* What counts as a campaign that verified too little (gg_campaign_unverified). */
+Test(campaign, too_few_verdicts_is_not_a_clean_campaign)
+{
+    struct gg_campaign_stats s = {0};
+    char why[160];
+    cr_expect_eq(gg_campaign_unverified(&s, why, sizeof why), 0, "running, nothing yet: %s", why);
+    s.stop = GG_STOP_TIME;
+    cr_expect_eq(gg_campaign_unverified(&s, why, sizeof why), 1);
+    cr_expect(strstr(why, "no case ran"), "%s", why);
+    s.execs = 10, s.errors = 4, s.refused = 6;
+    cr_expect_eq(gg_campaign_unverified(&s, why, sizeof why), 1);
+    cr_expect(strstr(why, "none of the 10 cases could run (4 errors, 6 refused)"), "%s", why);
+    s.refused = 5; /* one verdict, and fewer than half errors */
+    cr_expect_eq(gg_campaign_unverified(&s, why, sizeof why), 0, "%s", why);
+    s.errors = 6, s.refused = 0; /* most runs errors */
+    cr_expect_eq(gg_campaign_unverified(&s, why, sizeof why), 1);
+    cr_expect(strstr(why, "6 of the 10 cases could not run (errors): more than half"), "%s", why);
+    s.errors = 5;
+    cr_expect_eq(gg_campaign_unverified(&s, why, sizeof why), 0, "half is not most: %s", why);
+}
+
 Test(campaign, refuses_an_unknown_kernel_or_mutant)
 {
     struct dirs d;

@@ -1920,6 +1920,9 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
                 "statistics in %s/fuzzer_stats\n", (long long)st->unique_sigs,
                 (long long)st->new_sigs, cfg->known_path ? ", not in the known file" : "",
                 (long long)st->stored_sigs, c.artifacts, c.stats_dir);
+        char why[160];
+        if (gg_campaign_unverified(st, why, sizeof why))
+            fprintf(cfg->log, "ERROR: %s\n", why);
         fflush(cfg->log);
     }
     rc = c.fatal;

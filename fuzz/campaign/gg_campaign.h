@@ -87,6 +87,15 @@ struct gg_campaign_stats {
     struct gg_gpu_stats gpu[GG_GPUS_MAX];
 };
 
+/*
+ * Whether a campaign verified too little for its silence to mean anything: no case got a verdict
+ * (none ran once it stopped, or every one that ran was refused or could not run), or more than
+ * half of the cases run could not run (errors: the kernel's run() failed, a case could not be
+ * placed, a finding could not be stored). Returns 1 and a sentence saying which in why, else 0.
+ * A campaign for which it holds ends with the harness's exit code unless a new finding says more.
+ */
+int gg_campaign_unverified(const struct gg_campaign_stats *s, char *why, size_t why_len);
+
 struct gg_campaign_config {
     const char *kernel;              /* the kernel under test */
     const char *mutant;              /* NULL or "": the correct kernel */

@@ -177,7 +177,9 @@ enum gg_status gg_selftest_run(const struct gg_selftest_config *cfg, struct gg_s
                     remove_tree(dir);
                     break;
                 }
-                int ok = pass == 0 ? st.new_sigs > 0 : st.unique_sigs == 0;
+                char why[160];
+                int unverified = gg_campaign_unverified(&st, why, sizeof why);
+                int ok = pass == 0 ? st.new_sigs > 0 : st.unique_sigs == 0 && !unverified;
                 if (pass == 0) {
                     res->mutants++;
                     res->found += ok;
@@ -195,10 +197,15 @@ enum gg_status gg_selftest_run(const struct gg_selftest_config *cfg, struct gg_s
                             "-", (long long)st.execs, "-");
                 else if (out)
                     fprintf(out, "%-28s %-26s %-7s %8.2f %8lld  %-15s\n", k->name, "(correct)",
-                            ok ? "clean" : "FAULTS", st.seconds, (long long)st.execs,
-                            ok ? "-" : gg_class_name(st.worst_new != GG_CLASS_PASS ? st.worst_new
-                                                                                : st.first_class));
-                if (out && !ok && pass == 1)
+                            ok ? "clean" : st.unique_sigs ? "FAULTS" : "UNRUN", st.seconds,
+                            (long long)st.execs,
+                            ok || !st.unique_sigs
+                                ? "-"
+                                : gg_class_name(st.worst_new != GG_CLASS_PASS ? st.worst_new
+                                                                              : st.first_class));
+                if (out && !ok && pass == 1 && !st.unique_sigs)
+                    fprintf(out, "    %s; kept in %s\n", why, dir);
+                else if (out && !ok && pass == 1)
                     fprintf(out, "    %lld signatures, first %s; kept in %s\n",
                             (long long)st.unique_sigs, st.first_signature, dir);
                 if (out)

@@ -39,6 +39,29 @@ static void iso_time(double t, char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+int gg_campaign_unverified(const struct gg_campaign_stats *s, char *why, size_t why_len)
+{
+    int64_t not_run = s->errors + s->refused;
+    if (s->execs == 0 && s->stop != GG_STOP_NONE) {
+        snprintf(why, why_len, "no case ran: the kernel was not verified");
+        return 1;
+    }
+    if (s->execs > 0 && not_run >= s->execs) {
+        snprintf(why, why_len, "none of the %lld cases could run (%lld errors, %lld refused): the "
+                 "kernel was not verified", (long long)s->execs, (long long)s->errors,
+                 (long long)s->refused);
+        return 1;
+    }
+    if (s->execs > 0 && s->errors > s->execs / 2) {
+        snprintf(why, why_len, "%lld of the %lld cases could not run (errors): more than half",
+                 (long long)s->errors, (long long)s->execs);
+        return 1;
+    }
+    if (why_len > 0)
+        why[0] = '\0';
+    return 0;
+}
+
 /* The statistics of v, in fuzzer_stats order. */
 static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_stats *out)
 {
@@ -98,6 +121,9 @@ static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_s
     ADD("timeouts", "%lld", (long long)s->timeouts);
     ADD("refused", "%lld", (long long)s->refused);
     ADD("errors", "%lld", (long long)s->errors);
+    char why[160];
+    if (gg_campaign_unverified(s, why, sizeof why))
+        ADD("not_verified", "%s", why);
     ADD("min_snr_margin_db", "%.2f", s->min_snr_margin_db);
     ADD("max_offset_bits", "%d", s->max_offset_bits);
     ADD("slowest_exec_ms", "%.1f", 1e3 * s->slowest_s);
@@ -213,6 +239,8 @@ void gg_stats_final(FILE *f, const struct gg_stats_view *v)
     fprintf(f, "stat::worker_kills:             %lld\n", (long long)s->worker_kills);
     fprintf(f, "stat::crashes_unconfirmed:      %lld\n", (long long)s->crashes_unconfirmed);
     fprintf(f, "stat::possibly_fixed:           %lld\n", (long long)s->possibly_fixed);
+    fprintf(f, "stat::refused:                  %lld\n", (long long)s->refused);
+    fprintf(f, "stat::errors:                   %lld\n", (long long)s->errors);
     for (int g = 0; g < s->n_gpus; g++) {
         const struct gg_gpu_stats *d = &s->gpu[g];
         fprintf(f, "stat::gpu%d: %d worker%s, %lld units (%.0f/s), %lld faults, %lld new, %lld "

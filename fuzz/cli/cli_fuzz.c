@@ -291,7 +291,10 @@ int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead)
         fprintf(stderr, "ggfuzz: %s\n", err[0] ? err : "the campaign failed");
         return GG_EXIT_HARNESS;
     }
-    return st.worst_new != GG_CLASS_PASS ? gg_class_exit_code(st.worst_new) : 0;
+    if (st.worst_new != GG_CLASS_PASS)
+        return gg_class_exit_code(st.worst_new);
+    char why[160];
+    return gg_campaign_unverified(&st, why, sizeof why) ? GG_EXIT_HARNESS : 0;
 }
 
 static int selftest_option(int id, const char *arg, void *p)
