@@ -517,6 +517,10 @@ static void finding_block(FILE *f, const struct gg_rfinding *fi, size_t ci, size
         esc(f, fi->observed);
         fputs("</p>\n", f);
     }
+    if (fi->n_after > 0)
+        fprintf(f, "<p class=\"note\"><b>Fails only after %d earlier case%s</b> in the same "
+                "process (its <code>@after</code> lines, which the replay runs first); alone it "
+                "passes.</p>\n", fi->n_after, fi->n_after == 1 ? "" : "s");
     if (fi->parse_error) {
         fputs("<p class=\"neg\">This case does not parse: ", f);
         esc(f, fi->parse_error);

@@ -111,9 +111,10 @@ static enum gg_status read_finding(const char *dir, const char *name, struct gg_
     finding_meta(f);
     struct gg_case c;
     char perr[512];
-    if (gg_case_parse(f->text, len, f->path, &c, perr, sizeof perr) == GG_OK)
+    if (gg_case_parse(f->text, len, f->path, &c, perr, sizeof perr) == GG_OK) {
         gg_report_shape(&c, f->shape, sizeof f->shape);
-    else
+        f->n_after = gg_case_after_count(&c);
+    } else
         f->parse_error = strdup(perr);
     gg_case_free(&c);
     return f->replay ? GG_OK : GG_E_NOMEM;

@@ -335,6 +335,10 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
         }
         fputs(". ", f);
         md(f, fi->observed);
+        if (fi->n_after > 0)
+            fprintf(f, " **Fails only after %d earlier case%s** in the same process (its `@after` "
+                    "lines, which the replay runs first); alone it passes.", fi->n_after,
+                    fi->n_after == 1 ? "" : "s");
         if (fi->parse_error) {
             fputs(" This case does not parse: ", f);
             md(f, fi->parse_error);

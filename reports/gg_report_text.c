@@ -64,6 +64,10 @@ void gg_report_text_case(FILE *f, const struct gg_report_case *rc, int replay, i
     fprintf(f, "  [%.2f s]\n", rc->result->total_seconds);
     if (v->cls != GG_CLASS_PASS)
         fprintf(f, "       signature %s\n       %s\n", v->signature, v->detail);
+    int n_after = rc->kase ? gg_case_after_count(rc->kase) : 0;
+    if (n_after > 0)
+        fprintf(f, "       ran after the %d case%s it fails only after (@after), in one process\n",
+                n_after, n_after == 1 ? "" : "s");
     if (replay && !rc->replay_ok)
         fprintf(f, "       expected %s: did not reproduce\n", rc->expect ? rc->expect : "class=pass");
     if (verbose || res->certified > 0) {

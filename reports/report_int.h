@@ -34,6 +34,7 @@ struct gg_rfinding {
     struct gg_finding meta; /* its @finding line (count -1 when absent) */
     char shape[160];  /* "" when the case does not parse */
     char *parse_error; /* NULL when the case parses */
+    int n_after;      /* cases it fails only after, run first in one process (@after) */
 };
 
 struct gg_rcampaign {

@@ -206,6 +206,51 @@ Test(cli_plugin, a_campaign_logs_the_cases_a_kernel_cannot_run)
     cr_expect_eq(system(args), 0);
 }
 
+/* A kernel with a weight cache keyed by address and shape: a campaign files its fault with the
+   earlier case it needs; --replay runs that case first (a bare run of the last case passes); the
+   report says so. */
+Test(cli_plugin, a_history_dependent_finding_replays_with_its_earlier_cases)
+{
+    char dir[] = "/tmp/ggfuzz-plugin-XXXXXX", args[2048], text[1 << 14];
+    cr_assert_null(mkdtemp(dir) == NULL ? "mkdtemp" : NULL);
+    for (int i = 1; i <= 2; i++) {
+        snprintf(args, sizeof args, "mkdir -p '%s/seeds' && printf 'ggfuzz-case 1\nop grouped_fwd\n"
+                 "kernel grouped_bf16_weight_cache\ndtypes a=bf16 b=bf16 c=f32\ngroups 2\n"
+                 "group_lens 8 8\nn 32\nk 32\nseed %d\n' > '%s/seeds/%d.case'",
+                 dir, i, dir, i);
+        cr_assert_eq(system(args), 0);
+    }
+    snprintf(args, sizeof args,
+             "fuzz %s/seeds --plugin %s --kernel grouped_bf16_weight_cache --mutant "
+             "stale_weight_cache --runs 2 --workers 1 --no-minimize --artifacts %s/art --seed 1",
+             dir, BAD("stateful"), dir);
+    cr_expect_eq(ggfuzz(args), 19, "%s", out);
+    cr_expect(strstr(out, "fails only after 1 earlier case in its process (@after)"), "%s", out);
+    cr_expect(strstr(out, "stat::history_dependent:        1"), "%s", out);
+    snprintf(args, sizeof args, "--plugin %s --replay %s/art", BAD("stateful"), dir);
+    cr_expect_eq(ggfuzz(args), 0, "%s", out);
+    cr_expect(strstr(out, "ran after the 1 case it fails only after (@after), in one process"),
+              "%s", out);
+    cr_expect(strstr(out, "1 cases: 1 reproduced"), "%s", out);
+    snprintf(args, sizeof args, "cp %s/art/snr-*.case %s/alone.case && sed -i '/^@after/d' "
+             "%s/alone.case", dir, dir, dir);
+    cr_assert_eq(system(args), 0);
+    snprintf(args, sizeof args, "--plugin %s --replay %s/alone.case", BAD("stateful"), dir);
+    cr_expect_eq(ggfuzz(args), 20, "without its @after case it passes: %s", out);
+    snprintf(args, sizeof args, "report --campaign %s -o %s/report", dir, dir);
+    cr_expect_eq(ggfuzz(args), 0, "%s", out);
+    snprintf(args, sizeof args, "cat '%s/report/summary.md'", dir);
+    cli_shell(args, text, sizeof text);
+    cr_expect(strstr(text, "**Fails only after 1 earlier case** in the same process"), "%s",
+              text);
+    snprintf(args, sizeof args, "grep -c '<b>Fails only after 1 earlier case</b>' "
+             "'%s/report/index.html'", dir);
+    cli_shell(args, text, sizeof text);
+    cr_expect_str_eq(text, "1\n");
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    cr_expect_eq(system(args), 0);
+}
+
 Test(cli_plugin, plugin_option_needs_a_path)
 {
     cr_expect_eq(ggfuzz("--plugin"), 2, "%s", out);

@@ -272,6 +272,78 @@ Test(findings, a_smaller_case_replaces_the_stored_one_and_a_larger_does_not)
     remove_dir(dir);
 }
 
+/* A case that gives the fault alone beats one that needs preceding cases (@after), whatever
+   their sizes; the @after lines stay with the case they belong to; a sighting only counts. */
+Test(findings, a_case_that_fails_alone_beats_one_that_needs_preceding_cases)
+{
+    char path[1024], err[512];
+    char *dir = temp_dir();
+    struct gg_case small_after, big_alone, smaller_after, prior;
+    make_case(&prior, "4 4", 2, 16);
+    make_case(&small_after, "8 0", 2, 32);
+    make_case(&big_alone, "8 0 8 8", 4, 64);
+    make_case(&smaller_after, "8", 1, 32);
+    cr_assert_eq(gg_case_after_add(&small_after, &prior, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_case_after_add(&smaller_after, &prior, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_eq(gg_case_after_add(&smaller_after, &prior, err, sizeof err), GG_OK, "%s", err);
+    struct gg_verdict v = verdict(GG_CLASS_SNR, SIG_A);
+    record(dir, &small_after, &v, 1, path, sizeof path);
+    struct gg_case stored;
+    load(path, &stored);
+    cr_expect_eq(gg_case_after_count(&stored), 1);
+    struct gg_case *cases;
+    int n = 0;
+    cr_assert_eq(gg_case_after_cases(&stored, path, &cases, &n, err, sizeof err), GG_OK, "%s",
+                 err);
+    char id_want[GG_CASE_ID_HEX + 1], id_got[GG_CASE_ID_HEX + 1];
+    cr_assert_eq(n, 1);
+    gg_case_id(&prior, id_want);
+    gg_case_id(&cases[0], id_got);
+    cr_expect_str_eq(id_got, id_want, "the @after line gives back the preceding case");
+    gg_case_after_free(cases, n);
+    gg_case_free(&stored);
+
+    /* Larger, but alone: replaces it, without the @after line of the stored case. */
+    record(dir, &big_alone, &v, 0, NULL, 0);
+    load(path, &stored);
+    gg_case_id(&big_alone, id_want);
+    gg_case_id(&stored, id_got);
+    cr_expect_str_eq(id_got, id_want);
+    cr_expect_eq(gg_case_after_count(&stored), 0);
+    cr_expect_str_eq(gg_case_meta(&stored, "note"), "from the test");
+    gg_case_free(&stored);
+
+    /* Smaller, but it needs preceding cases: the case alone stays; a sighting only counts. */
+    record(dir, &smaller_after, &v, 0, NULL, 0);
+    cr_assert_eq(gg_findings_sighting(dir, &v, err, sizeof err), GG_OK, "%s", err);
+    load(path, &stored);
+    gg_case_id(&stored, id_got);
+    cr_expect_str_eq(id_got, id_want);
+    cr_expect_eq(gg_case_after_count(&stored), 0);
+    gg_case_free(&stored);
+    cr_expect_eq(finding_count(path), 4);
+    struct gg_verdict other = verdict(GG_CLASS_NAN, SIG_B);
+    cr_expect_eq(gg_findings_sighting(dir, &other, err, sizeof err), GG_E_IO,
+                 "a sighting of a signature the store does not hold");
+
+    /* Between two cases that need preceding ones the smaller wins, with its own @after lines. */
+    char *dir2 = temp_dir();
+    record(dir2, &small_after, &v, 1, path, sizeof path);
+    record(dir2, &smaller_after, &v, 0, NULL, 0);
+    load(path, &stored);
+    gg_case_id(&smaller_after, id_want);
+    gg_case_id(&stored, id_got);
+    cr_expect_str_eq(id_got, id_want);
+    cr_expect_eq(gg_case_after_count(&stored), 2);
+    gg_case_free(&stored);
+    gg_case_free(&prior);
+    gg_case_free(&small_after);
+    gg_case_free(&big_alone);
+    gg_case_free(&smaller_after);
+    remove_dir(dir);
+    remove_dir(dir2);
+}
+
 Test(findings, two_signatures_give_two_files)
 {
     char pa[1024], pb[1024], pc[1024];

@@ -1,5 +1,7 @@
 /*
- * campaign_int.h — internal to fuzz/campaign/: the campaign statistics writers (gg_stats.c).
+ * campaign_int.h — internal to fuzz/campaign/: the campaign statistics writers (gg_stats.c),
+ * shards (gg_shard.c) and the confirmation of a worker's faults in a fresh process
+ * (gg_confirm.c).
  */
 #ifndef GG_CAMPAIGN_INT_H
 #define GG_CAMPAIGN_INT_H
@@ -51,5 +53,49 @@ int gg_shard_resume_point(const char *stats_dir, uint64_t *seed, uint64_t *next_
    (may be NULL). Returns the output's signatures, or -1 when it did not merge. */
 #define GG_SHARD_ALIVE_S 120.0
 long long gg_shard_merge_all(const char *campaign, int self, FILE *log);
+
+/* ---- Confirmation in a fresh process (gg_confirm.c) --------------------------------------- */
+
+/* The cases a worker ran before the one in flight, as case texts (identity lines): the last
+   GG_HISTORY_MAX of them since the worker's process started. */
+#define GG_HISTORY_MAX 64
+struct gg_history {
+    char *text[GG_HISTORY_MAX]; /* owned; a ring starting at head */
+    int n, head;
+};
+/* Appends text (taken over), dropping the oldest when full. */
+void gg_history_push(struct gg_history *h, char *text);
+/* The i-th case text, oldest first (NULL past the end). */
+const char *gg_history_at(const struct gg_history *h, int i);
+void gg_history_clear(struct gg_history *h);
+
+#define GG_CONFIRM_MAX_RUNS 48   /* sequences one confirmation may run */
+#define GG_CONFIRM_ALONE_TRIES 4 /* runs alone before a fault is called not reproduced */
+
+enum gg_confirm_outcome {
+    GG_CONFIRM_NOT_REPRODUCED = 0, /* neither alone nor after the history */
+    GG_CONFIRM_ALONE,              /* the case gives the fault alone: its own */
+    GG_CONFIRM_AFTER               /* only after kept[] of the history */
+};
+
+struct gg_confirm_report {
+    enum gg_confirm_outcome outcome;
+    int n_kept;                  /* AFTER: the history's cases the fault needs ... */
+    int kept[GG_HISTORY_MAX];    /* ... as indices into it, in the order they run */
+    int runs;                    /* sequences run */
+    double seconds;
+    char detail[256];            /* the verdict's detail of the last run that gave the fault */
+};
+
+/*
+ * Whether case c gives a fault of class cls in a fresh process: alone, else after history[0..
+ * n_history-1] (oldest first), and which of those it needs (see the file comment). Each sequence
+ * runs in a child of this process (gg_run_sequence_isolated) with timeout_s per case; the search
+ * for the needed cases stops after budget_s (0: none) or GG_CONFIRM_MAX_RUNS sequences with the
+ * smallest sequence found that gives the fault.
+ */
+void gg_confirm_find(const struct gg_case *history, int n_history, const struct gg_case *c,
+                     enum gg_class cls, const struct gg_run_opts *o, double timeout_s,
+                     double budget_s, struct gg_confirm_report *rep);
 
 #endif /* GG_CAMPAIGN_INT_H */

@@ -78,6 +78,7 @@ struct worker {
     struct job job;  /* BUSY: the case in flight; IDLE/STARTING with has_job: to run next */
     int has_job;
     char cur_path[PATH_MAX_LEN];
+    struct gg_history hist; /* the cases its process ran, for faults that need them */
 };
 
 /* Features seen, each with the best (smallest) SNR-margin bucket a passing case reached. */
@@ -95,6 +96,23 @@ struct pending_min {
     enum gg_class cls;
     int done;
     int gpu;         /* the device of the worker that found it (-1: unbound or not known) */
+};
+
+/* A fault a worker gave after other cases, waiting to be run again in a fresh process. */
+struct pending_confirm {
+    struct gg_case kase;          /* as the worker ran it (@observed and @gpu set) */
+    struct gg_verdict v;
+    int gpu;                      /* the worker's device (-1: unbound) */
+    int extra;                    /* further sightings of its signature while it waited */
+    int n_hist;
+    char *hist[GG_HISTORY_MAX];   /* the worker's history then, oldest first (owned) */
+    char name[PATH_MAX_LEN];      /* the case, for log lines */
+};
+
+/* A signature whose faults a fresh process did not give, and how often that happened. */
+struct unconfirmed_sig {
+    char *sig;
+    int tries;
 };
 
 /* What a minimiser child reports: its statistics and where it filed the signature. */
@@ -151,6 +169,16 @@ struct campaign {
         struct pending_min cur;
     } *ms;
     int n_ms;               /* slots: one per worker */
+    /* confirmation of faults in a fresh process (gg_confirm.c): queued, and at work */
+    struct pending_confirm *confirms;
+    size_t n_confirms;
+    struct confirm_slot {
+        int pid, fd;
+        struct pending_confirm cur;
+    } *cs;
+    int n_cs;
+    struct unconfirmed_sig *unconf;
+    size_t n_unconf;
     /* drawing */
     uint64_t next_index;
     int64_t dispatched;
@@ -425,7 +453,10 @@ static void load_dir(struct campaign *c, const char *dir, int is_corpus, char **
         struct gg_verdict pass = {.cls = GG_CLASS_PASS};
         int failure = !gg_expect_holds(gg_case_meta(&kase, "expect"), &pass);
         int queued = 0;
-        if (failure && same_target(c, &kase))
+        if (failure && same_target(c, &kase) && gg_case_after_count(&kase) > 0)
+            log_line(c, "INFO: not replayed by the workers: %s fails only after its @after "
+                     "cases (ggfuzz --replay runs them first)\n", files[i]);
+        else if (failure && same_target(c, &kase))
             queued = queue_push(c, &kase, ORIGIN_REPLAY, files[i]) == 0;
         else if (!failure && is_corpus && seed_fits(c, &kase))
             queued = queue_push(c, &kase, ORIGIN_SEED, files[i]) == 0;
@@ -497,6 +528,7 @@ static char **worker_env(const char *visible, const char *device)
 
 static int spawn_worker(struct campaign *c, struct worker *w)
 {
+    gg_history_clear(&w->hist); /* a new process: nothing ran in it yet */
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         snprintf(c->err, c->err_len, "cannot create a socket pair: %s", strerror(errno));
@@ -717,28 +749,17 @@ static const struct gg_bucket *bucket_info(const struct campaign *c, const char 
     return NULL;
 }
 
-/* A run with a fault verdict, by a worker on device gpu (-1: unbound). */
-static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_result *r, int gpu)
+/* Files a fault: records it in the store (kase with its @after cases when it has them), and
+   logs and counts its signature the first time this campaign meets it. A new signature goes to
+   triage unless it needs preceding cases (the minimiser runs a case alone). */
+static void file_fault(struct campaign *c, struct gg_case *kase, const struct gg_verdict *v,
+                       int gpu)
 {
     struct gg_campaign_stats *st = c->st;
-    const struct gg_verdict *v = &r->verdict;
-    st->faults_total++;
-    if (gpu >= 0) {
-        st->gpu[gpu].faults++;
-        char ordinal[16];
-        snprintf(ordinal, sizeof ordinal, "%d", c->gpus->id[gpu]);
-        gg_case_set_meta(&j->c, "gpu", ordinal);
-    }
-    st->faults[v->cls]++;
-    st->last_fault_s = elapsed(c);
-    if (j->origin == ORIGIN_REPLAY && gg_expect_holds(gg_case_meta(&j->c, "expect"), v))
-        log_line(c, "INFO: still failing: %s\n", j->path);
-    else if (j->origin == ORIGIN_REPLAY)
-        log_line(c, "INFO: fails differently now: %s\n", j->path);
-    gg_case_set_meta(&j->c, "observed", v->detail);
+    int n_after = gg_case_after_count(kase);
     char path[PATH_MAX_LEN] = "", err[1024], where[PATH_MAX_LEN + 1040];
     int stored_new = 0;
-    int stored = gg_findings_record(c->artifacts, &j->c, v, st->seed, &stored_new, path,
+    int stored = gg_findings_record(c->artifacts, kase, v, st->seed, &stored_new, path,
                                     sizeof path, err, sizeof err) == GG_OK;
     if (!stored) {
         log_line(c, "WARNING: cannot record a finding: %s\n", err);
@@ -747,6 +768,8 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
     if (sig_seen(c, v->signature, 1))
         return;
     st->unique_sigs++;
+    if (n_after > 0)
+        st->faults_history++;
     int is_new = !gg_sigset_has(&c->known, v->signature);
     if (stored_new)
         st->stored_sigs++;
@@ -755,16 +778,19 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
                         : !is_new ? "known" : stored_new ? "new" : "stored before";
     snprintf(where, sizeof where, "%s%s", stored ? "" : "not stored: ", stored ? path : err);
     const char *bucket = gg_buckets_of(&c->buckets, v->signature);
-    char in_bucket[GG_BUCKET_ID_HEX + 32] = "";
+    char in_bucket[GG_BUCKET_ID_HEX + 32] = "", after[160] = "";
     if (bucket)
         snprintf(in_bucket, sizeof in_bucket, "\n    bucket %s", bucket);
-    log_line(c, "#%lld FAULT %s (%s) %s\n    %s\n    -> %s%s\n", (long long)st->execs,
-             gg_class_name(v->cls), label, v->signature, v->detail, where, in_bucket);
+    if (n_after > 0)
+        snprintf(after, sizeof after, "\n    fails only after %d earlier case%s in its process "
+                 "(@after); alone it passes", n_after, n_after == 1 ? "" : "s");
+    log_line(c, "#%lld FAULT %s (%s) %s\n    %s%s\n    -> %s%s\n", (long long)st->execs,
+             gg_class_name(v->cls), label, v->signature, v->detail, after, where, in_bucket);
     /* A signature filed in a bucket is counted there; the others are triaged (minimised to
        their bucket's normal form). */
     if (bucket)
         meet_bucket(c, bucket);
-    else if (stored && !c->cfg->no_minimize && path[0])
+    else if (stored && !c->cfg->no_minimize && path[0] && n_after == 0)
         queue_min(c, path, v, gpu);
     if (!is_new)
         return;
@@ -779,10 +805,125 @@ static void handle_fault(struct campaign *c, struct job *j, const struct gg_run_
         st->first_class = v->cls;
         snprintf(st->first_signature, sizeof st->first_signature, "%s", v->signature);
         snprintf(st->first_path, sizeof st->first_path, "%s", stored ? path : "");
-        st->first_groups = case_groups(&j->c);
+        st->first_groups = case_groups(kase);
     }
     if (c->cfg->stop_after_findings > 0 && st->new_sigs >= c->cfg->stop_after_findings)
         request_stop(c, GG_STOP_FINDING);
+}
+
+/* One more sighting of a signature filed already: its count, not its case (the case ran after
+   others in its worker and was not run alone). */
+static void count_sighting(struct campaign *c, const struct gg_verdict *v)
+{
+    char err[1024];
+    if (gg_findings_sighting(c->artifacts, v, err, sizeof err) != GG_OK)
+        log_line(c, "WARNING: cannot count a finding: %s\n", err);
+}
+
+/* ---- confirmation in a fresh process -------------------------------------------------------- */
+
+#define CONFIRM_TRIES_MAX 3 /* confirmations of one signature that may come to nothing */
+
+/* Classes whose case runs again first in a fresh worker before they are findings: the case
+   ended its worker (crash, timeout) or left its device unusable (device). */
+static int confirmed_by_restart(enum gg_class cls)
+{
+    return cls == GG_CLASS_CRASH || cls == GG_CLASS_TIMEOUT || cls == GG_CLASS_DEVICE;
+}
+
+static struct pending_confirm *confirm_pending(struct campaign *c, const char *sig)
+{
+    for (size_t i = 0; i < c->n_confirms; i++)
+        if (strcmp(c->confirms[i].v.signature, sig) == 0)
+            return &c->confirms[i];
+    for (int i = 0; i < c->n_cs; i++)
+        if (c->cs[i].pid && strcmp(c->cs[i].cur.v.signature, sig) == 0)
+            return &c->cs[i].cur;
+    return NULL;
+}
+
+/* The entry of sig among the signatures a fresh process did not confirm (added when add). */
+static struct unconfirmed_sig *unconfirmed_of(struct campaign *c, const char *sig, int add)
+{
+    for (size_t i = 0; i < c->n_unconf; i++)
+        if (strcmp(c->unconf[i].sig, sig) == 0)
+            return &c->unconf[i];
+    struct unconfirmed_sig *n = add ? realloc(c->unconf, (c->n_unconf + 1) * sizeof *n) : NULL;
+    char *copy = n ? strdup(sig) : NULL;
+    if (!copy)
+        return NULL;
+    c->unconf = n;
+    c->unconf[c->n_unconf] = (struct unconfirmed_sig){.sig = copy, .tries = 0};
+    return &c->unconf[c->n_unconf++];
+}
+
+static void confirm_free(struct pending_confirm *pc)
+{
+    gg_case_free(&pc->kase);
+    for (int i = 0; i < pc->n_hist; i++)
+        free(pc->hist[i]);
+    memset(pc, 0, sizeof *pc);
+}
+
+/* Queues the fault of j's run by worker w for a run in a fresh process, with w's history.
+   Returns -1 when out of memory. */
+static int queue_confirm(struct campaign *c, const struct worker *w, const struct job *j,
+                         const struct gg_verdict *v)
+{
+    struct pending_confirm *n = realloc(c->confirms, (c->n_confirms + 1) * sizeof *n);
+    if (!n)
+        return -1;
+    c->confirms = n;
+    struct pending_confirm *pc = &c->confirms[c->n_confirms];
+    memset(pc, 0, sizeof *pc);
+    if (gg_case_copy(&pc->kase, &j->c) != GG_OK)
+        return -1;
+    pc->v = *v;
+    pc->gpu = w->gpu;
+    job_name(j, pc->name, sizeof pc->name);
+    for (int i = 0; i < w->hist.n; i++)
+        if ((pc->hist[pc->n_hist] = strdup(gg_history_at(&w->hist, i))) != NULL)
+            pc->n_hist++;
+    c->n_confirms++;
+    return 0;
+}
+
+/* A run with a fault verdict by worker w. A fault of a case that ran after others in its worker
+   is run again in a fresh process before it is filed (its first sighting in this campaign; later
+   ones only count), unless its class is confirmed by a fresh worker anyway or it replays a
+   stored finding. */
+static void handle_fault(struct campaign *c, struct worker *w, struct job *j,
+                         const struct gg_run_result *r)
+{
+    struct gg_campaign_stats *st = c->st;
+    const struct gg_verdict *v = &r->verdict;
+    int gpu = w->gpu;
+    st->faults_total++;
+    if (gpu >= 0) {
+        st->gpu[gpu].faults++;
+        char ordinal[16];
+        snprintf(ordinal, sizeof ordinal, "%d", c->gpus->id[gpu]);
+        gg_case_set_meta(&j->c, "gpu", ordinal);
+    }
+    st->faults[v->cls]++;
+    st->last_fault_s = elapsed(c);
+    if (j->origin == ORIGIN_REPLAY && gg_expect_holds(gg_case_meta(&j->c, "expect"), v))
+        log_line(c, "INFO: still failing: %s\n", j->path);
+    else if (j->origin == ORIGIN_REPLAY)
+        log_line(c, "INFO: fails differently now: %s\n", j->path);
+    gg_case_set_meta(&j->c, "observed", v->detail);
+    if (j->origin != ORIGIN_REPLAY && !confirmed_by_restart(v->cls) && w->hist.n > 0) {
+        struct pending_confirm *pc = confirm_pending(c, v->signature);
+        const struct unconfirmed_sig *u = unconfirmed_of(c, v->signature, 0);
+        if (pc)
+            pc->extra++;
+        else if (sig_seen(c, v->signature, 0))
+            count_sighting(c, v);
+        else if ((u == NULL || u->tries < CONFIRM_TRIES_MAX) && queue_confirm(c, w, j, v) != 0)
+            log_line(c, "WARNING: out of memory: %s not confirmed\n", v->signature);
+        return;
+    }
+    file_fault(c, &j->c, v, gpu);
 }
 
 /* The index among the campaign's devices of the one named by a finding's @gpu (-1: unbound,
@@ -949,6 +1090,45 @@ static int backlog(const struct campaign *c)
     return 0;
 }
 
+/*
+ * Forks a helper of the supervisor (a minimiser or a confirmation) that reports over a pipe:
+ * returns its pid with the read end in *fd, 0 in the helper with the write end in *fd (the
+ * helper holds none of the workers' or other helpers' descriptors), or -1. The helper has its
+ * own process group, so that the supervisor ends it and every run it forked at once.
+ */
+static pid_t fork_helper(struct campaign *c, int *fd)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]), close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(fds[0]);
+        for (int i = 0; i < c->n_workers; i++)
+            if (c->w[i].fd >= 0)
+                close(c->w[i].fd);
+        for (int i = 0; i < c->n_ms; i++)
+            if (c->ms[i].pid)
+                close(c->ms[i].fd);
+        for (int i = 0; i < c->n_cs; i++)
+            if (c->cs[i].pid)
+                close(c->cs[i].fd);
+        *fd = fds[1];
+        return 0;
+    }
+    setpgid(pid, pid);
+    close(fds[1]);
+    *fd = fds[0];
+    return pid;
+}
+
 static void start_one_min(struct campaign *c, struct min_slot *slot)
 {
     struct pending_min *m = next_min(c);
@@ -964,32 +1144,13 @@ static void start_one_min(struct campaign *c, struct min_slot *slot)
         return;
     }
     m->done = 1;
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        return;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]), close(fds[1]);
-        return;
-    }
-    if (pid == 0) {
-        /* Its own process group: the supervisor ends it and every run it forked at once. */
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        close(fds[0]);
-        for (int i = 0; i < c->n_workers; i++)
-            if (c->w[i].fd >= 0)
-                close(c->w[i].fd);
-        for (int i = 0; i < c->n_ms; i++)
-            if (c->ms[i].pid)
-                close(c->ms[i].fd);
-        minimize_child(c, m, budget, fds[1]);
-    }
-    setpgid(pid, pid);
-    close(fds[1]);
-    *slot = (struct min_slot){.pid = (int)pid, .fd = fds[0], .started = gg_wire_now(),
-                              .budget = budget, .cur = *m};
+    int fd;
+    pid_t pid = fork_helper(c, &fd);
+    if (pid == 0)
+        minimize_child(c, m, budget, fd);
+    if (pid > 0)
+        *slot = (struct min_slot){.pid = (int)pid, .fd = fd, .started = gg_wire_now(),
+                                  .budget = budget, .cur = *m};
 }
 
 /* Starts minimisers in the free slots: the first always, the others while a backlog waits. */
@@ -1058,6 +1219,151 @@ static void poll_min(struct campaign *c, int kill_it)
         } else if (waitpid(slot->pid, &wst, WNOHANG) == slot->pid) {
             finish_min(c, slot, wst, 0);
         }
+    }
+}
+
+/* The budget of a helper (minimiser or confirmation): --minimize-time, within the time left. */
+static double helper_budget(const struct campaign *c)
+{
+    double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : DEFAULT_MINIMIZE_S;
+    return c->budget > 0 ? fmax(MIN_MINIMIZE_S, fmin(budget, c->budget - elapsed(c))) : budget;
+}
+
+/* The confirmation child: runs the case alone, else after the worker's history, and reports. */
+static void confirm_child(struct campaign *c, const struct pending_confirm *pc, double budget,
+                          int fd)
+{
+    if (c->gpus)
+        gg_gpus_bind(c->gpus->id[pc->gpu >= 0 ? pc->gpu : 0]);
+    struct gg_case hist[GG_HISTORY_MAX];
+    int at[GG_HISTORY_MAX], n = 0;
+    char err[1024];
+    for (int i = 0; i < pc->n_hist; i++)
+        if (gg_case_parse(pc->hist[i], strlen(pc->hist[i]), "history", &hist[n], err,
+                          sizeof err) == GG_OK)
+            at[n++] = i;
+    struct gg_run_opts o = c->cfg->run;
+    o.kernel = o.mutant = NULL; /* the case names them */
+    struct gg_confirm_report rep;
+    gg_confirm_find(hist, n, &pc->kase, pc->v.cls, &o, c->timeout, budget, &rep);
+    for (int i = 0; i < rep.n_kept; i++)
+        rep.kept[i] = at[rep.kept[i]];
+    gg_wire_write(fd, &rep, sizeof rep);
+    _exit(0);
+}
+
+static int running_confirms(const struct campaign *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_cs; i++)
+        n += c->cs[i].pid != 0;
+    return n;
+}
+
+/* Starts the queued confirmations in the free slots. */
+static void start_confirms(struct campaign *c)
+{
+    for (int i = 0; i < c->n_cs && c->n_confirms > 0; i++) {
+        struct confirm_slot *slot = &c->cs[i];
+        if (slot->pid)
+            continue;
+        double budget = helper_budget(c);
+        int fd;
+        slot->cur = c->confirms[0];
+        slot->pid = (int)fork_helper(c, &fd);
+        if (slot->pid == 0)
+            confirm_child(c, &slot->cur, budget, fd);
+        if (slot->pid < 0) {
+            slot->pid = 0;
+            return; /* stays queued */
+        }
+        slot->fd = fd;
+        memmove(&c->confirms[0], &c->confirms[1], --c->n_confirms * sizeof *c->confirms);
+    }
+}
+
+/* Files a fault that could not be run again in a fresh process, saying so on it. */
+static void file_unconfirmed(struct campaign *c, struct pending_confirm *pc, const char *why)
+{
+    log_line(c, "WARNING: %s: %s was not run again in a fresh process (%s); filed as found\n",
+             pc->name, pc->v.signature, why);
+    char note[160];
+    snprintf(note, sizeof note, "not confirmed in a fresh process (%s): its run in a campaign "
+             "worker followed other cases", why);
+    gg_case_set_meta(&pc->kase, "note", note);
+    file_fault(c, &pc->kase, &pc->v, pc->gpu);
+}
+
+/* After a confirmation ended (or was killed): files the fault as its own, with the cases it
+   needs, or not at all. */
+static void finish_confirm(struct campaign *c, struct confirm_slot *slot, int killed)
+{
+    struct gg_confirm_report rep;
+    memset(&rep, 0, sizeof rep);
+    int got = !killed && gg_wire_read(slot->fd, &rep, sizeof rep, gg_wire_now() + 1) == 0;
+    close(slot->fd);
+    slot->pid = 0;
+    struct pending_confirm *pc = &slot->cur;
+    char err[1024];
+    if (!got) {
+        file_unconfirmed(c, pc, killed ? "the campaign ended first" : "its process failed");
+    } else if (rep.outcome == GG_CONFIRM_ALONE) {
+        file_fault(c, &pc->kase, &pc->v, pc->gpu);
+        for (int i = 0; i < pc->extra; i++)
+            count_sighting(c, &pc->v);
+    } else if (rep.outcome == GG_CONFIRM_AFTER) {
+        enum gg_status st = GG_OK;
+        for (int i = 0; i < rep.n_kept && st == GG_OK; i++) {
+            struct gg_case prior;
+            const char *text = pc->hist[rep.kept[i]];
+            st = gg_case_parse(text, strlen(text), "history", &prior, err, sizeof err);
+            if (st == GG_OK)
+                st = gg_case_after_add(&pc->kase, &prior, err, sizeof err);
+            gg_case_free(&prior);
+        }
+        if (st == GG_OK) {
+            log_line(c, "INFO: %s gives %s only after %d of the %d cases its worker ran before "
+                     "it (%d runs in fresh processes, %.1f s)\n", pc->name, pc->v.signature,
+                     rep.n_kept, pc->n_hist, rep.runs, rep.seconds);
+            file_fault(c, &pc->kase, &pc->v, pc->gpu);
+        } else {
+            gg_case_after_clear(&pc->kase);
+            file_unconfirmed(c, pc, err);
+        }
+    } else {
+        c->st->faults_unconfirmed++;
+        struct unconfirmed_sig *u = unconfirmed_of(c, pc->v.signature, 1);
+        if (u)
+            u->tries++;
+        log_line(c, "WARNING: %s gave %s in its worker, but neither alone nor after the %d cases "
+                 "its worker ran before it in a fresh process (%d runs): not a finding\n",
+                 pc->name, pc->v.signature, pc->n_hist, rep.runs);
+    }
+    confirm_free(pc);
+}
+
+/* Checks on the confirmations; kill ends them now (and files the queued ones unconfirmed). */
+static void poll_confirms(struct campaign *c, int kill_it)
+{
+    for (int i = 0; i < c->n_cs; i++) {
+        struct confirm_slot *slot = &c->cs[i];
+        if (!slot->pid)
+            continue;
+        int wst = 0;
+        if (kill_it) {
+            kill(-slot->pid, SIGKILL);
+            while (waitpid(slot->pid, &wst, 0) < 0 && errno == EINTR)
+                ;
+            finish_confirm(c, slot, 1);
+        } else if (waitpid(slot->pid, &wst, WNOHANG) == slot->pid) {
+            finish_confirm(c, slot, 0);
+        }
+    }
+    while (kill_it && c->n_confirms > 0) {
+        struct pending_confirm pc = c->confirms[0];
+        memmove(&c->confirms[0], &c->confirms[1], --c->n_confirms * sizeof pc);
+        file_unconfirmed(c, &pc, "the campaign ended first");
+        confirm_free(&pc);
     }
 }
 
@@ -1282,9 +1588,12 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
             observe_pass(c, j, r);
         }
     } else {
-        handle_fault(c, j, r, w->gpu);
+        handle_fault(c, w, j, r);
     }
     gg_run_result_free(r);
+    char *text = NULL;
+    if (gg_case_format(&j->c, 0, &text) == GG_OK)
+        gg_history_push(&w->hist, text);
     done_job(w);
 }
 
@@ -1678,6 +1987,8 @@ static void loop(struct campaign *c)
         check_deadlines(c);
         poll_min(c, 0);
         start_min(c);
+        poll_confirms(c, 0);
+        start_confirms(c);
         tick(c, 0);
         sync_peers(c, 0);
     }
@@ -1700,10 +2011,13 @@ static void wind_down(struct campaign *c)
                  c->st->stop == GG_STOP_ERROR;
     for (;;) {
         int kill_now = abrupt || (c->cfg->stop_flag && *c->cfg->stop_flag);
+        poll_confirms(c, kill_now);
+        if (!kill_now)
+            start_confirms(c);
         poll_min(c, kill_now);
         if (!kill_now)
             start_min(c);
-        if (running_mins(c, -1) == 0)
+        if (running_mins(c, -1) == 0 && running_confirms(c) == 0 && c->n_confirms == 0)
             break;
         struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);
@@ -1795,7 +2109,9 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
     c->w = calloc((size_t)c->n_workers, sizeof *c->w);
     c->n_ms = c->n_workers;
     c->ms = calloc((size_t)c->n_ms, sizeof *c->ms);
-    if (!c->w || !c->ms) {
+    c->n_cs = c->n_workers > 1 ? c->n_workers / 2 : 1;
+    c->cs = calloc((size_t)c->n_cs, sizeof *c->cs);
+    if (!c->w || !c->ms || !c->cs) {
         snprintf(c->err, c->err_len, "out of memory");
         return GG_E_NOMEM;
     }
@@ -1814,11 +2130,22 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
 
 static void teardown(struct campaign *c)
 {
-    for (int i = 0; c->w && i < c->n_workers; i++)
+    for (int i = 0; c->w && i < c->n_workers; i++) {
         if (c->w[i].has_job)
             job_free(&c->w[i].job);
+        gg_history_clear(&c->w[i].hist);
+    }
     free(c->w);
     free(c->ms);
+    for (size_t i = 0; i < c->n_confirms; i++)
+        confirm_free(&c->confirms[i]);
+    free(c->confirms);
+    for (int i = 0; c->cs && i < c->n_cs; i++)
+        confirm_free(&c->cs[i].cur);
+    free(c->cs);
+    for (size_t i = 0; i < c->n_unconf; i++)
+        free(c->unconf[i].sig);
+    free(c->unconf);
     for (size_t i = 0; i < c->n_queue; i++)
         job_free(&c->queue[i]);
     free(c->queue);

@@ -63,6 +63,10 @@ struct gg_campaign_stats {
                                    send: kill -9, the OOM killer): harness events, not findings */
     int64_t crashes_unconfirmed; /* cases whose worker died (or exited) and whose re-run in a
                                    fresh worker did not end the same way: not findings */
+    int64_t faults_history;     /* signatures filed as history-dependent: their case gives the
+                                   fault only after other cases in one process (@after) */
+    int64_t faults_unconfirmed; /* faults a worker gave after other cases that a fresh process
+                                   gave neither alone nor after them: not findings */
     double slowest_s;           /* slowest run to an outcome */
     double min_snr_margin_db;   /* smallest SNR margin of a passing run (+inf: none) */
     int max_offset_bits;        /* largest offset a case reached, in bits */

@@ -118,6 +118,8 @@ static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_s
     ADD("worker_restarts", "%lld", (long long)s->worker_restarts);
     ADD("worker_kills", "%lld", (long long)s->worker_kills);
     ADD("crashes_unconfirmed", "%lld", (long long)s->crashes_unconfirmed);
+    ADD("faults_history", "%lld", (long long)s->faults_history);
+    ADD("faults_unconfirmed", "%lld", (long long)s->faults_unconfirmed);
     ADD("timeouts", "%lld", (long long)s->timeouts);
     ADD("refused", "%lld", (long long)s->refused);
     ADD("errors", "%lld", (long long)s->errors);
@@ -238,6 +240,8 @@ void gg_stats_final(FILE *f, const struct gg_stats_view *v)
     fprintf(f, "stat::timeouts:                 %lld\n", (long long)s->timeouts);
     fprintf(f, "stat::worker_kills:             %lld\n", (long long)s->worker_kills);
     fprintf(f, "stat::crashes_unconfirmed:      %lld\n", (long long)s->crashes_unconfirmed);
+    fprintf(f, "stat::history_dependent:        %lld\n", (long long)s->faults_history);
+    fprintf(f, "stat::faults_unconfirmed:       %lld\n", (long long)s->faults_unconfirmed);
     fprintf(f, "stat::possibly_fixed:           %lld\n", (long long)s->possibly_fixed);
     fprintf(f, "stat::refused:                  %lld\n", (long long)s->refused);
     fprintf(f, "stat::errors:                   %lld\n", (long long)s->errors);

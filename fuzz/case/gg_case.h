@@ -128,6 +128,23 @@ enum gg_status gg_case_add_meta(struct gg_case *c, const char *key, const char *
                                 size_t err_len);
 
 /* ------------------------------------------------------------------------------------------ */
+/* History: the cases a case must follow (gg_case_after.c)                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Cases that must run before c, in one process, for c's verdict to show: its @after lines. */
+int gg_case_after_count(const struct gg_case *c);
+/* Appends prior (its identity, not its metadata) as the next @after line of c. */
+enum gg_status gg_case_after_add(struct gg_case *c, const struct gg_case *prior, char *err,
+                                 size_t err_len);
+/* Removes every @after line of c. */
+void gg_case_after_clear(struct gg_case *c);
+/* The @after cases of c in their order, parsed and expanded: *out (NULL when none) is freed with
+   gg_case_after_free(*out, *n_out). name (c's file) is used in messages, which name the line. */
+enum gg_status gg_case_after_cases(const struct gg_case *c, const char *name,
+                                   struct gg_case **out, int *n_out, char *err, size_t err_len);
+void gg_case_after_free(struct gg_case *cases, int n);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Files, lines and directories (gg_files.c)                                                   */
 /* ------------------------------------------------------------------------------------------ */
 

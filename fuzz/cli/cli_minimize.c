@@ -120,6 +120,14 @@ int gg_cli_minimize(int argc, char **argv)
         return GG_EXIT_HARNESS;
     }
     gg_case_id(&c, from);
+    int n_after = gg_case_after_count(&c);
+    if (n_after > 0) {
+        fprintf(stderr, "ggfuzz: %s fails only after the %d case%s of its @after lines: the "
+                "minimiser runs a case alone, so it cannot shrink it (ggfuzz --replay %s runs "
+                "them first)\n", path, n_after, n_after == 1 ? "" : "s", path);
+        gg_case_free(&c);
+        return GG_EXIT_HARNESS;
+    }
     /* Overrides become part of the case, so the minimised file replays on its own. */
     if (kernel)
         snprintf(c.kernel, sizeof c.kernel, "%s", kernel);

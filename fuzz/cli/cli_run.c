@@ -33,12 +33,24 @@ struct cli {
     int n_dumped;
 };
 
-static enum gg_status run_one(const struct cli *cli, const struct gg_case *c,
+/* Runs case c of file path: after its @after cases in the same process when it has them. */
+static enum gg_status run_one(const struct cli *cli, const char *path, const struct gg_case *c,
                               const struct gg_run_opts *o, struct gg_run_result *res, char *err,
                               size_t err_len)
 {
-    return cli->no_fork ? gg_run_case(c, o, res, err, err_len)
-                        : gg_run_case_isolated(c, o, cli->timeout_s, res, err, err_len);
+    struct gg_case *prior;
+    int n_prior;
+    enum gg_status st = gg_case_after_cases(c, path, &prior, &n_prior, err, err_len);
+    if (st != GG_OK)
+        return st;
+    if (!cli->no_fork) {
+        st = gg_run_sequence_isolated(prior, n_prior, c, o, cli->timeout_s, res, err, err_len);
+    } else {
+        gg_run_prior(prior, n_prior, o);
+        st = gg_run_case(c, o, res, err, err_len);
+    }
+    gg_case_after_free(prior, n_prior);
+    return st;
 }
 
 /* --dump --no-kernel: the inputs and the reference of a case, one line. */
@@ -100,7 +112,7 @@ static void run_file(struct cli *cli, const char *path)
         if (k && !gg_cli_kernel_present(&cli->backends, k, err, sizeof err))
             st = GG_E_UNSUPPORTED;
         else
-            st = run_one(cli, &c, &opts, &res, err, sizeof err);
+            st = run_one(cli, path, &c, &opts, &res, err, sizeof err);
     }
     rc.status = st;
     rc.error = err;
@@ -112,7 +124,7 @@ static void run_file(struct cli *cli, const char *path)
         for (int i = 1; cli->replay && !rc.replay_ok && i < gg_expect_runs(rc.expect); i++) {
             struct gg_run_result again;
             memset(&again, 0, sizeof again);
-            if (run_one(cli, &c, &opts, &again, err, sizeof err) != GG_OK) {
+            if (run_one(cli, path, &c, &opts, &again, err, sizeof err) != GG_OK) {
                 gg_run_result_free(&again);
                 break;
             }

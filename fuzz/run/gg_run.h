@@ -237,6 +237,19 @@ enum gg_status gg_run_inputs(const struct gg_case *c, const struct gg_run_opts *
 enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run_opts *o,
                                     double timeout_s, struct gg_run_result *r, char *err,
                                     size_t err_len);
+/*
+ * The same for a case that must follow others in one process (a history-dependent finding):
+ * the child runs prior[0..n_prior-1] in order, their verdicts discarded and each within
+ * timeout_s, then c, whose verdict is the result. A death or hang before c is GG_E_IO with a
+ * message saying so (c did not run). n_prior 0 is gg_run_case_isolated().
+ */
+/* Runs prior[0..n_prior-1] in order in this process, their verdicts discarded and no observer
+   called: the cases a history-dependent case follows. */
+void gg_run_prior(const struct gg_case *prior, int n_prior, const struct gg_run_opts *o);
+enum gg_status gg_run_sequence_isolated(const struct gg_case *prior, int n_prior,
+                                        const struct gg_case *c, const struct gg_run_opts *o,
+                                        double timeout_s, struct gg_run_result *r, char *err,
+                                        size_t err_len);
 
 
 /* The loop of `ggfuzz worker`: announces itself on out_fd, then reads case requests from in_fd

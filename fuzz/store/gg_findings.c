@@ -194,8 +194,33 @@ enum gg_status gg_store_lock(const char *dir, int *fd, char *err, size_t err_len
     return rc == 0 ? GG_OK : GG_E_IO;
 }
 
-/* The stored record of a known signature at path, updated for one more sighting of case c:
-   *rec is the case to write back (c when it is smaller, with the stored metadata). */
+int gg_case_better(const struct gg_case *cand, const struct gg_case *rec)
+{
+    int cand_after = gg_case_after_count(cand) > 0, rec_after = gg_case_after_count(rec) > 0;
+    return cand_after != rec_after ? rec_after : gg_case_smaller(cand, rec);
+}
+
+/* Moves src's metadata into dst, replacing dst's, but for dst's @after lines: they belong to
+   dst's case. */
+static enum gg_status take_meta(struct gg_case *dst, struct gg_case *src)
+{
+    struct gg_case after;
+    gg_case_init(&after);
+    enum gg_status st = GG_OK;
+    for (int i = 0; i < dst->n_meta && st == GG_OK; i++)
+        if (strcmp(dst->meta[i].key, "after") == 0)
+            st = gg_case_add_meta(&after, "after", dst->meta[i].text, NULL, 0);
+    gg_case_after_clear(src);
+    move_meta(dst, src);
+    for (int i = 0; i < after.n_meta && st == GG_OK; i++)
+        st = gg_case_add_meta(dst, "after", after.meta[i].text, NULL, 0);
+    gg_case_free(&after);
+    return st;
+}
+
+/* The stored record of a known signature at path, updated for one more sighting of case c (NULL:
+   a sighting only): *rec is the case to write back (c when it is better, with the stored
+   metadata). */
 static enum gg_status update_known(const char *path, const struct gg_case *c, const char *sig,
                                    uint64_t seed, const char *now, struct gg_case *rec,
                                    char *err, size_t err_len)
@@ -216,16 +241,18 @@ static enum gg_status update_known(const char *path, const struct gg_case *c, co
     gg_finding_parse(gg_case_meta(rec, "finding"), &f);
 
     struct gg_case cand;
-    if ((st = gg_case_copy(&cand, c)) != GG_OK) {
+    if (c != NULL && (st = gg_case_copy(&cand, c)) != GG_OK) {
         snprintf(err, err_len, "%s: out of memory", path);
         return st;
     }
-    if ((st = gg_case_expand(&cand, err, err_len)) == GG_OK && gg_case_smaller(&cand, rec)) {
-        move_meta(&cand, rec);
+    if (c != NULL && (st = gg_case_expand(&cand, err, err_len)) == GG_OK &&
+        gg_case_better(&cand, rec)) {
+        if ((st = take_meta(&cand, rec)) != GG_OK)
+            snprintf(err, err_len, "%s: out of memory", path);
         gg_case_free(rec);
         *rec = cand;
         finding_source(&f, rec, seed);
-    } else {
+    } else if (c != NULL) {
         gg_case_free(&cand);
     }
     if (st != GG_OK)
@@ -258,9 +285,27 @@ static enum gg_status make_new(const struct gg_case *c, const struct gg_verdict 
     return st;
 }
 
+/* gg_findings_record(), or with c NULL gg_findings_sighting(). */
+static enum gg_status record(const char *dir, const struct gg_case *c, const struct gg_verdict *v,
+                             uint64_t campaign_seed, int *is_new, char *path, size_t path_len,
+                             char *err, size_t err_len);
+
 enum gg_status gg_findings_record(const char *dir, const struct gg_case *c,
                                   const struct gg_verdict *v, uint64_t campaign_seed, int *is_new,
                                   char *path, size_t path_len, char *err, size_t err_len)
+{
+    return record(dir, c, v, campaign_seed, is_new, path, path_len, err, err_len);
+}
+
+enum gg_status gg_findings_sighting(const char *dir, const struct gg_verdict *v, char *err,
+                                    size_t err_len)
+{
+    return record(dir, NULL, v, 0, NULL, NULL, 0, err, err_len);
+}
+
+static enum gg_status record(const char *dir, const struct gg_case *c, const struct gg_verdict *v,
+                             uint64_t campaign_seed, int *is_new, char *path, size_t path_len,
+                             char *err, size_t err_len)
 {
     if (is_new != NULL)
         *is_new = 0;
@@ -294,7 +339,7 @@ enum gg_status gg_findings_record(const char *dir, const struct gg_case *c,
     gg_case_init(&rec);
     struct stat sb;
     int known = stat(file, &sb) == 0;
-    if (!known && errno != ENOENT) {
+    if (!known && (errno != ENOENT || c == NULL)) {
         snprintf(err, err_len, "%s: %s", file, strerror(errno));
         st = GG_E_IO;
     } else if (known) {

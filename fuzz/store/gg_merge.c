@@ -87,8 +87,8 @@ static void fold(struct entry *e, struct gg_case *c, int rep)
         gg_meta_field(bucket ? bucket : "", "first_seen", f.first_seen, sizeof f.first_seen);
     else
         gg_finding_parse(gg_case_meta(c, "finding"), &f);
-    int take = !e->has || gg_case_smaller(c, &e->best) ||
-               (!gg_case_smaller(&e->best, c) && f.first_seen[0] &&
+    int take = !e->has || gg_case_better(c, &e->best) ||
+               (!gg_case_better(&e->best, c) && f.first_seen[0] &&
                 strcmp(f.first_seen, e->f.first_seen) < 0);
     if (!rep && bucket && !e->bucket_tag[0])
         snprintf(e->bucket_tag, sizeof e->bucket_tag, "%s", bucket);

@@ -121,9 +121,19 @@ int gg_findings_in(const char *dir);
 
 /* Records finding c (the case that ran) with verdict v. A new signature writes a new file
    (*is_new = 1); a known one raises its count and last_seen, and replaces the stored case when c
-   is smaller (fewer groups, then fewer output elements), keeping the stored metadata. dir is
-   created when missing (one level). path (may be NULL) receives the file's path, path_len bytes
-   at most. A pass verdict or a signature with blanks is refused (GG_E_INVAL). */
+   is a better one, keeping the stored metadata but for the case's own @after lines: a case that
+   gives the fault alone is better than one that needs preceding cases (@after), and among cases
+   of the same kind the smaller (fewer groups, then fewer output elements) is. dir is created when
+   missing (one level). path (may be NULL) receives the file's path, path_len bytes at most. A
+   pass verdict or a signature with blanks is refused (GG_E_INVAL). */
+/* Whether case cand (expanded) is a better record of a finding than rec: one that gives the
+   fault alone beats one that needs preceding cases (@after), then the smaller one wins
+   (gg_case_smaller). */
+int gg_case_better(const struct gg_case *cand, const struct gg_case *rec);
+/* One more sighting of the finding of v's signature, stored in dir already: its count and
+   last_seen, not its case. GG_E_IO when dir holds no record of it. */
+enum gg_status gg_findings_sighting(const char *dir, const struct gg_verdict *v, char *err,
+                                    size_t err_len);
 enum gg_status gg_findings_record(const char *dir, const struct gg_case *c,
                                   const struct gg_verdict *v, uint64_t campaign_seed, int *is_new,
                                   char *path, size_t path_len, char *err, size_t err_len);

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include "gg_kernel.h"
+#include "plugin_fwd_bf16.h"
 
 #define KERNEL_NAME "grouped_bf16_cuda_plugin_naive"
 
@@ -52,19 +53,7 @@ __global__ void wild_store(void)
 
 static int naive_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    const char *no = NULL;
-    if (p->op != GG_OP_GROUPED_FWD)
-        no = "grouped fwd only";
-    else if (p->a_dtype != GG_DTYPE_BF16 || p->b_dtype != GG_DTYPE_BF16)
-        no = "bf16 inputs only";
-    else if (p->c_dtype != GG_DTYPE_BF16 && p->c_dtype != GG_DTYPE_F32)
-        no = "bf16 or f32 output only";
-    else if (p->acc_dtype != GG_DTYPE_F32)
-        no = "f32 accumulation only";
-    else if (p->scaling != GG_SCALING_NONE)
-        no = "unscaled inputs only";
-    else if (p->bias_dtype != GG_DTYPE_NONE)
-        no = "no bias";
+    const char *no = fwd_bf16_refusal(p);
     if (no != NULL) {
         snprintf(why, why_len, KERNEL_NAME ": %s", no);
         return 0;
