@@ -202,3 +202,62 @@ Test(cli_shard, shards_share_cases_merge_their_findings_and_go_on_where_they_sto
     cr_expect_leq(after, c0 + atoll(execs), "findings filed again on resume");
     cli_remove_dir(root);
 }
+
+/* A shard killed after cases ended but before its fuzzer_stats recorded them (--stats-interval
+   keeps the first one): requeued, it goes on at that fuzzer_stats' next_case and skips the cases
+   that had ended, instead of running them again and counting their findings twice. */
+Test(cli_shard, a_requeued_shard_skips_the_cases_that_ended_after_its_statistics)
+{
+    cli_temp_dir(root, sizeof root, "cli-shard");
+    char cmd[4096];
+    const char *args = "fuzz --kernel " KERNEL " --mutant tail_rows_unwritten --shard 0/1 "
+                       "--campaign c --workers 1 --seed 11 --no-minimize";
+    snprintf(cmd, sizeof cmd, "cd '%s' && (setsid '%s' %s --stats-interval 1000 "
+             "--max-total-time 60 > log 2>&1 & echo $! > pid); for i in $(seq 600); do "
+             "[ \"$(grep -c FAULT log)\" -ge 2 ] && break; sleep 0.05; done; "
+             "kill -9 -$(cat pid); sleep 0.5; grep -c FAULT log", root, GGFUZZ_BIN, args);
+    cli_shell(cmd, out, sizeof out);
+    cr_assert_geq(atoi(out), 2, "no finding before the kill: %s", out);
+    char p[256], next[64], done_file[256], line[64];
+    snprintf(p, sizeof p, "%s/c/shard-0/fuzzer_stats", root);
+    stat_of(p, "next_case", next, sizeof next);
+    snprintf(done_file, sizeof done_file, "%s/c/shard-0/done_cases", root);
+    FILE *f = fopen(done_file, "r");
+    cr_assert_not_null(f, "%s", done_file);
+    long ended = -1; /* lines after the header */
+    while (fgets(line, sizeof line, f))
+        ended++;
+    fclose(f);
+    cr_assert_gt(ended, 0);
+    int files;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/c/shard-0/artifacts", root);
+    long long before = store_count(dir, &files);
+
+    char again[512];
+    snprintf(again, sizeof again, "%s --runs 60", args);
+    int rc = ggfuzz(again);
+    cr_expect(rc == 0 || rc == 15, "exit %d: %s", rc, out);
+    char want[256];
+    snprintf(want, sizeof want, "INFO: resuming at case %s of seed", next);
+    cr_expect(strstr(out, want), "%s", out);
+    snprintf(want, sizeof want, "INFO: skipping %ld cases that ended after the last fuzzer_stats",
+             ended);
+    cr_expect(strstr(out, want), "%s", out);
+    /* The shard's corpus is run first, then drawn cases, past the skipped numbers. */
+    long replays = -1, seeds = -1;
+    const char *q = strstr(out, " stored failures to replay, ");
+    cr_assert_not_null(q, "%s", out);
+    while (q > out && q[-1] != ' ')
+        q--;
+    cr_assert_eq(sscanf(q, "%ld stored failures to replay, %ld corpus seeds", &replays, &seeds),
+                 2, "%s", out);
+    cr_assert_lt(replays + seeds, 60);
+    char after[64];
+    stat_of(p, "next_case", after, sizeof after);
+    cr_expect_geq(atoll(after), atoll(next) + ended + 60 - replays - seeds,
+                  "the skipped cases were drawn again: next_case %s, then %s, %ld skipped: %s",
+                  next, after, ended, out);
+    cr_expect_leq(store_count(dir, &files), before + 60, "findings counted again");
+    cli_remove_dir(root);
+}

@@ -1,11 +1,12 @@
 /*
  * campaign_int.h — internal to fuzz/campaign/: the campaign statistics writers (gg_stats.c),
- * shards (gg_shard.c) and the confirmation of a worker's faults in a fresh process
- * (gg_confirm.c).
+ * shards and the cases a requeued one skips (gg_shard.c), and the confirmation of a worker's
+ * faults in a fresh process (gg_confirm.c).
  */
 #ifndef GG_CAMPAIGN_INT_H
 #define GG_CAMPAIGN_INT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "fuzz/campaign/gg_campaign.h"
@@ -53,6 +54,31 @@ int gg_shard_resume_point(const char *stats_dir, uint64_t *seed, uint64_t *next_
    (may be NULL). Returns the output's signatures, or -1 when it did not merge. */
 #define GG_SHARD_ALIVE_S 120.0
 long long gg_shard_merge_all(const char *campaign, int self, FILE *log);
+
+/* The case numbers of a shard's seed stream that ran to an outcome since its fuzzer_stats was
+   last written (file GG_SHARD_DONE_FILE in the shard's directory, appended to as cases end and
+   cut back after each fuzzer_stats). A shard requeued after a kill goes on at that fuzzer_stats'
+   next_case and skips these numbers instead of running their cases and counting their findings
+   again. */
+#define GG_SHARD_DONE_FILE "done_cases"
+struct gg_shard_done {
+    uint64_t *skip;       /* sorted: the numbers to skip, from the file as the shard started */
+    size_t n_skip;
+    int fd;               /* the file, open for appending (-1: none) */
+    uint64_t seed;
+    char path[GG_SYNC_PATH_MAX];
+};
+/* Reads dir's file (the numbers of seed from `from` on; a file of another seed or none: nothing
+   to skip) and opens it for appending. Returns how many numbers are to be skipped; -1 when the
+   file cannot be written (err says why; nothing is then recorded). */
+long gg_shard_done_open(struct gg_shard_done *d, const char *dir, uint64_t seed, uint64_t from,
+                        char *err, size_t err_len);
+void gg_shard_done_add(struct gg_shard_done *d, uint64_t index);
+/* After fuzzer_stats was written with next_case from: the file keeps only the numbers to skip
+   from there on. */
+void gg_shard_done_reset(struct gg_shard_done *d, uint64_t from);
+int gg_shard_done_has(const struct gg_shard_done *d, uint64_t index);
+void gg_shard_done_close(struct gg_shard_done *d);
 
 /* ---- Confirmation in a fresh process (gg_confirm.c) --------------------------------------- */
 

@@ -137,6 +137,8 @@ struct campaign {
     int syncing;
     double next_sync;
     struct gg_sync_stats sync_stats;
+    struct gg_shard_done done;     /* the cases that ended since fuzzer_stats was written */
+    long skipping;                 /* cases a requeued shard skips (-1: not recorded) */
     char shard_tag[48];            /* "[shard I/N] " before pulse lines, "" when not a shard */
     double t0, start_wall, budget, timeout, stop_at;
     int tty;
@@ -1436,6 +1438,8 @@ static int next_job(struct campaign *c, struct job *j)
     }
     char err[1024];
     uint64_t i = c->next_index++;
+    while (c->shards && gg_shard_done_has(&c->done, i))
+        i = c->next_index++; /* ran before this shard was requeued */
     uint64_t r = mix64(c->st->seed ^ mix64(i));
     enum gg_status st = GG_E_INVAL;
     if (c->n_corpus > 0 && c->gen.strategy == GG_STRATEGY_TARGETED &&
@@ -1522,8 +1526,11 @@ static void dispatch(struct campaign *c, struct worker *w)
                                                            : c->timeout;
 }
 
-static void done_job(struct worker *w)
+/* The job of w has ended, whatever its outcome; a shard records the case's number. */
+static void done_job(struct campaign *c, struct worker *w)
 {
+    if (c->shards && (w->job.origin == ORIGIN_GENERATE || w->job.origin == ORIGIN_MUTATE))
+        gg_shard_done_add(&c->done, w->job.index);
     job_free(&w->job);
     w->has_job = 0;
     if (w->state == W_BUSY)
@@ -1594,7 +1601,7 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
     char *text = NULL;
     if (gg_case_format(&j->c, 0, &text) == GG_OK)
         gg_history_push(&w->hist, text);
-    done_job(w);
+    done_job(c, w);
 }
 
 /*
@@ -1632,7 +1639,7 @@ static void handle_early_end(struct campaign *c, struct worker *w, int pid, int 
     if (j->reruns >= MAX_RERUNS) {
         log_line(c, "WARNING: %s dropped: it ended early %d times without a confirmed finding\n",
                  name, j->reruns + 1);
-        done_job(w);
+        done_job(c, w);
         return;
     }
     j->reruns++;
@@ -1813,8 +1820,10 @@ static void tick(struct campaign *c, int force)
     struct gg_stats_view v;
     view_of(c, &v);
     char err[1024];
-    if (gg_stats_write(c->stats_dir, &v, err, sizeof err) != GG_OK ||
-        gg_stats_plot(c->stats_dir, &v, err, sizeof err) != GG_OK)
+    int written = gg_stats_write(c->stats_dir, &v, err, sizeof err) == GG_OK;
+    if (written && c->shards)
+        gg_shard_done_reset(&c->done, c->st->next_case);
+    if (!written || gg_stats_plot(c->stats_dir, &v, err, sizeof err) != GG_OK)
         log_line(c, "WARNING: %s\n", err);
     if (c->cfg->log && c->tty)
         gg_stats_status_line(c->cfg->log, &v);
@@ -2085,6 +2094,14 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
             log_line(c, "INFO: removed %d temporary files left by writers that are gone from "
                      "%s\n", swept, dirs[i]);
     }
+    if (c->shards) {
+        char err[1024];
+        c->skipping = gg_shard_done_open(&c->done, c->stats_dir, c->st->seed, c->next_index, err,
+                                         sizeof err);
+        if (c->skipping < 0)
+            log_line(c, "WARNING: %s: a requeue of this shard would count again the findings of "
+                     "the cases after its last fuzzer_stats\n", err);
+    }
     if (cfg->known_path) {
         enum gg_status st = gg_sigset_load(cfg->known_path, &c->known, c->err, c->err_len);
         if (st != GG_OK)
@@ -2163,6 +2180,8 @@ static void teardown(struct campaign *c)
     gg_gen_caps_free(c->caps);
     if (c->syncing)
         gg_sync_close(&c->sync);
+    if (c->shards)
+        gg_shard_done_close(&c->done);
 }
 
 static uint64_t pick_seed(void)
@@ -2187,6 +2206,7 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
     struct campaign c = {.cfg = cfg, .st = st, .err = err, .err_len = err_len, .next_pulse = 1,
                          };
     snprintf(err, err_len, "%s", "");
+    c.done.fd = -1;
     c.tty = cfg->log && (cfg->status_line > 0 || (cfg->status_line < 0 && isatty(fileno(cfg->log))));
     c.t0 = gg_wire_now();
     c.start_wall = (double)time(NULL);
@@ -2204,6 +2224,9 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
     if (st->resumed)
         log_line(&c, "INFO: resuming at case %llu of seed %llu; its stored findings are not "
                  "replayed\n", (unsigned long long)c.next_index, (unsigned long long)st->seed);
+    if (c.skipping > 0)
+        log_line(&c, "INFO: skipping %ld cases that ended after the last fuzzer_stats before the "
+                 "shard stopped (their findings are counted already)\n", c.skipping);
     log_line(&c, "INFO: kernel=%s mutant=%s strategy=%s workers=%d timeout=%gs "
              "max_total_time=%gs runs=%lld artifacts=%s\n", c.k->name,
              c.mutant[0] ? c.mutant : "none", strategies[cfg->strategy == GG_STRATEGY_UNIFORM],
