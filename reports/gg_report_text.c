@@ -45,7 +45,9 @@ void gg_report_text_case(FILE *f, const struct gg_report_case *rc, int replay, i
     if (rc->kase)
         gg_report_shape(rc->kase, shape, sizeof shape);
     if (rc->status != GG_OK) {
-        fprintf(f, "%-6s %s: %s\n", "ERROR", rc->path, rc->error ? rc->error : "failed");
+        int refused = rc->status == GG_E_UNSUPPORTED || rc->status == GG_E_NOMEM;
+        fprintf(f, "%-6s %s: %s\n", refused ? "REFUSED" : "ERROR", rc->path,
+                rc->error ? rc->error : "failed");
         return;
     }
     const struct gg_verdict *v = &rc->result->verdict;

@@ -63,6 +63,16 @@ Test(cli, version_and_help)
     cr_expect_eq(ggfuzz("", out, sizeof out), 2);
     cr_expect_eq(ggfuzz("run", out, sizeof out), 2);
     cr_expect_eq(ggfuzz("run --max-mem lots " SEEDS, out, sizeof out), 2);
+    /* A usage error is the line naming it and where to look, not the whole usage text. */
+    cr_expect_eq(ggfuzz("fuzz --kernel grouped_bf16_cpu_tiled --bogus", out, sizeof out), 2);
+    cr_expect_str_eq(out, "ggfuzz fuzz: unknown option '--bogus'\ntry 'ggfuzz fuzz --help'\n");
+    cr_expect_eq(ggfuzz("run --timeout", out, sizeof out), 2);
+    cr_expect_str_eq(out, "ggfuzz run: a value is missing after '--timeout'\n"
+                          "try 'ggfuzz run --help'\n");
+    cr_expect_eq(ggfuzz("suite --workers many", out, sizeof out), 2);
+    cr_expect(strstr(out, "many") && strstr(out, "\ntry 'ggfuzz suite --help'\n"), "%s", out);
+    cr_expect_eq(ggfuzz("frobnicate", out, sizeof out), 2);
+    cr_expect_str_eq(out, "ggfuzz: unknown command 'frobnicate'\ntry 'ggfuzz --help'\n");
 }
 
 /* Every row of every command's flag table (its getopt options) is in ggfuzz --help and in the
@@ -160,7 +170,14 @@ Test(cli, missing_file_is_an_error)
 Test(cli, oversized_case_is_refused_before_allocation)
 {
     cr_expect_eq(ggfuzz("run --max-mem 1M " SEEDS "/fwd_basic.case", out, sizeof out), 4, "%s", out);
+    cr_expect(strstr(out, "REFUSED " SEEDS "/fwd_basic.case: "), "%s", out);
     cr_expect(strstr(out, "case needs") && strstr(out, "--max-mem allows"), "%s", out);
+    /* Refused cases beside ones that ran: listed and counted, not a failure. */
+    cr_expect_eq(ggfuzz("run --kernel grouped_bf16_cpu_tiled " SEEDS "/fwd_basic.case " SEEDS
+                        "/batched_bf16_nk.case", out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "REFUSED " SEEDS "/batched_bf16_nk.case: kernel grouped_bf16_cpu_tiled "
+                          "does not implement op batched"), "%s", out);
+    cr_expect(strstr(out, "2 cases: 1 passed, 0 failed, 1 refused, 0 errors"), "%s", out);
     /* Terabytes of output: refused against the machine's available memory. */
     const char *text = "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
                        "dtypes a=bf16 b=bf16 c=bf16\nscaling none\ngroups 1\n"

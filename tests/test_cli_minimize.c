@@ -119,5 +119,5 @@ Test(cli_minimize, usage_errors)
     cr_expect_eq(ggfuzz("minimize --repeats 1.5 " N_TAIL), 2, "%s", out);
     cr_expect_eq(ggfuzz("minimize /nonexistent/x.case"), 3, "%s", out);
     cr_expect_eq(ggfuzz("minimize --help"), 0, "%s", out);
-    cr_expect(strstr(out, "minimize CASE"), "%s", out);
+    cr_expect(strstr(out, "usage: ggfuzz minimize") && strstr(out, "--repeats"), "%s", out);
 }

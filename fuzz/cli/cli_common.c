@@ -32,14 +32,16 @@ static const char USAGE[] =
     "  merge CAMPAIGN|STORE... [-o STORE]   fold the findings stores of a campaign's\n"
     "                        shards (or any stores) into one\n"
     "  report [--suite F] [--campaign D] -o DIR   HTML and Markdown report (report --help)\n"
+    "  bench CASE...         time a kernel on cases (bench --help)\n"
     "  --help, --version     this text; the version of ggfuzz, its kernel ABI and formats\n"
     "\n"
-    "Every command takes -h, --help: this text (suite and report: their own section).\n"
+    "Every command takes -h, --help: its own section of this text.\n"
     "--plugin PATH (repeatable) may also come before the command.\n";
 
 static const char EXIT_CODES[] =
-    "exit codes: 0 all pass (replay: all expectations reproduced); 2 usage; 3 malformed case,\n"
-    "refused plugin or harness error; 4 case or kernel refused (unsupported, too large, or a\n"
+    "exit codes: 0 all pass (replay: all expectations reproduced; cases refused beside ones\n"
+    "that ran are listed, not failures); 2 usage; 3 malformed case, refused plugin or harness\n"
+    "error; 4 nothing could run: every case or the kernel refused (unsupported, too large, or a\n"
     "GPU kernel without its device); 20 replay did not reproduce; 30 suite --gate failed; a\n"
     "finding's class (the most severe found, in this order):\n";
 
@@ -221,11 +223,7 @@ int gg_cli_common_option(int id, const char *arg, struct gg_cli_plugins *pl)
         int rc = pl ? gg_cli_plugin_add(pl, arg) : gg_cli_load_plugin(arg);
         return rc != 0 ? rc : GG_CLI_TAKEN;
     }
-    if (id == GG_CLI_HELP) {
-        gg_cli_usage_print(stdout);
-        return 0;
-    }
-    gg_cli_usage_print(stderr);
+    fprintf(stderr, "ggfuzz: an option this command does not take\n");
     return GG_EXIT_USAGE;
 }
 

@@ -2,7 +2,8 @@
  * cli_flags.c — a command's flag table at work: the getopt_long options and optstring built from
  * its rows (with -h/--help, which every command takes), the parsing loop that hands each option
  * to the command's apply function or to gg_cli_common_option(), and the command's section of the
- * usage text.
+ * usage text. -h/--help prints that section; a usage error is one line naming the flag or value
+ * at fault, then where to look ("try 'ggfuzz CMD --help'"), never the whole usage text.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -26,8 +27,8 @@ int gg_cli_parse(const struct gg_cli_command *cmd, int argc, char **argv,
                  struct gg_cli_plugins *pl)
 {
     struct option longopts[GG_CLI_FLAGS_MAX + 2];
-    char optstring[2 * GG_CLI_FLAGS_MAX + 2] = "h";
-    int n = 0, len = 1;
+    char optstring[2 * GG_CLI_FLAGS_MAX + 3] = ":h"; /* ':': a missing value is told apart */
+    int n = 0, len = 2;
     for (const struct gg_cli_flag *f = cmd->flags; f->name && n < GG_CLI_FLAGS_MAX; f++, n++) {
         longopts[n] = (struct option){f->name, f->arg ? required_argument : no_argument, NULL,
                                       flag_val(f, n)};
@@ -40,10 +41,26 @@ int gg_cli_parse(const struct gg_cli_command *cmd, int argc, char **argv,
     optstring[len] = '\0';
     longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[n + 1] = (struct option){NULL, 0, NULL, 0};
-    int ch, rc = GG_CLI_TAKEN;
+    int ch, rc = GG_CLI_TAKEN, saved_opterr = opterr;
     optind = 1;
+    opterr = 0; /* the messages are ours */
     while (rc == GG_CLI_TAKEN && (ch = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
-        int id = ch == 'h' ? GG_CLI_HELP : GG_CLI_UNKNOWN;
+        if (ch == 'h') {
+            gg_cli_command_usage(stdout, "usage: ", cmd);
+            rc = 0;
+            break;
+        }
+        if (ch == '?' || ch == ':') {
+            const char *at = argv[optind - 1];
+            if (ch == '?' && optopt && strncmp(at, "--", 2) != 0)
+                fprintf(stderr, "ggfuzz %s: unknown option '-%c'\n", cmd->name, optopt);
+            else
+                fprintf(stderr, "ggfuzz %s: %s '%s'\n", cmd->name,
+                        ch == ':' ? "a value is missing after" : "unknown option", at);
+            rc = GG_EXIT_USAGE;
+            break;
+        }
+        int id = GG_CLI_UNKNOWN;
         for (int i = 0; i < n; i++)
             if (ch == flag_val(&cmd->flags[i], i))
                 id = cmd->flags[i].id;
@@ -51,7 +68,18 @@ int gg_cli_parse(const struct gg_cli_command *cmd, int argc, char **argv,
         if (rc == GG_CLI_OTHER)
             rc = gg_cli_common_option(id, optarg, pl);
     }
+    opterr = saved_opterr;
+    if (rc == GG_EXIT_USAGE)
+        gg_cli_usage_hint(cmd);
     return rc;
+}
+
+void gg_cli_usage_hint(const struct gg_cli_command *cmd)
+{
+    if (cmd != NULL)
+        fprintf(stderr, "try 'ggfuzz %s --help'\n", cmd->name);
+    else
+        fprintf(stderr, "try 'ggfuzz --help'\n");
 }
 
 /* Writes text word by word from column col on, a line that would pass USAGE_WIDTH going on at

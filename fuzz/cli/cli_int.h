@@ -71,8 +71,8 @@ int gg_cli_plugin_add(struct gg_cli_plugins *pl, const char *path); /* loads it 
 void gg_cli_plugin_lead(struct gg_cli_plugins *pl, char **lead, int n_lead);
 
 /* What a command leaves to the parsing loop: GG_CLI_PLUGIN (loaded, and recorded in pl when pl is
-   not NULL), GG_CLI_HELP (the usage text on stdout) and GG_CLI_UNKNOWN (on stderr). Returns
-   GG_CLI_TAKEN to go on parsing, else the exit code the command returns now. */
+   not NULL). Returns GG_CLI_TAKEN to go on parsing, else the exit code the command returns now
+   (GG_EXIT_USAGE for an option the command does not know). */
 int gg_cli_common_option(int id, const char *arg, struct gg_cli_plugins *pl);
 
 /* One row of a command's flag table: its getopt entry, how the command applies it and its line
@@ -89,9 +89,8 @@ struct gg_cli_flag {
 
 /* Ids the parsing loop hands to the command's apply function besides the rows' own. */
 enum {
-    GG_CLI_HELP = -3,    /* -h, --help */
     GG_CLI_PLUGIN = -4,  /* --plugin PATH (a row's id) */
-    GG_CLI_UNKNOWN = -5  /* an unknown option, or one without its argument */
+    GG_CLI_UNKNOWN = -5  /* an option no row has (getopt took it, the command did not) */
 };
 /* What an apply function returns besides an exit code (>= 0: the command returns it now). */
 enum {
@@ -119,6 +118,9 @@ extern const struct gg_cli_command *const gg_cli_commands[];
 int gg_cli_parse(const struct gg_cli_command *cmd, int argc, char **argv,
                  int (*apply)(int id, const char *arg, void *ctx), void *ctx,
                  struct gg_cli_plugins *pl);
+/* After a usage error's one-line message: "try 'ggfuzz CMD --help'" (cmd NULL: 'ggfuzz --help')
+   on stderr. gg_cli_parse() prints it for the errors of the options it parses. */
+void gg_cli_usage_hint(const struct gg_cli_command *cmd);
 /* Prints cmd's section of the usage text: prefix, "ggfuzz " and its synopsis, its paragraph and
    one entry per flag. */
 void gg_cli_command_usage(FILE *f, const char *prefix, const struct gg_cli_command *cmd);

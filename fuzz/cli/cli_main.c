@@ -30,7 +30,8 @@ int gg_cli_main(int argc, char **argv)
     argc -= n_lead;
     argv += n_lead;
     if (argc < 2) {
-        gg_cli_usage_print(stderr);
+        fprintf(stderr, "ggfuzz: no command given\n");
+        gg_cli_usage_hint(NULL);
         return GG_EXIT_USAGE;
     }
     const char *cmd = argv[1];
@@ -65,7 +66,7 @@ int gg_cli_main(int argc, char **argv)
         return gg_cli_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "worker"))
         return gg_cli_worker();
-    fprintf(stderr, "ggfuzz: unknown command '%s'\n\n", cmd);
-    gg_cli_usage_print(stderr);
+    fprintf(stderr, "ggfuzz: unknown command '%s'\n", cmd);
+    gg_cli_usage_hint(NULL);
     return GG_EXIT_USAGE;
 }

@@ -34,11 +34,6 @@ static int merge_option(int id, const char *arg, void *p)
 {
     switch (id) {
     case MERGE_OUTPUT: *(const char **)p = arg; return GG_CLI_TAKEN;
-    /* merge's own section of the usage text, not the whole text */
-    case GG_CLI_HELP: gg_cli_command_usage(stdout, "usage: ", &gg_cli_merge_command); return 0;
-    case GG_CLI_UNKNOWN:
-        gg_cli_command_usage(stderr, "usage: ", &gg_cli_merge_command);
-        return GG_EXIT_USAGE;
     default: return GG_CLI_OTHER;
     }
 }

@@ -30,17 +30,23 @@ const struct gg_cli_command gg_cli_report_command = {
     "or malformed, or the report cannot be written.",
     report_flags};
 
-/* Prints "ggfuzz report: what [arg]" and the usage on stderr; returns the usage exit code. */
+/* Prints "ggfuzz report: what [arg]" on stderr; returns the usage exit code. */
 static int usage_error(const char *what, const char *arg)
 {
-    fprintf(stderr, "ggfuzz report: %s%s%s\n\n", what, arg ? " " : "", arg ? arg : "");
-    gg_cli_command_usage(stderr, "usage: ", &gg_cli_report_command);
+    fprintf(stderr, "ggfuzz report: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
+    return GG_EXIT_USAGE;
+}
+
+/* The same after the options were parsed, with where to look. */
+static int usage_error_hint(const char *what, const char *arg)
+{
+    usage_error(what, arg);
+    gg_cli_usage_hint(&gg_cli_report_command);
     return GG_EXIT_USAGE;
 }
 
 /* What the options of report set. */
 struct report_args {
-    char **argv; /* the command line, for the message on an unknown option */
     const char *suite, *out, *campaigns[GG_REPORT_CAMPAIGNS_MAX];
     int n_campaigns;
 };
@@ -60,9 +66,6 @@ static int report_option(int id, const char *arg, void *p)
         a->campaigns[a->n_campaigns++] = arg;
         break;
     case REPORT_OUTPUT: a->out = arg; break;
-    case GG_CLI_HELP: gg_cli_command_usage(stdout, "usage: ", &gg_cli_report_command); return 0;
-    case GG_CLI_UNKNOWN:
-        return usage_error("unknown option or missing value:", a->argv[optind - 1]);
     default: return GG_CLI_OTHER;
     }
     return GG_CLI_TAKEN;
@@ -70,18 +73,17 @@ static int report_option(int id, const char *arg, void *p)
 
 int gg_cli_report(int argc, char **argv)
 {
-    struct report_args a = {.argv = argv};
-    opterr = 0;
+    struct report_args a = {.n_campaigns = 0};
     int rc = gg_cli_parse(&gg_cli_report_command, argc, argv, report_option, &a, NULL);
     if (rc != GG_CLI_TAKEN)
         return rc;
     const char *suite = a.suite, *out = a.out;
     if (optind < argc)
-        return usage_error("unexpected argument", argv[optind]);
+        return usage_error_hint("unexpected argument", argv[optind]);
     if (out == NULL)
-        return usage_error("-o OUTDIR is required", NULL);
+        return usage_error_hint("-o OUTDIR is required", NULL);
     if (suite == NULL && a.n_campaigns == 0)
-        return usage_error("give --suite FILE, --campaign DIR or both", NULL);
+        return usage_error_hint("give --suite FILE, --campaign DIR or both", NULL);
     struct gg_report_out res;
     char err[2048];
     if (gg_report_write(suite, a.campaigns, a.n_campaigns, out, &res, err, sizeof err) != GG_OK) {

@@ -172,14 +172,16 @@ static void run_each(void *ctx, const char *file)
     run_file(ctx, file);
 }
 
+/* Refused cases (a kernel that does not support them, more memory than allowed) are listed and
+   counted; they decide the exit code only when no case ran at all. */
 static int exit_code(const struct cli *cli)
 {
+    int refused = cli->n_refused > 0 && cli->n_pass + cli->n_fail == 0 ? GG_EXIT_REFUSED : 0;
     if (cli->replay)
-        return cli->n_noreproduce ? GG_EXIT_NO_REPRO : cli->n_error ? GG_EXIT_HARNESS
-               : cli->n_refused ? GG_EXIT_REFUSED : 0;
+        return cli->n_noreproduce ? GG_EXIT_NO_REPRO : cli->n_error ? GG_EXIT_HARNESS : refused;
     if (cli->worst != GG_CLASS_PASS)
         return gg_class_exit_code(cli->worst);
-    return cli->n_error ? GG_EXIT_HARNESS : cli->n_refused ? GG_EXIT_REFUSED : 0;
+    return cli->n_error ? GG_EXIT_HARNESS : refused;
 }
 
 static const struct gg_cli_flag list_flags[] = {

@@ -158,11 +158,6 @@ static int suite_option(int id, const char *arg, void *p)
         break;
     }
     case SUITE_MERGE: a->merge = 1; break;
-    /* suite's own section of the usage text, not the whole text */
-    case GG_CLI_HELP: gg_cli_command_usage(stdout, "usage: ", &gg_cli_suite_command); return 0;
-    case GG_CLI_UNKNOWN:
-        gg_cli_command_usage(stderr, "usage: ", &gg_cli_suite_command);
-        return GG_EXIT_USAGE;
     default: return GG_CLI_OTHER;
     }
     return GG_CLI_TAKEN;
