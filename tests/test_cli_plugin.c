@@ -251,6 +251,24 @@ Test(cli_plugin, a_history_dependent_finding_replays_with_its_earlier_cases)
     cr_expect_eq(system(args), 0);
 }
 
+/* Without a terminal a campaign prints a status line at least every --status-interval seconds,
+   not only at doubling case counts: a slow kernel (half a second a case) meets few of those. */
+Test(cli_plugin, a_campaign_in_a_log_says_how_it_goes_at_an_interval)
+{
+    char dir[] = "/tmp/ggfuzz-plugin-XXXXXX", args[1024];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args, "fuzz --plugin %s --kernel grouped_bf16_weight_cache --workers 1 "
+             "--max-total-time 4 --stats-interval 0.25 --status-interval 0.5 --seed 3 "
+             "--no-minimize --artifacts %s/art", BAD("stateful"), dir);
+    ggfuzz_env("GGFUZZ_PLUGINS= STATEFUL_PLUGIN_DELAY_MS=250", args, 0);
+    int lines = 0;
+    for (const char *p = out; (p = strstr(p, " pulse exec/s: ")) != NULL; p++)
+        lines++;
+    cr_expect_geq(lines, 6, "%d status lines: %s", lines, out);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    cr_expect_eq(system(args), 0);
+}
+
 Test(cli_plugin, plugin_option_needs_a_path)
 {
     cr_expect_eq(ggfuzz("--plugin"), 2, "%s", out);

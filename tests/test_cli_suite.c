@@ -112,6 +112,17 @@ Test(cli_suite, gate_passes_on_correct_kernels_with_valid_junit, .init = generat
     json_decref(j);
 }
 
+/* A progress line at the interval: cases done of all, time spent, an estimate of what is left. */
+Test(cli_suite, progress_lines_count_the_cases, .init = generate_suite, .fini = remove_suite)
+{
+    char args[1024];
+    snprintf(args, sizeof args, "--status-interval 0.001 %s %s", case_gemv, case_tiled);
+    cr_expect_eq(suite(args), 0, "%s", out);
+    cr_expect(strstr(out, "suite: 1/2 cases, ") && strstr(out, "suite: 2/2 cases, ") &&
+              strstr(out, " s left\n"), "%s", out);
+    cr_expect_eq(suite("--status-interval 0 x.case"), 2, "%s", out);
+}
+
 Test(cli_suite, snr_mutant_fails_the_gate_with_exit_30, .init = generate_suite,
      .fini = remove_suite)
 {

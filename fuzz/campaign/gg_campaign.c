@@ -52,6 +52,7 @@ extern char **environ;
 #define STABILITY_RUNS 4        /* runs of a normal form that tell a race from a stable bug */
 #define RACE_REPLAY_RUNS 16     /* runs a race's representative may take to show on replay */
 #define DEFAULT_SYNC_S 30.0     /* a shard reads the others' new cases this often */
+#define DEFAULT_STATUS_S 60.0   /* a status line at least this often, without a terminal */
 
 enum origin { ORIGIN_GENERATE, ORIGIN_MUTATE, ORIGIN_SEED, ORIGIN_REPLAY };
 static const char *const origin_names[] = {"generate", "mutate", "seed", "replay"};
@@ -187,6 +188,7 @@ struct campaign {
     int gen_failures;
     double last_tick;
     int64_t next_pulse;
+    double next_status;    /* a status line is due then, without a terminal */
     char *err;
     size_t err_len;
     enum gg_status fatal;
@@ -1827,7 +1829,7 @@ static void tick(struct campaign *c, int force)
         log_line(c, "WARNING: %s\n", err);
     if (c->cfg->log && c->tty)
         gg_stats_status_line(c->cfg->log, &v);
-    else if (c->st->execs >= c->next_pulse)
+    else if (c->st->execs >= c->next_pulse || now >= c->next_status)
         log_line(c, "%s#%lld pulse exec/s: %.0f corp: %lld ft: %lld faults: %lld sigs: %lld\n",
                  c->shard_tag, (long long)c->st->execs,
                  v.elapsed_s > 0 ? (double)c->st->execs / v.elapsed_s : 0,
@@ -1835,6 +1837,9 @@ static void tick(struct campaign *c, int force)
                  (long long)c->st->faults_total, (long long)c->st->unique_sigs);
     while (c->next_pulse <= c->st->execs)
         c->next_pulse *= 2;
+    if (now >= c->next_status)
+        c->next_status = now + (c->cfg->status_interval_s > 0 ? c->cfg->status_interval_s
+                                                              : DEFAULT_STATUS_S);
     if (c->cfg->on_tick) {
         int pids[c->n_workers > 0 ? c->n_workers : 1];
         for (int i = 0; i < c->n_workers; i++)
@@ -2207,6 +2212,8 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
                          };
     snprintf(err, err_len, "%s", "");
     c.done.fd = -1;
+    c.next_status = gg_wire_now() + (cfg->status_interval_s > 0 ? cfg->status_interval_s
+                                                                : DEFAULT_STATUS_S);
     c.tty = cfg->log && (cfg->status_line > 0 || (cfg->status_line < 0 && isatty(fileno(cfg->log))));
     c.t0 = gg_wire_now();
     c.start_wall = (double)time(NULL);

@@ -148,6 +148,8 @@ struct gg_campaign_config {
     const char *const *plugins;      /* passed to each worker as --plugin */
     int n_plugins;
     double stats_interval_s;         /* fuzzer_stats and plot_data period (0: 1 s) */
+    double status_interval_s;        /* without a terminal, a status line at least this often
+                                        (0: 60 s), besides those at doubling case counts */
     FILE *log;                       /* INFO, FAULT and final lines (NULL: silent) */
     int status_line;                 /* live status line on log: -1 when log is a terminal */
     const char *command_line;        /* (optional) recorded in fuzzer_stats */

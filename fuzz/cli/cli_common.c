@@ -97,6 +97,19 @@ void gg_cli_usage_print(FILE *f)
 /* A size is decimal digits with at most one '.', then an optional binary unit K, M, G or T
    (either case, optionally followed by "iB" or "B"): no sign, exponent, hexadecimal, nan or inf.
    It must come to at least one byte and stay below 2^63 bytes. */
+int gg_cli_period(const char *opt, const char *s, double *out)
+{
+    double v;
+    if (gg_cli_number(opt, s, 0, &v) != 0)
+        return -1;
+    if (v <= 0) {
+        fprintf(stderr, "ggfuzz: %s: more than 0 seconds, not '%s'\n", opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 int gg_cli_reference(const char *s, enum gg_reference_where *out)
 {
     int w = gg_reference_where_parse(s);

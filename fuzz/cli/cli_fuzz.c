@@ -40,7 +40,7 @@ static void catch_stop_signals(void)
 enum { C_KERNEL, C_SEED, C_WORKERS, C_GPUS, C_TIMEOUT,
        F_MUTANT, F_FAULTS, F_STRATEGY, F_MAX_TOTAL_TIME, F_RUNS, F_ARTIFACTS, F_STATS_DIR, F_KNOWN,
        F_STOP_FILE, F_NO_MINIMIZE, F_MAX_MEM, F_REFERENCE, F_SHARD, F_CAMPAIGN, F_SYNC_INTERVAL,
-       F_STATS_INTERVAL, S_PER_MUTANT, S_RUNS_PER_MUTANT, S_MINIMIZE_TIME };
+       F_STATS_INTERVAL, F_STATUS_INTERVAL, S_PER_MUTANT, S_RUNS_PER_MUTANT, S_MINIMIZE_TIME };
 
 static const struct gg_cli_flag fuzz_flags[] = {
     {"kernel", 0, "NAME", C_KERNEL, "the kernel under test"},
@@ -89,6 +89,9 @@ static const struct gg_cli_flag fuzz_flags[] = {
      "a shard takes the other shards' new cases every S seconds (default 30)"},
     {"stats-interval", 0, "S", F_STATS_INTERVAL,
      "rewrite fuzzer_stats and add a plot_data row every S seconds (default 1)"},
+    {"status-interval", 0, "S", F_STATUS_INTERVAL,
+     "without a terminal, a status line (#cases, cases/s, corpus, features, faults, signatures) "
+     "at least every S seconds (default 60), besides those at doubling case counts"},
     {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
     {0}};
 const struct gg_cli_command gg_cli_fuzz_command = {
@@ -173,20 +176,6 @@ static const char *join_args(int argc, char **argv, char *buf, size_t len)
     return buf;
 }
 
-/* A period of name: a number of seconds above 0, into *out. GG_CLI_TAKEN or the usage code. */
-static int positive_seconds(const char *name, const char *arg, double *out)
-{
-    double v;
-    if (gg_cli_number(name, arg, 0, &v) != 0)
-        return GG_EXIT_USAGE;
-    if (v <= 0) {
-        fprintf(stderr, "ggfuzz: %s: more than 0 seconds, not '%s'\n", name, arg);
-        return GG_EXIT_USAGE;
-    }
-    *out = v;
-    return GG_CLI_TAKEN;
-}
-
 static int fuzz_option(int id, const char *arg, void *p)
 {
     struct gg_campaign_config *cfg = p;
@@ -230,9 +219,14 @@ static int fuzz_option(int id, const char *arg, void *p)
                    ? GG_EXIT_USAGE : GG_CLI_TAKEN;
     case F_CAMPAIGN: cfg->campaign_dir = arg; break;
     case F_SYNC_INTERVAL:
-        return positive_seconds("--sync-interval", arg, &cfg->sync_interval_s);
+        return gg_cli_period("--sync-interval", arg, &cfg->sync_interval_s) ? GG_EXIT_USAGE
+                                                                       : GG_CLI_TAKEN;
     case F_STATS_INTERVAL:
-        return positive_seconds("--stats-interval", arg, &cfg->stats_interval_s);
+        return gg_cli_period("--stats-interval", arg, &cfg->stats_interval_s) ? GG_EXIT_USAGE
+                                                                        : GG_CLI_TAKEN;
+    case F_STATUS_INTERVAL:
+        return gg_cli_period("--status-interval", arg, &cfg->status_interval_s) ? GG_EXIT_USAGE
+                                                                         : GG_CLI_TAKEN;
     default: return GG_CLI_OTHER;
     }
     return GG_CLI_TAKEN;

@@ -27,6 +27,8 @@ enum {
 int gg_cli_size(const char *opt, const char *s, int64_t *out); /* 512M, 8G, 1.5GiB... */
 int gg_cli_number(const char *opt, const char *s, int whole, double *out); /* >= 0; whole: a count */
 int gg_cli_seed(const char *s, uint64_t *out);
+/* A period: seconds above 0 into *out. 0, or -1 after a message naming opt. */
+int gg_cli_period(const char *opt, const char *s, double *out);
 /* --reference host|device|auto into *out. */
 int gg_cli_reference(const char *s, enum gg_reference_where *out);
 /* The help text of --reference, shared by the commands that run cases. */

@@ -19,7 +19,7 @@
 enum { SUITE_TIER, SUITE_DIR, SUITE_KERNEL, SUITE_MUTANT, SUITE_GATE, SUITE_BASELINE,
        SUITE_SNR_DROP, SUITE_SAVE_BASELINE, SUITE_PERF, SUITE_PERF_RUNS, SUITE_JSON, SUITE_JUNIT,
        SUITE_REPORT, SUITE_REFERENCE, SUITE_MAX_MEM, SUITE_TIMEOUT, SUITE_NO_FORK, SUITE_GENERATE, SUITE_SHARD, SUITE_GPUS,
-       SUITE_WORKERS, SUITE_MERGE };
+       SUITE_WORKERS, SUITE_STATUS_INTERVAL, SUITE_MERGE };
 
 static const struct gg_cli_flag suite_flags[] = {
     {"tier", 0, "T", SUITE_TIER,
@@ -61,6 +61,9 @@ static const struct gg_cli_flag suite_flags[] = {
      "to the GPUs in turn, take the next case not yet taken, and a case starts once its host "
      "and device memory fit beside the cases running (one that does not fit beside them waits "
      "to run alone); the result is the one process's, in its order (not with --no-fork)"},
+    {"status-interval", 0, "S", SUITE_STATUS_INTERVAL,
+     "a progress line (cases done of all, time spent, an estimate of what is left) every S "
+     "seconds (default 60)"},
     {"merge", 0, NULL, SUITE_MERGE,
      "the arguments are the --json results of every shard of one run: merge them into the "
      "result, JUnit XML and report one process would have written (--gate, --json, --junit, "
@@ -157,6 +160,9 @@ static int suite_option(int id, const char *arg, void *p)
         o->workers = (int)num;
         break;
     }
+    case SUITE_STATUS_INTERVAL:
+        return gg_cli_period("--status-interval", arg, &o->status_interval_s) ? GG_EXIT_USAGE
+                                                                              : GG_CLI_TAKEN;
     case SUITE_MERGE: a->merge = 1; break;
     default: return GG_CLI_OTHER;
     }

@@ -43,13 +43,44 @@ struct suite {
                               runs them all, or its shard's, in order) */
     const char *started;
     double t0;
+    double last_status;  /* when the last progress line was printed (or the start) */
 };
+
+#define DEFAULT_STATUS_S 60.0
 
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* "2 min" or "45 s" */
+static void fmt_duration(double s, char *buf, size_t len)
+{
+    if (s >= 120)
+        snprintf(buf, len, "%.0f min", s / 60);
+    else
+        snprintf(buf, len, "%.0f s", s);
+}
+
+/* After done of total entries: a progress line when the status interval has passed since the
+   last one (with runners on several devices, one of them prints it, done counting the entries
+   they have taken). */
+static void status_line(struct suite *s, size_t done, size_t total)
+{
+    double interval = s->o->status_interval_s > 0 ? s->o->status_interval_s : DEFAULT_STATUS_S;
+    double now = now_s();
+    if (s->claim ? !gg_suite_claim_status(s->claim, interval) : now - s->last_status < interval)
+        return;
+    s->last_status = now;
+    char spent[32], left[32];
+    double elapsed = now - s->t0;
+    fmt_duration(elapsed, spent, sizeof spent);
+    fmt_duration(done > 0 ? elapsed * (double)(total - done) / (double)done : 0, left,
+                 sizeof left);
+    fprintf(s->o->out, "suite: %zu/%zu cases, %s, about %s left\n", done, total, spent, left);
+    fflush(s->o->out);
 }
 
 /* A dB value or time; a non-finite one (exact, or an empty group) is unset. */
@@ -293,7 +324,9 @@ static int64_t run_plan(struct suite *s, const struct gg_suite_plan *p)
     const struct gg_suite_opts *o = s->o;
     int sharded = o->shard_count > 1;
     int64_t order = 0;
-    size_t next = 0;
+    size_t next = 0, done = 0, total = 0;
+    for (size_t i = 0; i < p->n; i++)
+        total += !sharded || p->e[i].shard == o->shard_index;
     for (;;) {
         /* A device runner claims its next entry only when it is ready to run it, so a slow case
            holds back no other. */
@@ -314,6 +347,8 @@ static int64_t run_plan(struct suite *s, const struct gg_suite_plan *p)
             run_on(s, e->path, &e->c, NULL);
         for (int j = 0; e->loaded && j < o->n_kernels; j++)
             run_on(s, e->path, &e->c, o->kernels[j]);
+        done = s->claim ? i + 1 : done + 1;
+        status_line(s, done, total);
     }
     for (; next < p->n; next++)
         order += records_of(o, &p->e[next]);
@@ -565,7 +600,7 @@ enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summa
     }
     s.plan = &plan;
     s.started = started;
-    s.t0 = t0;
+    s.t0 = s.last_status = t0;
     int devices = o->gpus ? o->gpus->n : 0;
     int runners = o->workers > 0 ? o->workers : devices;
     if (runners <= 1 && devices >= 1)

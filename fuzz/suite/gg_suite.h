@@ -64,6 +64,8 @@ struct gg_suite_opts {
                                         them at once, and the records are put back in the order
                                         of one process (the same result, apart from timings);
                                         --perf then times on the first. Not with no_fork. */
+    double status_interval_s;        /* a progress line (cases done of all, time spent, an
+                                        estimate of what is left) at most this often (0: 60 s) */
     int workers;                     /* cases run at once (0: one per device of gpus, else
                                         one): that many runner processes, dealt to the devices
                                         of gpus in turn, take the next case not yet taken; a

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fuzz/suite/suite_int.h"
@@ -24,11 +25,26 @@
 
 struct gg_suite_claim {
     atomic_size_t next;
+    atomic_llong last_status_ms; /* CLOCK_MONOTONIC of the last progress line, or the start */
 };
+
+static long long monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 size_t gg_suite_claim_next(gg_suite_claim *claim)
 {
     return atomic_fetch_add(&claim->next, 1);
+}
+
+int gg_suite_claim_status(gg_suite_claim *claim, double interval_s)
+{
+    long long now = monotonic_ms(), last = atomic_load(&claim->last_status_ms);
+    return now - last >= (long long)(1000 * interval_s) &&
+           atomic_compare_exchange_strong(&claim->last_status_ms, &last, now);
 }
 
 /* Runner k of n: bound to its device (g->id[k % g->n]; none when g names none), holder of
@@ -86,6 +102,7 @@ enum gg_status gg_suite_on_runners(const struct gg_gpus *g, int n,
         return GG_E_IO;
     }
     atomic_init(&claim->next, 0);
+    atomic_init(&claim->last_status_ms, monotonic_ms());
     enum gg_status st = GG_OK;
     fflush(NULL);
     for (int k = 0; k < n; k++) {

@@ -57,6 +57,10 @@ void gg_suite_plan_free(struct gg_suite_plan *p);
 typedef struct gg_suite_claim gg_suite_claim;
 /* The index of the next plan entry no runner has claimed yet (claims past the end are harmless). */
 size_t gg_suite_claim_next(gg_suite_claim *claim);
+/* 1 for the one runner that should print the run's progress now (it is interval seconds past
+   the last progress line any runner printed, counted from the claim's creation); 0 for all
+   the others. */
+int gg_suite_claim_status(gg_suite_claim *claim, double interval_s);
 /*
  * Starts n runner processes (2 <= n <= GG_GPUS_MAX): runner k is bound to device g->id[k % g->n]
  * before it touches one (gg_gpus_bind; unbound when g is NULL or names none), holds slot k of

@@ -6,11 +6,14 @@
  * stale_weight_cache keys it by address and shape alone, the way a prepacked-weight cache keyed
  * by data_ptr goes wrong: a later call whose W has the same address and shape but other values
  * gets the old weights. Such a fault shows only after an earlier case in the same process.
+ * STATEFUL_PLUGIN_DELAY_MS makes each run take that much longer (a slow kernel, for tests of what
+ * a campaign prints over time).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gg_kernel.h"
 #include "plugin_fwd_bf16.h"
@@ -52,6 +55,11 @@ static enum gg_status cache_run(const struct gg_problem *p, const struct gg_oper
 {
     if (!cache_supports(p, err, err_len))
         return GG_E_UNSUPPORTED;
+    const char *delay = getenv("STATEFUL_PLUGIN_DELAY_MS");
+    long ms = delay ? atol(delay) : 0;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    while (ms > 0 && nanosleep(&ts, &ts) != 0)
+        ;
     const int64_t nw = p->groups * p->n * p->k;
     const uint16_t *a = o->a, *b = o->b;
     uint64_t hash = gg_mutant_is(p, "stale_weight_cache") ? 0 : fnv1a(b, nw);
