@@ -14,6 +14,7 @@
 
 #include "cli_fixture.h"
 #include "fuzz/case/gg_case.h"
+#include "fuzz/run/gg_run.h"
 
 #define N_TAIL GG_SOURCE_DIR "/corpus/mutants/n_tail.case"
 
@@ -36,6 +37,10 @@ static void scratch_copy(char dir[64], char path[128])
     struct gg_case c;
     char err[512];
     cr_assert_eq(gg_case_load(N_TAIL, &c, err, sizeof err), GG_OK, "%s", err);
+    /* as a finding of a campaign: what the stored case showed, and its sightings */
+    cr_assert_eq(gg_case_set_meta(&c, "observed", "what the case as found showed"), GG_OK);
+    cr_assert_eq(gg_case_set_meta(&c, "finding", "count=7 first_seen=2001-02-03T04:05:06Z"),
+                 GG_OK);
     cr_assert_eq(gg_case_save(&c, path, err, sizeof err), GG_OK, "%s", err);
     gg_case_free(&c);
 }
@@ -73,6 +78,15 @@ Test(cli_minimize, shrinks_into_a_file_that_replays)
     cr_assert_not_null(expect);
     cr_expect(strncmp(expect, "class=snr sig=snr/batched_bf16_cpu_tiled/", 41) == 0, "%s", expect);
     cr_expect(strstr(out, from) && strstr(out, id), "before and after ids: %s", out);
+    /* Every @ line is true of the minimised case: its own run's @observed, none of the
+       original's sightings; the note stays. */
+    cr_expect_null(gg_case_meta(&c, "finding"));
+    cr_expect_not_null(gg_case_meta(&c, "note"));
+    struct gg_run_result r;
+    struct gg_run_opts o = {0};
+    cr_assert_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_str_eq(gg_case_meta(&c, "observed"), r.verdict.detail);
+    gg_run_result_free(&r);
     cr_expect_eq(c.groups, 1, "n_tail shows in one batch");
     cr_expect_leq(c.m * c.n, orig.m * orig.n);
     gg_case_free(&orig);

@@ -196,6 +196,11 @@ static void find_mutant(const char *kernel, const char *mutant, enum gg_class cl
         cr_assert_eq(gg_run_case(&c, &o, &r, err, sizeof err), GG_OK, "%s", err);
         cr_expect(gg_expect_holds(gg_case_meta(&c, "expect"), &r.verdict), "%s: %s gives %s",
                   files[i], gg_case_meta(&c, "expect"), r.verdict.signature);
+        /* Its @observed is what this case shows (a deterministic kernel: the same words). */
+        const char *observed = gg_case_meta(&c, "observed");
+        cr_expect(observed && strcmp(observed, r.verdict.detail) == 0,
+                  "%s: @observed '%s', its run: '%s'", files[i], observed ? observed : "(none)",
+                  r.verdict.detail);
         if (strcmp(files[i], st.first_path) == 0) {
             /* The campaign seed (12345) is stored with the finding. */
             const char *finding = gg_case_meta(&c, "finding");

@@ -119,6 +119,8 @@ struct unconfirmed_sig {
 /* What a minimiser child reports: its statistics and where it filed the signature. */
 struct min_report {
     struct gg_min_stats ms;
+    int replaced;                      /* the normal form kept the signature: the finding's
+                                          case is now it (when smaller) */
     char bucket[GG_BUCKET_ID_HEX + 1]; /* "" when not filed */
     int new_bucket;                    /* the bucket's file was created */
 };
@@ -1013,6 +1015,8 @@ static void minimize_child(struct campaign *c, const struct pending_min *m, doub
         mo.run.kernel = mo.run.mutant = NULL;
         struct gg_min_stats *ms = &rep.ms;
         if (gg_minimize(&kase, m->sig, &mo, ms, err, sizeof err) == GG_OK) {
+            /* what the normal form shows, not what the case it came from showed */
+            gg_case_set_meta(&kase, "observed", ms->detail[0] ? ms->detail : "-");
             const char *known = ms->stopped_at ? gg_buckets_of(&c->buckets, ms->signature) : NULL;
             if (known) {
                 snprintf(rep.bucket, sizeof rep.bucket, "%s", known);
@@ -1032,8 +1036,8 @@ static void minimize_child(struct campaign *c, const struct pending_min *m, doub
             if (ok && strcmp(ms->signature, m->sig) == 0) {
                 struct gg_verdict v = {.cls = m->cls};
                 snprintf(v.signature, sizeof v.signature, "%s", m->sig);
-                gg_findings_record(c->artifacts, &kase, &v, c->st->seed, NULL, NULL, 0, err,
-                                   sizeof err);
+                rep.replaced = gg_findings_record(c->artifacts, &kase, &v, c->st->seed, NULL,
+                                                  NULL, 0, err, sizeof err) == GG_OK;
             }
             if (!ok)
                 rep.bucket[0] = '\0';
@@ -1182,12 +1186,15 @@ static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int k
     if (ok)
         c->st->minimized++;
     if (got)
-        log_line(c, "#%lld MIN %s: groups %lld -> %lld, output elements %lld -> %lld, %d runs in "
-                 "%.1f s%s%s\n", (long long)c->st->execs, m->path,
+        log_line(c, "#%lld MIN %s: normal form of groups %lld -> %lld, output elements %lld -> "
+                 "%lld, %d runs in %.1f s%s%s\n", (long long)c->st->execs, m->path,
                  (long long)ms->groups_before, (long long)ms->groups_after,
                  (long long)ms->elems_before, (long long)ms->elems_after, ms->attempts,
                  ms->seconds, ms->stopped_at ? " (reached a filed signature)" : "",
-                 ok ? "" : " (minimiser failed)");
+                 !ok ? " (minimiser failed)"
+                 : rep.replaced ? "; it keeps the finding's signature (the store keeps the "
+                                  "smaller case)"
+                                : "; its signature differs: the finding keeps its case as found");
     else
         log_line(c, "#%lld MIN %s: %s\n", (long long)c->st->execs, m->path,
                  killed ? "stopped" : "minimiser failed");
@@ -1312,6 +1319,7 @@ static void finish_confirm(struct campaign *c, struct confirm_slot *slot, int ki
     if (!got) {
         file_unconfirmed(c, pc, killed ? "the campaign ended first" : "its process failed");
     } else if (rep.outcome == GG_CONFIRM_ALONE) {
+        gg_case_set_meta(&pc->kase, "observed", rep.detail); /* as its replay shows it */
         file_fault(c, &pc->kase, &pc->v, pc->gpu);
         for (int i = 0; i < pc->extra; i++)
             count_sighting(c, &pc->v);
@@ -1326,6 +1334,7 @@ static void finish_confirm(struct campaign *c, struct confirm_slot *slot, int ki
             gg_case_free(&prior);
         }
         if (st == GG_OK) {
+            gg_case_set_meta(&pc->kase, "observed", rep.detail);
             log_line(c, "INFO: %s gives %s only after %d of the %d cases its worker ran before "
                      "it (%d runs in fresh processes, %.1f s)\n", pc->name, pc->v.signature,
                      rep.n_kept, pc->n_hist, rep.runs, rep.seconds);

@@ -711,6 +711,20 @@ enum gg_status gg_case_add_meta(struct gg_case *c, const char *key, const char *
     return GG_OK;
 }
 
+void gg_case_meta_drop(struct gg_case *c, int (*drop)(const char *key))
+{
+    int kept = 0;
+    for (int i = 0; i < c->n_meta; i++) {
+        if (drop(c->meta[i].key)) {
+            free(c->meta[i].key);
+            free(c->meta[i].text);
+        } else {
+            c->meta[kept++] = c->meta[i];
+        }
+    }
+    c->n_meta = kept;
+}
+
 enum gg_status gg_case_set_meta(struct gg_case *c, const char *key, const char *text)
 {
     if (text == NULL)

@@ -104,6 +104,8 @@ void gg_case_problem(const struct gg_case *c, struct gg_kopt opts[GG_CASE_MAX_OP
 const char *gg_case_meta(const struct gg_case *c, const char *key);
 /* Sets (replaces or appends) metadata key. */
 enum gg_status gg_case_set_meta(struct gg_case *c, const char *key, const char *text);
+/* Removes every metadata line whose key drop() says to drop (returns non-zero for). */
+void gg_case_meta_drop(struct gg_case *c, int (*drop)(const char *key));
 
 
 /*

@@ -60,18 +60,14 @@ enum gg_status gg_case_after_add(struct gg_case *c, const struct gg_case *prior,
     return st;
 }
 
+static int is_after(const char *key)
+{
+    return strcmp(key, AFTER_KEY) == 0;
+}
+
 void gg_case_after_clear(struct gg_case *c)
 {
-    int kept = 0;
-    for (int i = 0; i < c->n_meta; i++) {
-        if (strcmp(c->meta[i].key, AFTER_KEY) == 0) {
-            free(c->meta[i].key);
-            free(c->meta[i].text);
-        } else {
-            c->meta[kept++] = c->meta[i];
-        }
-    }
-    c->n_meta = kept;
+    gg_case_meta_drop(c, is_after);
 }
 
 /* Parses one @after text (the index-th, 1-based, for messages) into *out. */

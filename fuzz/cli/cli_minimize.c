@@ -100,6 +100,11 @@ static int minimize_option(int id, const char *arg, void *p)
  * @min lines. Exit 0 when minimised; 3 when FILE passes or cannot be read or minimised; 4 when
  * the case is refused.
  */
+static int not_a_note(const char *key)
+{
+    return strcmp(key, "note") != 0;
+}
+
 int gg_cli_minimize(int argc, char **argv)
 {
     struct min_args a = {.mo = {.max_total_time_s = 600, .timeout_s = 300}};
@@ -195,9 +200,15 @@ int gg_cli_minimize(int argc, char **argv)
         st = gg_case_set_meta(&c, "expect", expect);
     }
     if (st == GG_OK) {
+        /* Every @ line of the output is true of the minimised case: its own verdict and where it
+           came from; the original's sightings, bucket and run (@finding, @bucket, @observed,
+           @gpu, @found) are the original's. Notes stay. */
+        gg_case_meta_drop(&c, not_a_note);
         snprintf(line, sizeof line, "from=%s attempts=%d seconds=%.1f", from, ms.attempts,
                  ms.seconds);
-        if ((st = gg_case_set_meta(&c, "min", line)) == GG_OK)
+        if ((st = gg_case_set_meta(&c, "expect", expect)) == GG_OK &&
+            (st = gg_case_set_meta(&c, "observed", ms.detail[0] ? ms.detail : "-")) == GG_OK &&
+            (st = gg_case_set_meta(&c, "min", line)) == GG_OK)
             st = gg_case_save(&c, out, err, sizeof err);
     }
     if (st != GG_OK) {

@@ -232,6 +232,20 @@ static int interesting(struct ctx *x, struct gg_case *c)
     return keep;
 }
 
+/* The detail of one more run of the final case c, for its @observed line: what a replay of it
+   shows, whatever the runs before it showed. */
+static void final_detail(struct ctx *x, const struct gg_case *c)
+{
+    struct gg_run_result r;
+    char msg[512];
+    x->st->attempts++;
+    if (gg_run_case_isolated(c, &x->o->run, x->timeout_s, &r, msg, sizeof msg) != GG_OK)
+        return;
+    if (same_failure(x, &r.verdict))
+        snprintf(x->st->detail, sizeof x->st->detail, "%s", r.verdict.detail);
+    gg_run_result_free(&r);
+}
+
 /* Starts a candidate: a copy of cur. 0 (and a fatal status) when out of memory. */
 static int clone_case(struct ctx *x, const struct gg_case *cur, struct gg_case *cand)
 {
@@ -933,6 +947,7 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
     }
     if (o->bucket && st->fixpoint && !st->stopped_at)
         check_stability(&x, c, st->signature, o->stability_runs);
+    final_detail(&x, c);
     measure(c, &st->groups_after, &st->elems_after);
     st->seconds = now_s() - x.t0;
     free(x.cache.slots);

@@ -45,6 +45,8 @@ struct gg_min_stats {
     double seconds;
     char signature[GG_SIGNATURE_MAX];  /* the final case's signature (bucket mode: it may differ
                                           from the target's, within its class) */
+    char detail[256];                  /* the verdict's detail of a last run of the final case
+                                          ("" when that run did not give its failure) */
     int stopped_at;                    /* 1 when stop_at ended the minimisation */
     int fixpoint;                      /* 1 when a whole round kept nothing (not cut short) */
     int unstable;                      /* a stability run gave another verdict */

@@ -180,7 +180,13 @@ static void class_of(const char *sig, char *cls, size_t cap)
     snprintf(cls, cap, "%.*s", (int)strcspn(sig, "/"), sig);
 }
 
-/* The representative record: rep with its @expect and @bucket lines (first_seen given). */
+static int not_observed(const char *key)
+{
+    return strcmp(key, "observed") != 0;
+}
+
+/* The representative record: rep with its @expect and @bucket lines (first_seen given) and its
+   own @observed. */
 static enum gg_status make_rep(const struct gg_case *rep, const char *rep_sig,
                                const char *rep_expect, const char *form, const char *id,
                                const char *first_seen, uint64_t seed, struct gg_case *rec)
@@ -188,13 +194,7 @@ static enum gg_status make_rep(const struct gg_case *rep, const char *rep_sig,
     enum gg_status st = gg_case_copy(rec, rep);
     if (st != GG_OK)
         return st;
-    for (int i = 0; i < rec->n_meta; i++) {
-        free(rec->meta[i].key);
-        free(rec->meta[i].text);
-    }
-    free(rec->meta);
-    rec->meta = NULL;
-    rec->n_meta = 0;
+    gg_case_meta_drop(rec, not_observed);
     char cls[32], expect[GG_SIGNATURE_MAX + 64], bucket[2 * GG_SIGNATURE_MAX + 256];
     class_of(rep_sig, cls, sizeof cls);
     if (rep_expect)

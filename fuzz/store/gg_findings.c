@@ -200,21 +200,28 @@ int gg_case_better(const struct gg_case *cand, const struct gg_case *rec)
     return cand_after != rec_after ? rec_after : gg_case_smaller(cand, rec);
 }
 
-/* Moves src's metadata into dst, replacing dst's, but for dst's @after lines: they belong to
-   dst's case. */
+/* Metadata that describes a case's own run, not the finding: the cases it follows, what its
+   run showed, the device it ran on. */
+static int case_meta(const char *key)
+{
+    return strcmp(key, "after") == 0 || strcmp(key, "observed") == 0 || strcmp(key, "gpu") == 0;
+}
+
+/* Moves src's metadata into dst, replacing dst's, but for the lines that describe dst's own case
+   (case_meta): dst keeps its own, and src's are dropped. */
 static enum gg_status take_meta(struct gg_case *dst, struct gg_case *src)
 {
-    struct gg_case after;
-    gg_case_init(&after);
+    struct gg_case own;
+    gg_case_init(&own);
     enum gg_status st = GG_OK;
     for (int i = 0; i < dst->n_meta && st == GG_OK; i++)
-        if (strcmp(dst->meta[i].key, "after") == 0)
-            st = gg_case_add_meta(&after, "after", dst->meta[i].text, NULL, 0);
-    gg_case_after_clear(src);
+        if (case_meta(dst->meta[i].key))
+            st = gg_case_add_meta(&own, dst->meta[i].key, dst->meta[i].text, NULL, 0);
+    gg_case_meta_drop(src, case_meta);
     move_meta(dst, src);
-    for (int i = 0; i < after.n_meta && st == GG_OK; i++)
-        st = gg_case_add_meta(dst, "after", after.meta[i].text, NULL, 0);
-    gg_case_free(&after);
+    for (int i = 0; i < own.n_meta && st == GG_OK; i++)
+        st = gg_case_add_meta(dst, own.meta[i].key, own.meta[i].text, NULL, 0);
+    gg_case_free(&own);
     return st;
 }
 
