@@ -218,6 +218,11 @@ static inline int gg_hash_equal(struct gg_hash a, struct gg_hash b)
 
 /* Index of the first differing byte of two n-byte buffers, or -1 when bitwise identical. */
 int64_t gg_oracle_first_diff(const void *x, const void *y, size_t n);
+/* The same for two n-byte outputs of dtype t, element-aligned, compared as values: every NaN is
+   one value whatever its sign and payload, except that where t's sentinel is a pattern no
+   computed NaN takes (gg_oracle_sentinel) it differs from a written NaN. Returns the offset of
+   the first element that differs, or -1. Costs a memcmp unless bytes differ. */
+int64_t gg_oracle_first_value_diff(enum gg_dtype t, const void *x, const void *y, size_t n);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Verdicts and signatures (gg_verdict.c)                                                       */
