@@ -146,6 +146,7 @@ static void case_metrics(struct suite *s, struct gg_rcase *rc, struct case_text 
     if (r->compared) {
         rc->pooled_snr_db = num(r->cmp.snr_db);
         rc->src_snr_db = num(r->cmp.src_snr_db);
+        rc->ref_src_snr_db = num(r->cmp.ref_src_snr_db);
         rc->n_groups = case_groups(c, &r->cmp, &rc->groups);
         s->nomem |= rc->n_groups == 0 && r->cmp.n_groups > 0;
     }
@@ -153,6 +154,7 @@ static void case_metrics(struct suite *s, struct gg_rcase *rc, struct case_text 
     rc->max_ratio = num(v->max_ratio);
     rc->signature = pass ? "" : v->signature;
     rc->detail = pass ? "" : v->detail;
+    rc->advisory = v->advisory;
     /* Baseline: a drop is judged between two finite worst-group SNRs. */
     const struct gg_rcase *b = gg_report_suite_find(&s->baseline, rc->id, r->kernel);
     if (b) {
