@@ -4,7 +4,8 @@
  * that names each file's dtype, descr, shape and the strides the kernel saw; a mutant's index
  * has its verdict, failing groups and each one's first failing element; a crashing kernel
  * leaves its inputs and reference and an index that says why C is missing; --no-kernel writes
- * the inputs and reference alone; several cases get a subdirectory each; E2M1 data is stored
+ * the inputs and reference alone; several cases get a subdirectory each, inside DIR whatever
+ * the case files are called; E2M1 data is stored
  * packed and the weights of empty experts as holes of the file; a file that cannot be written
  * is an error naming it (exit code 3) and the dump's other files are removed.
  */
@@ -228,6 +229,49 @@ Test(cli_dump, a_directory_per_case)
     cr_expect(exists("/d/fwd_basic", "index.json") && exists("/d/dgrad_basic", "index.json") &&
               exists("/d/fwd_basic-2", "index.json"), "%s", out);
     cr_expect(!exists("/d", "index.json"));
+}
+
+/* Case files named "..case", "...case" and ".hidden.case" (stems ".", ".." and ".hidden") dump
+   into DIR/_., DIR/_.. and DIR/_.hidden: nothing is written into DIR itself or its parent, and
+   the files there are left alone. */
+Test(cli_dump, stems_of_dots_stay_inside_the_directory)
+{
+    static const char *const names[] = {"..case", "...case", ".hidden.case", "a.case"};
+    static const char *const subs[] = {"/w/d/_.", "/w/d/_..", "/w/d/_.hidden", "/w/d/a"};
+    char path[512], cmd[4096] = "--no-kernel";
+    snprintf(path, sizeof path, "%s/w", dir);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    static const char *const precious[] = {"/w/index.json", "/w/bias.npy"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s%s", dir, precious[i]);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f, "%s", path);
+        fputs("precious\n", f);
+        fclose(f);
+    }
+    for (int i = 0; i < 4; i++) {
+        char copy[2048];
+        snprintf(copy, sizeof copy, "cp '%s/fwd_basic.case' '%s/%s'", SEEDS, dir, names[i]);
+        cr_assert_eq(system(copy), 0);
+        size_t n = strlen(cmd);
+        snprintf(cmd + n, sizeof cmd - n, " '%s/%s'", dir, names[i]);
+    }
+    cr_assert_eq(dump("/w/d", cmd), 0, "%s", out);
+    for (int i = 0; i < 4; i++)
+        cr_expect(exists(subs[i], "index.json") && exists(subs[i], "ref.npy"), "%s: %s", subs[i],
+                  out);
+    cr_expect(!exists("/w/d", "index.json") && !exists("/w", "a.npy"), "%s", out);
+    for (int i = 0; i < 2; i++) {
+        char text[64] = "";
+        snprintf(path, sizeof path, "%s%s", dir, precious[i]);
+        FILE *f = fopen(path, "r");
+        cr_expect_not_null(f, "%s was removed", path);
+        if (f) {
+            cr_expect_not_null(fgets(text, sizeof text, f));
+            fclose(f);
+        }
+        cr_expect_str_eq(text, "precious\n", "%s was overwritten", path);
+    }
 }
 
 Test(cli_dump, e2m1_packed_and_scales)

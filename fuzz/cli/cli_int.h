@@ -152,7 +152,8 @@ struct gg_cli_dump {
    GG_EXIT_HARNESS after a message naming DIR. */
 int gg_cli_dump_start(struct gg_cli_dump *d, int n_args, char **args);
 void gg_cli_dump_end(struct gg_cli_dump *d);
-/* The directory of case file path's dump (malloc'd; NULL when out of memory). */
+/* The directory of case file path's dump, inside DIR whatever the file is called (malloc'd; NULL
+   when out of memory). */
 char *gg_cli_dump_dir(struct gg_cli_dump *d, const char *path);
 struct gg_case;
 struct gg_run_opts;
