@@ -115,7 +115,10 @@ enum gg_status gg_report_json_write(struct gg_report_json *j, const char *path, 
         return st;
     json_t *root = json_pack("{s:s, s:i, s:O}", "ggfuzz", GG_VERSION, "thresholds_version",
                              GG_THRESHOLDS_VERSION, "cases", j->cases);
-    a.bad = root == NULL || json_dumpf(root, a.f, JSON_INDENT(2)) != 0;
+    if (root == NULL)
+        a.bad = 1;
+    else if (json_dumpf(root, a.f, JSON_INDENT(2)) != 0)
+        gg_atomic_fail(&a);
     json_decref(root);
     return gg_atomic_commit(&a, 0, err, err_len);
 }

@@ -407,7 +407,8 @@ enum gg_status gg_report_suite_save(const struct gg_rsuite *s, const char *path,
     struct gg_atomic a;
     enum gg_status st = gg_atomic_open(&a, path, "the suite result", err, err_len);
     if (st == GG_OK) {
-        a.bad = json_dumpf(root, a.f, JSON_INDENT(1)) != 0;
+        if (json_dumpf(root, a.f, JSON_INDENT(1)) != 0)
+            gg_atomic_fail(&a);
         st = gg_atomic_commit(&a, 0, err, err_len);
     }
     json_decref(root);

@@ -7,7 +7,8 @@
  * the inputs and reference alone; several cases get a subdirectory each, inside DIR whatever
  * the case files are called; E2M1 data is stored
  * packed and the weights of empty experts as holes of the file; a file that cannot be written
- * is an error naming it (exit code 3) and the dump's other files are removed.
+ * is an error naming it and errno's own reason (exit code 3) and the dump's other files are
+ * removed.
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +21,8 @@
 #include <jansson.h>
 
 #include "cli_fixture.h"
+#include "fuzz/case/gg_case.h"
+#include "fuzz/cli/gg_cli.h"
 
 #define SEEDS GG_SOURCE_DIR "/corpus/seeds"
 #define MUTANTS GG_SOURCE_DIR "/corpus/mutants"
@@ -314,4 +317,47 @@ Test(cli_dump, unwritable_file_is_an_error_and_leaves_nothing)
     cr_expect(strstr(out, "/c.npy: cannot rename") != NULL, "%s", out);
     cr_expect(strstr(out, "were removed") != NULL, "%s", out);
     cr_expect(!exists("", "a.npy") && !exists("", "ref.npy") && !exists("", "index.json"));
+}
+
+/* Makes the temporary file of this process's atomic write of DIR/name a link to /dev/full, where
+   every write fails with ENOSPC: a full disk, without privileges. */
+static void full_disk_for(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *tmp = gg_tmpfile_name(path);
+    cr_assert_not_null(tmp);
+    cr_assert_eq(symlink("/dev/full", tmp), 0, "%s", tmp);
+    free(tmp);
+}
+
+/* A write that finds the disk full says so, whether its data fail inside fwrite (1 MiB, past
+   any stdio buffer) or at the final flush (a few bytes), and leaves nothing behind. */
+Test(cli_dump, a_full_disk_is_named_by_errnos_text)
+{
+    static char data[1 << 20];
+    const size_t sizes[] = {sizeof data, 16};
+    for (int i = 0; i < 2; i++) {
+        char name[32], path[512], err[1024] = "";
+        snprintf(name, sizeof name, "f%d.bin", i);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        full_disk_for(name);
+        cr_expect_eq(gg_atomic_write(path, "data", data, sizes[i], 0, err, sizeof err), GG_E_IO);
+        cr_expect(strstr(err, "No space left on device") != NULL, "%zu bytes: %s", sizes[i], err);
+        cr_expect(!exists("", name));
+    }
+    /* The dump's own writer: its first array fails, every file it wrote is removed. */
+    static const char *const names[] = {"a", "b", "group_lens", "group_offs", "ref", "abs",
+                                        "bound"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char file[64];
+        snprintf(file, sizeof file, "%s.npy", names[i]);
+        full_disk_for(file);
+    }
+    full_disk_for("index.json");
+    char err[1024] = "";
+    cr_expect_eq(gg_cli_dump_inputs(SEEDS "/fwd_basic.case", dir, err, sizeof err), 3);
+    cr_expect(strstr(err, ".npy: cannot write") != NULL, "%s", err);
+    cr_expect(strstr(err, "No space left on device") != NULL, "%s", err);
+    cr_expect(!exists("", "a.npy") && !exists("", "index.json"), "%s", err);
 }
