@@ -39,7 +39,8 @@ int gg_cli_reference(const char *s, enum gg_reference_where *out);
 int gg_cli_shard(const char *opt, const char *arg, int *index, int *count);
 /* The shard Slurm's environment names (array task, and task of a step, combined): 1 with *index,
    *count and how (the variables, for the log) set; 0 when it names none or one shard of one;
-   -1 with the reason in how when the variables do not fit together. */
+   -1 with the reason in how when the variables do not fit together or make more than
+   GG_CLI_SHARD_MAX shards. */
 int gg_cli_shard_env(int *index, int *count, char *how, size_t how_len);
 
 /* --gpus (cli_shard.c): 0 with g filled (a note, such as auto finding no device, is printed as
