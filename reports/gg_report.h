@@ -124,6 +124,8 @@ struct gg_rcase {
     struct gg_rgroup *groups;
     size_t n_groups;
     struct gg_rnum seconds, baseline_snr_db, baseline_time_us, snr_drop_db;
+    const char *baseline_record; /* with --baseline: "found" or "missing" (its record of this
+                                    case and kernel); "": no baseline, or no verdict */
     /* Where the case's seconds went (ggfuzz run -v's phases; unset: the case did not run). */
     struct gg_rnum setup_s, inputs_s, runs_s, reference_s, compare_s;
     const char *verdict;      /* pass, fail, regressed, skipped or error */

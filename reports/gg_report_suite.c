@@ -113,6 +113,7 @@ static const struct field case_rows[] = {
     C("baseline_snr_db", F_NUM, baseline_snr_db, .absent = A_NULL),
     C("baseline_time_us", F_NUM, baseline_time_us, .absent = A_NULL),
     C("snr_drop_db", F_NUM, snr_drop_db, .absent = A_NULL),
+    C("baseline_record", F_STR, baseline_record, .absent = A_OMIT),
     C("verdict", F_STR, verdict, .required = 1, .one_of = verdicts),
     C("reason", F_STR, reason),
     C("time_us", F_NUM, time_us, .absent = A_NULL),
