@@ -47,7 +47,7 @@ int gg_class_more_severe(enum gg_class a, enum gg_class b);
 /* Thresholds (gg_threshold.c): one versioned table following DESIGN.md                        */
 /* ------------------------------------------------------------------------------------------ */
 
-#define GG_THRESHOLDS_VERSION 6
+#define GG_THRESHOLDS_VERSION 7
 
 struct gg_threshold {
     const char *name;         /* row name, e.g. "bf16->bf16" */
@@ -106,6 +106,9 @@ struct gg_group_metrics {
     int64_t n_nan;          /* NaN/Inf mismatches */
     int64_t n_unwritten;    /* elements still holding the sentinel */
     int64_t first_bad;      /* packed index (reference order) of the first bad element, or -1 */
+    /* Against the unquantised source, when given (NAN otherwise): the output's SNR, and the
+       exact reference's own (the recipe's quantisation loss), over the same outputs. */
+    double src_snr_db, ref_src_snr_db;
     struct gg_worst_element { /* the judged element of the largest ratio (row -1: none) */
         int64_t row, col;     /* in the group's block */
         double out, ref, abs, tau; /* output, reference, Σ|ab| and bound τ */
@@ -136,6 +139,8 @@ struct gg_compare {
     double max_ratio;
     int64_t n_bound, n_nan, n_unwritten;
     double src_snr_db;      /* against the unquantised source, when given; NAN otherwise */
+    double ref_src_snr_db;  /* the exact reference against the source, over the same outputs:
+                               what the recipe's quantisation alone loses; NAN without a source */
     int64_t src_n;          /* outputs in it that carry signal: source or output non-zero */
     enum gg_region region;
     /* Set by the caller after the comparison when the inputs are adversarial (planted ±max and
@@ -218,6 +223,11 @@ static inline int gg_hash_equal(struct gg_hash a, struct gg_hash b)
 
 /* Index of the first differing byte of two n-byte buffers, or -1 when bitwise identical. */
 int64_t gg_oracle_first_diff(const void *x, const void *y, size_t n);
+/* The same for two n-byte outputs of dtype t, element-aligned, compared as values: every NaN is
+   one value whatever its sign and payload, except that where t's sentinel is a pattern no
+   computed NaN takes (gg_oracle_sentinel) it differs from a written NaN. Returns the offset of
+   the first element that differs, or -1. Costs a memcmp unless bytes differ. */
+int64_t gg_oracle_first_value_diff(enum gg_dtype t, const void *x, const void *y, size_t n);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Verdicts and signatures (gg_verdict.c)                                                       */
@@ -262,6 +272,8 @@ struct gg_verdict {
     int64_t fail_groups[GG_VERDICT_GROUPS_MAX]; /* their first indices */
     char signature[GG_SIGNATURE_MAX];
     char detail[256];        /* one human line: what fired and where */
+    char advisory[256];      /* "" or a line on what is not the kernel's fault: a source SNR
+                                below its level that the exact reference does not beat */
 };
 
 /*

@@ -1,8 +1,9 @@
 /*
  * gg_oracle_compare.c — compares a kernel's output with the reference, element by element and
  * group by group: unwritten (sentinel) elements, NaN/Inf mismatches, the per-element bound τ,
- * per-group and pooled SNR, the SNR against the unquantised source, and the region of the output
- * where the bad elements lie. One pass over the output, in parts of whole rows scanned in
+ * per-group and pooled SNR, the SNR against the unquantised source (beside the exact reference's
+ * own, which tells the recipe's loss from the kernel's), and the region of the output where the
+ * bad elements lie. One pass over the output, in parts of whole rows scanned in
  * parallel on a large output and merged in order; the reference may come a run of groups at a
  * time (gg_compare_begin), so no memory proportional to the output is needed. Also the bounds it
  * applies, element by element, for a caller that judges outputs elsewhere (a dump's check).
@@ -98,11 +99,12 @@ static void region_merge(struct region_acc *a, const struct region_acc *b)
     a->mark = a->n;
 }
 
-/* What one group's scan adds beside its metrics: its regions and its source sums. */
+/* What one group's scan adds beside its metrics: its regions and its source sums (Σ src²,
+   Σ (out - src)² and the reference's own Σ (ref - src)², over the same outputs). */
 struct scan_part {
     struct region_acc bad;     /* past τ, NaN mismatches, unwritten */
     struct region_acc suspect; /* within τ but past the probabilistic warning level */
-    double src_sig, src_err;
+    double src_sig, src_err, ref_src_err;
     int64_t src_n;
 };
 
@@ -317,6 +319,7 @@ static void scan_rows(const struct scan *s, const struct group_view *v, int64_t 
                 if (src && isfinite(src[at])) {
                     part->src_sig += src[at] * src[at];
                     part->src_err += (out - src[at]) * (out - src[at]);
+                    part->ref_src_err += (rf - src[at]) * (rf - src[at]);
                     part->src_n += src[at] != 0.0 || out != 0.0;
                 }
             }
@@ -353,6 +356,7 @@ static void scan_part_add(struct scan_part *gp, const struct scan_part *pp)
     region_merge(&gp->suspect, &pp->suspect);
     gp->src_sig += pp->src_sig;
     gp->src_err += pp->src_err;
+    gp->ref_src_err += pp->ref_src_err;
     gp->src_n += pp->src_n;
 }
 
@@ -452,7 +456,7 @@ enum gg_status gg_compare_begin(const struct gg_problem *p, const void *c, int64
         return GG_E_NOMEM;
     }
     run->cmp.n_groups = p->groups;
-    run->cmp.src_snr_db = NAN;
+    run->cmp.src_snr_db = run->cmp.ref_src_snr_db = NAN;
     run->with_src = with_src;
     run->t = gg_threshold_at(p);
     run->s = (struct scan){.p = p, .t = &run->t, .c = c, .tile_m = tile_m, .tile_n = tile_n};
@@ -497,6 +501,8 @@ static void run_merge(struct gg_compare_run *run, const struct scan_job *j, int6
         region_end_group(&gp->bad, gm->elems);
         region_end_group(&gp->suspect, gm->elems);
         gm->snr_db = gm->elems == 0 ? INFINITY : gg_oracle_snr_db(gm->sig, gm->err);
+        gm->src_snr_db = run->with_src ? gg_oracle_snr_db(gp->src_sig, gp->src_err) : NAN;
+        gm->ref_src_snr_db = run->with_src ? gg_oracle_snr_db(gp->src_sig, gp->ref_src_err) : NAN;
     }
 }
 
@@ -577,6 +583,7 @@ enum gg_status gg_compare_end(struct gg_compare_run *run, struct gg_compare *out
     cmp->snr_db = gg_oracle_snr_db(cmp->sig, cmp->err);
     if (run->with_src) {
         cmp->src_snr_db = gg_oracle_snr_db(all.src_sig, all.src_err);
+        cmp->ref_src_snr_db = gg_oracle_snr_db(all.src_sig, all.ref_src_err);
         cmp->src_n = all.src_n;
     }
     cmp->region = compare_region(&run->s, &all, cmp);
@@ -592,7 +599,7 @@ enum gg_status gg_compare_output(const struct gg_problem *p, const void *c, cons
 {
     struct gg_compare_run *run = NULL;
     memset(out, 0, sizeof *out);
-    out->src_snr_db = NAN;
+    out->src_snr_db = out->ref_src_snr_db = NAN;
     enum gg_status st = gg_compare_begin(p, c, tile_m, tile_n, src != NULL, &run);
     if (st != GG_OK)
         return st;

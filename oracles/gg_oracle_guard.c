@@ -1,9 +1,10 @@
 /*
  * gg_oracle_guard.c — structural checks on raw memory: canary bands around buffers, the padding
  * of C that no group owns (it must keep the sentinel; for moe sorted, every element no valid
- * sorted id names), and the first difference between two buffers (workspace dependence and
- * determinism).
+ * sorted id names), the first difference between two buffers, and the first difference between
+ * two outputs as values, where every NaN is one value (workspace dependence and determinism).
  */
+#include <math.h>
 #include <string.h>
 
 #include "oracles/gg_oracle_int.h"
@@ -56,6 +57,73 @@ int64_t gg_oracle_first_diff(const void *x, const void *y, size_t n)
         size_t len = n - off < BLOCK ? n - off : BLOCK;
         if (memcmp(a + off, b + off, len) != 0)
             return (int64_t)off + locate(a + off, b + off, len);
+    }
+    return -1;
+}
+
+/*
+ * 1 when the sentinel of t is a pattern no computed NaN takes, so that an element still holding it
+ * was not written: the signalling NaNs of the 16-, 32- and 64-bit formats and E5M2's 0x7D
+ * (gg_oracle_sentinel). OCP E4M3's sentinel 0x7F is its positive NaN, the one a kernel writes, and
+ * the fnuz formats and E8M0 have a single NaN code: there a NaN is a NaN whoever wrote it.
+ */
+static int sentinel_distinct(enum gg_dtype t)
+{
+    switch (t) {
+    case GG_DTYPE_F64:
+    case GG_DTYPE_F32:
+    case GG_DTYPE_F16:
+    case GG_DTYPE_BF16:
+    case GG_DTYPE_E5M2: return 1;
+    default: return 0;
+    }
+}
+
+/* Whether the element of t at p is a NaN (*nan) and the sentinel (return value). */
+static int elem_nan(enum gg_dtype t, const uint8_t *p, int *nan)
+{
+    uint32_t s = gg_oracle_sentinel(t);
+    if (t == GG_DTYPE_F64) {
+        uint64_t bits;
+        double v;
+        memcpy(&bits, p, sizeof bits);
+        memcpy(&v, p, sizeof v);
+        *nan = isnan(v);
+        return bits == ((uint64_t)s << 32 | s);
+    }
+    uint32_t code = gg_load_code(t, p, 0);
+    *nan = isnan(gg_decode(t, code));
+    return code == s;
+}
+
+/*
+ * Two elements of t whose bytes differ are still one value when both are NaNs: IEEE 754 leaves
+ * the sign and payload of a NaN result open, so a correct kernel may return either from run to
+ * run. The sentinel stays apart where it can be told from a written NaN (an element written in
+ * one run and left unwritten in the other is a real difference).
+ */
+static int same_nan(enum gg_dtype t, const uint8_t *x, const uint8_t *y)
+{
+    int nx, ny;
+    int sx = elem_nan(t, x, &nx), sy = elem_nan(t, y, &ny);
+    return nx && ny && (sx == sy || !sentinel_distinct(t));
+}
+
+int64_t gg_oracle_first_value_diff(enum gg_dtype t, const void *x, const void *y, size_t n)
+{
+    enum { BLOCK = 4096 }; /* a multiple of every element size */
+    const uint8_t *a = x, *b = y;
+    int bits = gg_dtype_bits(t);
+    size_t es = bits >= 8 ? (size_t)bits / 8 : 1; /* 4-bit codes: E2M1 has no NaN */
+    for (size_t off = 0; off < n; off += BLOCK) {
+        size_t len = n - off < BLOCK ? n - off : BLOCK;
+        if (memcmp(a + off, b + off, len) == 0)
+            continue;
+        for (size_t e = off; e < off + len; e += es) {
+            size_t w = off + len - e < es ? off + len - e : es; /* a partial last element */
+            if (memcmp(a + e, b + e, w) != 0 && (bits < 8 || w < es || !same_nan(t, a + e, b + e)))
+                return (int64_t)e;
+        }
     }
     return -1;
 }

@@ -1,8 +1,9 @@
 /*
  * gg_verdict.c — verdicts: class names and exit codes, the class of a run by precedence from the
- * comparison and the structural observations, its headline metrics and one-line detail, and the
- * signature that names the bug (class/kernel/dtypes/op/shape/groups/region/magnitude), which is
- * free of raw sizes so that every case of one bug shares it.
+ * comparison and the structural observations, its headline metrics, one-line detail and advisory
+ * (a source SNR that the recipe lost, not the kernel), and the signature that names the bug
+ * (class/kernel/dtypes/op/shape/groups/region/magnitude), which is free of raw sizes so that
+ * every case of one bug shares it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -227,7 +228,8 @@ static void make_detail(const struct gg_compare *cmp, const struct gg_observatio
         break;
     case GG_CLASS_SNR:
         if (f->worst < 0) {
-            snprintf(d, len, "source snr %.1f dB < %g dB", cmp->src_snr_db, t->snr_src_fail_db);
+            snprintf(d, len, "source snr %.1f dB < %g dB, where the exact reference reaches %.1f dB",
+                     cmp->src_snr_db, t->snr_src_fail_db, cmp->ref_src_snr_db);
             break;
         }
         g = f->worst;
@@ -434,5 +436,10 @@ void gg_verdict_make(const struct gg_problem *p, const char *kernel_name, int64_
         collect_fails(t, cmp, v, &f);
     v->cls = pick_class(cmp, obs, &f);
     make_detail(cmp, obs, t, &f, v);
+    if (cmp && gg_oracle_src_recipe_loss(t, cmp))
+        snprintf(v->advisory, sizeof v->advisory,
+                 "source snr %.1f dB < %g dB is the recipe's own loss: the exact product of the "
+                 "quantised inputs reaches %.1f dB against the unquantised source",
+                 cmp->src_snr_db, t->snr_src_fail_db, cmp->ref_src_snr_db);
     make_signature(p, kernel_name, tile_m, tile_n, tile_k, cmp, obs, t, &f, v);
 }

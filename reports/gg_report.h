@@ -118,10 +118,14 @@ struct gg_rcase {
     struct gg_rnum threshold_db;
     int64_t worst_group;      /* -1: null */
     struct gg_rnum worst_group_snr_db, pooled_snr_db, src_snr_db, margin_db, max_ratio;
+    struct gg_rnum ref_src_snr_db; /* the exact reference against the source (unset: none) */
     const char *signature, *detail;
+    const char *advisory;     /* "" or what the verdict says is not the kernel's fault */
     struct gg_rgroup *groups;
     size_t n_groups;
     struct gg_rnum seconds, baseline_snr_db, baseline_time_us, snr_drop_db;
+    const char *baseline_record; /* with --baseline: "found" or "missing" (its record of this
+                                    case and kernel); "": no baseline, or no verdict */
     /* Where the case's seconds went (ggfuzz run -v's phases; unset: the case did not run). */
     struct gg_rnum setup_s, inputs_s, runs_s, reference_s, compare_s;
     const char *verdict;      /* pass, fail, regressed, skipped or error */

@@ -322,33 +322,35 @@ static char *file_path(const struct gg_report_dump *d, const char *name, const c
     return path;
 }
 
-/* Writes the rows of a (mats × rows × rowlen, strided) one after the other; -1 when out of
-   memory or when the file cannot be sized. */
-static int write_rows(FILE *f, const struct array *a)
+/* Writes the rows of a (mats × rows × rowlen, strided) one after the other through w (a short
+   write marks it failed with its errno); -1 when out of memory or when the file cannot be
+   flushed or sized (errno says why). */
+static int write_rows(struct gg_atomic *w, const struct array *a)
 {
+    FILE *f = w->f;
     int64_t mats = a->ndim == 3 ? a->shape[0] : 1, rows = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1;
     int64_t len = a->shape[a->ndim - 1], ms = a->ndim == 3 ? a->strides[0] : 0;
     int64_t ld = a->ndim >= 2 ? a->strides[a->ndim - 2] : 0;
-    size_t w = (size_t)elem_bytes(a), packed_len = (size_t)cdiv(len, 2);
+    size_t ew = (size_t)elem_bytes(a), packed_len = (size_t)cdiv(len, 2);
     unsigned char *row = packed(a) ? malloc(packed_len + 1) : NULL;
     if (packed(a) && !row)
         return -1;
     for (int64_t i = 0; i < mats; i++) {
         if (a->holes && a->holes[i] == 0) {
-            fseeko(f, (off_t)rows * (off_t)(row ? packed_len : w * (size_t)len), SEEK_CUR);
+            fseeko(f, (off_t)rows * (off_t)(row ? packed_len : ew * (size_t)len), SEEK_CUR);
             continue;
         }
         for (int64_t r = 0; r < rows; r++) {
             int64_t at = i * ms + r * ld;
             if (!row) {
-                fwrite((const char *)a->base + (size_t)at * w, w, (size_t)len, f);
+                gg_atomic_put(w, (const char *)a->base + (size_t)at * ew, ew * (size_t)len);
                 continue;
             }
             memset(row, 0, packed_len);
             for (int64_t j = 0; j < len; j++)
                 row[j / 2] |= (unsigned char)(gg_load_code(a->dtype, a->base, at + j)
                                               << (j % 2 ? 4 : 0));
-            fwrite(row, 1, packed_len, f);
+            gg_atomic_put(w, row, packed_len);
         }
     }
     free(row);
@@ -372,8 +374,8 @@ static enum gg_status write_array(struct gg_report_dump *d, const struct array *
     enum gg_status st = gg_report_npy_open(&w, path, a->about, descr_of(a), shape, a->ndim, err,
                                            err_len);
     if (st == GG_OK) {
-        if (elems(a) > 0 && write_rows(w.f, a) != 0)
-            w.bad = 1;
+        if (elems(a) > 0 && write_rows(&w, a) != 0)
+            gg_atomic_fail(&w);
         st = gg_atomic_commit(&w, 0, err, err_len);
     }
     if (st == GG_OK)
@@ -597,7 +599,8 @@ static enum gg_status write_index(struct gg_report_dump *d, const struct gg_run_
     if (root && path) {
         struct gg_atomic a;
         if ((st = gg_atomic_open(&a, path, "the dump's index", err, err_len)) == GG_OK) {
-            a.bad = json_dumpf(root, a.f, JSON_INDENT(1)) != 0;
+            if (json_dumpf(root, a.f, JSON_INDENT(1)) != 0)
+                gg_atomic_fail(&a);
             st = gg_atomic_commit(&a, 0, err, err_len);
         }
         if (st == GG_OK)
@@ -739,7 +742,8 @@ enum gg_status gg_report_dump_finish(const struct gg_report_dump *d,
         json_object_set_new(c, "missing", json_string(why));
         struct gg_atomic a;
         if ((st = gg_atomic_open(&a, path, "the dump's index", err, err_len)) == GG_OK) {
-            a.bad = json_dumpf(root, a.f, JSON_INDENT(1)) != 0;
+            if (json_dumpf(root, a.f, JSON_INDENT(1)) != 0)
+                gg_atomic_fail(&a);
             st = gg_atomic_commit(&a, 0, err, err_len);
         }
     }

@@ -1,6 +1,7 @@
 /*
  * gg_report_json.c — machine-readable results (jansson): one object per case with the case id,
- * verdict, signature and the metrics of every group, written atomically.
+ * verdict, signature, advisory and the metrics of every group (with the SNRs against the
+ * unquantised source where the case has one), written atomically.
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,12 +32,26 @@ static json_t *db_value(double db)
     return isfinite(db) ? json_real(db) : json_null();
 }
 
+/* The SNRs against the unquantised source, the output's and the exact reference's, into o
+   (nothing when the case has no source). */
+static void src_fields(json_t *o, double src_db, double ref_src_db)
+{
+    if (isnan(src_db))
+        return;
+    json_object_set_new(o, "src_snr_db", db_value(src_db));
+    json_object_set_new(o, "ref_src_snr_db", db_value(ref_src_db));
+}
+
 static json_t *group_object(const struct gg_group_metrics *gm)
 {
-    return json_pack("{s:I, s:o, s:b, s:f, s:I, s:I, s:I}", "outputs", (json_int_t)gm->elems,
-                     "snr_db", db_value(gm->snr_db), "exact", isinf(gm->snr_db) && gm->snr_db > 0,
-                     "max_ratio", gm->max_ratio, "past_bound", (json_int_t)gm->n_bound, "nan",
-                     (json_int_t)gm->n_nan, "unwritten", (json_int_t)gm->n_unwritten);
+    json_t *o = json_pack("{s:I, s:o, s:b, s:f, s:I, s:I, s:I}", "outputs", (json_int_t)gm->elems,
+                          "snr_db", db_value(gm->snr_db), "exact",
+                          isinf(gm->snr_db) && gm->snr_db > 0, "max_ratio", gm->max_ratio,
+                          "past_bound", (json_int_t)gm->n_bound, "nan", (json_int_t)gm->n_nan,
+                          "unwritten", (json_int_t)gm->n_unwritten);
+    if (o)
+        src_fields(o, gm->src_snr_db, gm->ref_src_snr_db);
+    return o;
 }
 
 void gg_report_json_add(struct gg_report_json *j, const struct gg_report_case *rc)
@@ -63,6 +78,8 @@ void gg_report_json_add(struct gg_report_json *j, const struct gg_report_case *r
     json_object_set_new(o, "class", json_string(gg_class_name(v->cls)));
     json_object_set_new(o, "signature", json_string(v->signature));
     json_object_set_new(o, "detail", json_string(v->detail));
+    if (v->advisory[0])
+        json_object_set_new(o, "advisory", json_string(v->advisory));
     json_object_set_new(o, "worst_snr_db", db_value(v->worst_snr_db));
     json_object_set_new(o, "worst_group", json_integer(v->worst_group));
     json_object_set_new(o, "snr_fail_db", json_real(v->snr_fail_db));
@@ -80,6 +97,7 @@ void gg_report_json_add(struct gg_report_json *j, const struct gg_report_case *r
         json_object_set_new(o, "reproduced", json_boolean(rc->replay_ok));
     }
     if (rc->result->compared) {
+        src_fields(o, rc->result->cmp.src_snr_db, rc->result->cmp.ref_src_snr_db);
         json_t *groups = json_array();
         for (int64_t g = 0; g < rc->result->cmp.n_groups; g++)
             json_array_append_new(groups, group_object(&rc->result->cmp.groups[g]));
@@ -97,7 +115,10 @@ enum gg_status gg_report_json_write(struct gg_report_json *j, const char *path, 
         return st;
     json_t *root = json_pack("{s:s, s:i, s:O}", "ggfuzz", GG_VERSION, "thresholds_version",
                              GG_THRESHOLDS_VERSION, "cases", j->cases);
-    a.bad = root == NULL || json_dumpf(root, a.f, JSON_INDENT(2)) != 0;
+    if (root == NULL)
+        a.bad = 1;
+    else if (json_dumpf(root, a.f, JSON_INDENT(2)) != 0)
+        gg_atomic_fail(&a);
     json_decref(root);
     return gg_atomic_commit(&a, 0, err, err_len);
 }

@@ -148,6 +148,10 @@ static void suite_part(FILE *f, const struct gg_report_doc *d)
         verdict(f, c->verdict);
         fputs(" | ", f);
         md(f, c->reason);
+        if (c->advisory && c->advisory[0]) {
+            fputs(c->reason[0] ? "; advisory: " : "advisory: ", f);
+            md(f, c->advisory);
+        }
         fputs(" |\n", f);
     }
     fputs("\n", f);

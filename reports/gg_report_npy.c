@@ -44,7 +44,7 @@ enum gg_status gg_report_npy_open(struct gg_atomic *a, const char *path, const c
     unsigned char pre[NPY_PREAMBLE] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                                        (unsigned char)(header & 0xFF),
                                        (unsigned char)(header >> 8)};
-    fwrite(pre, 1, sizeof pre, a->f);
-    fwrite(dict, 1, header, a->f); /* a short write sets the error that commit reports */
+    gg_atomic_put(a, pre, sizeof pre);
+    gg_atomic_put(a, dict, header);
     return GG_OK;
 }

@@ -101,16 +101,19 @@ static const struct field case_rows[] = {
     C("worst_group_snr_db", F_NUM, worst_group_snr_db, .absent = A_NULL),
     C("pooled_snr_db", F_NUM, pooled_snr_db, .absent = A_NULL),
     C("src_snr_db", F_NUM, src_snr_db, .absent = A_NULL),
+    C("ref_src_snr_db", F_NUM, ref_src_snr_db, .absent = A_OMIT),
     C("margin_db", F_NUM, margin_db, .absent = A_NULL),
     C("max_ratio", F_NUM, max_ratio, .absent = A_OMIT),
     C("signature", F_STR, signature),
     C("detail", F_STR, detail, .only_with = "class"),
+    C("advisory", F_STR, advisory, .absent = A_OMIT),
     C("groups", F_RECS, groups, .n_off = offsetof(struct gg_rcase, n_groups), .sub = &group_table),
     C("seconds", F_NUM, seconds),
     C("phase_seconds", F_OBJ, setup_s, .absent = A_OMIT, .sub = &phase_table),
     C("baseline_snr_db", F_NUM, baseline_snr_db, .absent = A_NULL),
     C("baseline_time_us", F_NUM, baseline_time_us, .absent = A_NULL),
     C("snr_drop_db", F_NUM, snr_drop_db, .absent = A_NULL),
+    C("baseline_record", F_STR, baseline_record, .absent = A_OMIT),
     C("verdict", F_STR, verdict, .required = 1, .one_of = verdicts),
     C("reason", F_STR, reason),
     C("time_us", F_NUM, time_us, .absent = A_NULL),
@@ -405,7 +408,8 @@ enum gg_status gg_report_suite_save(const struct gg_rsuite *s, const char *path,
     struct gg_atomic a;
     enum gg_status st = gg_atomic_open(&a, path, "the suite result", err, err_len);
     if (st == GG_OK) {
-        a.bad = json_dumpf(root, a.f, JSON_INDENT(1)) != 0;
+        if (json_dumpf(root, a.f, JSON_INDENT(1)) != 0)
+            gg_atomic_fail(&a);
         st = gg_atomic_commit(&a, 0, err, err_len);
     }
     json_decref(root);

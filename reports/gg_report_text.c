@@ -70,6 +70,8 @@ void gg_report_text_case(FILE *f, const struct gg_report_case *rc, int replay, i
     if (n_after > 0)
         fprintf(f, "       ran after the %d case%s it fails only after (@after), in one process\n",
                 n_after, n_after == 1 ? "" : "s");
+    if (verbose && v->advisory[0])
+        fprintf(f, "       advisory: %s\n", v->advisory);
     if (replay && !rc->replay_ok)
         fprintf(f, "       expected %s: did not reproduce\n", rc->expect ? rc->expect : "class=pass");
     if (verbose || res->certified > 0) {
@@ -86,13 +88,27 @@ void gg_report_text_case(FILE *f, const struct gg_report_case *rc, int replay, i
                 res->phase.compare);
     if (verbose && rc->result->compared) {
         const struct gg_compare *cmp = &rc->result->cmp;
+        if (!isnan(cmp->src_snr_db)) {
+            char out_db[32], ref_db[32];
+            fmt_db(cmp->src_snr_db, out_db, sizeof out_db);
+            fmt_db(cmp->ref_src_snr_db, ref_db, sizeof ref_db);
+            fprintf(f, "       source snr %s (the exact reference: %s) over %lld outputs with "
+                       "signal\n", out_db, ref_db, (long long)cmp->src_n);
+        }
         for (int64_t g = 0; g < cmp->n_groups; g++) {
             const struct gg_group_metrics *gm = &cmp->groups[g];
             char db[32];
             fmt_db(gm->snr_db, db, sizeof db);
-            fprintf(f, "       group %lld: %lld outputs, snr %s, max ratio %.3g, past bound %lld, nan %lld, unwritten %lld\n",
+            fprintf(f, "       group %lld: %lld outputs, snr %s, max ratio %.3g, past bound %lld, nan %lld, unwritten %lld",
                     (long long)g, (long long)gm->elems, db, gm->max_ratio, (long long)gm->n_bound,
                     (long long)gm->n_nan, (long long)gm->n_unwritten);
+            if (!isnan(gm->src_snr_db)) {
+                char ref_db[32];
+                fmt_db(gm->src_snr_db, db, sizeof db);
+                fmt_db(gm->ref_src_snr_db, ref_db, sizeof ref_db);
+                fprintf(f, ", source snr %s (reference %s)", db, ref_db);
+            }
+            fputc('\n', f);
             if (gm->worst.row >= 0 && gm->max_ratio > 0)
                 fprintf(f, "         worst element (%lld, %lld): out %.9g ref %.17g sum|ab| %.6g bound %.6g\n",
                         (long long)gm->worst.row, (long long)gm->worst.col, gm->worst.out,

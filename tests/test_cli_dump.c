@@ -4,9 +4,11 @@
  * that names each file's dtype, descr, shape and the strides the kernel saw; a mutant's index
  * has its verdict, failing groups and each one's first failing element; a crashing kernel
  * leaves its inputs and reference and an index that says why C is missing; --no-kernel writes
- * the inputs and reference alone; several cases get a subdirectory each; E2M1 data is stored
+ * the inputs and reference alone; several cases get a subdirectory each, inside DIR whatever
+ * the case files are called; E2M1 data is stored
  * packed and the weights of empty experts as holes of the file; a file that cannot be written
- * is an error naming it (exit code 3) and the dump's other files are removed.
+ * is an error naming it and errno's own reason (exit code 3) and the dump's other files are
+ * removed.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +21,8 @@
 #include <jansson.h>
 
 #include "cli_fixture.h"
+#include "fuzz/case/gg_case.h"
+#include "fuzz/cli/gg_cli.h"
 
 #define SEEDS GG_SOURCE_DIR "/corpus/seeds"
 #define MUTANTS GG_SOURCE_DIR "/corpus/mutants"
@@ -230,6 +234,49 @@ Test(cli_dump, a_directory_per_case)
     cr_expect(!exists("/d", "index.json"));
 }
 
+/* Case files named "..case", "...case" and ".hidden.case" (stems ".", ".." and ".hidden") dump
+   into DIR/_., DIR/_.. and DIR/_.hidden: nothing is written into DIR itself or its parent, and
+   the files there are left alone. */
+Test(cli_dump, stems_of_dots_stay_inside_the_directory)
+{
+    static const char *const names[] = {"..case", "...case", ".hidden.case", "a.case"};
+    static const char *const subs[] = {"/w/d/_.", "/w/d/_..", "/w/d/_.hidden", "/w/d/a"};
+    char path[512], cmd[4096] = "--no-kernel";
+    snprintf(path, sizeof path, "%s/w", dir);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    static const char *const precious[] = {"/w/index.json", "/w/bias.npy"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s%s", dir, precious[i]);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f, "%s", path);
+        fputs("precious\n", f);
+        fclose(f);
+    }
+    for (int i = 0; i < 4; i++) {
+        char copy[2048];
+        snprintf(copy, sizeof copy, "cp '%s/fwd_basic.case' '%s/%s'", SEEDS, dir, names[i]);
+        cr_assert_eq(system(copy), 0);
+        size_t n = strlen(cmd);
+        snprintf(cmd + n, sizeof cmd - n, " '%s/%s'", dir, names[i]);
+    }
+    cr_assert_eq(dump("/w/d", cmd), 0, "%s", out);
+    for (int i = 0; i < 4; i++)
+        cr_expect(exists(subs[i], "index.json") && exists(subs[i], "ref.npy"), "%s: %s", subs[i],
+                  out);
+    cr_expect(!exists("/w/d", "index.json") && !exists("/w", "a.npy"), "%s", out);
+    for (int i = 0; i < 2; i++) {
+        char text[64] = "";
+        snprintf(path, sizeof path, "%s%s", dir, precious[i]);
+        FILE *f = fopen(path, "r");
+        cr_expect_not_null(f, "%s was removed", path);
+        if (f) {
+            cr_expect_not_null(fgets(text, sizeof text, f));
+            fclose(f);
+        }
+        cr_expect_str_eq(text, "precious\n", "%s was overwritten", path);
+    }
+}
+
 Test(cli_dump, e2m1_packed_and_scales)
 {
     cr_assert_eq(dump("", SEEDS "/batched_afp4wfp4.case"), 0, "%s", out);
@@ -270,4 +317,47 @@ Test(cli_dump, unwritable_file_is_an_error_and_leaves_nothing)
     cr_expect(strstr(out, "/c.npy: cannot rename") != NULL, "%s", out);
     cr_expect(strstr(out, "were removed") != NULL, "%s", out);
     cr_expect(!exists("", "a.npy") && !exists("", "ref.npy") && !exists("", "index.json"));
+}
+
+/* Makes the temporary file of this process's atomic write of DIR/name a link to /dev/full, where
+   every write fails with ENOSPC: a full disk, without privileges. */
+static void full_disk_for(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *tmp = gg_tmpfile_name(path);
+    cr_assert_not_null(tmp);
+    cr_assert_eq(symlink("/dev/full", tmp), 0, "%s", tmp);
+    free(tmp);
+}
+
+/* A write that finds the disk full says so, whether its data fail inside fwrite (1 MiB, past
+   any stdio buffer) or at the final flush (a few bytes), and leaves nothing behind. */
+Test(cli_dump, a_full_disk_is_named_by_errnos_text)
+{
+    static char data[1 << 20];
+    const size_t sizes[] = {sizeof data, 16};
+    for (int i = 0; i < 2; i++) {
+        char name[32], path[512], err[1024] = "";
+        snprintf(name, sizeof name, "f%d.bin", i);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        full_disk_for(name);
+        cr_expect_eq(gg_atomic_write(path, "data", data, sizes[i], 0, err, sizeof err), GG_E_IO);
+        cr_expect(strstr(err, "No space left on device") != NULL, "%zu bytes: %s", sizes[i], err);
+        cr_expect(!exists("", name));
+    }
+    /* The dump's own writer: its first array fails, every file it wrote is removed. */
+    static const char *const names[] = {"a", "b", "group_lens", "group_offs", "ref", "abs",
+                                        "bound"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char file[64];
+        snprintf(file, sizeof file, "%s.npy", names[i]);
+        full_disk_for(file);
+    }
+    full_disk_for("index.json");
+    char err[1024] = "";
+    cr_expect_eq(gg_cli_dump_inputs(SEEDS "/fwd_basic.case", dir, err, sizeof err), 3);
+    cr_expect(strstr(err, ".npy: cannot write") != NULL, "%s", err);
+    cr_expect(strstr(err, "No space left on device") != NULL, "%s", err);
+    cr_expect(!exists("", "a.npy") && !exists("", "index.json"), "%s", err);
 }

@@ -1,9 +1,10 @@
 /*
  * test_cli_shard.c — `ggfuzz fuzz` run as shards of one campaign directory and `ggfuzz merge`:
- * which shard a process is (--shard, Slurm's environment), the shard directories, distinct seed
- * streams, the cases one shard imports from another, the merged store (one finding per signature
- * with the counts summed, idempotent, whole when four merges run at once, refusing its own output
- * as an input), and a shard that goes on where it stopped without filing its findings again.
+ * which shard a process is (--shard, Slurm's environment, refused past the shard limit), the
+ * shard directories, distinct seed streams, the cases one shard imports from another, the merged
+ * store (one finding per signature with the counts summed, idempotent, whole when four merges run
+ * at once, refusing its own output as an input), and a shard that goes on where it stopped
+ * without filing its findings again.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -99,6 +100,44 @@ Test(cli_shard, bad_shards_are_usage_errors)
     cr_expect(strstr(out, "cannot tell which shard this is"), "%s", out);
     cr_expect_eq(ggfuzz("merge s1 s2"), 2, "%s", out);
     cr_expect(strstr(out, "-o STORE is needed"), "%s", out);
+    cli_remove_dir(root);
+}
+
+/* Array tasks times tasks past GG_CLI_SHARD_MAX (65536) shards: a usage error that names the
+   variables and the limit, never a campaign that every task runs as shard 0/1. */
+Test(cli_shard, more_slurm_shards_than_the_limit_are_a_usage_error)
+{
+    cli_temp_dir(root, sizeof root, "cli-shard");
+    static const struct { const char *env, *says; } over[] = {
+        {"SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_COUNT=300 SLURM_PROCID=1 SLURM_NTASKS=300",
+         "SLURM_ARRAY_TASK_COUNT=300 array tasks times SLURM_NTASKS=300 tasks make 90000 "
+         "shards, more than 65536"},
+        {"SLURM_PROCID=1 SLURM_NTASKS=70000", "SLURM_NTASKS=70000 shards are more than 65536"},
+        {"SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_COUNT=65537",
+         "SLURM_ARRAY_TASK_COUNT=65537 shards are more than 65536"},
+    };
+    for (size_t i = 0; i < sizeof over / sizeof *over; i++) {
+        for (int campaign = 0; campaign < 2; campaign++) {
+            cr_expect_eq(ggfuzz_env(over[i].env, campaign ? "fuzz --kernel " KERNEL " --runs 1 "
+                                                            "--workers 1 --campaign c"
+                                                          : "fuzz --kernel " KERNEL " --runs 1 "
+                                                            "--workers 1"),
+                         2, "%s: %s", over[i].env, out);
+            cr_expect(strstr(out, "cannot tell which shard this is") &&
+                          strstr(out, over[i].says), "%s: %s", over[i].env, out);
+        }
+    }
+    struct stat sb;
+    char path[128];
+    snprintf(path, sizeof path, "%s/c", root);
+    cr_expect_neq(stat(path, &sb), 0, "a campaign directory was made");
+    /* An array index past the limit is fine when the count is not. */
+    cr_expect_eq(ggfuzz_env("SLURM_ARRAY_TASK_ID=100001 SLURM_ARRAY_TASK_MIN=100000 "
+                            "SLURM_ARRAY_TASK_COUNT=4",
+                            "fuzz --kernel " KERNEL " --runs 1 --workers 1 --seed 1 --campaign c"),
+                 0, "%s", out);
+    cr_expect(strstr(out, "INFO: shard 1/4 (SLURM_ARRAY_TASK_ID=100001 of "
+                          "SLURM_ARRAY_TASK_COUNT=4)"), "%s", out);
     cli_remove_dir(root);
 }
 

@@ -487,6 +487,8 @@ static void expect_same_compare(const struct gg_compare *one, const struct gg_co
     cr_expect_eq(memcmp(&one->snr_db, &many->snr_db, sizeof one->snr_db), 0, "%s", what);
     cr_expect_eq(memcmp(&one->src_snr_db, &many->src_snr_db, sizeof one->src_snr_db), 0, "%s",
                  what);
+    cr_expect_eq(memcmp(&one->ref_src_snr_db, &many->ref_src_snr_db, sizeof one->ref_src_snr_db),
+                 0, "%s", what);
     cr_expect_eq(one->max_ratio, many->max_ratio, "%s", what);
 }
 

@@ -63,7 +63,7 @@ static void expect_row(const struct gg_threshold *t, const struct gg_threshold *
 
 Test(oracle_threshold, version)
 {
-    cr_expect_eq(GG_THRESHOLDS_VERSION, 6);
+    cr_expect_eq(GG_THRESHOLDS_VERSION, 7);
 }
 
 Test(oracle_threshold, bf16_rows)

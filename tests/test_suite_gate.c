@@ -2,7 +2,8 @@
  * test_suite_gate.c — the suite runner and gate on small suite-style cases: correct kernels pass
  * and the result JSON has every field of the contract; an SNR mutant fails the gate and the
  * output names the case; a baseline whose SNR is planted 3 dB higher flags the drop (and a wider
- * allowed drop does not); the perf rule against baseline times (the 4 us floor, 1.005·t + 0.5);
+ * allowed drop does not); a baseline that holds none of the run's cases fails the gate, one that
+ * lacks some warns, one with a record twice is refused; the perf rule against baseline times (the 4 us floor, 1.005·t + 0.5);
  * --kernel runs a case on every kernel that supports it and skips the others.
  */
 #include <math.h>
@@ -180,14 +181,20 @@ static void plant(const char *path, const char *field, double delta, double set)
     json_decref(j);
 }
 
+/* The fixture, run once with its result saved as the baseline base (len bytes: the path). */
+static void setup_with_baseline(struct fixture *fx, char *base, size_t len)
+{
+    setup(fx);
+    snprintf(base, len, "%s/baseline.json", fx->dir);
+    struct gg_suite_opts o = {.gate = 1, .save_baseline_path = base};
+    cr_assert_eq(run(fx, &o, text, sizeof text).gate_failed, 0, "%s", text);
+}
+
 Test(suite_gate, baseline_catches_a_planted_3db_drop)
 {
     struct fixture fx;
-    setup(&fx);
     char base[160];
-    snprintf(base, sizeof base, "%s/baseline.json", fx.dir);
-    struct gg_suite_opts o = {.gate = 1, .save_baseline_path = base};
-    cr_assert_eq(run(&fx, &o, text, sizeof text).gate_failed, 0, "%s", text);
+    setup_with_baseline(&fx, base, sizeof base);
     /* Unchanged baseline: no drop. */
     struct gg_suite_opts same = {.gate = 1, .baseline_path = base};
     struct gg_suite_summary s = run(&fx, &same, text, sizeof text);
@@ -209,6 +216,82 @@ Test(suite_gate, baseline_catches_a_planted_3db_drop)
     /* A wider allowed drop passes. */
     struct gg_suite_opts wide = {.gate = 1, .baseline_path = base, .snr_drop_db = 5.0};
     cr_expect_eq(run(&fx, &wide, text, sizeof text).gate_failed, 0, "%s", text);
+    teardown(&fx);
+}
+
+/* Gives record i of the baseline at path (every record: i < 0) to kernel. */
+static void record_kernel(const char *path, int i, const char *kernel)
+{
+    json_t *j = load(path), *cases = json_object_get(j, "cases"), *c;
+    size_t k;
+    json_array_foreach(cases, k, c)
+        if (i < 0 || (size_t)i == k)
+            json_object_set_new(c, "kernel", json_string(kernel));
+    cr_assert_eq(json_dump_file(j, path, 0), 0);
+    json_decref(j);
+}
+
+/* A baseline saved for another kernel (or before a kernel was renamed) compares nothing: the
+   gate fails and says so. One that lacks some of the cases warns with their count. */
+Test(suite_gate, a_baseline_that_matches_no_case_fails_the_gate)
+{
+    struct fixture fx;
+    char base[160];
+    setup_with_baseline(&fx, base, sizeof base);
+    struct gg_suite_opts same = {.gate = 1, .baseline_path = base};
+    cr_expect_eq(run(&fx, &same, text, sizeof text).gate_failed, 0, "%s", text);
+    cr_expect(!strstr(text, "WARNING") && !strstr(text, "no record"), "%s", text);
+    record_kernel(base, 0, "grouped_bf16_cuda_persistent");
+    struct gg_suite_opts some = {.gate = 1, .baseline_path = base};
+    struct gg_suite_summary s = run(&fx, &some, text, sizeof text);
+    cr_expect_eq(s.gate_failed, 0, "%s", text);
+    cr_expect(strstr(text, "WARNING: 1 of 2 cases judged has no record in baseline "), "%s", text);
+    json_t *j = load(fx.json_path);
+    json_t *cases = json_object_get(j, "cases");
+    const char *rec[2];
+    for (size_t i = 0; i < 2; i++)
+        rec[i] = json_string_value(json_object_get(json_array_get(cases, i), "baseline_record"));
+    cr_expect(rec[0] && rec[1] && strcmp(rec[0], rec[1]) != 0, "baseline_record %s, %s",
+              rec[0] ? rec[0] : "(none)", rec[1] ? rec[1] : "(none)");
+    json_decref(j);
+    record_kernel(base, -1, "grouped_bf16_cuda_persistent");
+    struct gg_suite_opts none = {.gate = 1, .baseline_path = base};
+    s = run(&fx, &none, text, sizeof text);
+    cr_expect_eq(s.pass, 2, "%s", text);
+    cr_expect_eq(s.gate_failed, 1, "%s", text);
+    cr_expect(strstr(text, "holds no record of the 2 cases judged"), "%s", text);
+    cr_expect(strstr(text, "gate: FAIL (2 cases not in the baseline, which holds a record of "
+                           "none of this run's cases)"), "%s", text);
+    j = load(fx.json_path);
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(j, "gate"), "verdict")),
+                     "fail");
+    json_decref(j);
+    teardown(&fx);
+}
+
+/* Two records of one case on one kernel: which would judge is arbitrary, so the baseline is
+   refused, naming the file and the record. */
+Test(suite_gate, a_baseline_with_a_record_twice_is_refused)
+{
+    struct fixture fx;
+    char base[160];
+    setup_with_baseline(&fx, base, sizeof base);
+    json_t *j = load(base), *cases = json_object_get(j, "cases");
+    const char *id = json_string_value(json_object_get(json_array_get(cases, 0), "id"));
+    char want[256];
+    snprintf(want, sizeof want, "cases[2] records case %s on kernel grouped_bf16_cpu_tiled again "
+             "(first at cases[0])", id);
+    json_array_append(cases, json_array_get(cases, 0));
+    cr_assert_eq(json_dump_file(j, base, 0), 0);
+    json_decref(j);
+    const char *paths[1] = {fx.dir};
+    struct gg_suite_opts dup = {.gate = 1, .baseline_path = base, .paths = paths, .n_paths = 1,
+                                .out = fopen(fx.out_path, "w")};
+    struct gg_suite_summary sum;
+    char err[1024] = "";
+    cr_expect_neq(gg_suite_run(&dup, &sum, err, sizeof err), GG_OK, "accepted: %s", err);
+    fclose(dup.out);
+    cr_expect(strstr(err, base) && strstr(err, want), "%s", err);
     teardown(&fx);
 }
 

@@ -183,18 +183,25 @@ int gg_tmpfile_sweep(const char *dir, const char *target_suffix);
 /* An atomic write of path: gg_atomic_open() opens its temporary file (gg_tmpfile_name) for the
    caller to write through a->f; gg_atomic_commit() closes it (fsync first when durable) and
    renames it over path, or removes it when anything failed (the caller sets bad when its own
-   writing failed, e.g. a serialiser's error). what names the file in messages,
-   "PATH: cannot write WHAT: REASON" (what "" gives "PATH: cannot write: REASON"); GG_E_IO, or
-   GG_E_NOMEM when the name cannot be made. Nothing is left behind on failure. */
+   writing failed, e.g. a serialiser's error, or calls gg_atomic_fail() right after a failed
+   call so that its errno is the REASON). what names the file in messages,
+   "PATH: cannot write WHAT: REASON" (what "" gives "PATH: cannot write: REASON"; REASON is
+   errno's text, "Input/output error" only when no call said more); GG_E_IO, or GG_E_NOMEM when
+   the name cannot be made. Nothing is left behind on failure. */
 struct gg_atomic {
     FILE *f;
     char *tmp;
     const char *path;
     const char *what;
     int bad;
+    int errnum; /* errno of the first failure gg_atomic_fail() recorded; 0: none known */
 };
 enum gg_status gg_atomic_open(struct gg_atomic *a, const char *path, const char *what, char *err,
                               size_t err_len);
+/* Marks the write failed, keeping errno (when it is set) as the reason the commit reports. */
+void gg_atomic_fail(struct gg_atomic *a);
+/* fwrite of n bytes to a->f; a short write marks the write failed with its errno. */
+void gg_atomic_put(struct gg_atomic *a, const void *data, size_t n);
 enum gg_status gg_atomic_commit(struct gg_atomic *a, int durable, char *err, size_t err_len);
 /* Writes len bytes of data to path atomically (open, write, commit). */
 enum gg_status gg_atomic_write(const char *path, const char *what, const void *data, size_t len,

@@ -112,7 +112,7 @@ enum gg_status gg_atomic_open(struct gg_atomic *a, const char *path, const char 
     a->path = path;
     a->what = what ? what : "";
     a->f = NULL;
-    a->bad = 0;
+    a->bad = a->errnum = 0;
     a->tmp = gg_tmpfile_name(path);
     if (a->tmp == NULL) {
         snprintf(err, err_len, "%s: out of memory", path);
@@ -133,14 +133,33 @@ enum gg_status gg_atomic_open(struct gg_atomic *a, const char *path, const char 
     return GG_OK;
 }
 
+void gg_atomic_fail(struct gg_atomic *a)
+{
+    a->bad = 1;
+    if (a->errnum == 0)
+        a->errnum = errno;
+}
+
+void gg_atomic_put(struct gg_atomic *a, const void *data, size_t n)
+{
+    if (n > 0 && fwrite(data, 1, n, a->f) != n)
+        gg_atomic_fail(a);
+}
+
+/* The cause is the errno of the call that failed: one the writer recorded (a full disk seen by a
+   buffer flush inside its fwrite), else that of the last flush, fsync or close; EIO when no call
+   set one (a serialiser's error, or an error flag whose call was not recorded). */
 enum gg_status gg_atomic_commit(struct gg_atomic *a, int durable, char *err, size_t err_len)
 {
     int e = 0;
     errno = 0;
-    if (a->bad || ferror(a->f) || fflush(a->f) != 0 || (durable && fsync(fileno(a->f)) != 0))
+    if (a->bad || ferror(a->f))
+        e = a->errnum ? a->errnum : EIO;
+    else if (fflush(a->f) != 0 || (durable && fsync(fileno(a->f)) != 0))
         e = errno ? errno : EIO;
+    errno = 0;
     if (fclose(a->f) != 0 && e == 0)
-        e = errno;
+        e = errno ? errno : EIO;
     a->f = NULL;
     enum gg_status st = GG_OK;
     if (e == 0 && rename(a->tmp, a->path) != 0) {
@@ -164,7 +183,6 @@ enum gg_status gg_atomic_write(const char *path, const char *what, const void *d
     enum gg_status st = gg_atomic_open(&a, path, what, err, err_len);
     if (st != GG_OK)
         return st;
-    if (len > 0)
-        fwrite(data, 1, len, a.f); /* a short write sets the error that commit reports */
+    gg_atomic_put(&a, data, len);
     return gg_atomic_commit(&a, durable, err, err_len);
 }

@@ -1,7 +1,7 @@
 /*
  * cli_dump.c — `run --dump DIR`: where each case's dump goes (DIR itself for a single case file,
- * else DIR/<stem>/ per case, the case file's name without ".case", "-2", "-3", ... added when a
- * stem repeats), and the dump of a case's inputs and reference without a kernel (`--no-kernel`,
+ * else DIR/<stem>/ per case, the case file's name without ".case", "_" before a stem that is empty
+ * or starts with '.', "-2", "-3", ... added when a stem repeats), and the dump of a case's inputs and reference without a kernel (`--no-kernel`,
  * and gg_cli_dump_inputs() of gg_cli.h, which the Python package's ggfuzz.cases.load calls).
  */
 #include <errno.h>
@@ -42,18 +42,31 @@ static int used(const struct gg_cli_dump *d, const char *name)
     return 0;
 }
 
-char *gg_cli_dump_dir(struct gg_cli_dump *d, const char *path)
+/*
+ * The name of a case's directory below DIR: one path component that is neither "." nor "..", so
+ * that the dump stays inside DIR whatever the case file is called. The stem has no '/' (it
+ * follows the last one); a stem that is empty or starts with '.' ("..case" gives ".", "...case"
+ * "..", ".hidden.case" ".hidden") gets a leading '_' ("_.", "_..", "_.hidden").
+ */
+static void stem_name(const char *path, char *out, size_t len)
 {
-    if (!d->per_case)
-        return strdup(d->dir);
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     size_t stem = strlen(base);
     if (stem > 5 && strcmp(base + stem - 5, ".case") == 0)
         stem -= 5;
-    char name[256];
-    snprintf(name, sizeof name, "%.*s", (int)(stem < 200 ? stem : 200), base);
+    snprintf(out, len, "%s%.*s", stem == 0 || base[0] == '.' ? "_" : "",
+             (int)(stem < 200 ? stem : 200), base);
+}
+
+char *gg_cli_dump_dir(struct gg_cli_dump *d, const char *path)
+{
+    if (!d->per_case)
+        return strdup(d->dir);
+    char stem[256], name[300];
+    stem_name(path, stem, sizeof stem);
+    snprintf(name, sizeof name, "%s", stem);
     for (int i = 2; used(d, name); i++)
-        snprintf(name, sizeof name, "%.*s-%d", (int)(stem < 200 ? stem : 200), base, i);
+        snprintf(name, sizeof name, "%s-%d", stem, i);
     char **grown = realloc(d->used, (d->n_used + 1) * sizeof *grown);
     if (!grown)
         return NULL;

@@ -41,7 +41,8 @@ int gg_cli_reference(const char *s, enum gg_reference_where *out);
 int gg_cli_shard(const char *opt, const char *arg, int *index, int *count);
 /* The shard Slurm's environment names (array task, and task of a step, combined): 1 with *index,
    *count and how (the variables, for the log) set; 0 when it names none or one shard of one;
-   -1 with the reason in how when the variables do not fit together. */
+   -1 with the reason in how when the variables do not fit together or make more than
+   GG_CLI_SHARD_MAX shards. */
 int gg_cli_shard_env(int *index, int *count, char *how, size_t how_len);
 
 /* --gpus (cli_shard.c): 0 with g filled (a note, such as auto finding no device, is printed as
@@ -156,7 +157,8 @@ struct gg_cli_dump {
    GG_EXIT_HARNESS after a message naming DIR. */
 int gg_cli_dump_start(struct gg_cli_dump *d, int n_args, char **args);
 void gg_cli_dump_end(struct gg_cli_dump *d);
-/* The directory of case file path's dump (malloc'd; NULL when out of memory). */
+/* The directory of case file path's dump, inside DIR whatever the file is called (malloc'd; NULL
+   when out of memory). */
 char *gg_cli_dump_dir(struct gg_cli_dump *d, const char *path);
 struct gg_case;
 struct gg_run_opts;

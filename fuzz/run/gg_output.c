@@ -1,9 +1,10 @@
 /*
  * gg_output.c — the part of C a run may touch: the page-rounded ranges around the rows a kernel
  * writes (gg_tensors_make records them; the pages between them are inaccessible). The sentinel
- * fill, the copy of a run's output, the comparison of two runs and the padding check all walk
- * these ranges only, so an output whose rows lie gigabytes apart costs what its rows cost. The
- * run protocol (gg_runner.c) and its targets (gg_hostrun.c, gg_devrun.c) use them.
+ * fill, the copy of a run's output, the comparison of two runs (as values: every NaN is one, see
+ * gg_oracle_first_value_diff) and the padding check all walk these ranges only, so an output
+ * whose rows lie gigabytes apart costs what its rows cost. The run protocol (gg_runner.c) and its
+ * targets (gg_hostrun.c, gg_devrun.c) use them.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -93,6 +94,10 @@ static void span_range(void *ctx, int64_t lo, int64_t hi, int tid)
     (void)tid;
     struct span_job *j = ctx;
     uint8_t *c = (uint8_t *)j->t->ops.c;
+    enum gg_dtype ct = j->t->p.c_dtype;
+    /* A comparison takes whole elements: the elements that start in [lo, hi) (ranges start on
+       element boundaries: whole pages from an element-aligned C, or C's start). */
+    int64_t unit = j->op == SPAN_DIFF && gg_dtype_bits(ct) > 8 ? gg_dtype_bits(ct) / 8 : 1;
     int64_t at = 0; /* flat offset of range i's first byte */
     struct gg_range r;
     for (size_t i = 0; i < j->t->n_live[2] && at < hi; i++) {
@@ -100,13 +105,16 @@ static void span_range(void *ctx, int64_t lo, int64_t hi, int tid)
             continue;
         int64_t len = (int64_t)(r.hi - r.lo), a = lo > at ? lo : at;
         int64_t b = hi < at + len ? hi : at + len;
+        a = at + (a - at + unit - 1) / unit * unit;
+        b = at + (b - at + unit - 1) / unit * unit;
+        b = b < at + len ? b : at + len;
         if (a < b) {
             size_t off = r.lo + (size_t)(a - at), n = (size_t)(b - a);
             if (j->op == SPAN_COPY)
                 memcpy(j->copy + off, c + off, n);
             else if (j->op == SPAN_ZERO)
                 memset(c + off, 0, n);
-            else if (gg_oracle_first_diff(j->copy + off, c + off, n) >= 0)
+            else if (gg_oracle_first_value_diff(ct, j->copy + off, c + off, n) >= 0)
                 atomic_store(&j->differs, 1);
         }
         at += len;

@@ -14,7 +14,8 @@ int gg_output_range(const struct gg_tensors *t, size_t i, struct gg_range *r);
    when it cannot be reserved. Freed by gg_output_free(). */
 void *gg_output_alloc(const struct gg_tensors *t);
 void gg_output_free(const struct gg_tensors *t, void *copy);
-/* Copies the live part of C into copy; 1 when the live part of C differs from copy's. */
+/* Copies the live part of C into copy; 1 when the live part of C differs from copy's as values
+   (two NaNs are equal whatever their sign and payload; the sentinel is not a written NaN). */
 void gg_output_save(const struct gg_tensors *t, void *copy);
 int gg_output_differs(const struct gg_tensors *t, const void *copy);
 /* When the live part of C is large enough for several of the reference's threads: zeroes it on

@@ -177,6 +177,7 @@ static void case_metrics(struct suite *s, struct gg_rcase *rc, struct case_text 
     if (r->compared) {
         rc->pooled_snr_db = num(r->cmp.snr_db);
         rc->src_snr_db = num(r->cmp.src_snr_db);
+        rc->ref_src_snr_db = num(r->cmp.ref_src_snr_db);
         rc->n_groups = case_groups(c, &r->cmp, &rc->groups);
         s->nomem |= rc->n_groups == 0 && r->cmp.n_groups > 0;
     }
@@ -184,8 +185,11 @@ static void case_metrics(struct suite *s, struct gg_rcase *rc, struct case_text 
     rc->max_ratio = num(v->max_ratio);
     rc->signature = pass ? "" : v->signature;
     rc->detail = pass ? "" : v->detail;
+    rc->advisory = v->advisory;
     /* Baseline: a drop is judged between two finite worst-group SNRs. */
     const struct gg_rcase *b = gg_report_suite_find(&s->baseline, rc->id, r->kernel);
+    if (s->o->baseline_path)
+        rc->baseline_record = b ? "found" : "missing";
     if (b) {
         rc->baseline_snr_db = b->worst_group_snr_db;
         rc->baseline_time_us = b->time_us;
@@ -573,6 +577,42 @@ static enum gg_status run_on_runners(struct suite *s, int runners, char *err, si
     return st;
 }
 
+/* Records of a baseline ordered by case id and kernel, then by place. */
+static int by_case_kernel(const void *x, const void *y)
+{
+    const struct gg_rcase *a = *(const struct gg_rcase *const *)x;
+    const struct gg_rcase *b = *(const struct gg_rcase *const *)y;
+    int c = strcmp(a->id, b->id);
+    c = c ? c : strcmp(a->kernel, b->kernel);
+    return c ? c : (a > b) - (a < b);
+}
+
+/* Refuses a baseline (loaded from path) holding two records of one case on one kernel: which of
+   them would judge the case is arbitrary. GG_E_PARSE with why naming both, or GG_E_NOMEM. */
+static enum gg_status baseline_unique(const struct gg_rsuite *b, const char *path, char *why,
+                                      size_t why_len)
+{
+    const struct gg_rcase **by = malloc((b->n_cases ? b->n_cases : 1) * sizeof *by);
+    if (!by) {
+        snprintf(why, why_len, "%s: out of memory", path);
+        return GG_E_NOMEM;
+    }
+    for (size_t i = 0; i < b->n_cases; i++)
+        by[i] = &b->cases[i];
+    qsort(by, b->n_cases, sizeof *by, by_case_kernel);
+    enum gg_status st = GG_OK;
+    for (size_t i = 1; st == GG_OK && i < b->n_cases; i++)
+        if (!strcmp(by[i]->id, by[i - 1]->id) && !strcmp(by[i]->kernel, by[i - 1]->kernel)) {
+            snprintf(why, why_len, "%s: cases[%zu] records case %s on kernel %s again (first at "
+                     "cases[%zu]): a baseline holds one record of each case and kernel",
+                     path, (size_t)(by[i] - b->cases), by[i]->id, by[i]->kernel,
+                     (size_t)(by[i - 1] - b->cases));
+            st = GG_E_PARSE;
+        }
+    free(by);
+    return st;
+}
+
 enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summary *sum,
                             char *err, size_t err_len)
 {
@@ -581,6 +621,8 @@ enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summa
     if (o->baseline_path) {
         char why[1024];
         enum gg_status st = gg_report_suite_load(o->baseline_path, &s.baseline, why, sizeof why);
+        if (st == GG_OK)
+            st = baseline_unique(&s.baseline, o->baseline_path, why, sizeof why);
         if (st != GG_OK) {
             snprintf(err, err_len, "--baseline: %s", why);
             gg_report_suite_free(&s.baseline);

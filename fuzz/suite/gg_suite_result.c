@@ -54,12 +54,34 @@ void gg_suite_print_case(FILE *f, const struct gg_rcase *c)
         fprintf(f, "       %s\n", c->reason);
 }
 
+/* The cases judged against a baseline: those it holds a record of, and those it does not. */
+static void baseline_counts(const struct gg_rsuite *res, int *found, int *missing)
+{
+    *found = *missing = 0;
+    for (size_t i = 0; i < res->n_cases; i++) {
+        const char *b = res->cases[i].baseline_record;
+        *found += b && !strcmp(b, "found");
+        *missing += b && !strcmp(b, "missing");
+    }
+}
+
+/* A baseline that matches none of the cases it judged compared nothing: a golden result saved
+   for another kernel, or a kernel renamed since. */
+static int baseline_matches_none(const struct gg_rsuite *res)
+{
+    int found, missing;
+    baseline_counts(res, &found, &missing);
+    return found == 0 && missing > 0;
+}
+
 /* The gate's reasons, counted from the records: a failing class (SNR below threshold or a
    structural fault), an SNR drop past allowed_db against the baseline, a perf regression, a case
-   that could not run. */
+   that could not run, a baseline that holds none of the cases. */
 static void gate_reasons(const struct gg_rsuite *res, double allowed_db, int n[GG_N_REASONS])
 {
     memset(n, 0, GG_N_REASONS * sizeof *n);
+    if (baseline_matches_none(res))
+        baseline_counts(res, &(int){0}, &n[GG_R_UNMATCHED]);
     for (size_t i = 0; i < res->n_cases; i++) {
         const struct gg_rcase *c = &res->cases[i];
         if (!strcmp(c->verdict, "error"))
@@ -78,7 +100,8 @@ size_t gg_suite_reasons(const struct gg_rsuite *res, double allowed_db,
     static const char *const what[GG_N_REASONS] = {
         "below threshold", "with a structural fault",
         "dropped more than the allowed SNR margin against the baseline",
-        "slower than the baseline", "could not run"};
+        "slower than the baseline", "could not run",
+        "not in the baseline, which holds a record of none of this run's cases"};
     int n[GG_N_REASONS];
     size_t k = 0;
     gate_reasons(res, allowed_db, n);
@@ -98,7 +121,7 @@ void gg_suite_count(struct gg_rsuite *res, struct gg_suite_summary *sum)
     sum->regressed = (int)res->n_regressed;
     sum->skipped = (int)res->n_skipped;
     sum->errors = (int)res->n_errors;
-    sum->gate_failed = sum->fail + sum->regressed + sum->errors > 0;
+    sum->gate_failed = sum->fail + sum->regressed + sum->errors > 0 || baseline_matches_none(res);
 }
 
 /* JUnit: one test case per case and kernel, grouped by tier and model. */
@@ -169,6 +192,17 @@ void gg_suite_print_summary(FILE *f, const struct gg_rsuite *res,
     if (res->perf && cpu_timed)
         fprintf(f, "note: --perf timed CPU kernels: the perf rule is meant for GPU kernels and was "
                    "applied to the CPU times all the same\n");
+    int found, missing;
+    baseline_counts(res, &found, &missing);
+    if (missing > 0 && found == 0)
+        fprintf(f, "baseline %s holds no record of the %d case%s judged (same case id and "
+                   "kernel): nothing was compared, the gate fails\n",
+                res->baseline, missing, missing == 1 ? "" : "s");
+    else if (missing > 0)
+        fprintf(f, "WARNING: %d of %d case%s judged %s no record in baseline %s (same case id "
+                   "and kernel): not compared\n",
+                missing, found + missing, found + missing == 1 ? "" : "s",
+                missing == 1 ? "has" : "have", res->baseline);
     fprintf(f, "gate: %s", m->gate_failed ? "FAIL" : "PASS");
     for (size_t i = 0; i < res->n_reasons; i++)
         fprintf(f, "%s%s", i ? "; " : " (", res->reasons[i]);

@@ -12,9 +12,10 @@
 #include "fuzz/suite/gg_suite.h"
 #include "reports/gg_report.h"
 
-/* Gate reasons, counted from the cases' records. */
+/* Gate reasons, counted from the cases' records (GG_R_UNMATCHED: cases judged against a
+   baseline that holds a record of none of them). */
 enum gg_suite_reason { GG_R_BELOW, GG_R_STRUCTURAL, GG_R_DROPPED, GG_R_SLOWER, GG_R_ERRORS,
-                       GG_N_REASONS };
+                       GG_R_UNMATCHED, GG_N_REASONS };
 
 /* One line per case: verdict, kernel, model and deployment, shape and dtypes, recipe, worst
    group SNR against the threshold; failures add the signature and what fired. */
@@ -23,9 +24,11 @@ void gg_suite_print_case(FILE *f, const struct gg_rcase *c);
    returns how many. */
 size_t gg_suite_reasons(const struct gg_rsuite *res, double allowed_db,
                         char text[GG_N_REASONS][128]);
-/* Counts res's cases by verdict into its summary and into sum, and the gate's verdict. */
+/* Counts res's cases by verdict into its summary and into sum, and the gate's verdict (which
+   fails too when a baseline was given and holds a record of none of the cases it judged). */
 void gg_suite_count(struct gg_rsuite *res, struct gg_suite_summary *sum);
-/* The summary lines of res on f (cpu_timed: the note that --perf timed CPU kernels). */
+/* The summary lines of res on f (cpu_timed: the note that --perf timed CPU kernels; a WARNING
+   line when the baseline lacks a record of some of the cases, a line when it has none). */
 void gg_suite_print_summary(FILE *f, const struct gg_rsuite *res,
                             const struct gg_suite_summary *sum, double seconds, int cpu_timed);
 /* The outputs o asks for (result JSON, baseline, JUnit, report); a failure is reported on
