@@ -179,6 +179,7 @@ struct campaign {
     size_t n_confirms;
     struct confirm_slot {
         int pid, fd;
+        double started, budget;
         struct pending_confirm cur;
     } *cs;
     int n_cs;
@@ -1213,23 +1214,27 @@ static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int k
              b ? b->form : "?", m->sig, b ? b->path : "?");
 }
 
-/* Checks on the minimisers; kill ends them now. */
+/* Whether helper pid (a minimiser or a confirmation, the leader of its process group) has
+   ended: 1 with its wait status in *wst, after ending its group first when kill_it; else 0. */
+static int helper_ended(int pid, int kill_it, int *wst)
+{
+    if (!kill_it)
+        return waitpid(pid, wst, WNOHANG) == pid;
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, wst, 0) < 0 && errno == EINTR)
+        ;
+    return 1;
+}
+
+/* Checks on the minimisers; kill ends them now (and one past its budget). */
 static void poll_min(struct campaign *c, int kill_it)
 {
     for (int i = 0; i < c->n_ms; i++) {
         struct min_slot *slot = &c->ms[i];
-        if (!slot->pid)
-            continue;
         int wst = 0;
-        double overdue = slot->started + slot->budget + 2 * c->timeout + 5;
-        if (kill_it || gg_wire_now() > overdue) {
-            kill(-slot->pid, SIGKILL);
-            while (waitpid(slot->pid, &wst, 0) < 0 && errno == EINTR)
-                ;
-            finish_min(c, slot, wst, 1);
-        } else if (waitpid(slot->pid, &wst, WNOHANG) == slot->pid) {
-            finish_min(c, slot, wst, 0);
-        }
+        int overdue = gg_wire_now() > slot->started + slot->budget + 2 * c->timeout + 5;
+        if (slot->pid && helper_ended(slot->pid, kill_it || overdue, &wst))
+            finish_min(c, slot, wst, kill_it || overdue);
     }
 }
 
@@ -1289,6 +1294,8 @@ static void start_confirms(struct campaign *c)
             return; /* stays queued */
         }
         slot->fd = fd;
+        slot->started = gg_wire_now();
+        slot->budget = budget;
         memmove(&c->confirms[0], &c->confirms[1], --c->n_confirms * sizeof *c->confirms);
     }
 }
@@ -1307,7 +1314,7 @@ static void file_unconfirmed(struct campaign *c, struct pending_confirm *pc, con
 
 /* After a confirmation ended (or was killed): files the fault as its own, with the cases it
    needs, or not at all. */
-static void finish_confirm(struct campaign *c, struct confirm_slot *slot, int killed)
+static void finish_confirm(struct campaign *c, struct confirm_slot *slot, const char *killed)
 {
     struct gg_confirm_report rep;
     memset(&rep, 0, sizeof rep);
@@ -1317,7 +1324,7 @@ static void finish_confirm(struct campaign *c, struct confirm_slot *slot, int ki
     struct pending_confirm *pc = &slot->cur;
     char err[1024];
     if (!got) {
-        file_unconfirmed(c, pc, killed ? "the campaign ended first" : "its process failed");
+        file_unconfirmed(c, pc, killed ? killed : "its process failed");
     } else if (rep.outcome == GG_CONFIRM_ALONE) {
         gg_case_set_meta(&pc->kase, "observed", rep.detail); /* as its replay shows it */
         file_fault(c, &pc->kase, &pc->v, pc->gpu);
@@ -1360,17 +1367,14 @@ static void poll_confirms(struct campaign *c, int kill_it)
 {
     for (int i = 0; i < c->n_cs; i++) {
         struct confirm_slot *slot = &c->cs[i];
-        if (!slot->pid)
-            continue;
         int wst = 0;
-        if (kill_it) {
-            kill(-slot->pid, SIGKILL);
-            while (waitpid(slot->pid, &wst, 0) < 0 && errno == EINTR)
-                ;
-            finish_confirm(c, slot, 1);
-        } else if (waitpid(slot->pid, &wst, WNOHANG) == slot->pid) {
-            finish_confirm(c, slot, 0);
-        }
+        /* every sequence it may run, each case within its limit, and its search's budget */
+        double limit = slot->budget + 2 * c->timeout * (slot->cur.n_hist + 1) * 3 + 5;
+        int overdue = gg_wire_now() > slot->started + limit;
+        if (slot->pid && helper_ended(slot->pid, kill_it || overdue, &wst))
+            finish_confirm(c, slot, kill_it  ? "the campaign ended first"
+                                    : overdue ? "its runs took longer than they may"
+                                              : NULL);
     }
     while (kill_it && c->n_confirms > 0) {
         struct pending_confirm pc = c->confirms[0];
