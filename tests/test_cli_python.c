@@ -6,8 +6,10 @@
  * kernel that raises gives an error carrying the exception's last line, one that calls
  * os.abort() a crash finding, one that never returns a timeout finding, and each run and
  * campaign goes on. A plugin that fails to import, or a missing interpreter, is refused with
- * exit code 3 and a message. Every adapter of kernels/python/adapters and the Triton example list
- * their kernels where torch, Triton and JAX cannot be imported (they import them lazily).
+ * exit code 3 and a message. A plugin whose import exits, crashes or hangs is refused the same
+ * way (it is imported in a trial child first). Every adapter of kernels/python/adapters and the
+ * Triton example list their kernels where torch, Triton and JAX cannot be imported (they import
+ * them lazily).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,10 @@
 #define NUMPY_PLUGIN GG_SOURCE_DIR "/kernels/python/examples/numpy_grouped.py"
 #define NUMPY_KERNEL "grouped_bf16_numpy_ref"
 #define FAULTY GG_SOURCE_DIR "/tests/plugins/faulty_kernels.py"
+#define HOSTILE GG_SOURCE_DIR "/tests/plugins/hostile.py"
+#define HOSTILE_KERNEL "grouped_bf16_hostile_py"
+/* A case the hostile kernel supports, expected to pass. */
+#define HOSTILE_CASE SEEDS "/fwd_ints_exact.case"
 #define ADAPTERS GG_SOURCE_DIR "/kernels/python/adapters/"
 /* Modules named torch, jax and triton whose import fails. */
 #define NO_FRAMEWORKS "PYTHONPATH=" GG_SOURCE_DIR "/tests/plugins/no_frameworks"
@@ -207,4 +213,22 @@ Test(cli_python, adapters_list_without_torch_triton_or_jax)
     cr_expect_eq(ggfuzz_env(NO_FRAMEWORKS, "--plugin " GG_SOURCE_DIR
                             "/tests/plugins/no_frameworks/imports_torch.py list"), 3, "%s", out);
     cr_expect(strstr(out, "torch is not importable in this test"), "%s", out);
+}
+
+Test(cli_python, a_plugin_that_exits_crashes_or_hangs_at_import_is_refused)
+{
+    cr_assert_eq(ggfuzz("--plugin " HOSTILE " --replay --kernel " HOSTILE_KERNEL " " HOSTILE_CASE),
+                 0, "%s", out);
+    /* Exit code 0 here would read as "every expectation reproduced". */
+    cr_expect_eq(ggfuzz_env("GG_HOSTILE=import_exit", "--plugin " HOSTILE " --replay --kernel "
+                            HOSTILE_KERNEL " " HOSTILE_CASE), 3, "%s", out);
+    cr_expect(strstr(out, "hostile.py: the import (its module code) ended the process (exit "
+                          "status 0)"), "%s", out);
+    cr_expect_eq(ggfuzz_env("GG_HOSTILE=import_segv", "--plugin " HOSTILE " list"), 3, "%s", out);
+    cr_expect(strstr(out, "hostile.py: the import (its module code) died on signal 11 "
+                          "(Segmentation fault)"), "%s", out);
+    cr_expect_eq(ggfuzz_env("GG_HOSTILE=import_hang GGFUZZ_PLUGIN_TIMEOUT=1", "--plugin " HOSTILE
+                            " list"), 3, "%s", out);
+    cr_expect(strstr(out, "hostile.py: the import (its module code) did not return within 1 s "
+                          "(GGFUZZ_PLUGIN_TIMEOUT)"), "%s", out);
 }

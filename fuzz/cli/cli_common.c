@@ -51,7 +51,8 @@ const struct gg_cli_command *const gg_cli_commands[] = {
 /* Every environment variable ggfuzz reads, printed after the exit codes. */
 static const char *const ENVIRONMENT[][2] = {
     {"GGFUZZ_PLUGINS", "colon-separated plugin paths, loaded before those of --plugin"},
-    {"GGFUZZ_PLUGIN_TIMEOUT", "seconds a plugin's registration may take (default 10; 0: none)"},
+    {"GGFUZZ_PLUGIN_TIMEOUT",
+     "seconds a plugin's registration (a .py plugin's import) may take (default 10; 0: none)"},
     {"GGFUZZ_PYTHON", "the Python that runs .py plugins (default: python3 on PATH)"},
     {"GGFUZZ_PYTHONPATH", "where the ggfuzz Python package is (default: kernels/python)"},
     {"GGFUZZ_LIB", "libggfuzz.so for python -m ggfuzz (ggfuzz sets the one beside it)"},

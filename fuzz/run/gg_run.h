@@ -50,8 +50,10 @@ enum gg_status gg_plugin_load_list(const char *paths, char *err, size_t err_len)
  * Python plugins: a path ending in ".py" (gg_plugin_is_script) is handed to the script loader
  * the host process installed, which imports the file and calls host->add_kernel once per kernel
  * as gg_plugin_register does (same checks, all or nothing, "PATH: problem" messages), and
- * returns GG_OK or a status with a message in err. There is no trial child. Without a loader
- * such a path is refused with GG_E_ABI. The descriptors must stay valid until the process exits.
+ * returns GG_OK or a status with a message in err. The import and registration first run in a
+ * trial child as a shared object's code does, with the same limit and refusals ("PATH: the
+ * import (its module code) died on signal 11 (Segmentation fault)"). Without a loader such a
+ * path is refused with GG_E_ABI. The descriptors must stay valid until the process exits.
  */
 typedef enum gg_status (*gg_plugin_script_fn)(const char *path, const struct gg_plugin_host *host,
                                               char *err, size_t err_len);
