@@ -7,9 +7,11 @@
  * os.abort() a crash finding, one that never returns a timeout finding, and each run and
  * campaign goes on. A plugin that fails to import, or a missing interpreter, is refused with
  * exit code 3 and a message. A plugin whose import exits, crashes or hangs is refused the same
- * way (it is imported in a trial child first). Every adapter of kernels/python/adapters and the
- * Triton example list their kernels where torch, Triton and JAX cannot be imported (they import
- * them lazily).
+ * way (it is imported in a trial child first). A supports() that ends its process on the
+ * capability probe ends the campaign with a message, one that crashes on a drawn case is a crash
+ * finding, and the campaign's own process survives both. Every adapter of kernels/python/adapters
+ * and the Triton example list their kernels where torch, Triton and JAX cannot be imported (they
+ * import them lazily).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,4 +233,24 @@ Test(cli_python, a_plugin_that_exits_crashes_or_hangs_at_import_is_refused)
                             " list"), 3, "%s", out);
     cr_expect(strstr(out, "hostile.py: the import (its module code) did not return within 1 s "
                           "(GGFUZZ_PLUGIN_TIMEOUT)"), "%s", out);
+}
+
+Test(cli_python, a_supports_that_ends_its_process_does_not_end_the_campaign_silently)
+{
+    char dir[256], args[1024];
+    cli_temp_dir(dir, sizeof dir, "cli-python");
+    snprintf(args, sizeof args, "--plugin " HOSTILE " fuzz --kernel " HOSTILE_KERNEL
+             " --runs 2 --max-total-time 30 --seed 5 --workers 1 --no-minimize"
+             " --artifacts %s/artifacts", dir);
+    /* On the capability probe's problems: the campaign ends with a message. */
+    cr_expect_eq(ggfuzz_env("GG_HOSTILE=supports_exit", args), 3, "%s", out);
+    cr_expect(strstr(out, "kernel " HOSTILE_KERNEL ", asked in a probe process: supports() ended "
+                          "the process (exit status 0)"), "%s", out);
+    /* On the cases drawn: each goes to a worker, where the crash is a finding. */
+    cr_expect_eq(ggfuzz_env("GG_HOSTILE=supports_segv", args), 11, "%s", out);
+    cr_expect(strstr(out, "kernel " HOSTILE_KERNEL ", asked in a probe process: supports() died "
+                          "on signal 11 (Segmentation fault); case 0 goes to a worker as it is"),
+              "%s", out);
+    cr_expect(strstr(out, "FAULT crash (new)"), "%s", out);
+    cli_remove_dir(dir);
 }
