@@ -7,11 +7,12 @@
  * os.abort() a crash finding, one that never returns a timeout finding, and each run and
  * campaign goes on. A plugin that fails to import, or a missing interpreter, is refused with
  * exit code 3 and a message. A plugin whose import exits, crashes or hangs is refused the same
- * way (it is imported in a trial child first). A supports() that ends its process on the
- * capability probe ends the campaign with a message, one that crashes on a drawn case is a crash
- * finding, and the campaign's own process survives both. Every adapter of kernels/python/adapters
- * and the Triton example list their kernels where torch, Triton and JAX cannot be imported (they
- * import them lazily).
+ * way (it is imported in a trial child first), and so is a GGFUZZ_PYTHON that is not a Python
+ * running ggfuzz's host. A supports() that ends its process on the capability probe ends the
+ * campaign with a message, one that crashes on a drawn case is a crash finding, and the
+ * campaign's own process survives both. Every adapter of kernels/python/adapters and the Triton
+ * example list their kernels where torch, Triton and JAX cannot be imported (they import them
+ * lazily).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,4 +254,24 @@ Test(cli_python, a_supports_that_ends_its_process_does_not_end_the_campaign_sile
               "%s", out);
     cr_expect(strstr(out, "FAULT crash (new)"), "%s", out);
     cli_remove_dir(dir);
+}
+
+Test(cli_python, a_program_that_is_not_the_python_host_is_refused)
+{
+    static const struct {
+        const char *python, *how;
+    } programs[] = {
+        {"/bin/true", "exited with status 0 without answering"},
+        {"/bin/false", "exited with status 1 without answering"},
+        {"/bin/echo", "answered '-m ggfuzz --handshake', not the host's token"},
+    };
+    char env[256];
+    for (size_t i = 0; i < sizeof programs / sizeof programs[0]; i++) {
+        snprintf(env, sizeof env, "GGFUZZ_PYTHON=%s", programs[i].python);
+        cr_expect_eq(ggfuzz_env(env, "--plugin " NUMPY_PLUGIN " --replay --kernel " NUMPY_KERNEL
+                                " " SEEDS "/fwd_basic.case"), 3, "%s: %s", env, out);
+        cr_expect(strstr(out, env) && strstr(out, "does not run ggfuzz's Python host") &&
+                  strstr(out, programs[i].how) && strstr(out, "set GGFUZZ_PYTHON to a Python 3"),
+                  "%s: %s", env, out);
+    }
 }
