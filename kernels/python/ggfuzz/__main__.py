@@ -43,8 +43,9 @@ def main():
     try:
         from . import _abi, _host
     except ImportError as e:
-        _fail("the Python host cannot start under %s (GGFUZZ_PYTHON): %s"
-              % (sys.executable, e))
+        _fail("the Python host cannot start under %s: %s; set GGFUZZ_PYTHON to a Python 3 "
+              "interpreter that can import %s (e.g. a virtual environment's bin/python)"
+              % (sys.executable, e, e.name or "it"))
     lib.gg_cli_abi_layout.restype = C.POINTER(_abi.AbiEntry)
     diffs = _abi.layout_differences(lib.gg_cli_abi_layout())
     if diffs:
