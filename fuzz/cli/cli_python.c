@@ -124,8 +124,8 @@ static void python_named(const char *python, char *buf, size_t len)
         snprintf(buf, len, "'%s' on PATH (GGFUZZ_PYTHON is not set)", python);
 }
 
-/* The handshake's answer: up to len - 1 bytes that fd gives until its end, NUL-terminated; 0,
-   1 when the deadline passed or more came, -1 on a read error. */
+/* The handshake's answer: the bytes fd gives until its end (or a read error), NUL-terminated in
+   buf; 0, or 1 when the deadline passed or more than len - 1 bytes came. */
 static int read_answer(int fd, char *buf, size_t len, double deadline)
 {
     size_t n = 0;
@@ -154,9 +154,10 @@ static int handshake(const char *python, const char *plugin)
     snprintf(want, sizeof want, "ggfuzz-host %s\n", token);
     python_named(python, named, sizeof named);
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0 || setenv(HANDSHAKE_ENV, token, 1) != 0) {
+    if (setenv(HANDSHAKE_ENV, token, 1) != 0 || pipe2(fds, O_CLOEXEC) != 0) {
         fprintf(stderr, "ggfuzz: %s is a Python plugin: cannot ask %s: %s\n", plugin, named,
                 strerror(errno));
+        unsetenv(HANDSHAKE_ENV);
         return GG_EXIT_HARNESS;
     }
     posix_spawn_file_actions_t fa;
@@ -190,8 +191,8 @@ static int handshake(const char *python, const char *plugin)
     if (got != 0)
         snprintf(how, sizeof how, "gave no answer within %g s, or a longer one", HANDSHAKE_S);
     else if (answer[0] != '\0')
-        snprintf(how, sizeof how, "answered '%.*s', not the host's token", (int)strcspn(answer, "\n"),
-                 answer);
+        snprintf(how, sizeof how, "answered '%.*s', not the host's token",
+                 (int)strcspn(answer, "\n"), answer);
     else if (WIFSIGNALED(wst))
         snprintf(how, sizeof how, "died on signal %d (%s) without answering", WTERMSIG(wst),
                  strsignal(WTERMSIG(wst)));

@@ -190,7 +190,8 @@ static int unpack(struct question *q, const unsigned char *buf, struct gg_kopt *
     p->expert_ids = v[3];
     p->opts = NULL;
     if (q->has & HAS_OPTS) {
-        if (p->n_opts <= 0 || p->n_opts > 4096 || !(*opts = calloc((size_t)p->n_opts, sizeof **opts)))
+        if (p->n_opts <= 0 || p->n_opts > 4096 ||
+            (*opts = calloc((size_t)p->n_opts, sizeof **opts)) == NULL)
             return -1;
         for (int i = 0; i < p->n_opts; i++) {
             const struct wire_opt *o = take(buf, len, &at, sizeof *o);
