@@ -6,12 +6,18 @@
  * kernel that raises gives an error carrying the exception's last line, one that calls
  * os.abort() a crash finding, one that never returns a timeout finding, and each run and
  * campaign goes on. A plugin that fails to import, or a missing interpreter, is refused with
- * exit code 3 and a message. Every adapter of kernels/python/adapters and the Triton example list
- * their kernels where torch, Triton and JAX cannot be imported (they import them lazily).
+ * exit code 3 and a message. A plugin whose import exits, crashes or hangs is refused the same
+ * way (it is imported in a trial child first), and so is a GGFUZZ_PYTHON that is not a Python
+ * running ggfuzz's host; python3 on PATH without NumPy says how to choose another. A supports()
+ * that ends its process on the capability probe ends the campaign with a message, one that
+ * crashes on a drawn case is a crash finding, and the campaign's own process survives both.
+ * Every adapter of kernels/python/adapters and the Triton example list their kernels where torch,
+ * Triton and JAX cannot be imported (they import them lazily).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +29,10 @@
 #define NUMPY_PLUGIN GG_SOURCE_DIR "/kernels/python/examples/numpy_grouped.py"
 #define NUMPY_KERNEL "grouped_bf16_numpy_ref"
 #define FAULTY GG_SOURCE_DIR "/tests/plugins/faulty_kernels.py"
+#define HOSTILE GG_SOURCE_DIR "/tests/plugins/hostile.py"
+#define HOSTILE_KERNEL "grouped_bf16_hostile_py"
+/* A case the hostile kernel supports, expected to pass. */
+#define HOSTILE_CASE SEEDS "/fwd_ints_exact.case"
 #define ADAPTERS GG_SOURCE_DIR "/kernels/python/adapters/"
 /* Modules named torch, jax and triton whose import fails. */
 #define NO_FRAMEWORKS "PYTHONPATH=" GG_SOURCE_DIR "/tests/plugins/no_frameworks"
@@ -208,4 +218,86 @@ Test(cli_python, adapters_list_without_torch_triton_or_jax)
     cr_expect_eq(ggfuzz_env(NO_FRAMEWORKS, "--plugin " GG_SOURCE_DIR
                             "/tests/plugins/no_frameworks/imports_torch.py list"), 3, "%s", out);
     cr_expect(strstr(out, "torch is not importable in this test"), "%s", out);
+}
+
+Test(cli_python, a_plugin_that_exits_crashes_or_hangs_at_import_is_refused)
+{
+    cr_assert_eq(ggfuzz("--plugin " HOSTILE " --replay --kernel " HOSTILE_KERNEL " " HOSTILE_CASE),
+                 0, "%s", out);
+    /* Exit code 0 here would read as "every expectation reproduced". */
+    cr_expect_eq(ggfuzz_env("GG_HOSTILE=import_exit", "--plugin " HOSTILE " --replay --kernel "
+                            HOSTILE_KERNEL " " HOSTILE_CASE), 3, "%s", out);
+    cr_expect(strstr(out, "hostile.py: the import (its module code) ended the process (exit "
+                          "status 0)"), "%s", out);
+    cr_expect_eq(ggfuzz_env("GG_HOSTILE=import_segv", "--plugin " HOSTILE " list"), 3, "%s", out);
+    cr_expect(strstr(out, "hostile.py: the import (its module code) died on signal 11 "
+                          "(Segmentation fault)"), "%s", out);
+    cr_expect_eq(ggfuzz_env("GG_HOSTILE=import_hang GGFUZZ_PLUGIN_TIMEOUT=1", "--plugin " HOSTILE
+                            " list"), 3, "%s", out);
+    cr_expect(strstr(out, "hostile.py: the import (its module code) did not return within 1 s "
+                          "(GGFUZZ_PLUGIN_TIMEOUT)"), "%s", out);
+}
+
+Test(cli_python, a_supports_that_ends_its_process_does_not_end_the_campaign_silently)
+{
+    char dir[256], args[1024];
+    cli_temp_dir(dir, sizeof dir, "cli-python");
+    snprintf(args, sizeof args, "--plugin " HOSTILE " fuzz --kernel " HOSTILE_KERNEL
+             " --runs 2 --max-total-time 30 --seed 5 --workers 1 --no-minimize"
+             " --artifacts %s/artifacts", dir);
+    /* On the capability probe's problems: the campaign ends with a message. */
+    cr_expect_eq(ggfuzz_env("GG_HOSTILE=supports_exit", args), 3, "%s", out);
+    cr_expect(strstr(out, "kernel " HOSTILE_KERNEL ", asked in a probe process: supports() ended "
+                          "the process (exit status 0)"), "%s", out);
+    /* On the cases drawn: each goes to a worker, where the crash is a finding. */
+    cr_expect_eq(ggfuzz_env("GG_HOSTILE=supports_segv", args), 11, "%s", out);
+    cr_expect(strstr(out, "kernel " HOSTILE_KERNEL ", asked in a probe process: supports() died "
+                          "on signal 11 (Segmentation fault); case 0 goes to a worker as it is"),
+              "%s", out);
+    cr_expect(strstr(out, "FAULT crash (new)"), "%s", out);
+    cli_remove_dir(dir);
+}
+
+Test(cli_python, a_program_that_is_not_the_python_host_is_refused)
+{
+    static const struct {
+        const char *python, *how;
+    } programs[] = {
+        {"/bin/true", "exited with status 0 without answering"},
+        {"/bin/false", "exited with status 1 without answering"},
+        {"/bin/echo", "answered '-m ggfuzz --handshake', not the host's token"},
+    };
+    char env[256];
+    for (size_t i = 0; i < sizeof programs / sizeof programs[0]; i++) {
+        snprintf(env, sizeof env, "GGFUZZ_PYTHON=%s", programs[i].python);
+        cr_expect_eq(ggfuzz_env(env, "--plugin " NUMPY_PLUGIN " --replay --kernel " NUMPY_KERNEL
+                                " " SEEDS "/fwd_basic.case"), 3, "%s: %s", env, out);
+        cr_expect(strstr(out, env) && strstr(out, "does not run ggfuzz's Python host") &&
+                  strstr(out, programs[i].how) && strstr(out, "set GGFUZZ_PYTHON to a Python 3"),
+                  "%s: %s", env, out);
+    }
+}
+
+/* python3 on PATH is a Python whose numpy cannot be imported (a stand-in module raises what a
+   missing one does), GGFUZZ_PYTHON unset. */
+Test(cli_python, a_python_without_numpy_says_how_to_choose_another)
+{
+    const char *python = getenv("GGFUZZ_PYTHON");
+    cr_assert(python && python[0], "GGFUZZ_PYTHON is not set for this test");
+    char dir[256], path[512];
+    cli_temp_dir(dir, sizeof dir, "cli-python");
+    snprintf(path, sizeof path, "%s/python3", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\nPYTHONPATH=%s/tests/plugins/no_numpy${PYTHONPATH:+:$PYTHONPATH} "
+            "exec '%s' \"$@\"\n", GG_SOURCE_DIR, python);
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0);
+    char env[1024];
+    snprintf(env, sizeof env, "GGFUZZ_PYTHON= PATH='%s':\"$PATH\"", dir);
+    cr_expect_eq(ggfuzz_env(env, "--plugin " NUMPY_PLUGIN " list"), 3, "%s", out);
+    cr_expect(strstr(out, "No module named 'numpy'") &&
+              strstr(out, "set GGFUZZ_PYTHON to a Python 3 interpreter that can import numpy"),
+              "%s", out);
+    cli_remove_dir(dir);
 }

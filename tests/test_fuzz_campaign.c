@@ -6,7 +6,9 @@
  * worker dies the same way; the stop file and the run limit end a campaign; stored failures are
  * replayed first, reported as possibly fixed when they pass, and known signatures do not count as
  * new; a campaign starts by removing the temporary files of writers that are gone and by resuming
- * the minimisations that a killed campaign left progress files of.
+ * the minimisations that a killed campaign left progress files of; a kernel's supports() that
+ * crashes on a case the supervisor draws is a crash finding (the supervisor asks in a probe
+ * process), and one that crashes on every problem ends the campaign with a message.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -25,6 +27,7 @@
 
 #define MUTANTS GG_SOURCE_DIR "/corpus/mutants"
 #define CRASH_PLUGIN GG_TEST_PLUGINS "/crash_run.so"
+#define SUPPORTS_PLUGIN GG_TEST_PLUGINS "/crash_supports.so"
 
 /* Workers are the ggfuzz binary: it must be built. */
 static void need_ggfuzz(void)
@@ -263,18 +266,46 @@ static void kill_and_stop(const struct gg_campaign_stats *s, const int *pids, in
 }
 
 /* Runs a campaign logging to a temporary file; returns the log (valid until the next call). */
-static const char *run_logged(struct gg_campaign_config *cfg, struct gg_campaign_stats *st)
+/* Runs the campaign with its log in a temporary file: gg_campaign_run's status, its error in
+   err and the log in *log (a static buffer). */
+static enum gg_status run_logging(struct gg_campaign_config *cfg, struct gg_campaign_stats *st,
+                                  const char **log, char *err, size_t err_len)
 {
     static char buf[1 << 16];
     cfg->log = tmpfile();
     cr_assert_not_null(cfg->log);
-    run_campaign(cfg, st);
+    enum gg_status rc = gg_campaign_run(cfg, st, err, err_len);
     rewind(cfg->log);
     size_t n = fread(buf, 1, sizeof buf - 1, cfg->log);
     buf[n] = '\0';
     fclose(cfg->log);
     cfg->log = NULL;
-    return buf;
+    *log = buf;
+    return rc;
+}
+
+static const char *run_logged(struct gg_campaign_config *cfg, struct gg_campaign_stats *st)
+{
+    const char *log;
+    char err[2048] = "";
+    cr_assert_eq(run_logging(cfg, st, &log, err, sizeof err), GG_OK, "%s", err);
+    return log;
+}
+
+/* A one-run campaign with one worker and no minimisation on kernel of the plugin plugins[0],
+   which is loaded here. */
+static struct gg_campaign_config plugin_config(const struct dirs *d, const char *kernel,
+                                               const char **corpus, const char **plugins)
+{
+    char err[512];
+    cr_assert_eq(gg_plugin_load(plugins[0], err, sizeof err), GG_OK, "%s", err);
+    struct gg_campaign_config cfg = config(d, kernel, NULL, corpus);
+    cfg.workers = 1;
+    cfg.max_runs = 1;
+    cfg.no_minimize = 1;
+    cfg.plugins = plugins;
+    cfg.n_plugins = 1;
+    return cfg;
 }
 
 Test(campaign, killed_and_hung_workers_are_replaced_and_the_campaign_goes_on)
@@ -318,8 +349,7 @@ Test(campaign, killed_and_hung_workers_are_replaced_and_the_campaign_goes_on)
    crash), replayed by a one-run campaign; the log is returned. */
 static const char *replay_crash(const struct dirs *d, struct gg_campaign_stats *st)
 {
-    char err[512], path[256];
-    cr_assert_eq(gg_plugin_load(CRASH_PLUGIN, err, sizeof err), GG_OK, "%s", err);
+    char path[256];
     cr_assert_eq(mkdir(d->corpus, 0755), 0);
     snprintf(path, sizeof path, "%s/crash.case", d->corpus);
     FILE *f = fopen(path, "w");
@@ -329,12 +359,7 @@ static const char *replay_crash(const struct dirs *d, struct gg_campaign_stats *
           "seed 1\n@expect class=crash\n", f);
     fclose(f);
     const char *corpus[1], *plugins[] = {CRASH_PLUGIN};
-    struct gg_campaign_config cfg = config(d, "bad_crash_run", NULL, corpus);
-    cfg.workers = 1;
-    cfg.max_runs = 1;
-    cfg.no_minimize = 1;
-    cfg.plugins = plugins;
-    cfg.n_plugins = 1;
+    struct gg_campaign_config cfg = plugin_config(d, "bad_crash_run", corpus, plugins);
     const char *log = run_logged(&cfg, st);
     cr_expect_eq(st->replayed, 1);
     cr_expect_eq(st->execs, 1);
@@ -388,6 +413,57 @@ Test(campaign, a_crash_that_does_not_reproduce_is_no_finding)
     char path[256];
     snprintf(path, sizeof path, "%s/fuzzer_stats", d.root);
     cr_expect_eq(stat_value(slurp(path), "crashes_unconfirmed"), 1);
+    remove_dirs(&d);
+}
+
+/* A one-run campaign on bad_crash_supports, whose supports() dies on every problem whose N is
+   not 64 (BAD_PLUGIN_SUPPORTS_ALWAYS: on every problem); returns gg_campaign_run's status, with
+   the log in *log and the error in err. */
+static enum gg_status supports_campaign(const struct dirs *d, struct gg_campaign_stats *st,
+                                        const char **log, char *err, size_t err_len)
+{
+    const char *corpus[1], *plugins[] = {SUPPORTS_PLUGIN};
+    struct gg_campaign_config cfg = plugin_config(d, "bad_crash_supports", corpus, plugins);
+    return run_logging(&cfg, st, log, err, err_len);
+}
+
+/* The supervisor asks supports() about every case it draws, in a probe process: a supports()
+   that crashes on a case kills the probe, not the campaign, and the case goes to a worker, where
+   the same call makes a confirmed crash finding of it. */
+Test(campaign, a_supports_that_crashes_on_a_case_is_a_crash_finding)
+{
+    struct dirs d;
+    make_dirs(&d);
+    struct gg_campaign_stats st;
+    const char *log;
+    char err[1024];
+    cr_assert_eq(supports_campaign(&d, &st, &log, err, sizeof err), GG_OK, "%s\n%s", err, log);
+    cr_expect(strstr(log, "WARNING: kernel bad_crash_supports, asked in a probe process: "
+                          "supports() died on signal 11 (Segmentation fault); case 0 goes to a "
+                          "worker as it is"), "%s", log);
+    cr_expect_eq(st.faults[GG_CLASS_CRASH], 1, "%s", log);
+    cr_expect(strstr(log, "FAULT crash (new)"), "%s", log);
+    cr_expect_eq(st.execs, 1);
+    remove_dirs(&d);
+}
+
+/* One that crashes on the capability probe's problems ends the campaign with a message. */
+Test(campaign, a_supports_that_crashes_on_every_problem_ends_the_campaign)
+{
+    struct dirs d;
+    make_dirs(&d);
+    struct gg_campaign_stats st;
+    const char *log;
+    char err[1024];
+    cr_assert_eq(setenv("BAD_PLUGIN_SUPPORTS_ALWAYS", "1", 1), 0);
+    enum gg_status rc = supports_campaign(&d, &st, &log, err, sizeof err);
+    unsetenv("BAD_PLUGIN_SUPPORTS_ALWAYS");
+    cr_expect_eq(rc, GG_E_ABI, "%s\n%s", err, log);
+    cr_expect_eq(st.stop, GG_STOP_ERROR);
+    cr_expect(strstr(err, "generator: probing grouped_fwd a=bf16 b=bf16 c=bf16 scaling none: "
+                          "kernel bad_crash_supports, asked in a probe process: supports() died "
+                          "on signal 11 (Segmentation fault)"), "%s", err);
+    cr_expect_eq(st.execs, 0);
     remove_dirs(&d);
 }
 

@@ -12,6 +12,13 @@
  * is restarted. Results feed the corpus (a case is
  * kept when it adds a feature or a margin closer to failing), the findings store, and the
  * minimiser, which runs in a child process of its own so the campaign keeps going meanwhile.
+ *
+ * The kernel's supports() and workspace_bytes(), which the generator and the seed admission
+ * ask about every case, run in a probe process (gg_probe.c), never here: the same for every
+ * kernel, in-tree ones included, since a mutant or a plugin's supports() may crash as well as
+ * its run(). A probe that dies on the capability probe's small problems ends the campaign with
+ * its message; one that dies on a case lets the case through to a worker, where the same call
+ * makes a `crash` or `timeout` finding of it (or a case that runs, when it does not reproduce).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -130,6 +137,8 @@ struct campaign {
     const struct gg_kernel *k;
     struct gg_gen_config gen;
     struct gg_gen_caps *caps; /* probed once: gen.caps points here */
+    struct gg_probe *probe;   /* asks the kernel's supports(): gen.probe points here */
+    int64_t probe_deaths;     /* of those, logged so far */
     struct gg_campaign_stats *st;
     char mutant[GG_CASE_NAME_MAX];
     char artifacts[PATH_MAX_LEN], stats_dir[PATH_MAX_LEN], exe[PATH_MAX_LEN];
@@ -409,8 +418,19 @@ static int same_target(const struct campaign *c, const struct gg_case *kase)
     return strcmp(kase->kernel, c->k->name) == 0 && strcmp(kase->mutant, c->mutant) == 0;
 }
 
-/* A passing case of any kernel becomes a seed when this kernel supports its problem. */
-static int seed_fits(const struct campaign *c, struct gg_case *kase)
+/* Logs the probe deaths since the last call (what: what became of the case it died on). */
+static void log_probe_deaths(struct campaign *c, const char *what)
+{
+    const char *how;
+    int64_t n = gg_probe_deaths(c->probe, &how);
+    if (n != c->probe_deaths)
+        log_line(c, "WARNING: %s; %s\n", how, what);
+    c->probe_deaths = n;
+}
+
+/* A passing case of any kernel becomes a seed when this kernel supports its problem, or when
+   the probe died on it (the seed's run shows why). */
+static int seed_fits(struct campaign *c, struct gg_case *kase, const char *what)
 {
     if (!(c->k->ops & GG_OP_BIT(kase->op)))
         return 0;
@@ -419,8 +439,10 @@ static int seed_fits(const struct campaign *c, struct gg_case *kase)
     struct gg_kopt opts[GG_CASE_MAX_OPTS];
     struct gg_problem p;
     gg_case_problem(kase, opts, &p);
-    char why[256];
-    return c->k->supports(&p, why, sizeof why);
+    char why[512];
+    int yes = gg_probe_ask(c->probe, &p, NULL, why, sizeof why);
+    log_probe_deaths(c, what);
+    return yes != GG_PROBE_NO;
 }
 
 /* Queues the stored failures (of this kernel and mutant) and, from corpus directories, the
@@ -465,7 +487,7 @@ static void load_dir(struct campaign *c, const char *dir, int is_corpus, char **
                      "cases (ggfuzz --replay runs them first)\n", files[i]);
         else if (failure && same_target(c, &kase))
             queued = queue_push(c, &kase, ORIGIN_REPLAY, files[i]) == 0;
-        else if (!failure && is_corpus && seed_fits(c, &kase))
+        else if (!failure && is_corpus && seed_fits(c, &kase, files[i]))
             queued = queue_push(c, &kase, ORIGIN_SEED, files[i]) == 0;
         if (!queued)
             gg_case_free(&kase);
@@ -1470,6 +1492,9 @@ static int next_job(struct campaign *c, struct job *j)
         st = gg_generate(&c->gen, c->st->seed, i, &j->c, err, sizeof err);
         j->origin = ORIGIN_GENERATE;
     }
+    char what[96];
+    snprintf(what, sizeof what, "case %llu goes to a worker as it is", (unsigned long long)i);
+    log_probe_deaths(c, what);
     if (st != GG_OK) {
         gg_case_free(&j->c);
         if (st == GG_E_UNSUPPORTED || ++c->gen_failures >= MAX_GEN_FAILURES) {
@@ -1891,7 +1916,7 @@ static void sync_peers(struct campaign *c, int force)
     if (gg_sync_pull(&c->sync, &cases, &n, &c->sync_stats, err, sizeof err) != GG_OK)
         log_line(c, "WARNING: cannot read the other shards' cases: %s\n", err);
     for (size_t i = 0; i < n; i++) {
-        if (seed_fits(c, &cases[i])) {
+        if (seed_fits(c, &cases[i], "the other shard's case is imported as it is")) {
             import_case(c, &cases[i], c->next_index ^ (uint64_t)i);
             taken++;
         }
@@ -2069,15 +2094,26 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
         return GG_E_INVAL;
     }
     snprintf(c->mutant, sizeof c->mutant, "%s", mut);
+    c->timeout = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT_S;
+    if (gg_probe_open(c->k, c->timeout, "--timeout", &c->probe) != GG_OK) {
+        snprintf(c->err, c->err_len, "out of memory");
+        return GG_E_NOMEM;
+    }
     c->gen = (struct gg_gen_config){.kernel = c->k,
                                     .mutant = c->mutant,
                                     .faults = cfg->faults ? cfg->faults : GG_FAULTS_ALL,
                                     .strategy = cfg->strategy,
-                                    .max_host_bytes = cfg->run.max_mem_bytes};
+                                    .max_host_bytes = cfg->run.max_mem_bytes,
+                                    .probe = c->probe};
     /* What the kernel supports is probed once here, not for every case drawn. */
-    char perr[256];
-    if (gg_gen_caps_probe(&c->gen, &c->caps, perr, sizeof perr) == GG_OK)
+    char perr[1024];
+    enum gg_status pst = gg_gen_caps_probe(&c->gen, &c->caps, perr, sizeof perr);
+    if (pst == GG_OK)
         c->gen.caps = c->caps;
+    if (pst == GG_E_ABI) {
+        snprintf(c->err, c->err_len, "%s", perr);
+        return pst;
+    }
     if (cfg->campaign_dir) {
         enum gg_status st = setup_shard(c, cfg);
         if (st != GG_OK)
@@ -2132,7 +2168,6 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
             return st;
         c->syncing = 1;
     }
-    c->timeout = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT_S;
     c->budget = cfg->max_total_time_s > 0 ? cfg->max_total_time_s : 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     c->gpus = cfg->gpus && cfg->gpus->n > 0 ? cfg->gpus : NULL;
@@ -2196,6 +2231,7 @@ static void teardown(struct campaign *c)
     gg_buckets_free(&c->buckets);
     gg_sigset_free(&c->known);
     gg_gen_caps_free(c->caps);
+    gg_probe_close(c->probe);
     if (c->syncing)
         gg_sync_close(&c->sync);
     if (c->shards)

@@ -53,10 +53,13 @@ const struct gg_cli_command *const gg_cli_commands[] = {
 /* Every environment variable ggfuzz reads, printed after the exit codes. */
 static const char *const ENVIRONMENT[][2] = {
     {"GGFUZZ_PLUGINS", "colon-separated plugin paths, loaded before those of --plugin"},
-    {"GGFUZZ_PLUGIN_TIMEOUT", "seconds a plugin's registration may take (default 10; 0: none)"},
-    {"GGFUZZ_PYTHON", "the Python that runs .py plugins (default: python3 on PATH)"},
+    {"GGFUZZ_PLUGIN_TIMEOUT",
+     "seconds a plugin's registration (a .py plugin's import) may take (default 10; 0: none)"},
+    {"GGFUZZ_PYTHON", "the Python that runs .py plugins (default: python3 on PATH), checked to "
+     "run ggfuzz's host first"},
     {"GGFUZZ_PYTHONPATH", "where the ggfuzz Python package is (default: kernels/python)"},
     {"GGFUZZ_LIB", "libggfuzz.so for python -m ggfuzz (ggfuzz sets the one beside it)"},
+    {"GGFUZZ_HANDSHAKE", "set by ggfuzz: the token python -m ggfuzz --handshake answers with"},
     {"GG_GPU_TMA", "0: GPU kernels load by cp.async instead of TMA (the same bits)"},
     {"GG_GNUPLOT", "the gnuplot executable of report plots (default: gnuplot on PATH)"},
     {"TMPDIR", "where selftest makes its temporary campaigns, and suite --gpus its runners' "

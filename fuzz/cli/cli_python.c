@@ -6,12 +6,24 @@
  * package's directory (GGFUZZ_PYTHONPATH, default the source tree's kernels/python) and
  * GGFUZZ_LIB naming the libggfuzz.so beside the executable. Under the host (a plugin loader is
  * installed) there is nothing to hand over.
+ *
+ * Once exec'd, the interpreter's exit code is ggfuzz's, so before that the interpreter is asked
+ * to prove that it runs the package's host: `$GGFUZZ_PYTHON -m ggfuzz --handshake` must answer
+ * "ggfuzz-host TOKEN" with the fresh TOKEN of GGFUZZ_HANDSHAKE in its environment. A program
+ * that is not such a Python (/bin/true, a wrapper gone wrong) is refused with a message naming
+ * GGFUZZ_PYTHON. The check costs one start of the interpreter without NumPy or the library
+ * (tens of milliseconds), once per command: campaign workers start as the host directly.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fuzz/cli/cli_int.h"
@@ -21,6 +33,10 @@
 #define GG_PYTHON_DIR "kernels/python"
 #endif
 #define LIB_NAME "libggfuzz.so"
+#define HANDSHAKE_ENV "GGFUZZ_HANDSHAKE"
+#define HANDSHAKE_S 60.0 /* an interpreter's start on a cold network file system included */
+
+extern char **environ;
 
 /* The first Python plugin of a colon-separated list, copied to buf; NULL when none. */
 static const char *script_in_list(const char *list, char *buf, size_t len)
@@ -98,6 +114,97 @@ static int set_package(const char *plugin)
     return rc;
 }
 
+/* How the interpreter was chosen, for messages. */
+static void python_named(const char *python, char *buf, size_t len)
+{
+    const char *env = getenv("GGFUZZ_PYTHON");
+    if (env != NULL && env[0] != '\0')
+        snprintf(buf, len, "GGFUZZ_PYTHON=%s", python);
+    else
+        snprintf(buf, len, "'%s' on PATH (GGFUZZ_PYTHON is not set)", python);
+}
+
+/* The handshake's answer: the bytes fd gives until its end (or a read error), NUL-terminated in
+   buf; 0, or 1 when the deadline passed or more than len - 1 bytes came. */
+static int read_answer(int fd, char *buf, size_t len, double deadline)
+{
+    size_t n = 0;
+    for (;;) {
+        char c;
+        int got = gg_wire_read(fd, &c, 1, deadline);
+        if (got == -1)
+            break; /* the end of the answer (or an error, which the answer shows) */
+        if (got == 1 || n + 1 >= len)
+            return 1;
+        buf[n++] = c;
+    }
+    buf[n] = '\0';
+    return 0;
+}
+
+/* Asks `python -m ggfuzz --handshake` for the token (see the top of the file): 0 when python
+   gave it, else GG_EXIT_HARNESS after a message naming GGFUZZ_PYTHON. */
+static int handshake(const char *python, const char *plugin)
+{
+    char token[64], want[96], named[PATH_MAX + 64];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(token, sizeof token, "%ld-%lld-%ld", (long)getpid(), (long long)ts.tv_sec,
+             (long)ts.tv_nsec);
+    snprintf(want, sizeof want, "ggfuzz-host %s\n", token);
+    python_named(python, named, sizeof named);
+    int fds[2];
+    if (setenv(HANDSHAKE_ENV, token, 1) != 0 || pipe2(fds, O_CLOEXEC) != 0) {
+        fprintf(stderr, "ggfuzz: %s is a Python plugin: cannot ask %s: %s\n", plugin, named,
+                strerror(errno));
+        unsetenv(HANDSHAKE_ENV);
+        return GG_EXIT_HARNESS;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    char *args[] = {(char *)python, "-m", "ggfuzz", "--handshake", NULL};
+    pid_t pid;
+    fflush(NULL);
+    int rc = posix_spawnp(&pid, python, &fa, NULL, args, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    unsetenv(HANDSHAKE_ENV);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        fprintf(stderr, "ggfuzz: %s is a Python plugin: cannot start the Python interpreter "
+                "'%s' (GGFUZZ_PYTHON): %s\n", plugin, python, strerror(rc));
+        return GG_EXIT_HARNESS;
+    }
+    char answer[256];
+    int got = read_answer(fds[0], answer, sizeof answer, gg_wire_now() + HANDSHAKE_S);
+    close(fds[0]);
+    if (got != 0)
+        kill(pid, SIGKILL);
+    int wst = 0;
+    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+        ;
+    if (got == 0 && WIFEXITED(wst) && WEXITSTATUS(wst) == 0 && strcmp(answer, want) == 0)
+        return 0;
+    char how[384];
+    if (got != 0)
+        snprintf(how, sizeof how, "gave no answer within %g s, or a longer one", HANDSHAKE_S);
+    else if (answer[0] != '\0')
+        snprintf(how, sizeof how, "answered '%.*s', not the host's token",
+                 (int)strcspn(answer, "\n"), answer);
+    else if (WIFSIGNALED(wst))
+        snprintf(how, sizeof how, "died on signal %d (%s) without answering", WTERMSIG(wst),
+                 strsignal(WTERMSIG(wst)));
+    else
+        snprintf(how, sizeof how, "exited with status %d without answering",
+                 WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+    fprintf(stderr, "ggfuzz: %s is a Python plugin, but %s does not run ggfuzz's Python host: "
+            "`%s -m ggfuzz --handshake` %s; set GGFUZZ_PYTHON to a Python 3 interpreter with "
+            "NumPy\n", plugin, named, python, how);
+    return GG_EXIT_HARNESS;
+}
+
 int gg_cli_python_handoff(int argc, char **argv)
 {
     char buf[PATH_MAX];
@@ -111,6 +218,8 @@ int gg_cli_python_handoff(int argc, char **argv)
     const char *python = getenv("GGFUZZ_PYTHON");
     if (python == NULL || python[0] == '\0')
         python = "python3";
+    if (handshake(python, plugin) != 0)
+        return GG_EXIT_HARNESS;
     char **args = calloc((size_t)argc + 3, sizeof *args);
     if (args == NULL) {
         fprintf(stderr, "ggfuzz: out of memory\n");

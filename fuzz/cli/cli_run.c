@@ -245,9 +245,10 @@ static const struct gg_cli_flag run_flags[] = {
      "with --dump: write the inputs and the reference only, running no kernel (the case's "
      "kernel need not exist here)"},
     {"plugin", 0, "PATH", GG_CLI_PLUGIN,
-     "load the kernels of a plugin .so (repeatable); the paths of GGFUZZ_PLUGINS (PATH:PATH...) "
-     "are loaded before them; a plugin that crashes, exits or does not register within "
-     "GGFUZZ_PLUGIN_TIMEOUT seconds (default 10) in a trial child process is refused"},
+     "load the kernels of a plugin .so or .py (repeatable); the paths of GGFUZZ_PLUGINS "
+     "(PATH:PATH...) are loaded before them; a plugin that crashes, exits or does not register "
+     "(import) within GGFUZZ_PLUGIN_TIMEOUT seconds (default 10) in a trial child process is "
+     "refused"},
     {0}};
 const struct gg_cli_command gg_cli_run_command = {
     "run", "run|replay [options] CASE|DIR...",

@@ -41,11 +41,15 @@ struct gg_gen_config {
     int64_t max_host_bytes;         /* cases estimated above this are not drawn (0: 2 GiB) */
     const struct gg_gen_caps *caps; /* (optional) gg_gen_caps_probe() of this kernel and mutant,
                                        so that calls skip the probing; NULL: probe every call */
+    struct gg_probe *probe;         /* (optional) asks the kernel's supports() and
+                                       workspace_bytes() in a co-process (gg_probe_ask); NULL:
+                                       calls them in this process */
 };
 
 /* Probes cfg->kernel with cfg->mutant (cfg->caps is ignored). Returns GG_E_UNSUPPORTED when
    the kernel supports none of the configurations, GG_E_INVAL for a mutant list with an item it
-   does not have, an empty or a repeated item, or longer than GG_CASE_NAME_MAX - 1. */
+   does not have, an empty or a repeated item, or longer than GG_CASE_NAME_MAX - 1, GG_E_ABI
+   when cfg->probe's process died on a probe problem (err says how and on which problem). */
 enum gg_status gg_gen_caps_probe(const struct gg_gen_config *cfg, struct gg_gen_caps **caps,
                                  char *err, size_t err_len);
 void gg_gen_caps_free(struct gg_gen_caps *caps);
@@ -53,8 +57,9 @@ void gg_gen_caps_free(struct gg_gen_caps *caps);
 /*
  * Case number i of a campaign with seed: a pure function of (config, seed, i), so a campaign is
  * reproducible and any case can be drawn again from its number. The case is initialised by the
- * callee (free with gg_case_free) and is supported by the kernel. Returns GG_E_UNSUPPORTED when
- * the kernel supports nothing the configuration can draw.
+ * callee (free with gg_case_free) and is supported by the kernel, or is one on which cfg->probe's
+ * process died (gg_probe_deaths counts them): a kernel fault for the process that runs the case
+ * to show. Returns GG_E_UNSUPPORTED when the kernel supports nothing the configuration can draw.
  */
 enum gg_status gg_generate(const struct gg_gen_config *cfg, uint64_t seed, uint64_t i,
                            struct gg_case *c, char *err, size_t err_len);

@@ -73,15 +73,18 @@ struct gen {
     int64_t max_bytes;              /* memory bound of a case */
     const struct gen_config *conf;  /* the configuration drawn for the case */
     int nomem;                      /* sticky: an allocation failed while building */
+    int probing;                    /* the capability probe: a probe death refuses, not admits */
+    int died;                       /* sticky while probing: the probe process died */
 };
 
 /* The state of attempt `stream` of case i (gg_generate.c). */
 struct gen gen_make(const struct gg_gen_config *cfg, const struct gg_gen_caps *caps,
                     uint64_t seed, uint64_t stream, uint64_t i);
 /* 1 when the runner would run c: it passes gg_case_check, the kernel supports it (op, problem,
-   mutant) and the runner's estimate plus the workspace is at most max_bytes (0: no bound).
-   c is expanded on success. */
-int gen_admit(const struct gg_kernel *k, struct gg_case *c, int64_t max_bytes);
+   mutant) and the runner's estimate plus the workspace is at most max_bytes (0: no bound); or,
+   outside the capability probe, when g->cfg->probe's process died on it. c is expanded on
+   success. */
+int gen_admit(struct gen *g, struct gg_case *c, int64_t max_bytes);
 /* The capabilities of a call: cfg->caps, or probed into *own (release with
    gen_caps_release()). */
 enum gg_status gen_caps_of(const struct gg_gen_config *cfg, struct gg_gen_caps *own,

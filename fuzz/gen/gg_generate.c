@@ -83,37 +83,61 @@ static int64_t kernel_max_bytes(const struct gg_gen_config *cfg)
 
 enum admission { ADMIT_OK, ADMIT_REFUSED, ADMIT_MEMORY };
 
+/* The kernel's supports(p) and, when ws is not NULL and it says yes, its workspace_bytes(p):
+   through the configuration's probe when it has one. GG_PROBE_YES, GG_PROBE_NO, or
+   GG_PROBE_DIED (the probe's process died on p). */
+static int kernel_answer(const struct gg_gen_config *cfg, const struct gg_problem *p, size_t *ws)
+{
+    char why[256];
+    const struct gg_kernel *k = cfg->kernel;
+    if (cfg->probe != NULL)
+        return gg_probe_ask(cfg->probe, p, ws, why, sizeof why);
+    if (!k->supports(p, why, sizeof why))
+        return GG_PROBE_NO;
+    if (ws != NULL)
+        *ws = k->workspace_bytes ? k->workspace_bytes(p) : 0;
+    return GG_PROBE_YES;
+}
+
 /*
  * Whether c is a case the runner would run: it passes gg_case_check, the kernel implements its
  * op and supports its problem (mutant included), and the host memory it needs (the runner's
  * estimate plus the workspace) is at most max_bytes (0: no bound). c is expanded on success.
+ * A probe that died on c admits it, without the workspace's memory, so that the runner calls
+ * the kernel again where a death is a finding; in the capability probe it refuses c and sets
+ * g->died, which ends the probing.
  */
-static enum admission admit_why(const struct gg_kernel *k, struct gg_case *c, int64_t max_bytes)
+static enum admission admit_why(struct gen *g, struct gg_case *c, int64_t max_bytes)
 {
     char why[256];
-    if (!(k->ops & GG_OP_BIT(c->op)) || gg_case_check(c, why, sizeof why) != GG_OK ||
+    const struct gg_kernel *k = g->cfg->kernel;
+    if (g->died || !(k->ops & GG_OP_BIT(c->op)) || gg_case_check(c, why, sizeof why) != GG_OK ||
         gg_case_expand(c, why, sizeof why) != GG_OK)
         return ADMIT_REFUSED;
     struct gg_tensors t;
     enum admission a = ADMIT_REFUSED;
+    size_t ws = 0;
     if (gg_tensors_shape(c, &t, why, sizeof why) != GG_OK)
         a = ADMIT_REFUSED;
     else if (max_bytes > 0 && gg_tensors_estimate(&t) > max_bytes)
         a = ADMIT_MEMORY; /* before the routing is built */
-    else if (gg_tensors_route(c, &t, why, sizeof why) == GG_OK && k->supports(&t.p, why, sizeof why))
-        a = ADMIT_OK;
-    if (a == ADMIT_OK && max_bytes > 0) {
-        size_t ws = k->workspace_bytes ? k->workspace_bytes(&t.p) : 0;
-        if (gg_size_add(gg_tensors_estimate(&t), (int64_t)ws) > max_bytes)
+    else if (gg_tensors_route(c, &t, why, sizeof why) == GG_OK) {
+        int yes = kernel_answer(g->cfg, &t.p, max_bytes > 0 ? &ws : NULL);
+        a = yes == GG_PROBE_YES || (yes == GG_PROBE_DIED && !g->probing) ? ADMIT_OK
+                                                                          : ADMIT_REFUSED;
+        if (yes == GG_PROBE_DIED && g->probing)
+            g->died = 1;
+        if (yes == GG_PROBE_YES && max_bytes > 0 &&
+            gg_size_add(gg_tensors_estimate(&t), (int64_t)ws) > max_bytes)
             a = ADMIT_MEMORY;
     }
     gg_tensors_free(&t);
     return a;
 }
 
-int gen_admit(const struct gg_kernel *k, struct gg_case *c, int64_t max_bytes)
+int gen_admit(struct gen *g, struct gg_case *c, int64_t max_bytes)
 {
-    return admit_why(k, c, max_bytes) == ADMIT_OK;
+    return admit_why(g, c, max_bytes) == ADMIT_OK;
 }
 
 /* Drops the group sizes and options of c. */
@@ -155,7 +179,7 @@ static int probe_opt(struct gen *g, struct gg_case *c, const struct gen_config *
     for (int pass = 0; pass < 2 && ok; pass++) {
         probe_shape(g, c, k, m);
         gen_set_opt(g, c, key, pass == 0 ? invalid : value);
-        int accepted = gen_admit(g->cfg->kernel, c, 0);
+        int accepted = gen_admit(g, c, 0);
         ok = pass == 0 ? !accepted : accepted;
     }
     return ok;
@@ -176,6 +200,8 @@ static int64_t gcd(int64_t a, int64_t b)
 static void probe_config(struct gen *g, struct gg_case *c, struct gg_gen_caps *caps,
                          struct gen_config k)
 {
+    if (g->died)
+        return; /* c stays the problem the probe died on */
     int rows = k.op == GG_OP_BATCHED || k.op == GG_OP_DENSE;
     int64_t m_probe = -1;
     k.m_lo = -1;
@@ -185,14 +211,14 @@ static void probe_config(struct gen *g, struct gg_case *c, struct gg_gen_caps *c
     int screened = !rows;
     for (int64_t m = 8; rows && !screened && m <= 256; m *= 32) {
         probe_shape(g, c, &k, m);
-        screened = gen_admit(g->cfg->kernel, c, 0);
+        screened = gen_admit(g, c, 0);
     }
     int64_t took = 0, refused[sizeof M_MENU / sizeof M_MENU[0]];
     int n_refused = 0;
     k.m_first = 0;
     for (int i = 0; screened && i < (rows ? (int)(sizeof M_MENU / sizeof M_MENU[0]) : 1); i++) {
         probe_shape(g, c, &k, M_MENU[i]);
-        if (!gen_admit(g->cfg->kernel, c, 0)) {
+        if (!gen_admit(g, c, 0)) {
             if (M_MENU[i] > 0)
                 refused[n_refused++] = M_MENU[i];
             continue;
@@ -242,19 +268,21 @@ void gen_caps_release(struct gg_gen_caps *caps)
     caps->n = 0;
 }
 
-/* Every configuration of the menu the kernel (with the configured mutant) supports. */
-static enum gg_status probe_caps(const struct gg_gen_config *cfg, struct gg_gen_caps *caps)
+/* Every configuration of the menu the kernel (with the configured mutant) supports. A probe
+   death ends the probing: GG_E_ABI, with err saying how and on which configuration. */
+static enum gg_status probe_caps(const struct gg_gen_config *cfg, struct gg_gen_caps *caps,
+                                 char *err, size_t err_len)
 {
     memset(caps, 0, sizeof *caps);
-    struct gen g = {.cfg = cfg};
+    struct gen g = {.cfg = cfg, .probing = 1};
     struct gg_case c;
     gg_case_init(&c);
     snprintf(c.kernel, sizeof c.kernel, "%s", cfg->kernel->name);
     snprintf(c.mutant, sizeof c.mutant, "%s", cfg->mutant ? cfg->mutant : "");
-    for (int op = 0; op < GG_OP_COUNT; op++) {
+    for (int op = 0; op < GG_OP_COUNT && !g.died; op++) {
         if (!(cfg->kernel->ops & GG_OP_BIT(op)))
             continue;
-        for (int t = 0; t < N_TUPLES; t++)
+        for (int t = 0; t < N_TUPLES && !g.died; t++)
             for (size_t o = 0; o < sizeof OUT_TYPES / sizeof OUT_TYPES[0]; o++)
                 for (int lay = 0; lay <= (op == GG_OP_BATCHED); lay++)
                     for (int b = 0; b < (has_bias((enum gg_op)op) ? 3 : 1); b++)
@@ -267,10 +295,19 @@ static enum gg_status probe_caps(const struct gg_gen_config *cfg, struct gg_gen_
                                                          .scaling = TUPLES[t].s,
                                                          .layout = (enum gg_layout)lay});
     }
+    if (g.died) {
+        const char *how;
+        gg_probe_deaths(cfg->probe, &how);
+        snprintf(err, err_len, "generator: probing %s a=%s b=%s c=%s scaling %s: %s",
+                 gg_op_name(c.op), gg_dtype_name(c.a_dtype), gg_dtype_name(c.b_dtype),
+                 gg_dtype_name(c.c_dtype), gg_scaling_name(c.scaling), how);
+    } else if (g.nomem) {
+        snprintf(err, err_len, "generator: out of memory probing kernel %s", cfg->kernel->name);
+    }
     gg_case_free(&c);
-    if (g.nomem) {
+    if (g.died || g.nomem) {
         gen_caps_release(caps);
-        return GG_E_NOMEM;
+        return g.died ? GG_E_ABI : GG_E_NOMEM;
     }
     return GG_OK;
 }
@@ -385,11 +422,9 @@ static enum gg_status probe(const struct gg_gen_config *cfg, struct gg_gen_caps 
                  mutant, GG_CASE_NAME_MAX - 1);
         return GG_E_INVAL;
     }
-    enum gg_status st = probe_caps(cfg, caps);
-    if (st != GG_OK) {
-        snprintf(err, err_len, "generator: out of memory probing kernel %s", cfg->kernel->name);
+    enum gg_status st = probe_caps(cfg, caps, err, err_len);
+    if (st != GG_OK)
         return st;
-    }
     if (caps->n == 0) {
         snprintf(err, err_len,
                  "generator: kernel %s%s%s supports none of the configurations the generator "
@@ -468,7 +503,7 @@ static int fallback(struct gen *g, struct gg_case *c)
     const struct gen_config *k = &g->caps->v[gen_range(&g->r, 0, g->caps->n - 1)];
     g->conf = k;
     probe_shape(g, c, k, k->m_lo > 1 ? k->m_lo : k->m_first > 8 || k->m_hi < 8 ? k->m_first : 8);
-    return !g->nomem && gen_admit(g->cfg->kernel, c, g->max_bytes);
+    return !g->nomem && gen_admit(g, c, g->max_bytes);
 }
 
 /*
@@ -501,7 +536,7 @@ enum gg_status gen_draw(const struct gg_gen_config *cfg, const struct gg_gen_cap
         else
             strategy_uniform(&g, c);
         gen_place(&g, c);
-        enum admission a = g.nomem ? ADMIT_REFUSED : admit_why(cfg->kernel, c, g.max_bytes);
+        enum admission a = g.nomem ? ADMIT_REFUSED : admit_why(&g, c, g.max_bytes);
         if (g.nomem) {
             gg_case_free(c);
             break;

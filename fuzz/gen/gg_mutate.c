@@ -208,7 +208,7 @@ static enum gg_status mutate(const struct gg_gen_config *cfg, const struct gg_ge
                 break;
             edits = edits_for(c, &g);
         }
-        if (!g.nomem && gen_admit(cfg->kernel, c, g.max_bytes) && !same_case(c, parent_text)) {
+        if (!g.nomem && gen_admit(&g, c, g.max_bytes) && !same_case(c, parent_text)) {
             free(parent_text);
             return GG_OK;
         }

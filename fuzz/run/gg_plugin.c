@@ -5,15 +5,16 @@
  * is all or nothing: a refused plugin leaves the registry as it was and is closed, an accepted one
  * stays open for the life of the process because the registry points into it.
  *
- * A plugin's code (its initialisers and gg_plugin_register) first runs in a forked child under a
- * time limit (GGFUZZ_PLUGIN_TIMEOUT seconds, default 10, 0: none): a plugin that crashes or hangs
- * there is refused with a message, and only after the child has loaded it cleanly does this
- * process load it for real.
- *
  * A path ending in ".py" is a Python plugin: it goes to the script loader that a host process
  * installed (the Python package's, when ggfuzz runs under Python), with the same host, checks
- * and all-or-nothing registration, but without the trial child (an exception at import is a
- * clean refusal there, and the module stays loaded for the life of the process).
+ * and all-or-nothing registration (an exception at import is a clean refusal there, and the
+ * module stays loaded for the life of the process).
+ *
+ * A plugin's code (a shared object's initialisers and gg_plugin_register, a Python file's import
+ * and registration) first runs in a child forked from this process, under a time limit
+ * (GGFUZZ_PLUGIN_TIMEOUT seconds, default 10, 0: none): a plugin that crashes, exits or hangs
+ * there is refused with a message, and only after the child has loaded it cleanly does this
+ * process load it for real.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -124,12 +125,15 @@ static void *plugin_symbol(void *handle, const char *path, const char *name, cha
     return sym;
 }
 
-/* Opens file (path as the user gave it, for messages), checks it and registers its kernels.
-   mark_fd >= 0 (the trial child): one byte 'R' is written there just before the plugin's
-   register function is called, so the parent can tell that call from the plugin's initialisers. */
+/* Opens file (path as the user gave it, for messages), checks it and registers its kernels; a
+   Python plugin is imported and registered by the script loader. mark_fd >= 0 (the trial
+   child): one byte 'R' is written there just before a shared object's register function is
+   called, so the parent can tell that call from the plugin's initialisers. */
 static enum gg_status load(const char *path, const char *file, int mark_fd, char *err,
                            size_t err_len)
 {
+    if (gg_plugin_is_script(path))
+        return register_kernels(path, NULL, err, err_len);
     void *handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
         const char *why = dlerror();
@@ -236,21 +240,31 @@ static enum gg_status trial(const char *path, const char *file, char *err, size_
     int wst = 0;
     while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
         ;
-    const char *where = in_register ? "gg_plugin_register" : "loading (its initialisers)";
     if (got == 0) {
         rep.msg[sizeof rep.msg - 1] = '\0';
         if (rep.status != GG_OK)
             snprintf(err, err_len, "%s", rep.msg);
         return rep.status;
     }
-    if (got == 1)
-        return fail(err, err_len, GG_E_ABI, "%s: %s did not return within %g s (%s)", path,
-                    where, limit, TIMEOUT_ENV);
-    if (WIFSIGNALED(wst))
-        return fail(err, err_len, GG_E_ABI, "%s: %s died on signal %d (%s)", path, where,
-                    WTERMSIG(wst), strsignal(WTERMSIG(wst)));
-    return fail(err, err_len, GG_E_ABI, "%s: %s ended the process (exit status %d)", path, where,
-                WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+    const char *where = gg_plugin_is_script(path) ? "the import (its module code)"
+                        : in_register             ? "gg_plugin_register"
+                                                  : "loading (its initialisers)";
+    char how[256];
+    gg_child_end_text(where, wst, got == 1, limit, TIMEOUT_ENV, how, sizeof how);
+    return fail(err, err_len, GG_E_ABI, "%s: %s", path, how);
+}
+
+void gg_child_end_text(const char *what, int wst, int timed_out, double limit,
+                       const char *limit_name, char *buf, size_t len)
+{
+    if (timed_out)
+        snprintf(buf, len, "%s did not return within %g s (%s)", what, limit, limit_name);
+    else if (WIFSIGNALED(wst))
+        snprintf(buf, len, "%s died on signal %d (%s)", what, WTERMSIG(wst),
+                 strsignal(WTERMSIG(wst)));
+    else
+        snprintf(buf, len, "%s ended the process (exit status %d)", what,
+                 WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
 }
 
 void gg_plugin_set_script_loader(gg_plugin_script_fn fn)
@@ -274,16 +288,13 @@ enum gg_status gg_plugin_load(const char *path, char *err, size_t err_len)
     gg_registry_init(); /* in-tree kernels first: a plugin cannot take their names */
     if (path == NULL || path[0] == '\0')
         return fail(err, err_len, GG_E_INVAL, "plugin path is empty");
-    if (gg_plugin_is_script(path)) {
-        if (script_loader == NULL)
-            return fail(err, err_len, GG_E_ABI, "%s: a Python plugin needs ggfuzz's Python host "
-                        "(the ggfuzz command starts it; or python3 -m ggfuzz)", path);
-        return register_kernels(path, NULL, err, err_len);
-    }
+    if (gg_plugin_is_script(path) && script_loader == NULL)
+        return fail(err, err_len, GG_E_ABI, "%s: a Python plugin needs ggfuzz's Python host "
+                    "(the ggfuzz command starts it; or python3 -m ggfuzz)", path);
     /* A name without '/' would make dlopen search the library path; the user means a file. */
     char local[PLUGIN_PATH_MAX];
     const char *file = path;
-    if (strchr(path, '/') == NULL) {
+    if (strchr(path, '/') == NULL && !gg_plugin_is_script(path)) {
         if ((size_t)snprintf(local, sizeof local, "./%s", path) >= sizeof local)
             return fail(err, err_len, GG_E_INVAL, "%.64s...: plugin path too long", path);
         file = local;

@@ -50,14 +50,47 @@ enum gg_status gg_plugin_load_list(const char *paths, char *err, size_t err_len)
  * Python plugins: a path ending in ".py" (gg_plugin_is_script) is handed to the script loader
  * the host process installed, which imports the file and calls host->add_kernel once per kernel
  * as gg_plugin_register does (same checks, all or nothing, "PATH: problem" messages), and
- * returns GG_OK or a status with a message in err. There is no trial child. Without a loader
- * such a path is refused with GG_E_ABI. The descriptors must stay valid until the process exits.
+ * returns GG_OK or a status with a message in err. The import and registration first run in a
+ * trial child as a shared object's code does, with the same limit and refusals ("PATH: the
+ * import (its module code) died on signal 11 (Segmentation fault)"). Without a loader such a
+ * path is refused with GG_E_ABI. The descriptors must stay valid until the process exits.
  */
 typedef enum gg_status (*gg_plugin_script_fn)(const char *path, const struct gg_plugin_host *host,
                                               char *err, size_t err_len);
 void gg_plugin_set_script_loader(gg_plugin_script_fn fn); /* NULL: none */
 int gg_plugin_has_script_loader(void);
 int gg_plugin_is_script(const char *path);
+
+/* ------------------------------------------------------------------------------------------ */
+/* A kernel's supports() and workspace_bytes() in a co-process (gg_probe.c)                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * For a process that never runs kernel code itself (the campaign supervisor): a probe is a
+ * process forked from it on the first question, which answers questions about kernel k until
+ * closed, one round trip each. A probe that dies or does not answer within limit_s seconds (0:
+ * no limit; limit_name, e.g. "--timeout", names what sets it in messages) is killed; the next
+ * question starts a fresh one. Owned by the caller: gg_probe_close() ends the probe and frees it.
+ */
+struct gg_probe;
+enum gg_status gg_probe_open(const struct gg_kernel *k, double limit_s, const char *limit_name,
+                             struct gg_probe **pr);
+void gg_probe_close(struct gg_probe *pr); /* NULL: nothing */
+
+enum gg_probe_answer { GG_PROBE_NO = 0, GG_PROBE_YES = 1, GG_PROBE_DIED = -1 };
+/*
+ * k->supports(p) in the probe: GG_PROBE_YES, or GG_PROBE_NO with the kernel's reason in why;
+ * with ws not NULL and a yes, *ws = k->workspace_bytes(p) (0 when k has none). GG_PROBE_DIED
+ * when the probe could not answer, with why naming the kernel, the function and how its process
+ * ended ("kernel K, asked in a probe process: supports() died on signal 11 (Segmentation
+ * fault)", "...: supports() did not return within 10 s (--timeout)"); the death is also counted
+ * (gg_probe_deaths).
+ */
+int gg_probe_ask(struct gg_probe *pr, const struct gg_problem *p, size_t *ws, char *why,
+                 size_t why_len);
+/* Probe deaths so far; *last (when not NULL) is the message of the last one ("" before one),
+   valid until the next question. */
+int64_t gg_probe_deaths(const struct gg_probe *pr, const char **last);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Host buffers with guard pages and canary bands (gg_hostbuf.c)                                */

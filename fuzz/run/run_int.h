@@ -1,6 +1,6 @@
 /*
  * run_int.h — internal to fuzz/run/: the output checks of a run (gg_output.c), where a kernel's
- * fault hit (gg_faultnote.c) and byte counts for messages.
+ * fault hit (gg_faultnote.c), how a child process ended and byte counts for messages.
  */
 #ifndef GG_RUN_INT_H
 #define GG_RUN_INT_H
@@ -38,6 +38,13 @@ void gg_faultnote_kernel(int running);
 /* Outputs of the reference that the device target hands over at a time (gg_devrun.c): its host
    arrays hold two such runs of groups (a larger group alone), never the whole output. */
 #define GG_REF_RUN_OUTPUTS ((int64_t)1 << 26)
+
+/* How a child process that was running `what` ended without its reply, for messages
+   (gg_plugin.c): "WHAT did not return within LIMIT s (LIMIT_NAME)" when timed_out, else from its
+   wait status wst "WHAT died on signal 11 (Segmentation fault)" or "WHAT ended the process (exit
+   status 0)". */
+void gg_child_end_text(const char *what, int wst, int timed_out, double limit,
+                       const char *limit_name, char *buf, size_t len);
 
 /* A byte count for messages: "1.5 KiB", "3.2 MiB", "2.00 GiB" (gg_runner.c). */
 void gg_fmt_bytes(int64_t n, char *buf, size_t len);

@@ -6,6 +6,10 @@
  * crash_run, a valid plugin whose kernel kills its process with a signal (BAD_PLUGIN_SIGNAL, default
  * SIGSEGV) on every run, or, when BAD_PLUGIN_CRASH_ONCE names a file, only while that file does not
  * exist (it creates it, so the next run writes zeros: a crash that does not reproduce).
+ * crash_supports is a valid plugin whose kernel (a correct bf16 grouped forward GEMM with fp32
+ * output) dies in supports() (BAD_PLUGIN_SIGNAL, default SIGSEGV) on every problem whose N is
+ * not 64 (the generator's capability probe asks only about N = K = 64, the cases it draws
+ * seldom), or on every problem when BAD_PLUGIN_SUPPORTS_ALWAYS is set.
  * segv_register, hang_register and exit_register crash, hang or exit in gg_plugin_register;
  * segv_init crashes in an initialiser, when the object is loaded.
  */
@@ -74,6 +78,47 @@ MAYBE_UNUSED static enum gg_status crash_run(const struct gg_problem *p,
     return GG_OK;
 }
 
+MAYBE_UNUSED static int crash_supports(const struct gg_problem *p, char *why, size_t why_len)
+{
+    const char *sig = getenv("BAD_PLUGIN_SIGNAL");
+    if (getenv("BAD_PLUGIN_SUPPORTS_ALWAYS") != NULL || p->n != 64)
+        raise(sig ? atoi(sig) : SIGSEGV);
+    if (p->op == GG_OP_GROUPED_FWD && p->a_dtype == GG_DTYPE_BF16 &&
+        p->b_dtype == GG_DTYPE_BF16 && p->c_dtype == GG_DTYPE_F32 &&
+        p->scaling == GG_SCALING_NONE && p->bias_dtype == GG_DTYPE_NONE)
+        return 1;
+    snprintf(why, why_len, "grouped_fwd bf16 x bf16 -> f32 only");
+    return 0;
+}
+
+MAYBE_UNUSED static float bf16_value(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Y_g = X_g · W_gᵀ, bf16 inputs, fp32 accumulation and output. */
+MAYBE_UNUSED static enum gg_status naive_fwd(const struct gg_problem *p,
+                                             const struct gg_operands *o, char *err,
+                                             size_t err_len)
+{
+    (void)err, (void)err_len;
+    const uint16_t *a = o->a, *b = o->b;
+    float *c = o->c;
+    for (int64_t g = 0; g < p->groups; g++)
+        for (int64_t m = p->group_offs[g]; m < p->group_offs[g + 1]; m++)
+            for (int64_t n = 0; n < p->n; n++) {
+                float acc = 0;
+                for (int64_t k = 0; k < p->k; k++)
+                    acc += bf16_value(a[m * p->lda + k]) *
+                           bf16_value(b[g * p->stride_b + n * p->ldb + k]);
+                c[m * p->ldc + n] = acc;
+            }
+    return GG_OK;
+}
+
 #define ABI GG_KERNEL_ABI_VERSION
 #define KERNEL(name_, abi_, supports_, run_)                                                      \
     {.abi_version = (abi_), .name = (name_), .backend = GG_BACKEND_CPU,                           \
@@ -95,6 +140,8 @@ MAYBE_UNUSED static const struct gg_kernel kernels[] = {
     KERNEL("bad_run_error", ABI, any_supports, run_error),
 #elif defined(BAD_CRASH_RUN)
     KERNEL("bad_crash_run", ABI, f32_fwd_only, crash_run),
+#elif defined(BAD_CRASH_SUPPORTS)
+    KERNEL("bad_crash_supports", ABI, crash_supports, naive_fwd),
 #else
     KERNEL("bad_plugin_kernel", ABI, any_supports, never_run),
 #endif

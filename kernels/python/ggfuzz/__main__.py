@@ -3,7 +3,11 @@ be Python files. It loads libggfuzz.so (GGFUZZ_LIB) with ctypes, checks that the
 of the kernel ABI matches the library's layout, installs the loader of Python plugins, makes the
 campaign's workers start as this interpreter with `-m ggfuzz`, gives the signals the dispositions
 the ggfuzz executable starts with, runs gg_cli_main() and exits with its code. A library or
-package that cannot be loaded is a message and exit code 3."""
+package that cannot be loaded is a message and exit code 3.
+
+`python -m ggfuzz --handshake` only answers "ggfuzz-host TOKEN" (TOKEN from GGFUZZ_HANDSHAKE):
+the ggfuzz executable asks it before handing over, so that a GGFUZZ_PYTHON that is not a Python
+running this package is refused instead of deciding ggfuzz's exit code."""
 
 import ctypes as C
 import os
@@ -31,12 +35,17 @@ def _library():
 
 
 def main():
+    if sys.argv[1:] == ["--handshake"]:
+        sys.stdout.write("ggfuzz-host %s\n" % os.environ.get("GGFUZZ_HANDSHAKE", ""))
+        sys.stdout.flush()
+        os._exit(0)
     lib = _library()
     try:
         from . import _abi, _host
     except ImportError as e:
-        _fail("the Python host cannot start under %s (GGFUZZ_PYTHON): %s"
-              % (sys.executable, e))
+        _fail("the Python host cannot start under %s: %s; set GGFUZZ_PYTHON to a Python 3 "
+              "interpreter that can import %s (e.g. a virtual environment's bin/python)"
+              % (sys.executable, e, e.name or "it"))
     lib.gg_cli_abi_layout.restype = C.POINTER(_abi.AbiEntry)
     diffs = _abi.layout_differences(lib.gg_cli_abi_layout())
     if diffs:
