@@ -53,8 +53,8 @@ enum gg_status gg_fuzzer_stats_add(struct gg_fuzzer_stats *s, const char *key, c
 /* Rewrites dir/fuzzer_stats atomically (temporary file and rename). */
 enum gg_status gg_fuzzer_stats_write(const char *dir, const struct gg_fuzzer_stats *s, char *err,
                                      size_t err_len);
-/* Reads a fuzzer_stats file; a line without ':' is GG_E_PARSE ("PATH:LINE: ..."). s is always
-   left in a state gg_fuzzer_stats_free() accepts. */
+/* Reads a fuzzer_stats file (a regular file of at most 1 MiB); a line without ':' is
+   GG_E_PARSE ("PATH:LINE: ..."). s is always left in a state gg_fuzzer_stats_free() accepts. */
 enum gg_status gg_fuzzer_stats_read(const char *path, struct gg_fuzzer_stats *s, char *err,
                                     size_t err_len);
 /* The value of key, or NULL. */
@@ -77,9 +77,10 @@ struct gg_plot_row {
 /* Appends r to dir/plot_data, writing the header first when the file is new. */
 enum gg_status gg_plot_data_append(const char *dir, const struct gg_plot_row *r, char *err,
                                    size_t err_len);
-/* Reads a plot_data file into *rows (*n_rows of them; malloc'd, the caller frees it, also on
-   error). A header without relative_time and execs_done, data before the header or a row that
-   is not as many numbers as the header names is GG_E_PARSE ("PATH:LINE: ..."). */
+/* Reads a plot_data file (a regular file of at most 64 MiB) into *rows (*n_rows of them;
+   malloc'd, the caller frees it, also on error). A header without relative_time and
+   execs_done, data before the header or a row that is not as many numbers as the header names
+   is GG_E_PARSE ("PATH:LINE: ..."). */
 enum gg_status gg_plot_data_read(const char *path, struct gg_plot_row **rows, size_t *n_rows,
                                  char *err, size_t err_len);
 
