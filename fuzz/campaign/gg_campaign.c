@@ -208,6 +208,12 @@ static void log_line(struct campaign *c, const char *fmt, ...)
     fflush(f);
 }
 
+/* What the store's readers (the sync of shards) passed over or started again, for the log. */
+static void store_note(void *ctx, const char *line)
+{
+    log_line(ctx, "%s\n", line);
+}
+
 static void job_free(struct job *j)
 {
     gg_case_free(&j->c);
@@ -1781,6 +1787,8 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
                                          c->err_len);
         if (st != GG_OK)
             return st;
+        c->sync.note = store_note;
+        c->sync.note_ctx = c;
         c->syncing = 1;
     }
     c->timeout = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT_S;

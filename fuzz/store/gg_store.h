@@ -10,6 +10,11 @@
 
 #include "fuzz/run/gg_run.h"
 
+/* Where a reader of files that peers or users place (a peer's log and cases, the stores a merge
+   reads) tells what it skipped or started again: one line without its newline, "WARNING: ..."
+   naming the file, or "INFO: ...", for the caller's log. */
+typedef void (*gg_store_note_fn)(void *ctx, const char *line);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Corpus (gg_corpus.c)                                                                         */
 /* ------------------------------------------------------------------------------------------ */
@@ -276,15 +281,23 @@ enum gg_status gg_store_merge(const char *const *stores, size_t n, const char *o
 /* CAMPAIGN/shard-<index> into out. */
 void gg_shard_dir(const char *campaign, int index, char *out, size_t cap);
 /* The indexes of the shard directories of campaign, ascending (*indexes malloc'd, the caller
-   frees it). GG_E_IO when campaign cannot be read. */
+   frees it): the entries named exactly as gg_shard_dir() names them ("shard-01" or "shard-1x"
+   is no shard directory), so each index is listed once. GG_E_IO when campaign cannot be read. */
 enum gg_status gg_shard_list(const char *campaign, int **indexes, size_t *n, char *err,
                              size_t err_len);
 
-/* One shard's view of its peers: a byte cursor into each peer's log. */
+/* Bytes of a peer's log one pull reads at most, from its cursor. */
+#define GG_SYNC_CHUNK (1L << 20)
+/* One shard's view of its peers: a byte cursor into each peer's log, and what tells whether the
+   cursor still points into the log it was read from. */
 struct gg_sync_peer {
     int index;
     long long offset;   /* bytes of its log already read */
+    uint64_t mark;      /* XXH3-64 of the (at most 64) bytes of the log that end at offset */
+    int has_mark;       /* 0: none yet (offset 0, or cursors an older build saved) */
+    int in_long_line;   /* offset is inside a line longer than a case id, skipped to its end */
     int misses;         /* pulls that found the case of the line at offset missing */
+    int unreadable;     /* its log was there but could not be read at the last pull (told once) */
 };
 struct gg_sync {
     char *campaign;
@@ -292,6 +305,8 @@ struct gg_sync {
     struct gg_sync_peer *peers;
     size_t n_peers;
     int dirty;          /* cursors moved since they were saved */
+    gg_store_note_fn note; /* (may be NULL) the pulls' WARNING and INFO lines; set after open */
+    void *note_ctx;
 };
 /* What the pulls did, summed. */
 struct gg_sync_stats {
@@ -306,7 +321,13 @@ enum gg_status gg_sync_open(struct gg_sync *s, const char *campaign, int self, c
 /* Appends case_id to the shard's log; the case file must be in its corpus already. */
 enum gg_status gg_sync_publish(struct gg_sync *s, const char *case_id, char *err, size_t err_len);
 /* The cases the other shards kept since the last pull (*cases malloc'd, *n of them, each freed
-   with gg_case_free() by the caller), with ss updated; the cursors are saved when they moved. */
+   with gg_case_free() by the caller), with ss updated; the cursors are saved when they moved.
+   A pull never waits on a peer's file and reads at most GG_SYNC_CHUNK bytes of each log; what
+   it passes over is told to s->note, once: a log or a case that is not a regular file or cannot
+   be read, lines that are no case id, and a line longer than a case id (skipped to its end over
+   as many pulls as it takes). A cursor that no longer points into the log it was read from (the
+   log is shorter, or the bytes before the cursor changed: the peer's directory was made
+   afresh) starts again at 0, with an INFO line. */
 enum gg_status gg_sync_pull(struct gg_sync *s, struct gg_case **cases, size_t *n,
                             struct gg_sync_stats *ss, char *err, size_t err_len);
 void gg_sync_close(struct gg_sync *s);
