@@ -230,7 +230,7 @@ static enum gg_status update_known(const char *path, const struct gg_case *c, co
     }
     if (st != GG_OK)
         return st;
-    f.count++;
+    f.count = gg_count_add(f.count, 1);
     snprintf(f.last_seen, sizeof f.last_seen, "%s", now);
     char text[512];
     finding_format(&f, text, sizeof text);

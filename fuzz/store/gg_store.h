@@ -254,8 +254,11 @@ struct gg_merge_stats {
     long long buckets_in;        /* bucket representatives read */
     long long signatures;        /* distinct signatures in the output */
     long long buckets;           /* distinct buckets in the output */
-    long long count;             /* summed sightings of the output's signatures */
+    long long count;             /* summed sightings of the output's signatures (at most
+                                    INT64_MAX) */
     long long written;           /* files (re)written in the output */
+    long long skipped;           /* input files (or stores) that could not be read: not merged */
+    long long duplicates;        /* inputs that named a store read already: read once */
 };
 /* Folds findings stores[0..n) into store out (created when missing): one finding per
    signature (the smallest case, its provenance, the summed count, the earliest first and the
@@ -264,9 +267,14 @@ struct gg_merge_stats {
    second merge of the same inputs leaves it as it is. Each file is written atomically and only
    when its stored count is not larger (a merge that ran meanwhile on a later snapshot), so two
    merges at once leave a consistent store; no lock is taken. A missing input is an empty store;
-   out given among the inputs is GG_E_INVAL. */
+   out given among the inputs is GG_E_INVAL. Each store is read once: an input that is the same
+   directory (device and inode) as an earlier one is passed over and told to note. A file named
+   like a finding that cannot be read or parsed, or a store that cannot be listed, is passed over
+   and told (ms->skipped), and the rest is merged. Counts saturate at INT64_MAX. Fails only when
+   the output cannot be written or memory runs out. */
 enum gg_status gg_store_merge(const char *const *stores, size_t n, const char *out,
-                              struct gg_merge_stats *ms, char *err, size_t err_len);
+                              struct gg_merge_stats *ms, gg_store_note_fn note, void *note_ctx,
+                              char *err, size_t err_len);
 
 /* ------------------------------------------------------------------------------------------ */
 /* A campaign run as shards, and the corpus they share (gg_sync.c)                             */
