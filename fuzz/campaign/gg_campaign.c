@@ -1778,9 +1778,24 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
                      "%s\n", swept, dirs[i]);
     }
     if (cfg->known_path) {
-        enum gg_status st = gg_sigset_load(cfg->known_path, &c->known, c->err, c->err_len);
-        if (st != GG_OK)
+        char msg[1024];
+        enum gg_status st = gg_sigset_load(cfg->known_path, &c->known, msg, sizeof msg);
+        if (st != GG_OK) {
+            snprintf(c->err, c->err_len, "--known: %s", msg);
             return st;
+        }
+        int dir = gg_path_is_dir(cfg->known_path);
+        if (dir && c->known.stores == 0)
+            log_line(c, "WARNING: --known %s: holds no findings store (no findings, no "
+                     "artifacts/, no shard-*/artifacts): no signature is known\n",
+                     cfg->known_path);
+        else if (dir)
+            log_line(c, "INFO: --known %s: %zu known signatures and buckets from %d findings "
+                     "store%s\n", cfg->known_path, c->known.n, c->known.stores,
+                     c->known.stores == 1 ? "" : "s");
+        else
+            log_line(c, "INFO: --known %s: %zu known signatures and buckets\n", cfg->known_path,
+                     c->known.n);
     }
     if (cfg->campaign_dir) {
         enum gg_status st = gg_sync_open(&c->sync, cfg->campaign_dir, c->shard, c->err,

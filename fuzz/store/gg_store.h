@@ -232,12 +232,18 @@ void gg_buckets_free(struct gg_bucket_list *l);
 
 /* A set of known signatures, one per line in a text file ('#' comments, blank lines ignored;
    the first word of a line is the signature, the rest a free note); a known bucket is written
-   "bucket-<id>". A findings directory is read as the set of its signatures and buckets. */
+   "bucket-<id>". A findings directory is read as the set of its signatures and buckets; the
+   directory of a campaign (no findings of its own) as the union of its stores, artifacts/ and
+   each shard-<I>/artifacts. */
+#define GG_SIGSET_MAX (64L << 20) /* bytes of a known-signatures file */
 struct gg_sigset {
     char **sigs;
     size_t n;
+    int stores; /* findings stores read: 0 for a file, or a directory that holds none */
 };
-/* Loads path (a file or a findings directory); a missing file is an empty set. Free with
+/* Loads path (a regular file of at most GG_SIGSET_MAX bytes, or a directory). A path that is
+   missing, or neither a directory nor a regular file, is GG_E_IO ("PATH: cannot read: REASON");
+   a directory holding no store is an empty set with stores 0, for the caller to tell. Free with
    gg_sigset_free(). */
 enum gg_status gg_sigset_load(const char *path, struct gg_sigset *s, char *err, size_t err_len);
 int gg_sigset_has(const struct gg_sigset *s, const char *signature);
