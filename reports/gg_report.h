@@ -167,9 +167,9 @@ struct gg_rsuite {
     size_t n_cases;
 };
 
-/* Reads and checks a suite result JSON. Errors name the file and the field ("F: cases[3].verdict:
-   ..."): GG_E_IO when it cannot be read, GG_E_PARSE when it is not a suite result. s is always
-   left in a state gg_report_suite_free() accepts. */
+/* Reads and checks a suite result JSON (a regular file of at most 1 GiB). Errors name the file
+   and the field ("F: cases[3].verdict: ..."): GG_E_IO when it cannot be read, GG_E_PARSE when
+   it is not a suite result. s is always left in a state gg_report_suite_free() accepts. */
 enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char *err,
                                     size_t err_len);
 /* Writes s to path atomically (temporary file, rename), indented one space, every case in the

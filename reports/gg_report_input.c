@@ -87,8 +87,8 @@ static void finding_meta(struct gg_rfinding *f)
     }
 }
 
-/* Reads one finding file; a case that does not parse is still listed, with the parser's
-   message. */
+/* Reads one finding file; a case that does not parse, or a file that cannot be read (not a
+   regular file, too large), is still listed, with the parser's or the reader's message. */
 static enum gg_status read_finding(const char *dir, const char *name, struct gg_rfinding *f,
                                    char *err, size_t err_len)
 {
@@ -101,20 +101,31 @@ static enum gg_status read_finding(const char *dir, const char *name, struct gg_
         snprintf(err, err_len, "%s: out of memory", dir);
         return GG_E_NOMEM;
     }
-    size_t len;
-    enum gg_status st = gg_file_read(f->path, SIZE_MAX, &f->text, &len, err, err_len);
-    if (st != GG_OK)
+    size_t len = 0;
+    char rerr[512];
+    enum gg_status st = gg_file_read(f->path, (size_t)GG_CASE_FILE_MAX, &f->text, &len, rerr,
+                                     sizeof rerr);
+    if (st == GG_E_IO) {
+        f->text = strdup("");
+        f->parse_error = strdup(rerr);
+        st = f->text && f->parse_error ? GG_OK : GG_E_NOMEM;
+    }
+    if (st != GG_OK) {
+        snprintf(err, err_len, "%s: out of memory", f->path);
         return st;
+    }
     char real[PATH_MAX];
     f->replay = strdup(realpath(f->path, real) ? real : f->path);
     snprintf(f->cls, sizeof f->cls, "%.*s", (int)(strrchr(name, '-') - name), name);
     finding_meta(f);
     struct gg_case c;
     char perr[512];
-    if (gg_case_parse(f->text, len, f->path, &c, perr, sizeof perr) == GG_OK) {
+    gg_case_init(&c);
+    if (f->parse_error == NULL && gg_case_parse(f->text, len, f->path, &c, perr, sizeof perr) ==
+                                      GG_OK) {
         gg_report_shape(&c, f->shape, sizeof f->shape);
         f->n_after = gg_case_after_count(&c);
-    } else
+    } else if (f->parse_error == NULL)
         f->parse_error = strdup(perr);
     gg_case_free(&c);
     return f->replay ? GG_OK : GG_E_NOMEM;

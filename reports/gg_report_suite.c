@@ -18,6 +18,10 @@
 
 #include "reports/report_int.h"
 
+/* Bytes of a suite result the reader accepts: a record is a few kB, so a tier of a hundred
+   thousand cases fits many times over. */
+#define RESULT_MAX_BYTES ((size_t)1 << 30)
+
 /* ---- the field tables ----------------------------------------------------------------------- */
 
 enum ftype {
@@ -693,7 +697,7 @@ enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char 
     s->path = path;
     char *text;
     size_t len;
-    enum gg_status st = gg_file_read(path, SIZE_MAX, &text, &len, err, err_len);
+    enum gg_status st = gg_file_read(path, RESULT_MAX_BYTES, &text, &len, err, err_len);
     if (st != GG_OK)
         return st;
     json_error_t je;

@@ -25,6 +25,15 @@ static inline int cli_shell(const char *cmd, char *out, size_t len)
     return WEXITSTATUS(st);
 }
 
+/* Runs `ggfuzz ARGS` in directory dir, stderr with stdout into out (len bytes); returns the
+   exit code as cli_shell() does. */
+static inline int cli_ggfuzz_in(const char *dir, const char *args, char *out, size_t len)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", dir, GGFUZZ_BIN, args);
+    return cli_shell(cmd, out, len);
+}
+
 /* A fresh directory /tmp/ggfuzz-NAME-XXXXXX, its path in dir (len bytes). */
 static inline void cli_temp_dir(char *dir, size_t len, const char *name)
 {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +90,40 @@ Test(cli_fuzz, usage_errors)
     cr_expect(strstr(out, "unknown kernel 'no_such_kernel'"), "%s", out);
     cr_expect_eq(ggfuzz("selftest extra"), 2, "%s", out);
     cr_expect_eq(ggfuzz("selftest --kernel no_such_kernel"), 3, "%s", out);
+    cli_remove_dir(root);
+}
+
+/* --known: a missing path or a FIFO is refused with its name before the campaign (the FIFO at
+   once: the test's timeout bounds the wait); the directory above a store (a campaign's) is read
+   as its store, and a directory with no store is said to hold none. */
+Test(cli_fuzz, known_paths_are_checked_and_a_campaign_directory_read_as_its_store,
+     .timeout = 60)
+{
+    cli_temp_dir(root, sizeof root, "cli-fuzz");
+    const char *night = "fuzz --kernel grouped_bf16_cpu_tiled --mutant wgrad_zero_uninit "
+                        "--runs 30 --workers 1 --seed 42 --no-minimize";
+    char args[512], path[256];
+    snprintf(args, sizeof args, "%s --artifacts n1/artifacts", night);
+    cr_assert_eq(ggfuzz(args), gg_class_exit_code(GG_CLASS_UNWRITTEN), "%s", out);
+    snprintf(args, sizeof args, "%s --artifacts n2/artifacts --known n1/artfacts", night);
+    cr_expect_eq(ggfuzz(args), 3, "%s", out);
+    cr_expect(strstr(out, "ggfuzz: --known: n1/artfacts: cannot read: No such file or directory"),
+              "%s", out);
+    cr_expect_null(strstr(out, "FAULT"), "the campaign ran: %s", out);
+    snprintf(path, sizeof path, "%s/known.fifo", root);
+    cr_assert_eq(mkfifo(path, 0644), 0);
+    snprintf(args, sizeof args, "%s --artifacts n2/artifacts --known known.fifo", night);
+    cr_expect_eq(ggfuzz(args), 3, "%s", out);
+    cr_expect(strstr(out, "--known: known.fifo: cannot read: not a regular file"), "%s", out);
+    snprintf(args, sizeof args, "%s --artifacts n2/artifacts --known n1", night);
+    cr_expect_eq(ggfuzz(args), 0, "the first night's findings are known: %s", out);
+    cr_expect(strstr(out, "INFO: --known n1: ") && strstr(out, "known signatures and buckets"),
+              "%s", out);
+    snprintf(path, sizeof path, "%s/n2/corpus", root);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    snprintf(args, sizeof args, "%s --artifacts n3/artifacts --known n2/corpus", night);
+    cr_expect_eq(ggfuzz(args), gg_class_exit_code(GG_CLASS_UNWRITTEN), "%s", out);
+    cr_expect(strstr(out, "WARNING: --known n2/corpus: holds no findings store"), "%s", out);
     cli_remove_dir(root);
 }
 

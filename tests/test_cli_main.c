@@ -246,6 +246,24 @@ Test(cli, an_unreadable_directory_does_not_stop_the_walk)
     cr_expect_eq(system(cmd), 0);
 }
 
+/* A FIFO named like a case in the walk is an error line naming it, never a wait (the test's
+   timeout bounds it), and the walk goes on. */
+Test(cli, a_fifo_among_the_cases_is_an_error_not_a_wait, .timeout = 60)
+{
+    char dir[] = "/tmp/ggfuzz-cli-fifo-XXXXXX", cmd[512], args[256], want[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cd '%s' && mkfifo a.case && cp '" SEEDS "/fwd_basic.case' b.case",
+             dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(args, sizeof args, "run %s", dir);
+    cr_expect_eq(ggfuzz(args, out, sizeof out), 3, "%s", out);
+    snprintf(want, sizeof want, "%s/a.case: cannot read: not a regular file", dir);
+    cr_expect(strstr(out, want), "%s", out);
+    cr_expect(strstr(out, "1 passed") && strstr(out, "1 errors"), "%s", out);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
 Test(cli, unknown_kernel_and_mutant)
 {
     cr_expect_eq(ggfuzz("run --kernel nope " SEEDS "/fwd_basic.case", out, sizeof out), 3, "%s", out);

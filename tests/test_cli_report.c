@@ -153,3 +153,26 @@ Test(cli_report, bad_inputs_exit_3)
               err_text);
     cr_expect_neq(access("/tmp/ggfuzz-cli-report-never", F_OK), 0, "nothing written");
 }
+
+/* A FIFO where a finding or the suite result should be is never waited on (the test's timeout
+   bounds it): the finding is listed with the reader's message, the suite refused by name. */
+Test(cli_report, a_fifo_among_the_inputs_is_not_waited_on, .timeout = 30)
+{
+    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    char dir[64], campaign[128], cmd[512], args[512];
+    scratch(dir);
+    snprintf(campaign, sizeof campaign, "%s/campaign", dir);
+    snprintf(cmd, sizeof cmd, "cp -r '%s/campaign' '%s' && mkfifo '%s/artifacts/"
+             "crash-00000000000000ff.case' '%s/suite.json'", REPORT_DATA, dir, campaign, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(args, sizeof args, "--campaign %s -o %s/out", campaign, dir);
+    cr_expect_eq(report(args), 0, "%s%s", out_text, err_text);
+    snprintf(cmd, sizeof cmd, "grep -q 'crash-00000000000000ff.case: cannot read: not a regular "
+             "file' '%s/out/summary.md'", dir);
+    cr_expect_eq(system(cmd), 0, "the FIFO is not listed with its reason");
+    snprintf(args, sizeof args, "--suite %s/suite.json -o %s/out", dir, dir);
+    cr_expect_eq(report(args), GG_EXIT_HARNESS);
+    cr_expect(strstr(err_text, "suite.json: cannot read: not a regular file"), "%s", err_text);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}

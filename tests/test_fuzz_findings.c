@@ -1,7 +1,8 @@
 /*
  * test_fuzz_findings.c — the findings store keeps one reproducible case per signature with its
  * count and first/last sighting, keeps the smaller of two cases, stays whole under concurrent
- * writers; and the known-signatures file loads as a set.
+ * writers; and the known-signatures file loads as a set (a missing or irregular file refused, a
+ * campaign directory read as its stores).
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -467,20 +468,58 @@ Test(findings, sigset_skips_comments_and_blank_lines)
     remove_dir(dir);
 }
 
-Test(findings, a_missing_sigset_file_is_an_empty_set)
+/* A missing path or a FIFO is refused with its name (the FIFO at once: the test's timeout
+   bounds the wait); a directory holding no store is an empty set that says it read none. */
+Test(findings, a_missing_or_irregular_sigset_file_is_refused)
 {
     char *dir = temp_dir(), path[1024], err[512];
     snprintf(path, sizeof path, "%s/absent.txt", dir);
     struct gg_sigset s;
-    cr_assert_eq(gg_sigset_load(path, &s, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq(gg_sigset_load(path, &s, err, sizeof err), GG_E_IO);
+    cr_expect(strstr(err, path) && strstr(err, "No such file or directory"), "%s", err);
     cr_expect_eq(s.n, 0);
     cr_expect_not(gg_sigset_has(&s, SIG_A));
-    gg_sigset_free(&s);
+    snprintf(path, sizeof path, "%s/known.fifo", dir);
+    cr_assert_eq(mkfifo(path, 0644), 0);
+    cr_expect_eq(gg_sigset_load(path, &s, err, sizeof err), GG_E_IO);
+    cr_expect(strstr(err, path) && strstr(err, "not a regular file"), "%s", err);
+    cr_assert_eq(unlink(path), 0);
     /* A directory is read as a findings store: this one holds none. */
     cr_expect_eq(gg_sigset_load(dir, &s, err, sizeof err), GG_OK, "%s", err);
     cr_expect_eq(s.n, 0);
+    cr_expect_eq(s.stores, 0);
     gg_sigset_free(&s);
     remove_dir(dir);
+}
+
+/* The directory of a campaign is read as its stores: artifacts/ and each shard's. */
+Test(findings, a_campaign_directory_is_read_as_its_stores)
+{
+    char *dir = temp_dir(), err[512], store[1024], path[1024], cmd[1100];
+    struct gg_case c;
+    make_case(&c, "4", 1, 16);
+    struct gg_verdict va = verdict(GG_CLASS_SNR, SIG_A), vb = verdict(GG_CLASS_NAN, SIG_B);
+    snprintf(store, sizeof store, "%s/artifacts", dir);
+    record(store, &c, &va, 1, path, sizeof path);
+    snprintf(store, sizeof store, "%s/shard-3", dir);
+    cr_assert_eq(mkdir(store, 0755), 0);
+    snprintf(store, sizeof store, "%s/shard-3/artifacts", dir);
+    record(store, &c, &vb, 1, path, sizeof path);
+    struct gg_sigset s;
+    cr_assert_eq(gg_sigset_load(dir, &s, err, sizeof err), GG_OK, "%s", err);
+    cr_expect(gg_sigset_has(&s, SIG_A));
+    cr_expect(gg_sigset_has(&s, SIG_B));
+    cr_expect_eq(s.stores, 2);
+    gg_sigset_free(&s);
+    /* The store itself is one store. */
+    cr_assert_eq(gg_sigset_load(store, &s, err, sizeof err), GG_OK, "%s", err);
+    cr_expect_eq(s.n, 1);
+    cr_expect_eq(s.stores, 1);
+    gg_sigset_free(&s);
+    gg_case_free(&c);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+    free(dir);
 }
 
 /* ---- buckets ------------------------------------------------------------------------------- */

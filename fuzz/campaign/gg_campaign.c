@@ -252,6 +252,12 @@ static void log_line(struct campaign *c, const char *fmt, ...)
     fflush(f);
 }
 
+/* What the store's readers (the sync of shards) passed over or started again, for the log. */
+static void store_note(void *ctx, const char *line)
+{
+    log_line(ctx, "%s\n", line);
+}
+
 static void job_free(struct job *j)
 {
     gg_case_free(&j->c);
@@ -2157,15 +2163,32 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
                      "the cases after its last fuzzer_stats\n", err);
     }
     if (cfg->known_path) {
-        enum gg_status st = gg_sigset_load(cfg->known_path, &c->known, c->err, c->err_len);
-        if (st != GG_OK)
+        char msg[1024];
+        enum gg_status st = gg_sigset_load(cfg->known_path, &c->known, msg, sizeof msg);
+        if (st != GG_OK) {
+            snprintf(c->err, c->err_len, "--known: %s", msg);
             return st;
+        }
+        int dir = gg_path_is_dir(cfg->known_path);
+        if (dir && c->known.stores == 0)
+            log_line(c, "WARNING: --known %s: holds no findings store (no findings, no "
+                     "artifacts/, no shard-*/artifacts): no signature is known\n",
+                     cfg->known_path);
+        else if (dir)
+            log_line(c, "INFO: --known %s: %zu known signatures and buckets from %d findings "
+                     "store%s\n", cfg->known_path, c->known.n, c->known.stores,
+                     c->known.stores == 1 ? "" : "s");
+        else
+            log_line(c, "INFO: --known %s: %zu known signatures and buckets\n", cfg->known_path,
+                     c->known.n);
     }
     if (cfg->campaign_dir) {
         enum gg_status st = gg_sync_open(&c->sync, cfg->campaign_dir, c->shard, c->err,
                                          c->err_len);
         if (st != GG_OK)
             return st;
+        c->sync.note = store_note;
+        c->sync.note_ctx = c;
         c->syncing = 1;
     }
     c->budget = cfg->max_total_time_s > 0 ? cfg->max_total_time_s : 0;

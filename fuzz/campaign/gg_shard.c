@@ -177,6 +177,13 @@ static int at_work(const char *campaign, int index)
     return working;
 }
 
+/* A merge's WARNING lines, in the campaign's log. */
+static void merge_note(void *ctx, const char *line)
+{
+    if (ctx != NULL)
+        fprintf(ctx, "%s\n", line);
+}
+
 long long gg_shard_merge_all(const char *campaign, int self, FILE *log)
 {
     int *idx = NULL;
@@ -211,14 +218,15 @@ long long gg_shard_merge_all(const char *campaign, int self, FILE *log)
             snprintf(dirs[i], sizeof dirs[i], "%s/artifacts", shard);
             stores[i] = dirs[i];
         }
-        if (gg_store_merge(stores, n, out, &ms, err, sizeof err) == GG_OK)
+        if (gg_store_merge(stores, n, out, &ms, merge_note, log, err, sizeof err) == GG_OK)
             sigs = ms.signatures;
     } else {
         snprintf(err, sizeof err, "out of memory");
     }
     if (log && sigs >= 0)
         fprintf(log, "INFO: merged the findings of %d shards into %s: %lld signatures, %lld "
-                "buckets, %lld sightings\n", ms.stores, out, ms.signatures, ms.buckets, ms.count);
+                "buckets, %lld sightings%s\n", ms.stores, out, ms.signatures, ms.buckets, ms.count,
+                ms.skipped > 0 ? "; unreadable files skipped (WARNING lines above)" : "");
     else if (log)
         fprintf(log, "WARNING: cannot merge the shards' findings: %s\n", err);
     free(dirs);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "kernels/gg_kernel.h"
 #include "oracles/gg_oracle.h"
@@ -28,6 +29,7 @@
 #define GG_CASE_MAX_OPTS 8
 #define GG_CASE_NAME_MAX 64
 #define GG_CASE_ID_HEX 32
+#define GG_CASE_FILE_MAX (64L << 20) /* bytes of a case file gg_case_load() accepts */
 
 /* One item of a group-size list: `V`, `V*R`, or `rand(LO,HI)*R` (R defaults to 1). Random
    sizes are drawn from stream GG_STREAM_GROUPS of the case seed, element = group index. */
@@ -150,9 +152,17 @@ void gg_case_after_free(struct gg_case *cases, int n);
 /* Files, lines and directories (gg_files.c)                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Reads the whole of path into *out (malloc'd, NUL-terminated; the caller frees it), its length
-   without the NUL into *out_len (may be NULL). A file longer than max bytes is refused (EFBIG).
-   Errors are "PATH: cannot read: REASON": GG_E_IO, or GG_E_NOMEM. */
+/* Opens path (links followed) for reading when it is a regular file, without ever waiting: a
+   FIFO, socket, device or directory is refused before anything could block on it. Every reader
+   of a file that another process or a user may have placed opens it through here. Returns the
+   descriptor (close-on-exec, reads blocking as usual) with its status in *sb (may be NULL); or
+   -1 with "PATH: cannot read: REASON" in err ("not a regular file", or errno's text) and errno
+   set: ENOENT for a missing path, EINVAL for one that is not a regular file. */
+int gg_file_open(const char *path, struct stat *sb, char *err, size_t err_len);
+/* Reads the whole of path, opened by gg_file_open(), into *out (malloc'd, NUL-terminated; the
+   caller frees it), its length without the NUL into *out_len (may be NULL). A file longer than
+   max bytes is refused (EFBIG) before it is read. Errors are "PATH: cannot read: REASON":
+   GG_E_IO (errno as gg_file_open leaves it when the open failed), or GG_E_NOMEM. */
 enum gg_status gg_file_read(const char *path, size_t max, char **out, size_t *out_len, char *err,
                             size_t err_len);
 /* s without its leading and trailing white space: the trailing is cut in place. */

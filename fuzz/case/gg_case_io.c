@@ -18,7 +18,6 @@
 #include "fuzz/case/gg_case.h"
 
 #define MAX_LINE 65536          /* bytes of one line, without its '\n' */
-#define MAX_FILE (64L << 20)    /* bytes gg_case_load() accepts */
 #define HEADER "ggfuzz-case"
 
 #define OPS_GROUPED \
@@ -932,7 +931,7 @@ enum gg_status gg_case_load(const char *path, struct gg_case *c, char *err, size
     gg_case_init(c);
     char *buf;
     size_t len;
-    enum gg_status st = gg_file_read(path, (size_t)MAX_FILE, &buf, &len, err, err_len);
+    enum gg_status st = gg_file_read(path, (size_t)GG_CASE_FILE_MAX, &buf, &len, err, err_len);
     if (st == GG_OK)
         st = gg_case_parse(buf, len, path, c, err, err_len);
     free(buf);

@@ -1,17 +1,56 @@
 /*
- * gg_files.c — the file helpers every room shares: reading a whole file into memory, trimming
- * the lines of a text file, joining a directory and a name, asking whether a path is a directory
- * or a regular file, and listing the names of a directory that pass a filter, sorted.
+ * gg_files.c — the file helpers every room shares: opening a file that others may have placed
+ * (a peer's log, a case in a shared corpus, a store's finding, a --known list) so that it is
+ * read only when it is a regular file and never blocks the reader, reading a whole file of
+ * bounded size into memory, trimming the lines of a text file, joining a directory and a name,
+ * asking whether a path is a directory or a regular file, and listing the names of a directory
+ * that pass a filter, sorted.
  */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fuzz/case/gg_case.h"
+
+/*
+ * A FIFO opened for reading waits in open(2) for a writer, and a device may never answer: the
+ * file is opened with O_NONBLOCK (which a FIFO's open honours at once), checked to be a regular
+ * file on the descriptor itself (no window between a check and the open), and only then made
+ * blocking again for the reads, which on a regular file never wait for another process.
+ */
+int gg_file_open(const char *path, struct stat *sb, char *err, size_t err_len)
+{
+    struct stat own;
+    if (sb == NULL)
+        sb = &own;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), e = 0;
+    if (fd < 0)
+        e = errno;
+    else if (fstat(fd, sb) != 0)
+        e = errno;
+    else if (!S_ISREG(sb->st_mode))
+        e = EINVAL;
+    else {
+        int flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+            e = errno;
+    }
+    if (e == 0)
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    snprintf(err, err_len, "%s: cannot read: %s", path,
+             e == EINVAL ? "not a regular file" : strerror(e));
+    errno = e;
+    return -1;
+}
 
 enum gg_status gg_file_read(const char *path, size_t max, char **out, size_t *out_len, char *err,
                             size_t err_len)
@@ -19,21 +58,22 @@ enum gg_status gg_file_read(const char *path, size_t max, char **out, size_t *ou
     *out = NULL;
     if (out_len != NULL)
         *out_len = 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(err, err_len, "%s: cannot read: %s", path, strerror(errno));
+    struct stat sb;
+    int fd = gg_file_open(path, &sb, err, err_len);
+    if (fd < 0)
         return GG_E_IO;
-    }
     char *buf = NULL;
     size_t len = 0, cap = 0;
-    int e = 0;
-    for (;;) {
+    /* A file already longer than max is refused before any byte is read; one that grows while
+       it is read is refused once it passes max. */
+    int e = (uintmax_t)sb.st_size > (uintmax_t)max ? EFBIG : 0;
+    while (e == 0) {
         if (len == cap) {
             if (cap > max) {
                 e = EFBIG;
                 break;
             }
-            cap = cap ? 2 * cap : 4096;
+            cap = cap ? 2 * cap : (size_t)sb.st_size + 1 > 4096 ? (size_t)sb.st_size + 1 : 4096;
             if (cap - 1 > max)
                 cap = max + 1;
             char *p = realloc(buf, cap + 1); /* and the terminating NUL */
@@ -43,14 +83,16 @@ enum gg_status gg_file_read(const char *path, size_t max, char **out, size_t *ou
             }
             buf = p;
         }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            e = ferror(f) ? (errno ? errno : EIO) : 0;
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            e = got < 0 ? errno : 0;
             break;
         }
+        len += (size_t)got;
     }
-    fclose(f);
+    close(fd);
     if (e != 0) {
         free(buf);
         snprintf(err, err_len, "%s: cannot read: %s", path, strerror(e));

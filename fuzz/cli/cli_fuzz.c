@@ -70,7 +70,8 @@ static const struct gg_cli_flag fuzz_flags[] = {
      "fuzzer_stats, plot_data, cur_input.* (default: the parent of the artifacts directory)"},
     {"known", 0, "FILE|DIR", F_KNOWN,
      "signatures and buckets (bucket-<id>) that do not count as new, one per line, or the "
-     "findings directory of an earlier campaign"},
+     "findings directory of an earlier campaign (or its campaign directory: its artifacts/ and "
+     "shard-*/artifacts); a missing path is refused"},
     {"stop-file", 0, "FILE", F_STOP_FILE,
      "end the campaign cleanly once FILE exists (also SIGINT, SIGTERM)"},
     {"no-minimize", 0, NULL, F_NO_MINIMIZE,

@@ -19,6 +19,7 @@ enum {
     GG_EXIT_USAGE = 2,     /* bad command line */
     GG_EXIT_HARNESS = 3,   /* a case file is malformed, a plugin refused, or a case not run */
     GG_EXIT_REFUSED = 4,   /* a case was refused: unsupported by the kernel or too large */
+    GG_EXIT_SKIPPED = 5,   /* merge: merged, but input files that could not be read skipped */
     GG_EXIT_NO_REPRO = 20, /* replay: an expected verdict did not reproduce */
     GG_EXIT_GATE = 30      /* suite --gate: the release gate failed */
 };

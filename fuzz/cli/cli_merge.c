@@ -1,8 +1,9 @@
 /*
  * cli_merge.c — `ggfuzz merge CAMPAIGN|STORE... [-o STORE]`: folds findings stores into one
  * (gg_store_merge): a campaign directory stands for its shards' stores (shard-I/artifacts) and
- * merges into its own artifacts/ unless -o says otherwise. Exit 0 merged, 2 usage, 3 a store
- * could not be read or the output written.
+ * merges into its own artifacts/ unless -o says otherwise. What it passes over (a file it cannot
+ * read or parse, a store named twice) goes to stderr as WARNING lines. Exit 0 merged, 5 merged
+ * but unreadable files skipped, 2 usage, 3 the output could not be written.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -26,8 +27,10 @@ const struct gg_cli_command gg_cli_merge_command = {
     "the first and last sightings kept, one representative per bucket. A campaign directory "
     "(the --campaign of sharded fuzz runs) stands for the stores of its shards, shard-*/artifacts. "
     "The output is computed from the inputs, so merging again changes nothing, and it is "
-    "written file by file with renames, so merges running at once leave a whole store. Exit 0 "
-    "merged, 2 usage, 3 a store cannot be read or the output written.",
+    "written file by file with renames, so merges running at once leave a whole store. Each "
+    "store is read once, however it is named; a file named like a finding that cannot be read "
+    "or parsed is skipped with a WARNING naming it and the rest merged. Exit 0 merged, 5 "
+    "merged but unreadable files skipped, 2 usage, 3 the output cannot be written.",
     merge_flags};
 
 static int merge_option(int id, const char *arg, void *p)
@@ -36,6 +39,13 @@ static int merge_option(int id, const char *arg, void *p)
     case MERGE_OUTPUT: *(const char **)p = arg; return GG_CLI_TAKEN;
     default: return GG_CLI_OTHER;
     }
+}
+
+/* A merge's WARNING lines, on stderr. */
+static void merge_note(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "%s\n", line);
 }
 
 /* Appends the stores path stands for to stores: its shards' when it is a campaign directory
@@ -98,16 +108,20 @@ int gg_cli_merge(int argc, char **argv)
         if (stores == NULL || out == NULL) {
             fprintf(stderr, "ggfuzz merge: out of memory\n");
             rc = GG_EXIT_HARNESS;
-        } else if (gg_store_merge((const char *const *)stores, n, out, &ms, err, sizeof err) !=
-                   GG_OK) {
+        } else if (gg_store_merge((const char *const *)stores, n, out, &ms, merge_note, NULL,
+                                  err, sizeof err) != GG_OK) {
             fprintf(stderr, "ggfuzz merge: %s\n", err);
             rc = GG_EXIT_HARNESS;
         } else {
             printf("merged %d stores (%lld findings, %lld bucket files) into %s: %lld "
-                   "signatures, %lld buckets, %lld sightings; %lld files written\n", ms.stores,
+                   "signatures, %lld buckets, %lld sightings; %lld files written", ms.stores,
                    ms.findings_in, ms.buckets_in, out, ms.signatures, ms.buckets, ms.count,
                    ms.written);
-            rc = 0;
+            if (ms.skipped > 0)
+                printf("; %lld unreadable file%s skipped (see the WARNING lines)", ms.skipped,
+                       ms.skipped == 1 ? "" : "s");
+            printf("\n");
+            rc = ms.skipped > 0 ? GG_EXIT_SKIPPED : 0;
         }
     }
     for (size_t i = 0; i < n; i++)

@@ -394,7 +394,7 @@ static enum gg_status add_member(struct gg_bucket_list *l, const char *path)
                 gg_finding_parse(finding, &fd);
                 const char *first = fd.first_seen, *last = fd.last_seen;
                 b->members++;
-                b->count += fd.count;
+                b->count = gg_count_add(b->count, fd.count);
                 if (first[0] && (!b->first_seen[0] || strcmp(first, b->first_seen) < 0))
                     snprintf(b->first_seen, sizeof b->first_seen, "%s", first);
                 if (last[0] && strcmp(last, b->last_seen) > 0)

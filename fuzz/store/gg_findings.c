@@ -264,7 +264,7 @@ static enum gg_status update_known(const char *path, const struct gg_case *c, co
     }
     if (st != GG_OK)
         return st;
-    f.count++;
+    f.count = gg_count_add(f.count, 1);
     snprintf(f.last_seen, sizeof f.last_seen, "%s", now);
     char text[512];
     finding_format(&f, text, sizeof text);
@@ -416,59 +416,100 @@ static int add_line(struct gg_sigset *s, size_t *cap, const char *line)
     return 0;
 }
 
-/* The known set of a findings store: its member signatures and "bucket-<id>" of its buckets. */
-static enum gg_status load_store(const char *dir, struct gg_sigset *s, char *err, size_t err_len)
+/* Adds the known set of a findings store to s: its member signatures and "bucket-<id>" of its
+   buckets. */
+static enum gg_status load_store(const char *dir, struct gg_sigset *s, size_t *cap, char *err,
+                                 size_t err_len)
 {
     struct gg_bucket_list l;
     enum gg_status st = gg_buckets_scan(dir, &l, err, err_len);
-    size_t cap = 0;
     char line[GG_SIGNATURE_MAX + 16];
     for (size_t i = 0; st == GG_OK && i < l.n_members + l.n; i++) {
         if (i < l.n_members)
             snprintf(line, sizeof line, "%s", l.m[i].sig);
         else
             snprintf(line, sizeof line, "bucket-%s", l.b[i - l.n_members].id);
-        if (add_line(s, &cap, line) != 0) {
+        if (add_line(s, cap, line) != 0) {
             snprintf(err, err_len, "%s: out of memory", dir);
             st = GG_E_NOMEM;
         }
     }
     gg_buckets_free(&l);
-    if (st != GG_OK)
-        gg_sigset_free(s);
-    else if (s->n > 1)
-        qsort(s->sigs, s->n, sizeof *s->sigs, cmp_str);
+    s->stores += st == GG_OK;
     return st;
+}
+
+/* Adds dir/rel to s when it is a directory (a campaign's store). */
+static enum gg_status load_store_in(const char *dir, const char *rel, struct gg_sigset *s,
+                                    size_t *cap, char *err, size_t err_len)
+{
+    char *path = gg_path_join(dir, rel);
+    enum gg_status st = path == NULL ? GG_E_NOMEM : GG_OK;
+    if (path == NULL)
+        snprintf(err, err_len, "%s: out of memory", dir);
+    else if (gg_path_is_dir(path))
+        st = load_store(path, s, cap, err, err_len);
+    free(path);
+    return st;
+}
+
+/* A directory: a findings store when it holds findings or buckets; else the directory of a
+   campaign, whose stores are its artifacts/ and, sharded, each shard-<I>/artifacts (read too:
+   findings filed after the last merge are only there). */
+static enum gg_status load_dir(const char *dir, struct gg_sigset *s, size_t *cap, char *err,
+                               size_t err_len)
+{
+    char *buckets = gg_path_join(dir, GG_BUCKETS_SUBDIR);
+    int store = gg_findings_in(dir) || (buckets != NULL && gg_path_is_dir(buckets));
+    free(buckets);
+    if (store)
+        return load_store(dir, s, cap, err, err_len);
+    enum gg_status st = load_store_in(dir, "artifacts", s, cap, err, err_len);
+    int *idx = NULL;
+    size_t n = 0;
+    char msg[256];
+    if (st == GG_OK && gg_shard_list(dir, &idx, &n, msg, sizeof msg) != GG_OK)
+        n = 0;
+    for (size_t i = 0; st == GG_OK && i < n; i++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, GG_SHARD_PREFIX "%d/artifacts", idx[i]);
+        st = load_store_in(dir, rel, s, cap, err, err_len);
+    }
+    free(idx);
+    return st;
+}
+
+/* The lines of a known-signatures file (text, NUL-terminated) into s. */
+static enum gg_status load_lines(const char *path, char *text, struct gg_sigset *s, size_t *cap,
+                                 char *err, size_t err_len)
+{
+    for (char *line = text, *next; *line; line = next) {
+        next = line + strcspn(line, "\n");
+        if (*next)
+            *next++ = '\0';
+        if (add_line(s, cap, line) != 0) {
+            snprintf(err, err_len, "%s: out of memory", path);
+            return GG_E_NOMEM;
+        }
+    }
+    return GG_OK;
 }
 
 enum gg_status gg_sigset_load(const char *path, struct gg_sigset *s, char *err, size_t err_len)
 {
-    s->sigs = NULL;
-    s->n = 0;
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-        return load_store(path, s, err, err_len);
-    FILE *fp = fopen(path, "r");
-    if (fp == NULL) {
-        if (errno == ENOENT)
-            return GG_OK;
-        snprintf(err, err_len, "%s: %s", path, strerror(errno));
-        return GG_E_IO;
-    }
-    enum gg_status st = GG_OK;
-    char *line = NULL;
-    size_t line_cap = 0, cap = 0;
-    while (st == GG_OK && getline(&line, &line_cap, fp) >= 0)
-        if (add_line(s, &cap, line) != 0) {
-            snprintf(err, err_len, "%s: out of memory", path);
-            st = GG_E_NOMEM;
+    memset(s, 0, sizeof *s);
+    size_t cap = 0;
+    enum gg_status st;
+    if (gg_path_is_dir(path)) {
+        st = load_dir(path, s, &cap, err, err_len);
+    } else {
+        char *text;
+        st = gg_file_read(path, (size_t)GG_SIGSET_MAX, &text, NULL, err, err_len);
+        if (st == GG_OK) {
+            st = load_lines(path, text, s, &cap, err, err_len);
+            free(text);
         }
-    if (st == GG_OK && ferror(fp)) {
-        snprintf(err, err_len, "%s: read error", path);
-        st = GG_E_IO;
     }
-    free(line);
-    fclose(fp);
     if (st != GG_OK) {
         gg_sigset_free(s);
         return st;
@@ -492,4 +533,5 @@ void gg_sigset_free(struct gg_sigset *s)
     free(s->sigs);
     s->sigs = NULL;
     s->n = 0;
+    s->stores = 0;
 }

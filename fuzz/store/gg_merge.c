@@ -11,6 +11,12 @@
  * whose stored count is already larger than the merged one is left alone: two merges at once
  * (each shard merges at its end) leave whole files, the later snapshot's where they differ. No
  * lock is taken, so a store on NFS, where flock(2) cannot be trusted, merges the same.
+ *
+ * What a merge reads may have been placed by anyone: each store is read once, however many
+ * names (a link, a store given twice) lead to it, known by its device and inode; a file that
+ * cannot be read or parsed (a FIFO, a truncated case) is passed over with a WARNING naming it,
+ * and every readable finding is merged. Counts add up saturating at INT64_MAX, so a count read
+ * near the limit cannot wrap and every signature counted is written.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -95,7 +101,7 @@ static void fold(struct entry *e, struct gg_case *c, int rep)
     char first_seen[GG_STAMP_MAX], last_seen[GG_STAMP_MAX];
     snprintf(first_seen, sizeof first_seen, "%s", e->f.first_seen);
     snprintf(last_seen, sizeof last_seen, "%s", e->f.last_seen);
-    long long count = e->f.count + f.count;
+    long long count = gg_count_add(e->f.count, f.count);
     if (take) {
         gg_case_free(&e->best);
         e->best = *c;
@@ -110,32 +116,48 @@ static void fold(struct entry *e, struct gg_case *c, int rep)
     stamp_max(e->f.last_seen, sizeof e->f.last_seen, f.last_seen);
 }
 
+/* What the inputs of a merge gave, and where its notes go. */
+struct inputs {
+    struct table finds, reps;
+    struct gg_merge_stats *ms;
+    gg_store_note_fn note;
+    void *note_ctx;
+};
+
 /* Reads every finding (rep: every bucket representative; both are named <word>-<16 hex>.case)
-   of directory dir into t. A missing directory is an empty store. */
-static enum gg_status read_dir(const char *dir, int rep, struct table *t, long long *files,
-                               char *err, size_t err_len)
+   of directory dir into in. A missing directory is an empty store; a directory or a file that
+   cannot be read is passed over, told and counted in ms->skipped (a file renamed away between
+   the listing and the read is not). Fails only when out of memory. */
+static enum gg_status read_dir(const char *dir, int rep, struct inputs *in, char *err,
+                               size_t err_len)
 {
-    char **paths = NULL;
+    char **paths = NULL, msg[2048];
     size_t n = 0;
-    enum gg_status st = gg_store_case_files(dir, &paths, &n, err, err_len);
+    enum gg_status st = gg_store_case_files(dir, &paths, &n, msg, sizeof msg);
+    if (st == GG_E_IO) {
+        gg_store_note(in->note, in->note_ctx, "WARNING: %s; its findings are not merged", msg);
+        in->ms->skipped++;
+        st = GG_OK;
+    }
     for (size_t i = 0; st == GG_OK && i < n; i++) {
         const char *slash = strrchr(paths[i], '/'), *name = slash ? slash + 1 : paths[i];
         struct gg_case c;
+        struct stat sb;
         if (!gg_findings_is_name(name))
             continue;
-        if ((st = gg_case_load(paths[i], &c, err, err_len)) == GG_OK) {
-            struct entry *e = find_or_add(t, name);
-            if (e == NULL) {
-                snprintf(err, err_len, "%s: out of memory", dir);
-                st = GG_E_NOMEM;
-            } else {
-                fold(e, &c, rep);
-                (*files)++;
-            }
-            gg_case_free(&c);
-        } else if (st == GG_E_IO && !gg_path_is_file(paths[i])) {
-            st = GG_OK; /* renamed away between the listing and the read */
+        enum gg_status lst = gg_case_load(paths[i], &c, msg, sizeof msg);
+        struct entry *e = lst == GG_OK ? find_or_add(rep ? &in->reps : &in->finds, name) : NULL;
+        if (lst == GG_E_NOMEM || (lst == GG_OK && e == NULL)) {
+            snprintf(err, err_len, "%s: out of memory", dir);
+            st = GG_E_NOMEM;
+        } else if (lst == GG_OK) {
+            fold(e, &c, rep);
+            (*(rep ? &in->ms->buckets_in : &in->ms->findings_in))++;
+        } else if (lstat(paths[i], &sb) == 0 || errno != ENOENT) {
+            gg_store_note(in->note, in->note_ctx, "WARNING: %s; not merged", msg);
+            in->ms->skipped++;
         }
+        gg_case_free(&c);
     }
     for (size_t i = 0; i < n; i++)
         free(paths[i]);
@@ -233,8 +255,18 @@ static int same_dir(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
+/* The index of an earlier store than stores[i] that is the same directory, or -1. */
+static long earlier_name(const char *const *stores, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (same_dir(stores[j], stores[i]))
+            return (long)j;
+    return -1;
+}
+
 enum gg_status gg_store_merge(const char *const *stores, size_t n, const char *out,
-                              struct gg_merge_stats *ms, char *err, size_t err_len)
+                              struct gg_merge_stats *ms, gg_store_note_fn note, void *note_ctx,
+                              char *err, size_t err_len)
 {
     memset(ms, 0, sizeof *ms);
     for (size_t i = 0; i < n; i++)
@@ -243,34 +275,41 @@ enum gg_status gg_store_merge(const char *const *stores, size_t n, const char *o
                      "added twice)", out);
             return GG_E_INVAL;
         }
-    struct table finds = {0}, reps = {0};
+    struct inputs in = {.ms = ms, .note = note, .note_ctx = note_ctx};
     enum gg_status st = GG_OK;
     for (size_t i = 0; st == GG_OK && i < n; i++) {
+        long first = earlier_name(stores, i);
+        if (first >= 0) {
+            gg_store_note(note, note_ctx, "WARNING: %s: the same store as %s (named twice, or "
+                          "through a link); read once", stores[i], stores[first]);
+            ms->duplicates++;
+            continue;
+        }
         char *bdir = gg_path_join(stores[i], GG_BUCKETS_SUBDIR);
-        st = bdir == NULL ? GG_E_NOMEM : read_dir(stores[i], 0, &finds, &ms->findings_in, err,
-                                                  err_len);
+        st = bdir == NULL ? GG_E_NOMEM : read_dir(stores[i], 0, &in, err, err_len);
         if (st == GG_OK)
-            st = read_dir(bdir, 1, &reps, &ms->buckets_in, err, err_len);
+            st = read_dir(bdir, 1, &in, err, err_len);
         free(bdir);
         ms->stores++;
     }
+    struct table *finds = &in.finds, *reps = &in.reps;
     char *bout = st == GG_OK ? gg_path_join(out, GG_BUCKETS_SUBDIR) : NULL;
     if (st == GG_OK && (bout == NULL || gg_mkdir_p(out) != 0 ||
-                        (reps.n > 0 && gg_mkdir_p(bout) != 0))) {
+                        (reps->n > 0 && gg_mkdir_p(bout) != 0))) {
         snprintf(err, err_len, "%s: cannot create the store: %s", out,
                  bout ? strerror(errno) : "out of memory");
         st = bout ? GG_E_IO : GG_E_NOMEM;
     }
-    for (size_t i = 0; st == GG_OK && i < finds.n; i++) {
-        st = write_entry(out, &finds.e[i], 0, &ms->written, err, err_len);
-        ms->count += finds.e[i].f.count;
+    for (size_t i = 0; st == GG_OK && i < finds->n; i++) {
+        st = write_entry(out, &finds->e[i], 0, &ms->written, err, err_len);
+        ms->count = gg_count_add(ms->count, finds->e[i].f.count);
     }
-    for (size_t i = 0; st == GG_OK && i < reps.n; i++)
-        st = write_entry(bout, &reps.e[i], 1, &ms->written, err, err_len);
-    ms->signatures = (long long)finds.n;
-    ms->buckets = (long long)reps.n;
+    for (size_t i = 0; st == GG_OK && i < reps->n; i++)
+        st = write_entry(bout, &reps->e[i], 1, &ms->written, err, err_len);
+    ms->signatures = (long long)finds->n;
+    ms->buckets = (long long)reps->n;
     free(bout);
-    table_free(&finds);
-    table_free(&reps);
+    table_free(finds);
+    table_free(reps);
     return st;
 }

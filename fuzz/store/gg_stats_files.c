@@ -19,6 +19,10 @@
 
 #define STATS_KEY_WIDTH 18 /* fuzzer_stats keys are padded to this many columns */
 #define PLOT_MAX_COLUMNS 64 /* values of one plot_data row the reader accepts */
+/* Bytes the readers accept: fuzzer_stats holds a few dozen lines; plot_data a row of about 100
+   bytes per tick, so 64 MiB is years of ticks. */
+#define STATS_MAX_BYTES (1L << 20)
+#define PLOT_MAX_BYTES (64L << 20)
 
 /* plot_data's columns in file order, with the decimals each value is written with. */
 static const struct {
@@ -52,12 +56,12 @@ static int file_path(char *out, size_t len, const char *dir, const char *name, c
     return -1;
 }
 
-/* Reads a line-oriented file, and allocates *records: one zeroed record of size bytes per line
+/* Reads a line-oriented file of at most max bytes, and allocates *records: one zeroed record of size bytes per line
    (a bound on the records the text holds). */
-static enum gg_status read_records(const char *path, char **text, void **records, size_t size,
-                                   char *err, size_t err_len)
+static enum gg_status read_records(const char *path, size_t max, char **text, void **records,
+                                   size_t size, char *err, size_t err_len)
 {
-    enum gg_status st = gg_file_read(path, SIZE_MAX, text, NULL, err, err_len);
+    enum gg_status st = gg_file_read(path, max, text, NULL, err, err_len);
     if (st != GG_OK)
         return st;
     size_t lines = 1;
@@ -138,7 +142,8 @@ enum gg_status gg_fuzzer_stats_read(const char *path, struct gg_fuzzer_stats *s,
     memset(s, 0, sizeof *s);
     char *text;
     void *records;
-    enum gg_status st = read_records(path, &text, &records, sizeof *s->kv, err, err_len);
+    enum gg_status st = read_records(path, STATS_MAX_BYTES, &text, &records, sizeof *s->kv, err,
+                                      err_len);
     if (st != GG_OK)
         return st;
     s->kv = records;
@@ -246,7 +251,8 @@ enum gg_status gg_plot_data_read(const char *path, struct gg_plot_row **rows, si
     char *text;
     void *records;
     *n_rows = 0;
-    enum gg_status st = read_records(path, &text, &records, sizeof **rows, err, err_len);
+    enum gg_status st = read_records(path, PLOT_MAX_BYTES, &text, &records, sizeof **rows, err,
+                                      err_len);
     *rows = st == GG_OK ? records : NULL;
     if (st != GG_OK)
         return st;

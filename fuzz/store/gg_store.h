@@ -10,6 +10,11 @@
 
 #include "fuzz/run/gg_run.h"
 
+/* Where a reader of files that peers or users place (a peer's log and cases, the stores a merge
+   reads) tells what it skipped or started again: one line without its newline, "WARNING: ..."
+   naming the file, or "INFO: ...", for the caller's log. */
+typedef void (*gg_store_note_fn)(void *ctx, const char *line);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Corpus (gg_corpus.c)                                                                         */
 /* ------------------------------------------------------------------------------------------ */
@@ -53,8 +58,8 @@ enum gg_status gg_fuzzer_stats_add(struct gg_fuzzer_stats *s, const char *key, c
 /* Rewrites dir/fuzzer_stats atomically (temporary file and rename). */
 enum gg_status gg_fuzzer_stats_write(const char *dir, const struct gg_fuzzer_stats *s, char *err,
                                      size_t err_len);
-/* Reads a fuzzer_stats file; a line without ':' is GG_E_PARSE ("PATH:LINE: ..."). s is always
-   left in a state gg_fuzzer_stats_free() accepts. */
+/* Reads a fuzzer_stats file (a regular file of at most 1 MiB); a line without ':' is
+   GG_E_PARSE ("PATH:LINE: ..."). s is always left in a state gg_fuzzer_stats_free() accepts. */
 enum gg_status gg_fuzzer_stats_read(const char *path, struct gg_fuzzer_stats *s, char *err,
                                     size_t err_len);
 /* The value of key, or NULL. */
@@ -77,9 +82,10 @@ struct gg_plot_row {
 /* Appends r to dir/plot_data, writing the header first when the file is new. */
 enum gg_status gg_plot_data_append(const char *dir, const struct gg_plot_row *r, char *err,
                                    size_t err_len);
-/* Reads a plot_data file into *rows (*n_rows of them; malloc'd, the caller frees it, also on
-   error). A header without relative_time and execs_done, data before the header or a row that
-   is not as many numbers as the header names is GG_E_PARSE ("PATH:LINE: ..."). */
+/* Reads a plot_data file (a regular file of at most 64 MiB) into *rows (*n_rows of them;
+   malloc'd, the caller frees it, also on error). A header without relative_time and
+   execs_done, data before the header or a row that is not as many numbers as the header names
+   is GG_E_PARSE ("PATH:LINE: ..."). */
 enum gg_status gg_plot_data_read(const char *path, struct gg_plot_row **rows, size_t *n_rows,
                                  char *err, size_t err_len);
 
@@ -236,12 +242,18 @@ void gg_buckets_free(struct gg_bucket_list *l);
 
 /* A set of known signatures, one per line in a text file ('#' comments, blank lines ignored;
    the first word of a line is the signature, the rest a free note); a known bucket is written
-   "bucket-<id>". A findings directory is read as the set of its signatures and buckets. */
+   "bucket-<id>". A findings directory is read as the set of its signatures and buckets; the
+   directory of a campaign (no findings of its own) as the union of its stores, artifacts/ and
+   each shard-<I>/artifacts. */
+#define GG_SIGSET_MAX (64L << 20) /* bytes of a known-signatures file */
 struct gg_sigset {
     char **sigs;
     size_t n;
+    int stores; /* findings stores read: 0 for a file, or a directory that holds none */
 };
-/* Loads path (a file or a findings directory); a missing file is an empty set. Free with
+/* Loads path (a regular file of at most GG_SIGSET_MAX bytes, or a directory). A path that is
+   missing, or neither a directory nor a regular file, is GG_E_IO ("PATH: cannot read: REASON");
+   a directory holding no store is an empty set with stores 0, for the caller to tell. Free with
    gg_sigset_free(). */
 enum gg_status gg_sigset_load(const char *path, struct gg_sigset *s, char *err, size_t err_len);
 int gg_sigset_has(const struct gg_sigset *s, const char *signature);
@@ -258,8 +270,11 @@ struct gg_merge_stats {
     long long buckets_in;        /* bucket representatives read */
     long long signatures;        /* distinct signatures in the output */
     long long buckets;           /* distinct buckets in the output */
-    long long count;             /* summed sightings of the output's signatures */
+    long long count;             /* summed sightings of the output's signatures (at most
+                                    INT64_MAX) */
     long long written;           /* files (re)written in the output */
+    long long skipped;           /* input files (or stores) that could not be read: not merged */
+    long long duplicates;        /* inputs that named a store read already: read once */
 };
 /* Folds findings stores[0..n) into store out (created when missing): one finding per
    signature (the smallest case, its provenance, the summed count, the earliest first and the
@@ -268,9 +283,14 @@ struct gg_merge_stats {
    second merge of the same inputs leaves it as it is. Each file is written atomically and only
    when its stored count is not larger (a merge that ran meanwhile on a later snapshot), so two
    merges at once leave a consistent store; no lock is taken. A missing input is an empty store;
-   out given among the inputs is GG_E_INVAL. */
+   out given among the inputs is GG_E_INVAL. Each store is read once: an input that is the same
+   directory (device and inode) as an earlier one is passed over and told to note. A file named
+   like a finding that cannot be read or parsed, or a store that cannot be listed, is passed over
+   and told (ms->skipped), and the rest is merged. Counts saturate at INT64_MAX. Fails only when
+   the output cannot be written or memory runs out. */
 enum gg_status gg_store_merge(const char *const *stores, size_t n, const char *out,
-                              struct gg_merge_stats *ms, char *err, size_t err_len);
+                              struct gg_merge_stats *ms, gg_store_note_fn note, void *note_ctx,
+                              char *err, size_t err_len);
 
 /* ------------------------------------------------------------------------------------------ */
 /* A campaign run as shards, and the corpus they share (gg_sync.c)                             */
@@ -285,15 +305,23 @@ enum gg_status gg_store_merge(const char *const *stores, size_t n, const char *o
 /* CAMPAIGN/shard-<index> into out. */
 void gg_shard_dir(const char *campaign, int index, char *out, size_t cap);
 /* The indexes of the shard directories of campaign, ascending (*indexes malloc'd, the caller
-   frees it). GG_E_IO when campaign cannot be read. */
+   frees it): the entries named exactly as gg_shard_dir() names them ("shard-01" or "shard-1x"
+   is no shard directory), so each index is listed once. GG_E_IO when campaign cannot be read. */
 enum gg_status gg_shard_list(const char *campaign, int **indexes, size_t *n, char *err,
                              size_t err_len);
 
-/* One shard's view of its peers: a byte cursor into each peer's log. */
+/* Bytes of a peer's log one pull reads at most, from its cursor. */
+#define GG_SYNC_CHUNK (1L << 20)
+/* One shard's view of its peers: a byte cursor into each peer's log, and what tells whether the
+   cursor still points into the log it was read from. */
 struct gg_sync_peer {
     int index;
     long long offset;   /* bytes of its log already read */
+    uint64_t mark;      /* XXH3-64 of the (at most 64) bytes of the log that end at offset */
+    int has_mark;       /* 0: none yet (offset 0, or cursors an older build saved) */
+    int in_long_line;   /* offset is inside a line longer than a case id, skipped to its end */
     int misses;         /* pulls that found the case of the line at offset missing */
+    int unreadable;     /* its log was there but could not be read at the last pull (told once) */
 };
 struct gg_sync {
     char *campaign;
@@ -301,6 +329,8 @@ struct gg_sync {
     struct gg_sync_peer *peers;
     size_t n_peers;
     int dirty;          /* cursors moved since they were saved */
+    gg_store_note_fn note; /* (may be NULL) the pulls' WARNING and INFO lines; set after open */
+    void *note_ctx;
 };
 /* What the pulls did, summed. */
 struct gg_sync_stats {
@@ -315,7 +345,13 @@ enum gg_status gg_sync_open(struct gg_sync *s, const char *campaign, int self, c
 /* Appends case_id to the shard's log; the case file must be in its corpus already. */
 enum gg_status gg_sync_publish(struct gg_sync *s, const char *case_id, char *err, size_t err_len);
 /* The cases the other shards kept since the last pull (*cases malloc'd, *n of them, each freed
-   with gg_case_free() by the caller), with ss updated; the cursors are saved when they moved. */
+   with gg_case_free() by the caller), with ss updated; the cursors are saved when they moved.
+   A pull never waits on a peer's file and reads at most GG_SYNC_CHUNK bytes of each log; what
+   it passes over is told to s->note, once: a log or a case that is not a regular file or cannot
+   be read, lines that are no case id, and a line longer than a case id (skipped to its end over
+   as many pulls as it takes). A cursor that no longer points into the log it was read from (the
+   log is shorter, or the bytes before the cursor changed: the peer's directory was made
+   afresh) starts again at 0, with an INFO line. */
 enum gg_status gg_sync_pull(struct gg_sync *s, struct gg_case **cases, size_t *n,
                             struct gg_sync_stats *ss, char *err, size_t err_len);
 void gg_sync_close(struct gg_sync *s);

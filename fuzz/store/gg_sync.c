@@ -15,6 +15,21 @@
  * whole; a writer that starts again cuts a torn last line off. A case file a peer cannot see yet
  * (a shared file system's caches) holds that peer's cursor until a later pull, at most
  * GG_SYNC_RETRIES pulls, and is then skipped.
+ *
+ * Anything in a peer's directory may have been put there by someone else: a log or a case is
+ * read only when it is a regular file (gg_file_open never waits on a FIFO), a pull reads at
+ * most GG_SYNC_CHUNK bytes of a log, and a line longer than a case id is passed over to its
+ * newline, however many pulls that takes, instead of being read whole.
+ *
+ * A cursor is kept with a hash of the bytes of the log that end at it (MARK_BYTES: the last
+ * line or two read). A peer whose directory was made afresh writes a new log: shorter than the
+ * cursor, or with other bytes before it, and the cursor then starts again at 0. The bytes are
+ * what identifies the log, not its inode or device: a file system hands a freed inode number to
+ * the next file it creates (a log removed and written again may well get the same one), device
+ * numbers differ from one NFS client to the next (a requeued shard may run on another node),
+ * and a log copied or restored elsewhere keeps its bytes but not its inode. Checking the bytes
+ * just before the cursor, rather than the log's first line, also catches a log written again
+ * the same at first (the same seed) that differs by the time it reaches the cursor.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -27,22 +42,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fuzz/store/gg_store.h"
+#include <xxhash.h>
+
+#include "fuzz/store/store_int.h"
 
 #define LOG_NAME "corpus.log"
 #define CURSORS_NAME "sync_cursors"
 #define GG_SYNC_RETRIES 3
+#define MARK_BYTES 64         /* bytes before a cursor that identify the log it points into */
+#define CURSORS_MAX (8L << 20) /* bytes of a sync_cursors file: a line per peer */
 
 void gg_shard_dir(const char *campaign, int index, char *out, size_t cap)
 {
     snprintf(out, cap, "%s/" GG_SHARD_PREFIX "%d", campaign, index);
 }
 
-/* The index of a shard directory's name, or -1. */
+/* The index of a shard directory's name, or -1: only the name gg_shard_dir() gives an index
+   (no sign, no leading zero), so that no two entries stand for one shard. */
 static int shard_index(const char *name)
 {
     size_t plen = strlen(GG_SHARD_PREFIX);
-    if (strncmp(name, GG_SHARD_PREFIX, plen) != 0 || !isdigit((unsigned char)name[plen]))
+    if (strncmp(name, GG_SHARD_PREFIX, plen) != 0 || !isdigit((unsigned char)name[plen]) ||
+        (name[plen] == '0' && name[plen + 1] != '\0'))
         return -1;
     char *end;
     long v = strtol(name + plen, &end, 10);
@@ -106,34 +127,50 @@ static void path_in(const struct gg_sync *s, int shard, const char *name, char *
     snprintf(out, cap, "%s/%s", dir, name);
 }
 
+/* sync_cursors: "J OFFSET MARK LONG" lines, MARK the 16 hex digits of the peer's mark ("-"
+   when there is none; absent, with LONG, in the files of older builds) and LONG 1 when the
+   cursor is inside a long line. The file is
+   this shard's own, but read like a peer's: only when regular, and bounded. */
 static void load_cursors(struct gg_sync *s)
 {
-    char path[GG_SYNC_PATH_MAX];
+    char path[GG_SYNC_PATH_MAX], err[GG_SYNC_PATH_MAX + 64], *text;
     path_in(s, s->self, CURSORS_NAME, path, sizeof path);
-    FILE *f = fopen(path, "r");
-    int index;
-    long long offset;
-    while (f && fscanf(f, "%d %lld", &index, &offset) == 2) {
-        struct gg_sync_peer *p = index >= 0 && index != s->self && offset >= 0
+    if (gg_file_read(path, (size_t)CURSORS_MAX, &text, NULL, err, sizeof err) != GG_OK)
+        return;
+    for (char *line = text, *next; *line; line = next) {
+        next = line + strcspn(line, "\n");
+        if (*next)
+            *next++ = '\0';
+        int index, in_long = 0;
+        long long offset;
+        char mark[17] = "-", *end;
+        int fields = sscanf(line, "%d %lld %16s %d", &index, &offset, mark, &in_long);
+        struct gg_sync_peer *p = fields >= 2 && index >= 0 && index != s->self && offset >= 0
                                      ? peer_of(s, index) : NULL;
-        if (p != NULL)
+        if (p != NULL) {
             p->offset = offset;
+            p->mark = strtoull(mark, &end, 16);
+            p->has_mark = offset > 0 && strlen(mark) == 16 && *end == '\0';
+            p->in_long_line = fields >= 4 && in_long == 1;
+        }
     }
-    if (f)
-        fclose(f);
+    free(text);
 }
 
 static enum gg_status save_cursors(struct gg_sync *s, char *err, size_t err_len)
 {
-    char path[GG_SYNC_PATH_MAX], text[64];
+    char path[GG_SYNC_PATH_MAX];
     path_in(s, s->self, CURSORS_NAME, path, sizeof path);
     struct gg_atomic a;
     enum gg_status st = gg_atomic_open(&a, path, "the sync cursors", err, err_len);
     if (st != GG_OK)
         return st;
     for (size_t i = 0; i < s->n_peers; i++) {
-        snprintf(text, sizeof text, "%d %lld\n", s->peers[i].index, s->peers[i].offset);
-        fputs(text, a.f);
+        const struct gg_sync_peer *p = &s->peers[i];
+        char mark[17] = "-";
+        if (p->has_mark)
+            snprintf(mark, sizeof mark, "%016llx", (unsigned long long)p->mark);
+        fprintf(a.f, "%d %lld %s %d\n", p->index, p->offset, mark, p->in_long_line);
     }
     return gg_atomic_commit(&a, 0, err, err_len);
 }
@@ -223,54 +260,134 @@ static int push(struct gg_case **cases, size_t *n, struct gg_case *c)
     return 0;
 }
 
-/* Reads peer p's log from its cursor on: each whole line's case goes to cases. */
-static void pull_peer(struct gg_sync *s, struct gg_sync_peer *p, struct gg_case **cases,
-                      size_t *n, struct gg_sync_stats *ss)
+/* The mark of the (at most MARK_BYTES) bytes of the log fd that end at offset; 0 when they
+   cannot be read whole. */
+static int mark_at(int fd, long long offset, uint64_t *mark)
 {
-    char path[GG_SYNC_PATH_MAX], dir[GG_SYNC_PATH_MAX - 64];
-    path_in(s, p->index, LOG_NAME, path, sizeof path);
+    char tail[MARK_BYTES];
+    size_t k = offset < MARK_BYTES ? (size_t)offset : MARK_BYTES;
+    if (pread(fd, tail, k, (off_t)(offset - (long long)k)) != (ssize_t)k)
+        return 0;
+    *mark = XXH3_64bits(tail, k);
+    return 1;
+}
+
+/* Puts p's cursor back to the start of its log when it no longer points into the log it was
+   read from (the top of the file says why the bytes before it, not the inode, decide). */
+static void check_cursor(struct gg_sync *s, struct gg_sync_peer *p, int fd, long long size,
+                         const char *log)
+{
+    uint64_t mark;
+    char why[128] = "";
+    if (p->offset > size)
+        snprintf(why, sizeof why, "shorter (%lld bytes) than this shard's cursor (%lld)", size,
+                 p->offset);
+    else if (p->has_mark && (!mark_at(fd, p->offset, &mark) || mark != p->mark))
+        snprintf(why, sizeof why, "other bytes than this shard read before its cursor (%lld)",
+                 p->offset);
+    if (why[0] == '\0')
+        return;
+    gg_store_note(s->note, s->note_ctx, "INFO: %s: %s: the shard's directory was made afresh; "
+                  "reading its log again from the start", log, why);
+    *p = (struct gg_sync_peer){.index = p->index};
+    s->dirty = 1;
+}
+
+/* Moves p's cursor by len bytes (its mark is taken once the pull is done with the log). */
+static void advance(struct gg_sync *s, struct gg_sync_peer *p, size_t len)
+{
+    p->offset += (long long)len;
+    p->misses = 0;
+    s->dirty = 1;
+}
+
+/* Consumes the whole lines of buf (got > 0 bytes of peer p's log at path, from its cursor):
+   each line's case goes to cases; what cannot be read is passed over and told. */
+static void take_lines(struct gg_sync *s, struct gg_sync_peer *p, const char *path,
+                       const char *buf, size_t got, struct gg_case **cases, size_t *n,
+                       struct gg_sync_stats *ss)
+{
+    char dir[GG_SYNC_PATH_MAX - 64], err[GG_SYNC_PATH_MAX + 128];
     gg_shard_dir(s->campaign, p->index, dir, sizeof dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || sb.st_size <= p->offset) {
-        close(fd);
-        return;
-    }
-    size_t len = (size_t)(sb.st_size - p->offset);
-    char *buf = malloc(len + 1);
-    ssize_t got = buf ? pread(fd, buf, len, p->offset) : -1;
-    close(fd);
-    if (got <= 0) {
-        free(buf);
-        return;
-    }
-    ss->bytes += got;
-    buf[got] = '\0';
-    for (char *line = buf, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
-        *nl = '\0';
-        long long next = p->offset + (long long)(nl + 1 - line);
-        char file[GG_SYNC_PATH_MAX + GG_CASE_ID_HEX + 32], err[512];
-        snprintf(file, sizeof file, "%s/corpus/%s.case", dir, line);
+    long long not_ids = 0;
+    for (const char *line = buf, *end = buf + got; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t len = (size_t)((nl ? nl : end) - line);
+        if (p->in_long_line || len > GG_CASE_ID_HEX) {
+            /* Longer than any case id: passed over to its newline, over as many pulls as it
+               takes, told once. */
+            if (!p->in_long_line) {
+                gg_store_note(s->note, s->note_ctx, "WARNING: %s: the line at byte %lld is "
+                              "longer than a case id; skipped to its end", path, p->offset);
+                ss->skipped++;
+            }
+            p->in_long_line = nl == NULL;
+            advance(s, p, len + (nl != NULL));
+            line += len + (nl != NULL);
+            continue;
+        }
+        if (nl == NULL)
+            break; /* being written: read once it is whole */
+        char id[GG_CASE_ID_HEX + 1], file[GG_SYNC_PATH_MAX + GG_CASE_ID_HEX + 32];
+        memcpy(id, line, len);
+        id[len] = '\0';
+        snprintf(file, sizeof file, "%s/corpus/%s.case", dir, id);
         struct gg_case c;
         struct stat fsb;
-        int id = case_id(line);
-        int missing = id && stat(file, &fsb) != 0 && errno == ENOENT;
+        int is_id = case_id(id);
+        int missing = is_id && stat(file, &fsb) != 0 && errno == ENOENT;
         if (missing && ++p->misses < GG_SYNC_RETRIES)
             break; /* not visible here yet: the same line next time */
-        int ok = !missing && id && gg_case_load(file, &c, err, sizeof err) == GG_OK;
+        int ok = is_id && !missing && gg_case_load(file, &c, err, sizeof err) == GG_OK;
         if (ok && push(cases, n, &c) != 0) {
             gg_case_free(&c);
             break;
         }
+        if (is_id && !ok)
+            gg_store_note(s->note, s->note_ctx, "WARNING: %s%s; skipped",
+                          missing ? file : err, missing ? ": still missing" : "");
+        not_ids += !is_id;
         ss->imported += ok;
         ss->skipped += !ok;
-        p->misses = 0;
-        p->offset = next;
+        advance(s, p, len + 1);
+        line = nl + 1;
+    }
+    if (not_ids > 0)
+        gg_store_note(s->note, s->note_ctx, "WARNING: %s: %lld lines that are no case id "
+                      "skipped", path, not_ids);
+}
+
+/* Reads peer p's log from its cursor on, at most GG_SYNC_CHUNK bytes, into cases. */
+static void pull_peer(struct gg_sync *s, struct gg_sync_peer *p, struct gg_case **cases,
+                      size_t *n, struct gg_sync_stats *ss)
+{
+    char path[GG_SYNC_PATH_MAX], err[GG_SYNC_PATH_MAX + 128];
+    path_in(s, p->index, LOG_NAME, path, sizeof path);
+    struct stat sb;
+    int fd = gg_file_open(path, &sb, err, sizeof err);
+    if (fd < 0) {
+        int bad = errno != ENOENT; /* a peer that kept nothing yet has no log */
+        if (bad && !p->unreadable)
+            gg_store_note(s->note, s->note_ctx, "WARNING: %s; not read while it is so", err);
+        p->unreadable = bad;
+        return;
+    }
+    p->unreadable = 0;
+    check_cursor(s, p, fd, (long long)sb.st_size, path);
+    long long from = p->offset, avail = (long long)sb.st_size - p->offset;
+    size_t len = avail > GG_SYNC_CHUNK ? (size_t)GG_SYNC_CHUNK : avail > 0 ? (size_t)avail : 0;
+    char *buf = len > 0 ? malloc(len) : NULL;
+    ssize_t got = buf ? pread(fd, buf, len, (off_t)p->offset) : -1;
+    if (got > 0) {
+        ss->bytes += got;
+        take_lines(s, p, path, buf, (size_t)got, cases, n, ss);
+    }
+    if (p->offset > 0 && (p->offset != from || !p->has_mark)) {
+        p->has_mark = mark_at(fd, p->offset, &p->mark);
         s->dirty = 1;
     }
     free(buf);
+    close(fd);
 }
 
 static double now_s(void)

@@ -1,11 +1,37 @@
 /*
  * store_int.h — internal to fuzz/store/: the parts the findings (gg_findings.c), their buckets
- * (gg_buckets.c) and the merge of stores (gg_merge.c) share.
+ * (gg_buckets.c), the merge of stores (gg_merge.c) and the sync of shards (gg_sync.c) share.
  */
 #ifndef GG_STORE_INT_H
 #define GG_STORE_INT_H
 
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
 #include "fuzz/store/gg_store.h"
+
+/* Tells fn (when not NULL) one line made from fmt: a reader's "WARNING: ..." or "INFO: ...". */
+static inline void gg_store_note(gg_store_note_fn fn, void *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline void gg_store_note(gg_store_note_fn fn, void *ctx, const char *fmt, ...)
+{
+    if (fn == NULL)
+        return;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fn(ctx, line);
+}
+
+/* a + b for counts of sightings (both >= 0), saturating at INT64_MAX instead of overflowing. */
+static inline long long gg_count_add(long long a, long long b)
+{
+    long long sum;
+    return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+}
 
 /* The findings store's shared parts (gg_findings.c), for its bucket files (gg_buckets.c): the
    exclusive lock on <dir>/.lock (created with dir when missing; held until *fd is closed), the
