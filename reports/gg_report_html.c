@@ -466,7 +466,8 @@ static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
             continue;
         fprintf(f, "<dt>%s</dt><dd>", keys[i][1]);
         if (strcmp(keys[i][0], "command_line") == 0) {
-            fputs("<code>ggfuzz ", f);
+            /* the whole command; a campaign of an older ggfuzz recorded its arguments only */
+            fputs(strncmp(v, "fuzz ", 5) == 0 ? "<code>ggfuzz " : "<code>", f);
             esc(f, v);
             fputs("</code>", f);
         } else {
@@ -491,7 +492,8 @@ static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
     gpu_table(f, c);
 }
 
-static void finding_block(FILE *f, const struct gg_rfinding *fi, size_t ci, size_t k)
+static void finding_block(FILE *f, const struct gg_rcampaign *c, const struct gg_rfinding *fi,
+                          size_t ci, size_t k)
 {
     fprintf(f, "<div class=\"finding\" id=\"c%zu-f%zu\"><h4>%zu. ", ci + 1, k + 1, k + 1);
     esc(f, fi->cls);
@@ -527,7 +529,7 @@ static void finding_block(FILE *f, const struct gg_rfinding *fi, size_t ci, size
         fputs("</p>\n", f);
     }
     char cmd[4400];
-    gg_report_replay_cmd(fi->replay, cmd, sizeof cmd);
+    gg_report_replay_cmd(c, fi->replay, cmd, sizeof cmd);
     fputs("<p>Replay:</p><pre><code>", f);
     esc(f, cmd);
     fputs("</code></pre>\n<details open><summary>minimised case <code>", f);
@@ -558,7 +560,7 @@ static void buckets_table(FILE *f, const struct gg_rcampaign *c)
     for (size_t k = 0; k < l->n; k++) {
         const struct gg_bucket *b = &l->b[k];
         char cmd[4400];
-        gg_report_replay_cmd(b->path, cmd, sizeof cmd);
+        gg_report_replay_cmd(c, b->path, cmd, sizeof cmd);
         fprintf(f, "<tr><td class=\"num\">%zu</td><td><code>%s</code></td><td><code>", k + 1,
                 b->id);
         esc(f, b->form);
@@ -619,7 +621,7 @@ static void campaign_section(FILE *f, const struct gg_report_doc *d, const char 
         fputs("</tbody></table></div>\n", f);
     }
     for (size_t k = 0; k < c->n_findings; k++)
-        finding_block(f, &c->findings[k], ci, k);
+        finding_block(f, c, &c->findings[k], ci, k);
     fputs("</section>\n", f);
 }
 

@@ -207,6 +207,9 @@ static char *artifacts_of(const char *command_line)
 static enum gg_status find_findings(struct gg_rcampaign *c, const char *dir, char *err,
                                     size_t err_len)
 {
+    const char *recorded = gg_report_stat(c, "artifacts");
+    if (recorded && recorded[0] && gg_path_is_dir(recorded))
+        return (c->findings_dir = strdup(recorded)) != NULL ? GG_OK : GG_E_NOMEM;
     if ((c->findings_dir = artifacts_of(gg_report_stat(c, "command_line"))) != NULL)
         return GG_OK;
     /* The default store, even when the campaign found nothing. */
@@ -378,19 +381,10 @@ double gg_report_median_passing(const struct gg_rcase *c)
     return med;
 }
 
-void gg_report_replay_cmd(const char *path, char *buf, size_t len)
+void gg_report_replay_cmd(const struct gg_rcampaign *c, const char *path, char *buf,
+                          size_t len)
 {
-    int plain = 1;
-    for (const char *p = path; *p && plain; p++)
-        plain = isalnum((unsigned char)*p) || strchr("/._-+=:,@%", *p) != NULL;
-    if (plain) {
-        snprintf(buf, len, "ggfuzz --replay %s", path);
-        return;
-    }
-    /* Single quotes, each embedded quote written as '\''. */
-    size_t at = (size_t)snprintf(buf, len, "ggfuzz --replay '");
-    for (const char *p = path; *p && at + 5 < len; p++)
-        at += (size_t)snprintf(buf + at, len - at, *p == '\'' ? "'\\''" : "%c", *p);
-    if (at + 1 < len)
-        snprintf(buf + at, len - at, "'");
+    const char *prefix = c ? gg_report_stat(c, "replay_command") : NULL;
+    snprintf(buf, len, "%s", prefix && prefix[0] ? prefix : "ggfuzz --replay");
+    gg_shell_word(buf, len, path);
 }

@@ -250,7 +250,7 @@ static void buckets_part(FILE *f, const struct gg_rcampaign *c)
                 b->groups == 1 ? "" : "s", (long long)b->elems);
         code(f, b->path, 0);
         char cmd[4400];
-        gg_report_replay_cmd(b->path, cmd, sizeof cmd);
+        gg_report_replay_cmd(c, b->path, cmd, sizeof cmd);
         fputs("\n\n", f);
         fence(f, "sh", cmd);
     }
@@ -348,7 +348,7 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
             md(f, fi->parse_error);
         }
         char cmd[4400];
-        gg_report_replay_cmd(fi->replay, cmd, sizeof cmd);
+        gg_report_replay_cmd(c, fi->replay, cmd, sizeof cmd);
         fputs("\n\nReplay:\n\n", f);
         fence(f, "sh", cmd);
         fputs("Minimised case ", f);

@@ -127,6 +127,7 @@ double gg_report_median_passing(const struct gg_rcase *c);
 /* 1 when group gr is below the case's threshold. */
 int gg_report_group_bad(const struct gg_rcase *c, const struct gg_rgroup *gr);
 /* The replay command line for a case file, path quoted for a POSIX shell. */
-void gg_report_replay_cmd(const char *path, char *buf, size_t len);
+void gg_report_replay_cmd(const struct gg_rcampaign *c, const char *path, char *buf,
+                          size_t len);
 
 #endif /* GG_REPORT_INT_H */

@@ -7,7 +7,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -47,6 +49,30 @@ static inline void cli_remove_dir(const char *dir)
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
+}
+
+/* Pastes the first command of log that follows `marker` (to the end of its line) into a fresh
+   shell elsewhere: from /, with only PATH and HOME set. out (len bytes) gets what it prints;
+   returns its exit code (-1: no such line). The command is shell text and used as it is. */
+static inline int cli_paste(const char *log, const char *marker, char *out, size_t len)
+{
+    const char *at = strstr(log, marker);
+    if (at == NULL)
+        return -1;
+    at += strlen(marker);
+    size_t n = strcspn(at, "\n");
+    char script[] = "/tmp/ggfuzz-paste-XXXXXX";
+    int fd = mkstemp(script);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%.*s\n", (int)n, at);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd / && env -i PATH=\"$PATH\" HOME=\"$HOME\" sh '%s' 2>&1", script);
+    int rc = cli_shell(cmd, out, len);
+    unlink(script);
+    return rc;
 }
 
 #endif /* GG_TEST_CLI_FIXTURE_H */

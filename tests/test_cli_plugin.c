@@ -269,6 +269,30 @@ Test(cli_plugin, a_campaign_in_a_log_says_how_it_goes_at_an_interval)
     cr_expect_eq(system(args), 0);
 }
 
+/* A campaign of a plugin's kernel prints replay commands that work pasted into a fresh shell in
+   another directory; its report gives the same command. */
+Test(cli_plugin, the_replay_command_printed_for_a_plugin_kernel_works_elsewhere)
+{
+    char dir[] = "/tmp/ggfuzz-plugin-XXXXXX", args[1024];
+    static char pasted[1 << 16], text[1 << 16];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(args, sizeof args, "cd %s && GGFUZZ_PLUGINS= '%s' --plugin '%s' fuzz --kernel "
+             EXAMPLE_KERNEL " --mutant skip_last_k --max-total-time 10 --workers 1 --seed 3 "
+             "--artifacts a 2>&1", dir, GGFUZZ_BIN, GG_EXAMPLE_PLUGIN);
+    int rc = cli_shell(args, out, sizeof out);
+    cr_expect(rc >= 11 && rc <= 19, "exit %d: %s", rc, out);
+    cr_expect_eq(cli_paste(out, "    replay: ", pasted, sizeof pasted), 0, "%s\n%s", out, pasted);
+    cr_expect(strstr(pasted, "1 cases: 1 reproduced"), "%s", pasted);
+    snprintf(args, sizeof args, "report --campaign %s -o %s/report", dir, dir);
+    cr_expect_eq(ggfuzz(args), 0, "%s", out);
+    snprintf(args, sizeof args, "cat %s/report/summary.md", dir);
+    cli_shell(args, text, sizeof text);
+    cr_expect_eq(cli_paste(text, "```sh\n", pasted, sizeof pasted), 0, "%s\n%s", text, pasted);
+    cr_expect(strstr(pasted, "1 cases: 1 reproduced"), "%s", pasted);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    cr_expect_eq(system(args), 0);
+}
+
 Test(cli_plugin, plugin_option_needs_a_path)
 {
     cr_expect_eq(ggfuzz("--plugin"), 2, "%s", out);

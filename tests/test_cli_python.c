@@ -107,6 +107,20 @@ Test(cli_python, campaign_finds_and_minimises_the_planted_bug)
     cr_expect(strstr(out, "MIN ") && strstr(out, "BUCKET "), "%s", out);
     cr_expect(strstr(out, "/grouped_wgrad/") && strstr(out, "g:empty"), "%s", out);
     cr_expect_eq(stat_value("worker_restarts"), 0, "%s", out);
+    /* The replay command it printed works pasted into a fresh shell elsewhere, and so does the
+       command_line fuzzer_stats records (run again for a second). */
+    static char pasted[1 << 16];
+    cr_expect_eq(cli_paste(out, "    replay: ", pasted, sizeof pasted), 0, "%s\n%s", out, pasted);
+    cr_expect(strstr(pasted, "1 cases: 1 reproduced"), "%s", pasted);
+    char stats[512], line[1 << 14] = "command_line      : ";
+    snprintf(stats, sizeof stats, "sed -n 's/^command_line *: //p' %s/fuzzer_stats", dir);
+    cli_shell(stats, line + strlen(line), sizeof line - strlen(line));
+    line[strcspn(line, "\n")] = '\0';
+    strncat(line, " --max-total-time 1 --runs 1", sizeof line - strlen(line) - 1);
+    int again = cli_paste(line, "command_line      : ", pasted, sizeof pasted);
+    cr_expect(again == 0 || (again >= 11 && again <= 19), "exit %d: %s", again, pasted);
+    cr_expect(strstr(pasted, "INFO: kernel=" NUMPY_KERNEL " mutant=empty_group_garbage"), "%s",
+              pasted);
     cli_remove_dir(dir);
 }
 

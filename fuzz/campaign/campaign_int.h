@@ -24,6 +24,8 @@ struct gg_stats_view {
     int64_t max_runs;         /* 0: none */
     int workers;
     const char *command_line; /* may be NULL */
+    const char *replay_command; /* may be NULL */
+    const char *artifacts;    /* the findings store, by absolute path when it resolves */
     int shard_index, shard_count; /* count 0: not a shard */
 };
 

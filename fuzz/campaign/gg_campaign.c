@@ -142,6 +142,7 @@ struct campaign {
     struct gg_campaign_stats *st;
     char mutant[GG_CASE_NAME_MAX];
     char artifacts[PATH_MAX_LEN], stats_dir[PATH_MAX_LEN], exe[PATH_MAX_LEN];
+    char artifacts_abs[PATH_MAX_LEN]; /* artifacts, absolute when it resolves */
     char corpus_out[PATH_MAX_LEN]; /* receives the cases kept ("" : none) */
     /* a shard (cfg->campaign_dir): its index and count, and its side of the sync */
     int shard, shards;
@@ -1825,6 +1826,8 @@ static void view_of(const struct campaign *c, struct gg_stats_view *v)
     v->max_runs = c->cfg->max_runs;
     v->workers = c->n_workers;
     v->command_line = c->cfg->command_line;
+    v->replay_command = c->cfg->replay_command;
+    v->artifacts = c->artifacts_abs;
     v->shard_index = c->shard;
     v->shard_count = c->shards;
 }
@@ -1846,10 +1849,15 @@ static void log_buckets(struct campaign *c)
         int met = 0;
         for (size_t j = 0; j < c->n_met && !met; j++)
             met = strcmp(c->met[j], b->id) == 0;
-        if (met)
-            log_line(c, "INFO: bucket %s %s: %lld signatures, %lld sightings, %s .. %s\n"
-                     "    replay: ggfuzz --replay %s\n", b->id, b->form, b->members, b->count,
-                     b->first_seen, b->last_seen, b->path);
+        if (!met)
+            continue;
+        char cmd[3 * PATH_MAX_LEN], abs[PATH_MAX_LEN];
+        snprintf(cmd, sizeof cmd, "%s",
+                 c->cfg->replay_command ? c->cfg->replay_command : "ggfuzz --replay");
+        gg_shell_word(cmd, sizeof cmd, realpath(b->path, abs) ? abs : b->path);
+        log_line(c, "INFO: bucket %s %s: %lld signatures, %lld sightings, %s .. %s\n"
+                 "    replay: %s\n", b->id, b->form, b->members, b->count, b->first_seen,
+                 b->last_seen, cmd);
     }
 }
 
@@ -2154,6 +2162,8 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
             log_line(c, "INFO: removed %d temporary files left by writers that are gone from "
                      "%s\n", swept, dirs[i]);
     }
+    if (realpath(c->artifacts, c->artifacts_abs) == NULL)
+        snprintf(c->artifacts_abs, sizeof c->artifacts_abs, "%s", c->artifacts);
     if (c->shards) {
         char err[1024];
         c->skipping = gg_shard_done_open(&c->done, c->stats_dir, c->st->seed, c->next_index, err,

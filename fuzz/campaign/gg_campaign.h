@@ -152,7 +152,11 @@ struct gg_campaign_config {
                                         (0: 60 s), besides those at doubling case counts */
     FILE *log;                       /* INFO, FAULT and final lines (NULL: silent) */
     int status_line;                 /* live status line on log: -1 when log is a terminal */
-    const char *command_line;        /* (optional) recorded in fuzzer_stats */
+    const char *command_line;        /* (optional) recorded in fuzzer_stats: the command that
+                                        runs this campaign again from a fresh shell */
+    const char *replay_command;      /* (optional) the command a stored case's path is appended
+                                        to to replay it from a fresh shell (NULL: "ggfuzz
+                                        --replay"): in the log's replay lines and fuzzer_stats */
     const volatile sig_atomic_t *stop_flag; /* (optional) non-zero ends the campaign cleanly */
     /* (optional) called at every statistics tick with the live worker process ids. */
     void (*on_tick)(const struct gg_campaign_stats *s, const int *worker_pids, int n_workers,

@@ -82,6 +82,8 @@ static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_s
     ADD("run_time", "%.1f", v->elapsed_s);
     ADD("seed", "%llu", (unsigned long long)v->seed);
     ADD("command_line", "%s", v->command_line ? v->command_line : "");
+    ADD("replay_command", "%s", v->replay_command ? v->replay_command : "ggfuzz --replay");
+    ADD("artifacts", "%s", v->artifacts ? v->artifacts : "");
     ADD("ggfuzz_version", "%s", GG_VERSION);
     ADD("kernel", "%s", v->kernel);
     ADD("mutant", "%s", mutant);

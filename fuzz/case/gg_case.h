@@ -167,6 +167,11 @@ enum gg_status gg_file_read(const char *path, size_t max, char **out, size_t *ou
                             size_t err_len);
 /* s without its leading and trailing white space: the trailing is cut in place. */
 char *gg_trim(char *s);
+/* Appends word to the shell command in buf (a blank first unless buf is empty), quoted so that
+   a POSIX shell reads it back as that one word: as it is when it holds only characters no shell
+   treats specially, else in single quotes (each quote written '\''). Returns 0, or -1 (buf
+   unchanged) when it would not fit in len bytes. */
+int gg_shell_word(char *buf, size_t len, const char *word);
 /* "DIR/NAME" (malloc'd; NULL when out of memory). */
 char *gg_path_join(const char *dir, const char *name);
 /* 1 when path (links followed) is a directory, a regular file. */

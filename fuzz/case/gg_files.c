@@ -182,3 +182,35 @@ void gg_dir_list_free(char **names, size_t n)
         free(names[i]);
     free(names);
 }
+
+int gg_shell_word(char *buf, size_t len, const char *word)
+{
+    size_t at = strlen(buf);
+    int plain = word[0] != '\0';
+    for (const char *p = word; *p && plain; p++)
+        plain = isalnum((unsigned char)*p) || strchr("/._-+=:,@%", *p) != NULL;
+    size_t quoted = 0;
+    for (const char *p = word; *p; p++)
+        quoted += *p == '\'' ? 4 : 1;
+    size_t need = at + (at > 0) + (plain ? strlen(word) : quoted + 2) + 1;
+    if (need > len)
+        return -1;
+    if (at > 0)
+        buf[at++] = ' ';
+    if (plain) {
+        memcpy(buf + at, word, strlen(word) + 1);
+        return 0;
+    }
+    buf[at++] = '\'';
+    for (const char *p = word; *p; p++) {
+        if (*p == '\'') {
+            memcpy(buf + at, "'\\''", 4);
+            at += 4;
+        } else {
+            buf[at++] = *p;
+        }
+    }
+    buf[at++] = '\'';
+    buf[at] = '\0';
+    return 0;
+}

@@ -60,6 +60,7 @@ static const char *const ENVIRONMENT[][2] = {
     {"GGFUZZ_PYTHONPATH", "where the ggfuzz Python package is (default: kernels/python)"},
     {"GGFUZZ_LIB", "libggfuzz.so for python -m ggfuzz (ggfuzz sets the one beside it)"},
     {"GGFUZZ_HANDSHAKE", "set by ggfuzz: the token python -m ggfuzz --handshake answers with"},
+    {"GGFUZZ_EXE", "set by ggfuzz for its Python host: the executable its printed commands name"},
     {"GG_GPU_TMA", "0: GPU kernels load by cp.async instead of TMA (the same bits)"},
     {"GG_GNUPLOT", "the gnuplot executable of report plots (default: gnuplot on PATH)"},
     {"TMPDIR", "where selftest makes its temporary campaigns, and suite --gpus its runners' "

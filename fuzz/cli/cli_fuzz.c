@@ -168,12 +168,19 @@ static int parse_options(const struct gg_cli_command *cmd, int argc, char **argv
     return gg_cli_parse(cmd, argc, argv, campaign_option, co, &co->pl);
 }
 
-static const char *join_args(int argc, char **argv, char *buf, size_t len)
+/* The command that runs this campaign again from a fresh shell: into its directory, then this
+   ggfuzz with its plugins and the command's words argv[0..argc). */
+static const char *campaign_command(int argc, char **argv, char *buf, size_t len)
 {
-    size_t used = 0;
+    char cwd[4096], invocation[6144];
     buf[0] = '\0';
-    for (int i = 0; i < argc && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", argv[i]);
+    if (getcwd(cwd, sizeof cwd) != NULL && gg_shell_word(buf, len, "cd") == 0)
+        gg_shell_word(buf, len, cwd);
+    gg_cli_invocation(invocation, sizeof invocation);
+    size_t at = strlen(buf);
+    snprintf(buf + at, len - at, "%s%s", at ? " && " : "", invocation);
+    for (int i = 0; i < argc; i++)
+        gg_shell_word(buf, len, argv[i]);
     return buf;
 }
 
@@ -280,7 +287,7 @@ int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead)
         return rc;
     if ((rc = shard_of(&cfg)) != 0)
         return rc;
-    char cmdline[2048], err[2048];
+    char cmdline[16384], replay[8192], err[2048];
     cfg.corpus_dirs = (const char *const *)argv + optind;
     cfg.n_corpus_dirs = argc - optind;
     cfg.plugins = co.pl.paths;
@@ -289,7 +296,9 @@ int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead)
     cfg.worker_cmd = gg_cli_self(&cfg.n_worker_cmd);
     cfg.log = stderr;
     cfg.status_line = -1;
-    cfg.command_line = join_args(argc, argv, cmdline, sizeof cmdline);
+    cfg.command_line = campaign_command(argc, argv, cmdline, sizeof cmdline);
+    gg_cli_replay_command(replay, sizeof replay, cfg.run.reference);
+    cfg.replay_command = replay;
     cfg.stop_flag = &stop_requested;
     catch_stop_signals();
     struct gg_campaign_stats st;

@@ -28,6 +28,14 @@ enum {
 int gg_cli_size(const char *opt, const char *s, int64_t *out); /* 512M, 8G, 1.5GiB... */
 int gg_cli_number(const char *opt, const char *s, int whole, double *out); /* >= 0; whole: a count */
 int gg_cli_seed(const char *s, uint64_t *out);
+/* The command that runs this ggfuzz again from a fresh shell in any directory: the executable
+   (`ggfuzz` when PATH's is this one, else its absolute path), every plugin loaded by absolute
+   path, and GGFUZZ_PYTHON=... first when one is a Python plugin (cli_invocation.c). */
+void gg_cli_invocation(char *buf, size_t len);
+/* The same with `--replay` (and `--reference W` unless W is auto): a case's path is appended. */
+void gg_cli_replay_command(char *buf, size_t len, enum gg_reference_where reference);
+/* Records this executable (GGFUZZ_EXE) for the Python host it hands a command line over to. */
+int gg_cli_set_exe(void);
 /* A period: seconds above 0 into *out. 0, or -1 after a message naming opt. */
 int gg_cli_period(const char *opt, const char *s, double *out);
 /* --reference host|device|auto into *out. */

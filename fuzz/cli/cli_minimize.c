@@ -127,9 +127,12 @@ int gg_cli_minimize(int argc, char **argv)
     gg_case_id(&c, from);
     int n_after = gg_case_after_count(&c);
     if (n_after > 0) {
+        char replay[8192];
+        gg_cli_replay_command(replay, sizeof replay, GG_REFERENCE_AUTO);
+        gg_shell_word(replay, sizeof replay, path);
         fprintf(stderr, "ggfuzz: %s fails only after the %d case%s of its @after lines: the "
-                "minimiser runs a case alone, so it cannot shrink it (ggfuzz --replay %s runs "
-                "them first)\n", path, n_after, n_after == 1 ? "" : "s", path);
+                "minimiser runs a case alone, so it cannot shrink it (`%s` runs them first)\n",
+                path, n_after, n_after == 1 ? "" : "s", replay);
         gg_case_free(&c);
         return GG_EXIT_HARNESS;
     }

@@ -220,6 +220,7 @@ int gg_cli_python_handoff(int argc, char **argv)
         python = "python3";
     if (handshake(python, plugin) != 0)
         return GG_EXIT_HARNESS;
+    gg_cli_set_exe(); /* for the commands the host prints to run this ggfuzz again */
     char **args = calloc((size_t)argc + 3, sizeof *args);
     if (args == NULL) {
         fprintf(stderr, "ggfuzz: out of memory\n");

@@ -283,7 +283,47 @@ int gg_plugin_is_script(const char *path)
     return len > 3 && strcmp(path + len - 3, ".py") == 0;
 }
 
+/* The plugins loaded, as absolute paths (part of the registry's state: its kernels point into
+   them), for the commands that run this ggfuzz again elsewhere. */
+#define PLUGINS_MAX 64
+static char *loaded[PLUGINS_MAX];
+static size_t n_loaded;
+
+static void remember(const char *path)
+{
+    char *abs = realpath(path, NULL);
+    for (size_t i = 0; abs && i < n_loaded; i++)
+        if (strcmp(loaded[i], abs) == 0) {
+            free(abs);
+            return;
+        }
+    if (abs && n_loaded < PLUGINS_MAX)
+        loaded[n_loaded++] = abs;
+    else
+        free(abs);
+}
+
+size_t gg_plugin_count(void)
+{
+    return n_loaded;
+}
+
+const char *gg_plugin_path(size_t i)
+{
+    return i < n_loaded ? loaded[i] : NULL;
+}
+
+static enum gg_status load_plugin(const char *path, char *err, size_t err_len);
+
 enum gg_status gg_plugin_load(const char *path, char *err, size_t err_len)
+{
+    enum gg_status st = load_plugin(path, err, err_len);
+    if (st == GG_OK)
+        remember(path);
+    return st;
+}
+
+static enum gg_status load_plugin(const char *path, char *err, size_t err_len)
 {
     gg_registry_init(); /* in-tree kernels first: a plugin cannot take their names */
     if (path == NULL || path[0] == '\0')

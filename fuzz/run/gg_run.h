@@ -43,6 +43,9 @@ void gg_registry_truncate(size_t count);
  * plugin's register function returned.
  */
 enum gg_status gg_plugin_load(const char *path, char *err, size_t err_len);
+/* The plugins loaded so far, each once, by absolute path (i < gg_plugin_count()). */
+size_t gg_plugin_count(void);
+const char *gg_plugin_path(size_t i);
 /* Loads each path of a colon-separated list (GGFUZZ_PLUGINS) in order, skipping empty entries;
    stops at the first refusal. */
 enum gg_status gg_plugin_load_list(const char *paths, char *err, size_t err_len);
