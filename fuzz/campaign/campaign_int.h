@@ -1,7 +1,8 @@
 /*
  * campaign_int.h — internal to fuzz/campaign/: the campaign statistics writers (gg_stats.c),
- * shards and the cases a requeued one skips (gg_shard.c), and the confirmation of a worker's
- * faults in a fresh process (gg_confirm.c).
+ * shards and the cases a requeued one skips (gg_shard.c), the confirmation of a worker's
+ * faults in a fresh process (gg_confirm.c), and the supervisor's state (struct campaign)
+ * with what the files of the supervisor (gg_campaign*.c) share.
  */
 #ifndef GG_CAMPAIGN_INT_H
 #define GG_CAMPAIGN_INT_H
@@ -125,5 +126,161 @@ struct gg_confirm_report {
 void gg_confirm_find(const struct gg_case *history, int n_history, const struct gg_case *c,
                      enum gg_class cls, const struct gg_run_opts *o, double timeout_s,
                      double budget_s, struct gg_confirm_report *rep);
+
+/* ---- The supervisor (gg_campaign.c and gg_campaign_*.c) ------------------------------------- */
+
+#define PATH_MAX_LEN 4096
+
+enum origin { ORIGIN_GENERATE, ORIGIN_MUTATE, ORIGIN_SEED, ORIGIN_REPLAY };
+
+/* A case to run, with where it came from. */
+struct job {
+    struct gg_case c;
+    enum origin origin;
+    int reruns;      /* times the case was given to a fresh worker again after an early end */
+    int ended_early; /* it ended without a result before: end_signo says how */
+    int end_signo;   /* > 0 died on that signal, -1 exited without a result, 0 timed out */
+    char *path;      /* seed and replay: the file */
+    uint64_t index;  /* generated and mutated: the case number */
+};
+
+enum wstate { W_NONE, W_STARTING, W_IDLE, W_BUSY };
+
+struct worker {
+    enum wstate state;
+    int pid, fd;
+    int gpu;         /* index into the campaign's devices (-1: unbound) */
+    double since;    /* start of the process (STARTING) or of the case (BUSY) */
+    double limit;    /* time limit of the case in flight */
+    struct job job;  /* BUSY: the case in flight; IDLE/STARTING with has_job: to run next */
+    int has_job;
+    char cur_path[PATH_MAX_LEN];
+    struct gg_history hist; /* the cases its process ran, for faults that need them */
+};
+
+/* Features seen, each with the best (smallest) SNR-margin bucket a passing case reached. */
+struct ftable {
+    uint32_t *keys;
+    int *best;
+    unsigned char *used;
+    size_t cap, n;
+};
+
+/* A new signature waiting to be minimised to its bucket's normal form. */
+struct pending_min {
+    char path[PATH_MAX_LEN];
+    char sig[GG_SIGNATURE_MAX];
+    enum gg_class cls;
+    int done;
+    int gpu;         /* the device of the worker that found it (-1: unbound or not known) */
+};
+
+/* A fault a worker gave after other cases, waiting to be run again in a fresh process. */
+struct pending_confirm {
+    struct gg_case kase;          /* as the worker ran it (@observed and @gpu set) */
+    struct gg_verdict v;
+    int gpu;                      /* the worker's device (-1: unbound) */
+    int extra;                    /* further sightings of its signature while it waited */
+    int n_hist;
+    char *hist[GG_HISTORY_MAX];   /* the worker's history then, oldest first (owned) */
+    char name[PATH_MAX_LEN];      /* the case, for log lines */
+};
+
+/* A signature whose faults a fresh process did not give, and how often that happened. */
+struct unconfirmed_sig {
+    char *sig;
+    int tries;
+};
+
+/* A campaign's supervisor: what gg_campaign_run keeps while it runs. */
+struct campaign {
+    const struct gg_campaign_config *cfg;
+    const struct gg_kernel *k;
+    struct gg_gen_config gen;
+    struct gg_gen_caps *caps; /* probed once: gen.caps points here */
+    struct gg_probe *probe;   /* asks the kernel's supports(): gen.probe points here */
+    int64_t probe_deaths;     /* of those, logged so far */
+    struct gg_campaign_stats *st;
+    char mutant[GG_CASE_NAME_MAX];
+    char artifacts[PATH_MAX_LEN], stats_dir[PATH_MAX_LEN], exe[PATH_MAX_LEN];
+    char artifacts_abs[PATH_MAX_LEN]; /* artifacts, absolute when it resolves */
+    char corpus_out[PATH_MAX_LEN]; /* receives the cases kept ("" : none) */
+    /* a shard (cfg->campaign_dir): its index and count, and its side of the sync */
+    int shard, shards;
+    struct gg_sync sync;
+    int syncing;
+    double next_sync;
+    struct gg_sync_stats sync_stats;
+    struct gg_shard_done done;     /* the cases that ended since fuzzer_stats was written */
+    long skipping;                 /* cases a requeued shard skips (-1: not recorded) */
+    char shard_tag[48];            /* "[shard I/N] " before pulse lines, "" when not a shard */
+    double t0, start_wall, budget, timeout, stop_at;
+    int tty;
+    struct worker *w;
+    int n_workers;
+    int start_failures;
+    const struct gg_gpus *gpus;        /* NULL: the workers are not bound to devices */
+    int gpu_start_failures[GG_GPUS_MAX];
+    /* cases to run before drawing any */
+    struct job *queue;
+    size_t n_queue, next_queue;
+    /* corpus */
+    struct gg_case *corpus;
+    size_t n_corpus;
+    struct ftable ft;
+    /* signatures met in this campaign */
+    char **sigs;
+    size_t n_sigs;
+    struct gg_sigset known;
+    /* the store's buckets (read again after each minimisation), and those met in this campaign */
+    struct gg_bucket_list buckets;
+    char (*met)[GG_BUCKET_ID_HEX + 1];
+    size_t n_met;
+    /* minimiser */
+    struct pending_min *mins;
+    size_t n_mins;
+    struct min_slot {       /* a minimiser child at work (pid 0: free) */
+        int pid, fd;
+        double started, budget;
+        struct pending_min cur;
+    } *ms;
+    int n_ms;               /* slots: one per worker */
+    /* confirmation of faults in a fresh process (gg_confirm.c): queued, and at work */
+    struct pending_confirm *confirms;
+    size_t n_confirms;
+    struct confirm_slot {
+        int pid, fd;
+        double started, budget;
+        struct pending_confirm cur;
+    } *cs;
+    int n_cs;
+    struct unconfirmed_sig *unconf;
+    size_t n_unconf;
+    /* drawing */
+    uint64_t next_index;
+    int64_t dispatched;
+    int gen_failures;
+    double last_tick;
+    int64_t next_pulse;
+    double next_status;    /* a status line is due then, without a terminal */
+    char *err;
+    size_t err_len;
+    enum gg_status fatal;
+};
+
+/* Seconds since the campaign started. */
+static inline double camp_elapsed(const struct campaign *c)
+{
+    return gg_wire_now() - c->t0;
+}
+
+/* SplitMix64's finaliser: a 64-bit hash (of feature keys, case numbers, the clock). */
+static inline uint64_t camp_mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
 
 #endif /* GG_CAMPAIGN_INT_H */

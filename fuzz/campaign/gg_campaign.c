@@ -55,73 +55,13 @@ extern char **environ;
 #define MAX_LOGGED_ERRORS 8     /* cases that could not run, logged with their message */
 #define MUTATE_PERMILLE 300     /* share of cases mutated from the corpus */
 #define CORPUS_MAX 8192         /* cases kept in memory; later ones replace random ones */
-#define PATH_MAX_LEN 4096
 #define STABILITY_RUNS 4        /* runs of a normal form that tell a race from a stable bug */
 #define RACE_REPLAY_RUNS 16     /* runs a race's representative may take to show on replay */
 #define DEFAULT_SYNC_S 30.0     /* a shard reads the others' new cases this often */
 #define DEFAULT_STATUS_S 60.0   /* a status line at least this often, without a terminal */
+#define CONFIRM_TRIES_MAX 3     /* confirmations of one signature that may come to nothing */
 
-enum origin { ORIGIN_GENERATE, ORIGIN_MUTATE, ORIGIN_SEED, ORIGIN_REPLAY };
 static const char *const origin_names[] = {"generate", "mutate", "seed", "replay"};
-
-/* A case to run, with where it came from. */
-struct job {
-    struct gg_case c;
-    enum origin origin;
-    int reruns;      /* times the case was given to a fresh worker again after an early end */
-    int ended_early; /* it ended without a result before: end_signo says how */
-    int end_signo;   /* > 0 died on that signal, -1 exited without a result, 0 timed out */
-    char *path;      /* seed and replay: the file */
-    uint64_t index;  /* generated and mutated: the case number */
-};
-
-enum wstate { W_NONE, W_STARTING, W_IDLE, W_BUSY };
-
-struct worker {
-    enum wstate state;
-    int pid, fd;
-    int gpu;         /* index into the campaign's devices (-1: unbound) */
-    double since;    /* start of the process (STARTING) or of the case (BUSY) */
-    double limit;    /* time limit of the case in flight */
-    struct job job;  /* BUSY: the case in flight; IDLE/STARTING with has_job: to run next */
-    int has_job;
-    char cur_path[PATH_MAX_LEN];
-    struct gg_history hist; /* the cases its process ran, for faults that need them */
-};
-
-/* Features seen, each with the best (smallest) SNR-margin bucket a passing case reached. */
-struct ftable {
-    uint32_t *keys;
-    int *best;
-    unsigned char *used;
-    size_t cap, n;
-};
-
-/* A new signature waiting to be minimised to its bucket's normal form. */
-struct pending_min {
-    char path[PATH_MAX_LEN];
-    char sig[GG_SIGNATURE_MAX];
-    enum gg_class cls;
-    int done;
-    int gpu;         /* the device of the worker that found it (-1: unbound or not known) */
-};
-
-/* A fault a worker gave after other cases, waiting to be run again in a fresh process. */
-struct pending_confirm {
-    struct gg_case kase;          /* as the worker ran it (@observed and @gpu set) */
-    struct gg_verdict v;
-    int gpu;                      /* the worker's device (-1: unbound) */
-    int extra;                    /* further sightings of its signature while it waited */
-    int n_hist;
-    char *hist[GG_HISTORY_MAX];   /* the worker's history then, oldest first (owned) */
-    char name[PATH_MAX_LEN];      /* the case, for log lines */
-};
-
-/* A signature whose faults a fresh process did not give, and how often that happened. */
-struct unconfirmed_sig {
-    char *sig;
-    int tries;
-};
 
 /* What a minimiser child reports: its statistics and where it filed the signature. */
 struct min_report {
@@ -132,95 +72,7 @@ struct min_report {
     int new_bucket;                    /* the bucket's file was created */
 };
 
-struct campaign {
-    const struct gg_campaign_config *cfg;
-    const struct gg_kernel *k;
-    struct gg_gen_config gen;
-    struct gg_gen_caps *caps; /* probed once: gen.caps points here */
-    struct gg_probe *probe;   /* asks the kernel's supports(): gen.probe points here */
-    int64_t probe_deaths;     /* of those, logged so far */
-    struct gg_campaign_stats *st;
-    char mutant[GG_CASE_NAME_MAX];
-    char artifacts[PATH_MAX_LEN], stats_dir[PATH_MAX_LEN], exe[PATH_MAX_LEN];
-    char artifacts_abs[PATH_MAX_LEN]; /* artifacts, absolute when it resolves */
-    char corpus_out[PATH_MAX_LEN]; /* receives the cases kept ("" : none) */
-    /* a shard (cfg->campaign_dir): its index and count, and its side of the sync */
-    int shard, shards;
-    struct gg_sync sync;
-    int syncing;
-    double next_sync;
-    struct gg_sync_stats sync_stats;
-    struct gg_shard_done done;     /* the cases that ended since fuzzer_stats was written */
-    long skipping;                 /* cases a requeued shard skips (-1: not recorded) */
-    char shard_tag[48];            /* "[shard I/N] " before pulse lines, "" when not a shard */
-    double t0, start_wall, budget, timeout, stop_at;
-    int tty;
-    struct worker *w;
-    int n_workers;
-    int start_failures;
-    const struct gg_gpus *gpus;        /* NULL: the workers are not bound to devices */
-    int gpu_start_failures[GG_GPUS_MAX];
-    /* cases to run before drawing any */
-    struct job *queue;
-    size_t n_queue, next_queue;
-    /* corpus */
-    struct gg_case *corpus;
-    size_t n_corpus;
-    struct ftable ft;
-    /* signatures met in this campaign */
-    char **sigs;
-    size_t n_sigs;
-    struct gg_sigset known;
-    /* the store's buckets (read again after each minimisation), and those met in this campaign */
-    struct gg_bucket_list buckets;
-    char (*met)[GG_BUCKET_ID_HEX + 1];
-    size_t n_met;
-    /* minimiser */
-    struct pending_min *mins;
-    size_t n_mins;
-    struct min_slot {       /* a minimiser child at work (pid 0: free) */
-        int pid, fd;
-        double started, budget;
-        struct pending_min cur;
-    } *ms;
-    int n_ms;               /* slots: one per worker */
-    /* confirmation of faults in a fresh process (gg_confirm.c): queued, and at work */
-    struct pending_confirm *confirms;
-    size_t n_confirms;
-    struct confirm_slot {
-        int pid, fd;
-        double started, budget;
-        struct pending_confirm cur;
-    } *cs;
-    int n_cs;
-    struct unconfirmed_sig *unconf;
-    size_t n_unconf;
-    /* drawing */
-    uint64_t next_index;
-    int64_t dispatched;
-    int gen_failures;
-    double last_tick;
-    int64_t next_pulse;
-    double next_status;    /* a status line is due then, without a terminal */
-    char *err;
-    size_t err_len;
-    enum gg_status fatal;
-};
-
 /* ---- small helpers ------------------------------------------------------------------------ */
-
-static double elapsed(const struct campaign *c)
-{
-    return gg_wire_now() - c->t0;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
 
 /* The directory holding path ("." when it has no slash). */
 static void parent_dir(const char *path, char *out, size_t len)
@@ -289,7 +141,7 @@ static int ftable_grow(struct ftable *t)
     for (size_t i = 0; i < t->cap; i++) {
         if (!t->used[i])
             continue;
-        size_t h = mix64(t->keys[i]) & (cap - 1);
+        size_t h = camp_mix64(t->keys[i]) & (cap - 1);
         while (n.used[h])
             h = (h + 1) & (cap - 1);
         n.used[h] = 1, n.keys[h] = t->keys[i], n.best[h] = t->best[i];
@@ -305,7 +157,7 @@ static int ftable_see(struct ftable *t, uint32_t key, int bucket, int *closer)
 {
     if (2 * (t->n + 1) > t->cap && ftable_grow(t) != 0)
         return -1;
-    size_t h = mix64(key) & (t->cap - 1);
+    size_t h = camp_mix64(key) & (t->cap - 1);
     while (t->used[h] && t->keys[h] != key)
         h = (h + 1) & (t->cap - 1);
     if (!t->used[h]) {
@@ -351,7 +203,7 @@ static void corpus_add(struct campaign *c, const struct gg_case *kase, uint64_t 
         c->corpus = n;
         c->corpus[c->n_corpus++] = copy;
     } else {
-        size_t i = mix64(salt) % c->n_corpus;
+        size_t i = camp_mix64(salt) % c->n_corpus;
         gg_case_free(&c->corpus[i]);
         c->corpus[i] = copy;
     }
@@ -400,7 +252,7 @@ static void observe_pass(struct campaign *c, struct job *j, const struct gg_run_
         return;
     corpus_add(c, &j->c, j->index ^ (uint64_t)c->st->execs);
     c->st->new_units++;
-    c->st->last_new_s = elapsed(c);
+    c->st->last_new_s = camp_elapsed(c);
     corpus_save(c, &j->c, j);
 }
 
@@ -836,7 +688,7 @@ static void file_fault(struct campaign *c, struct gg_case *kase, const struct gg
     if (gg_class_more_severe(v->cls, st->worst_new))
         st->worst_new = v->cls;
     if (st->first_finding_s < 0) {
-        st->first_finding_s = elapsed(c);
+        st->first_finding_s = camp_elapsed(c);
         st->first_finding_execs = st->execs;
         st->first_class = v->cls;
         snprintf(st->first_signature, sizeof st->first_signature, "%s", v->signature);
@@ -857,8 +709,6 @@ static void count_sighting(struct campaign *c, const struct gg_verdict *v)
 }
 
 /* ---- confirmation in a fresh process -------------------------------------------------------- */
-
-#define CONFIRM_TRIES_MAX 3 /* confirmations of one signature that may come to nothing */
 
 /* Classes whose case runs again first in a fresh worker before they are findings: the case
    ended its worker (crash, timeout) or left its device unusable (device). */
@@ -942,7 +792,7 @@ static void handle_fault(struct campaign *c, struct worker *w, struct job *j,
         gg_case_set_meta(&j->c, "gpu", ordinal);
     }
     st->faults[v->cls]++;
-    st->last_fault_s = elapsed(c);
+    st->last_fault_s = camp_elapsed(c);
     if (j->origin == ORIGIN_REPLAY && gg_expect_holds(gg_case_meta(&j->c, "expect"), v))
         log_line(c, "INFO: still failing: %s\n", j->path);
     else if (j->origin == ORIGIN_REPLAY)
@@ -1174,7 +1024,7 @@ static void start_one_min(struct campaign *c, struct min_slot *slot)
         return;
     double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : DEFAULT_MINIMIZE_S;
     if (c->budget > 0)
-        budget = fmin(budget, c->budget - elapsed(c));
+        budget = fmin(budget, c->budget - camp_elapsed(c));
     if (budget < MIN_MINIMIZE_S && c->budget > 0) {
         if (c->st->stop != GG_STOP_NONE) /* no time left for any of them */
             for (size_t i = 0; i < c->n_mins; i++)
@@ -1271,7 +1121,7 @@ static void poll_min(struct campaign *c, int kill_it)
 static double helper_budget(const struct campaign *c)
 {
     double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : DEFAULT_MINIMIZE_S;
-    return c->budget > 0 ? fmax(MIN_MINIMIZE_S, fmin(budget, c->budget - elapsed(c))) : budget;
+    return c->budget > 0 ? fmax(MIN_MINIMIZE_S, fmin(budget, c->budget - camp_elapsed(c))) : budget;
 }
 
 /* The confirmation child: runs the case alone, else after the worker's history, and reports. */
@@ -1484,7 +1334,7 @@ static int next_job(struct campaign *c, struct job *j)
     uint64_t i = c->next_index++;
     while (c->shards && gg_shard_done_has(&c->done, i))
         i = c->next_index++; /* ran before this shard was requeued */
-    uint64_t r = mix64(c->st->seed ^ mix64(i));
+    uint64_t r = camp_mix64(c->st->seed ^ camp_mix64(i));
     enum gg_status st = GG_E_INVAL;
     if (c->n_corpus > 0 && c->gen.strategy == GG_STRATEGY_TARGETED &&
         r % 1000 < MUTATE_PERMILLE) {
@@ -1821,7 +1671,7 @@ static void view_of(const struct campaign *c, struct gg_stats_view *v)
     v->mutant = c->mutant;
     v->seed = c->st->seed;
     v->start_wall = c->start_wall;
-    v->elapsed_s = elapsed(c);
+    v->elapsed_s = camp_elapsed(c);
     v->budget_s = c->budget;
     v->max_runs = c->cfg->max_runs;
     v->workers = c->n_workers;
@@ -1980,7 +1830,7 @@ static void check_stop(struct campaign *c)
         request_stop(c, GG_STOP_ERROR);
     if (c->cfg->stop_flag && *c->cfg->stop_flag)
         request_stop(c, GG_STOP_SIGNAL);
-    if (c->budget > 0 && elapsed(c) >= c->budget)
+    if (c->budget > 0 && camp_elapsed(c) >= c->budget)
         request_stop(c, GG_STOP_TIME);
     if (c->cfg->max_runs > 0 && c->dispatched >= c->cfg->max_runs)
         request_stop(c, GG_STOP_RUNS);
@@ -2275,8 +2125,8 @@ static uint64_t pick_seed(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t s = mix64((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^
-                 mix64((uint64_t)getpid() << 32);
+    uint64_t s = camp_mix64((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^
+                 camp_mix64((uint64_t)getpid() << 32);
     return s ? s : 1;
 }
 
