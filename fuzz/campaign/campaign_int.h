@@ -283,4 +283,22 @@ static inline uint64_t camp_mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* ---- The run (gg_campaign.c) ---------------------------------------------------------------- */
+/* The names of the origins, by enum origin. */
+extern const char *const camp_origin_names[];
+/* Prints a line on cfg->log (clearing a terminal's status line first); none without a log. */
+void camp_log(struct campaign *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- Corpus and features (gg_campaign_corpus.c) --------------------------------------------- */
+/* Frees the features seen. */
+void camp_ftable_free(struct ftable *t);
+/* Keeps j, which passed with r, when it adds a feature or a closer margin (a seed always). */
+void camp_observe_pass(struct campaign *c, struct job *j, const struct gg_run_result *r);
+/* Logs the probe's deaths since the last call (what: what became of the case). */
+void camp_log_probe_deaths(struct campaign *c, const char *what);
+/* Queues the stored failures of this kernel and mutant, then the corpus seeds. */
+void camp_load_stored(struct campaign *c);
+/* A shard imports the cases the others kept since it looked (force: now, whatever the interval). */
+void camp_sync_peers(struct campaign *c, int force);
+
 #endif /* GG_CAMPAIGN_INT_H */

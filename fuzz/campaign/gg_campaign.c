@@ -19,11 +19,14 @@
  * its run(). A probe that dies on the capability probe's small problems ends the campaign with
  * its message; one that dies on a case lets the case through to a worker, where the same call
  * makes a `crash` or `timeout` finding of it (or a case that runs, when it does not reproduce).
+ *
+ * This file holds the run itself: its setup and teardown, the loop and its stops, and the
+ * statistics it writes. Files of their own hold the corpus and the features (gg_campaign_corpus.c);
+ * campaign_int.h holds what they share.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -54,14 +57,12 @@ extern char **environ;
 #define MAX_GEN_FAILURES 1000   /* consecutive cases that could not be drawn end it */
 #define MAX_LOGGED_ERRORS 8     /* cases that could not run, logged with their message */
 #define MUTATE_PERMILLE 300     /* share of cases mutated from the corpus */
-#define CORPUS_MAX 8192         /* cases kept in memory; later ones replace random ones */
 #define STABILITY_RUNS 4        /* runs of a normal form that tell a race from a stable bug */
 #define RACE_REPLAY_RUNS 16     /* runs a race's representative may take to show on replay */
-#define DEFAULT_SYNC_S 30.0     /* a shard reads the others' new cases this often */
 #define DEFAULT_STATUS_S 60.0   /* a status line at least this often, without a terminal */
 #define CONFIRM_TRIES_MAX 3     /* confirmations of one signature that may come to nothing */
 
-static const char *const origin_names[] = {"generate", "mutate", "seed", "replay"};
+const char *const camp_origin_names[] = {"generate", "mutate", "seed", "replay"};
 
 /* What a minimiser child reports: its statistics and where it filed the signature. */
 struct min_report {
@@ -90,8 +91,7 @@ static void parent_dir(const char *path, char *out, size_t len)
         *slash = '\0';
 }
 
-static void log_line(struct campaign *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void log_line(struct campaign *c, const char *fmt, ...)
+void camp_log(struct campaign *c, const char *fmt, ...)
 {
     FILE *f = c->cfg->log;
     if (!f)
@@ -108,7 +108,7 @@ static void log_line(struct campaign *c, const char *fmt, ...)
 /* What the store's readers (the sync of shards) passed over or started again, for the log. */
 static void store_note(void *ctx, const char *line)
 {
-    log_line(ctx, "%s\n", line);
+    camp_log(ctx, "%s\n", line);
 }
 
 static void job_free(struct job *j)
@@ -125,260 +125,6 @@ static int64_t case_groups(const struct gg_case *c)
     struct gg_problem p;
     gg_case_problem(c, opts, &p);
     return p.groups;
-}
-
-/* ---- features ------------------------------------------------------------------------------ */
-
-static int ftable_grow(struct ftable *t)
-{
-    size_t cap = t->cap ? 2 * t->cap : 1024;
-    struct ftable n = {.keys = calloc(cap, sizeof *n.keys), .best = calloc(cap, sizeof *n.best),
-                       .used = calloc(cap, 1), .cap = cap, .n = t->n};
-    if (!n.keys || !n.best || !n.used) {
-        free(n.keys), free(n.best), free(n.used);
-        return -1;
-    }
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->used[i])
-            continue;
-        size_t h = camp_mix64(t->keys[i]) & (cap - 1);
-        while (n.used[h])
-            h = (h + 1) & (cap - 1);
-        n.used[h] = 1, n.keys[h] = t->keys[i], n.best[h] = t->best[i];
-    }
-    free(t->keys), free(t->best), free(t->used);
-    *t = n;
-    return 0;
-}
-
-/* Looks key up: 1 when it was new (inserted with bucket), 0 when known (*closer = 1 if bucket
-   beats its best, which is then lowered), -1 out of memory. */
-static int ftable_see(struct ftable *t, uint32_t key, int bucket, int *closer)
-{
-    if (2 * (t->n + 1) > t->cap && ftable_grow(t) != 0)
-        return -1;
-    size_t h = camp_mix64(key) & (t->cap - 1);
-    while (t->used[h] && t->keys[h] != key)
-        h = (h + 1) & (t->cap - 1);
-    if (!t->used[h]) {
-        t->used[h] = 1, t->keys[h] = key, t->best[h] = bucket;
-        t->n++;
-        return 1;
-    }
-    if (bucket < t->best[h]) {
-        t->best[h] = bucket;
-        *closer = 1;
-    }
-    return 0;
-}
-
-static void ftable_free(struct ftable *t)
-{
-    free(t->keys), free(t->best), free(t->used);
-    memset(t, 0, sizeof *t);
-}
-
-/* SNR margins in whole dB: a case counts as closer to failing when it lowers a feature's
-   bucket. Exact results (+inf) sit above every bucket. */
-static int margin_bucket(double margin_db)
-{
-    if (!(margin_db < 1e6))
-        return INT_MAX;
-    return margin_db < -1e6 ? INT_MIN + 1 : (int)floor(margin_db);
-}
-
-/* ---- corpus -------------------------------------------------------------------------------- */
-
-static void corpus_add(struct campaign *c, const struct gg_case *kase, uint64_t salt)
-{
-    struct gg_case copy;
-    if (gg_case_copy(&copy, kase) != GG_OK)
-        return;
-    if (c->n_corpus < CORPUS_MAX) {
-        struct gg_case *n = realloc(c->corpus, (c->n_corpus + 1) * sizeof *n);
-        if (!n) {
-            gg_case_free(&copy);
-            return;
-        }
-        c->corpus = n;
-        c->corpus[c->n_corpus++] = copy;
-    } else {
-        size_t i = camp_mix64(salt) % c->n_corpus;
-        gg_case_free(&c->corpus[i]);
-        c->corpus[i] = copy;
-    }
-    c->st->corpus_count = (int64_t)c->n_corpus;
-}
-
-/* Writes an interesting case to the first corpus directory as <id>.case. */
-static void corpus_save(struct campaign *c, struct gg_case *kase, const struct job *j)
-{
-    if (!c->corpus_out[0])
-        return;
-    char id[GG_CASE_ID_HEX + 1], path[PATH_MAX_LEN + GG_CASE_ID_HEX + 8], note[256], err[512];
-    gg_case_id(kase, id);
-    snprintf(path, sizeof path, "%s/%s.case", c->corpus_out, id);
-    snprintf(note, sizeof note, "seed=0x%016llx case=%llu origin=%s exec=%lld",
-             (unsigned long long)c->st->seed, (unsigned long long)j->index,
-             origin_names[j->origin], (long long)c->st->execs);
-    gg_case_set_meta(kase, "found", note);
-    if (gg_case_save(kase, path, err, sizeof err) != GG_OK)
-        log_line(c, "WARNING: %s\n", err);
-    else if (c->syncing && gg_sync_publish(&c->sync, id, err, sizeof err) != GG_OK)
-        log_line(c, "WARNING: %s\n", err);
-}
-
-/* Novelty of a passing run: new features, or a margin closer to failing. */
-static void observe_pass(struct campaign *c, struct job *j, const struct gg_run_result *r)
-{
-    struct gg_features f;
-    gg_case_features(&j->c, c->k, r, &f);
-    int bucket = margin_bucket(f.snr_margin_db), fresh = 0, closer = 0;
-    for (int i = 0; i < f.n && i < GG_FEATURES_MAX; i++)
-        if (ftable_see(&c->ft, f.v[i], bucket, &closer) == 1)
-            fresh = 1;
-    if (f.offset_bits > c->st->max_offset_bits) {
-        closer = closer || c->st->max_offset_bits > 0;
-        c->st->max_offset_bits = f.offset_bits;
-    }
-    if (f.snr_margin_db < c->st->min_snr_margin_db)
-        c->st->min_snr_margin_db = f.snr_margin_db;
-    c->st->features = (int64_t)c->ft.n;
-    if (j->origin == ORIGIN_SEED) {
-        corpus_add(c, &j->c, j->index);
-        return;
-    }
-    if (!fresh && !closer)
-        return;
-    corpus_add(c, &j->c, j->index ^ (uint64_t)c->st->execs);
-    c->st->new_units++;
-    c->st->last_new_s = camp_elapsed(c);
-    corpus_save(c, &j->c, j);
-}
-
-/* ---- loading ------------------------------------------------------------------------------- */
-
-static int queue_push(struct campaign *c, struct gg_case *kase, enum origin o, const char *path)
-{
-    struct job *n = realloc(c->queue, (c->n_queue + 1) * sizeof *n);
-    if (!n)
-        return -1;
-    c->queue = n;
-    struct job *j = &c->queue[c->n_queue++];
-    memset(j, 0, sizeof *j);
-    j->c = *kase;
-    j->origin = o;
-    j->path = strdup(path);
-    return 0;
-}
-
-static int same_target(const struct campaign *c, const struct gg_case *kase)
-{
-    return strcmp(kase->kernel, c->k->name) == 0 && strcmp(kase->mutant, c->mutant) == 0;
-}
-
-/* Logs the probe deaths since the last call (what: what became of the case it died on). */
-static void log_probe_deaths(struct campaign *c, const char *what)
-{
-    const char *how;
-    int64_t n = gg_probe_deaths(c->probe, &how);
-    if (n != c->probe_deaths)
-        log_line(c, "WARNING: %s; %s\n", how, what);
-    c->probe_deaths = n;
-}
-
-/* A passing case of any kernel becomes a seed when this kernel supports its problem, or when
-   the probe died on it (the seed's run shows why). */
-static int seed_fits(struct campaign *c, struct gg_case *kase, const char *what)
-{
-    if (!(c->k->ops & GG_OP_BIT(kase->op)))
-        return 0;
-    snprintf(kase->kernel, sizeof kase->kernel, "%s", c->k->name);
-    snprintf(kase->mutant, sizeof kase->mutant, "%s", c->mutant);
-    struct gg_kopt opts[GG_CASE_MAX_OPTS];
-    struct gg_problem p;
-    gg_case_problem(kase, opts, &p);
-    char why[512];
-    int yes = gg_probe_ask(c->probe, &p, NULL, why, sizeof why);
-    log_probe_deaths(c, what);
-    return yes != GG_PROBE_NO;
-}
-
-/* Queues the stored failures (of this kernel and mutant) and, from corpus directories, the
-   passing cases as seeds. Files already queued (by real path) are skipped. */
-static void load_dir(struct campaign *c, const char *dir, int is_corpus, char ***seen,
-                     size_t *n_seen)
-{
-    char **files = NULL, **skipped = NULL, err[512];
-    size_t n = 0, n_skipped = 0;
-    struct stat sb;
-    if (stat(dir, &sb) != 0)
-        return;
-    if (gg_corpus_list(dir, &files, &n, &skipped, &n_skipped, err, sizeof err) != GG_OK) {
-        log_line(c, "WARNING: %s\n", err);
-        return;
-    }
-    for (size_t i = 0; i < n_skipped; i++)
-        log_line(c, "WARNING: skipping %s\n", skipped[i]);
-    gg_corpus_list_free(skipped, n_skipped);
-    for (size_t i = 0; i < n; i++) {
-        char *real = realpath(files[i], NULL);
-        int dup = 0;
-        for (size_t s = 0; real && s < *n_seen && !dup; s++)
-            dup = strcmp((*seen)[s], real) == 0;
-        char **grown = real && !dup ? realloc(*seen, (*n_seen + 1) * sizeof **seen) : NULL;
-        if (!grown) {
-            free(real);
-            continue;
-        }
-        *seen = grown;
-        (*seen)[(*n_seen)++] = real;
-        struct gg_case kase;
-        if (gg_case_load(files[i], &kase, err, sizeof err) != GG_OK) {
-            log_line(c, "WARNING: skipping %s\n", err);
-            continue;
-        }
-        struct gg_verdict pass = {.cls = GG_CLASS_PASS};
-        int failure = !gg_expect_holds(gg_case_meta(&kase, "expect"), &pass);
-        int queued = 0;
-        if (failure && same_target(c, &kase) && gg_case_after_count(&kase) > 0)
-            log_line(c, "INFO: not replayed by the workers: %s fails only after its @after "
-                     "cases (ggfuzz --replay runs them first)\n", files[i]);
-        else if (failure && same_target(c, &kase))
-            queued = queue_push(c, &kase, ORIGIN_REPLAY, files[i]) == 0;
-        else if (!failure && is_corpus && seed_fits(c, &kase, files[i]))
-            queued = queue_push(c, &kase, ORIGIN_SEED, files[i]) == 0;
-        if (!queued)
-            gg_case_free(&kase);
-    }
-    gg_corpus_list_free(files, n);
-}
-
-static void load_stored(struct campaign *c)
-{
-    char **seen = NULL;
-    size_t n_seen = 0;
-    if (c->shards)
-        load_dir(c, c->corpus_out, 1, &seen, &n_seen);
-    for (int d = 0; d < c->cfg->n_corpus_dirs; d++)
-        load_dir(c, c->cfg->corpus_dirs[d], 1, &seen, &n_seen);
-    /* A shard that goes on replays none of its own findings: they were filed by this campaign,
-       and a replay would count each one again. */
-    if (!c->st->resumed)
-        load_dir(c, c->artifacts, 0, &seen, &n_seen);
-    for (size_t i = 0; i < n_seen; i++)
-        free(seen[i]);
-    free(seen);
-    /* Stored failures first, then the seeds. */
-    size_t r = 0;
-    for (size_t i = 0; i < c->n_queue; i++)
-        if (c->queue[i].origin == ORIGIN_REPLAY) {
-            struct job t = c->queue[i];
-            memmove(&c->queue[r + 1], &c->queue[r], (i - r) * sizeof t);
-            c->queue[r++] = t;
-        }
-    if (c->n_queue)
-        log_line(c, "INFO: %zu stored failures to replay, %zu corpus seeds\n", r, c->n_queue - r);
 }
 
 /* ---- workers ------------------------------------------------------------------------------- */
@@ -516,7 +262,7 @@ static void job_name(const struct job *j, char *out, size_t len)
         snprintf(out, len, "%s", j->path);
     else
         snprintf(out, len, "case %llu (%s)", (unsigned long long)j->index,
-                 origin_names[j->origin]);
+                 camp_origin_names[j->origin]);
 }
 
 /* A worker (slot i, process pid) that ended on signo: when that was an outside kill, logs it as
@@ -529,7 +275,7 @@ static int outside_kill(struct campaign *c, const struct worker *w, int pid, int
     if (!gg_killed_from_outside(signo, killed, sizeof killed))
         return 0;
     c->st->worker_kills++;
-    log_line(c, "WARNING: worker %d (pid %d) was %s while %s: a harness event, not a finding\n",
+    camp_log(c, "WARNING: worker %d (pid %d) was %s while %s: a harness event, not a finding\n",
              (int)(w - c->w), pid, killed, during);
     return 1;
 }
@@ -622,7 +368,7 @@ static void rescan_buckets(struct campaign *c)
     struct gg_bucket_list l;
     char err[1024];
     if (gg_buckets_scan(c->artifacts, &l, err, sizeof err) != GG_OK) {
-        log_line(c, "WARNING: cannot read the buckets: %s\n", err);
+        camp_log(c, "WARNING: cannot read the buckets: %s\n", err);
         return;
     }
     gg_buckets_free(&c->buckets);
@@ -650,7 +396,7 @@ static void file_fault(struct campaign *c, struct gg_case *kase, const struct gg
     int stored = gg_findings_record(c->artifacts, kase, v, st->seed, &stored_new, path,
                                     sizeof path, err, sizeof err) == GG_OK;
     if (!stored) {
-        log_line(c, "WARNING: cannot record a finding: %s\n", err);
+        camp_log(c, "WARNING: cannot record a finding: %s\n", err);
         st->errors++;
     }
     if (sig_seen(c, v->signature, 1))
@@ -672,7 +418,7 @@ static void file_fault(struct campaign *c, struct gg_case *kase, const struct gg
     if (n_after > 0)
         snprintf(after, sizeof after, "\n    fails only after %d earlier case%s in its process "
                  "(@after); alone it passes", n_after, n_after == 1 ? "" : "s");
-    log_line(c, "#%lld FAULT %s (%s) %s\n    %s%s\n    -> %s%s\n", (long long)st->execs,
+    camp_log(c, "#%lld FAULT %s (%s) %s\n    %s%s\n    -> %s%s\n", (long long)st->execs,
              gg_class_name(v->cls), label, v->signature, v->detail, after, where, in_bucket);
     /* A signature filed in a bucket is counted there; the others are triaged (minimised to
        their bucket's normal form). */
@@ -705,7 +451,7 @@ static void count_sighting(struct campaign *c, const struct gg_verdict *v)
 {
     char err[1024];
     if (gg_findings_sighting(c->artifacts, v, err, sizeof err) != GG_OK)
-        log_line(c, "WARNING: cannot count a finding: %s\n", err);
+        camp_log(c, "WARNING: cannot count a finding: %s\n", err);
 }
 
 /* ---- confirmation in a fresh process -------------------------------------------------------- */
@@ -794,9 +540,9 @@ static void handle_fault(struct campaign *c, struct worker *w, struct job *j,
     st->faults[v->cls]++;
     st->last_fault_s = camp_elapsed(c);
     if (j->origin == ORIGIN_REPLAY && gg_expect_holds(gg_case_meta(&j->c, "expect"), v))
-        log_line(c, "INFO: still failing: %s\n", j->path);
+        camp_log(c, "INFO: still failing: %s\n", j->path);
     else if (j->origin == ORIGIN_REPLAY)
-        log_line(c, "INFO: fails differently now: %s\n", j->path);
+        camp_log(c, "INFO: fails differently now: %s\n", j->path);
     gg_case_set_meta(&j->c, "observed", v->detail);
     if (j->origin != ORIGIN_REPLAY && !confirmed_by_restart(v->cls) && w->hist.n > 0) {
         struct pending_confirm *pc = confirm_pending(c, v->signature);
@@ -806,7 +552,7 @@ static void handle_fault(struct campaign *c, struct worker *w, struct job *j,
         else if (sig_seen(c, v->signature, 0))
             count_sighting(c, v);
         else if ((u == NULL || u->tries < CONFIRM_TRIES_MAX) && queue_confirm(c, w, j, v) != 0)
-            log_line(c, "WARNING: out of memory: %s not confirmed\n", v->signature);
+            camp_log(c, "WARNING: out of memory: %s not confirmed\n", v->signature);
         return;
     }
     file_fault(c, &j->c, v, gpu);
@@ -1066,7 +812,7 @@ static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int k
     if (ok)
         c->st->minimized++;
     if (got)
-        log_line(c, "#%lld MIN %s: normal form of groups %lld -> %lld, output elements %lld -> "
+        camp_log(c, "#%lld MIN %s: normal form of groups %lld -> %lld, output elements %lld -> "
                  "%lld, %d runs in %.1f s%s%s\n", (long long)c->st->execs, m->path,
                  (long long)ms->groups_before, (long long)ms->groups_after,
                  (long long)ms->elems_before, (long long)ms->elems_after, ms->attempts,
@@ -1076,7 +822,7 @@ static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int k
                                   "smaller case)"
                                 : "; its signature differs: the finding keeps its case as found");
     else
-        log_line(c, "#%lld MIN %s: %s\n", (long long)c->st->execs, m->path,
+        camp_log(c, "#%lld MIN %s: %s\n", (long long)c->st->execs, m->path,
                  killed ? "stopped" : "minimiser failed");
     if (!ok || !rep.bucket[0])
         return;
@@ -1087,7 +833,7 @@ static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int k
         c->st->first_groups_min = b ? b->groups : -1;
     char key[GG_BUCKET_ID_HEX + 16];
     bucket_key(rep.bucket, key, sizeof key);
-    log_line(c, "#%lld BUCKET %s (%s) %s\n    <- %s\n    representative %s\n",
+    camp_log(c, "#%lld BUCKET %s (%s) %s\n    <- %s\n    representative %s\n",
              (long long)c->st->execs, rep.bucket,
              !first ? "member" : gg_sigset_has(&c->known, key) ? "known" : "new",
              b ? b->form : "?", m->sig, b ? b->path : "?");
@@ -1182,7 +928,7 @@ static void start_confirms(struct campaign *c)
 /* Files a fault that could not be run again in a fresh process, saying so on it. */
 static void file_unconfirmed(struct campaign *c, struct pending_confirm *pc, const char *why)
 {
-    log_line(c, "WARNING: %s: %s was not run again in a fresh process (%s); filed as found\n",
+    camp_log(c, "WARNING: %s: %s was not run again in a fresh process (%s); filed as found\n",
              pc->name, pc->v.signature, why);
     char note[160];
     snprintf(note, sizeof note, "not confirmed in a fresh process (%s): its run in a campaign "
@@ -1221,7 +967,7 @@ static void finish_confirm(struct campaign *c, struct confirm_slot *slot, const 
         }
         if (st == GG_OK) {
             gg_case_set_meta(&pc->kase, "observed", rep.detail);
-            log_line(c, "INFO: %s gives %s only after %d of the %d cases its worker ran before "
+            camp_log(c, "INFO: %s gives %s only after %d of the %d cases its worker ran before "
                      "it (%d runs in fresh processes, %.1f s)\n", pc->name, pc->v.signature,
                      rep.n_kept, pc->n_hist, rep.runs, rep.seconds);
             file_fault(c, &pc->kase, &pc->v, pc->gpu);
@@ -1234,7 +980,7 @@ static void finish_confirm(struct campaign *c, struct confirm_slot *slot, const 
         struct unconfirmed_sig *u = unconfirmed_of(c, pc->v.signature, 1);
         if (u)
             u->tries++;
-        log_line(c, "WARNING: %s gave %s in its worker, but neither alone nor after the %d cases "
+        camp_log(c, "WARNING: %s gave %s in its worker, but neither alone nor after the %d cases "
                  "its worker ran before it in a fresh process (%d runs): not a finding\n",
                  pc->name, pc->v.signature, pc->n_hist, rep.runs);
     }
@@ -1278,7 +1024,7 @@ static int resume_min(struct campaign *c, const char *name)
         return 1;
     struct gg_case kase;
     if (gg_case_load(progress, &kase, err, sizeof err) != GG_OK) {
-        log_line(c, "WARNING: removing a minimisation's progress that cannot be read: %s\n", err);
+        camp_log(c, "WARNING: removing a minimisation's progress that cannot be read: %s\n", err);
         unlink(progress);
         return 1;
     }
@@ -1290,16 +1036,16 @@ static int resume_min(struct campaign *c, const char *name)
     if (finding)
         gg_meta_field(finding, "seed", seed, sizeof seed);
     if (v.cls == GG_CLASS_COUNT || v.cls == GG_CLASS_PASS) {
-        log_line(c, "WARNING: removing %s: no finding's @expect to minimise for\n", progress);
+        camp_log(c, "WARNING: removing %s: no finding's @expect to minimise for\n", progress);
         unlink(progress);
     } else if (gg_findings_record(c->artifacts, &kase, &v, strtoull(seed, NULL, 0), NULL, path,
                                   sizeof path, err, sizeof err) != GG_OK) {
-        log_line(c, "WARNING: cannot resume the minimisation of %s: %s\n", progress, err);
+        camp_log(c, "WARNING: cannot resume the minimisation of %s: %s\n", progress, err);
     } else {
         unlink(progress);
         if (!c->cfg->no_minimize)
             queue_min(c, path, &v, gpu_of_case(c, &kase));
-        log_line(c, "INFO: %s the minimisation of %s that a stopped campaign left at %lld "
+        camp_log(c, "INFO: %s the minimisation of %s that a stopped campaign left at %lld "
                  "groups\n", c->cfg->no_minimize ? "stored the progress of" : "resuming", path,
                  (long long)case_groups(&kase));
     }
@@ -1351,7 +1097,7 @@ static int next_job(struct campaign *c, struct job *j)
     }
     char what[96];
     snprintf(what, sizeof what, "case %llu goes to a worker as it is", (unsigned long long)i);
-    log_probe_deaths(c, what);
+    camp_log_probe_deaths(c, what);
     if (st != GG_OK) {
         gg_case_free(&j->c);
         if (st == GG_E_UNSUPPORTED || ++c->gen_failures >= MAX_GEN_FAILURES) {
@@ -1440,10 +1186,10 @@ static void log_error(struct campaign *c, enum gg_status status, const char *msg
 {
     long long n = c->st->errors;
     if (n <= MAX_LOGGED_ERRORS)
-        log_line(c, "WARNING: #%lld could not run (status %d): %s\n", (long long)c->st->execs,
+        camp_log(c, "WARNING: #%lld could not run (status %d): %s\n", (long long)c->st->execs,
                  (int)status, msg);
     if (n == MAX_LOGGED_ERRORS)
-        log_line(c, "WARNING: %d cases could not run; further ones are only counted\n",
+        camp_log(c, "WARNING: %d cases could not run; further ones are only counted\n",
                  MAX_LOGGED_ERRORS);
 }
 
@@ -1454,10 +1200,10 @@ static void unconfirmed(struct campaign *c, const struct job *j, const char *how
     job_name(j, name, sizeof name);
     c->st->crashes_unconfirmed++;
     if (j->end_signo > 0)
-        log_line(c, "WARNING: %s died on signal %d (%s), which did not reproduce on re-run (%s): "
+        camp_log(c, "WARNING: %s died on signal %d (%s), which did not reproduce on re-run (%s): "
                  "not a finding\n", name, j->end_signo, strsignal(j->end_signo), how);
     else
-        log_line(c, "WARNING: %s ended its worker without a result, which did not reproduce on "
+        camp_log(c, "WARNING: %s ended its worker without a result, which did not reproduce on "
                  "re-run (%s): not a finding\n", name, how);
 }
 
@@ -1480,16 +1226,16 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
         else
             st->errors++;
         if (j->origin == ORIGIN_REPLAY || j->origin == ORIGIN_SEED)
-            log_line(c, "INFO: could not run %s: %s\n", j->path, msg);
+            camp_log(c, "INFO: could not run %s: %s\n", j->path, msg);
         else if (status != GG_E_UNSUPPORTED && status != GG_E_NOMEM)
             log_error(c, status, msg);
     } else if (r->verdict.cls == GG_CLASS_PASS) {
         if (j->origin == ORIGIN_REPLAY) {
             st->possibly_fixed++;
-            log_line(c, "INFO: possibly fixed (now passes): %s (expected %s)\n", j->path,
+            camp_log(c, "INFO: possibly fixed (now passes): %s (expected %s)\n", j->path,
                      gg_case_meta(&j->c, "expect"));
         } else {
-            observe_pass(c, j, r);
+            camp_observe_pass(c, j, r);
         }
     } else {
         handle_fault(c, w, j, r);
@@ -1534,7 +1280,7 @@ static void handle_early_end(struct campaign *c, struct worker *w, int pid, int 
         unconfirmed(c, j, signo == 0 ? "it timed out" : signo > 0 ? "it died on another signal"
                                                                   : "it exited");
     if (j->reruns >= MAX_RERUNS) {
-        log_line(c, "WARNING: %s dropped: it ended early %d times without a confirmed finding\n",
+        camp_log(c, "WARNING: %s dropped: it ended early %d times without a confirmed finding\n",
                  name, j->reruns + 1);
         done_job(c, w);
         return;
@@ -1545,14 +1291,14 @@ static void handle_early_end(struct campaign *c, struct worker *w, int pid, int 
     j->ended_early = 1;
     j->end_signo = signo;
     if (signo == 0)
-        log_line(c, "#%lld TIMEOUT of %s after %.1f s, re-running with %.0f s\n",
+        camp_log(c, "#%lld TIMEOUT of %s after %.1f s, re-running with %.0f s\n",
                  (long long)c->st->execs, name, w->limit, RETRY_FACTOR * c->timeout);
     else if (signo > 0)
-        log_line(c, "#%lld CRASH? %s: worker %d (pid %d) died on signal %d (%s), re-running in a "
+        camp_log(c, "#%lld CRASH? %s: worker %d (pid %d) died on signal %d (%s), re-running in a "
                  "fresh worker to confirm\n", (long long)c->st->execs, name, (int)(w - c->w),
                  pid, signo, strsignal(signo));
     else
-        log_line(c, "#%lld CRASH? %s: worker %d (pid %d) exited without a result, re-running in "
+        camp_log(c, "#%lld CRASH? %s: worker %d (pid %d) exited without a result, re-running in "
                  "a fresh worker to confirm\n", (long long)c->st->execs, name, (int)(w - c->w),
                  pid);
 }
@@ -1578,7 +1324,7 @@ static int retire_gpu(struct campaign *c, int g)
         w->has_job = 0;
     }
     if (left)
-        log_line(c, "WARNING: GPU %d given up: its workers exited before they started %d times "
+        camp_log(c, "WARNING: GPU %d given up: its workers exited before they started %d times "
                  "in a row; the campaign goes on on %d other GPU%s\n", gs->ordinal,
                  MAX_START_FAILURES, left, left == 1 ? "" : "s");
     return left > 0;
@@ -1705,7 +1451,7 @@ static void log_buckets(struct campaign *c)
         snprintf(cmd, sizeof cmd, "%s",
                  c->cfg->replay_command ? c->cfg->replay_command : "ggfuzz --replay");
         gg_shell_word(cmd, sizeof cmd, realpath(b->path, abs) ? abs : b->path);
-        log_line(c, "INFO: bucket %s %s: %lld signatures, %lld sightings, %s .. %s\n"
+        camp_log(c, "INFO: bucket %s %s: %lld signatures, %lld sightings, %s .. %s\n"
                  "    replay: %s\n", b->id, b->form, b->members, b->count, b->first_seen,
                  b->last_seen, cmd);
     }
@@ -1728,11 +1474,11 @@ static void tick(struct campaign *c, int force)
     if (written && c->shards)
         gg_shard_done_reset(&c->done, c->st->next_case);
     if (!written || gg_stats_plot(c->stats_dir, &v, err, sizeof err) != GG_OK)
-        log_line(c, "WARNING: %s\n", err);
+        camp_log(c, "WARNING: %s\n", err);
     if (c->cfg->log && c->tty)
         gg_stats_status_line(c->cfg->log, &v);
     else if (c->st->execs >= c->next_pulse || now >= c->next_status)
-        log_line(c, "%s#%lld pulse exec/s: %.0f corp: %lld ft: %lld faults: %lld sigs: %lld\n",
+        camp_log(c, "%s#%lld pulse exec/s: %.0f corp: %lld ft: %lld faults: %lld sigs: %lld\n",
                  c->shard_tag, (long long)c->st->execs,
                  v.elapsed_s > 0 ? (double)c->st->execs / v.elapsed_s : 0,
                  (long long)c->st->corpus_count, (long long)c->st->features,
@@ -1751,49 +1497,6 @@ static void tick(struct campaign *c, int force)
 }
 
 /* ---- shards ------------------------------------------------------------------------------- */
-
-/* A case another shard kept (on this kernel and mutant: it passed there) joins this shard's
-   corpus as a parent to mutate, and its structural features join this shard's, so that the same
-   is not kept again here; it is not run again, so importing costs no case. */
-static void import_case(struct campaign *c, const struct gg_case *kase, uint64_t salt)
-{
-    struct gg_features f;
-    gg_case_features(kase, c->k, NULL, &f);
-    int closer = 0;
-    for (int i = 0; i < f.n && i < GG_FEATURES_MAX; i++)
-        ftable_see(&c->ft, f.v[i], margin_bucket(INFINITY), &closer);
-    c->st->features = (int64_t)c->ft.n;
-    corpus_add(c, kase, salt);
-}
-
-/* A shard reads the cases the other shards kept since it last looked and imports those its
-   kernel supports. force: now, whatever the interval. */
-static void sync_peers(struct campaign *c, int force)
-{
-    double now = gg_wire_now();
-    if (!c->syncing || (!force && now < c->next_sync) || c->st->stop != GG_STOP_NONE)
-        return;
-    c->next_sync = now + (c->cfg->sync_interval_s > 0 ? c->cfg->sync_interval_s : DEFAULT_SYNC_S);
-    struct gg_case *cases = NULL;
-    size_t n = 0, taken = 0;
-    char err[1024];
-    if (gg_sync_pull(&c->sync, &cases, &n, &c->sync_stats, err, sizeof err) != GG_OK)
-        log_line(c, "WARNING: cannot read the other shards' cases: %s\n", err);
-    for (size_t i = 0; i < n; i++) {
-        if (seed_fits(c, &cases[i], "the other shard's case is imported as it is")) {
-            import_case(c, &cases[i], c->next_index ^ (uint64_t)i);
-            taken++;
-        }
-        gg_case_free(&cases[i]);
-    }
-    free(cases);
-    c->st->imported += (int64_t)taken;
-    c->st->sync_s = c->sync_stats.seconds;
-    if (n > 0)
-        log_line(c, "%s#%lld SYNC %zu new cases of %zu other shards, %zu imported (%.3f s reading "
-                 "so far)\n", c->shard_tag, (long long)c->st->execs, n, c->sync_stats.peers,
-                 taken, c->sync_stats.seconds);
-}
 
 /* A shard's directories in the campaign's, and where it goes on from. */
 static enum gg_status setup_shard(struct campaign *c, const struct gg_campaign_config *cfg)
@@ -1906,7 +1609,7 @@ static void loop(struct campaign *c)
         poll_confirms(c, 0);
         start_confirms(c);
         tick(c, 0);
-        sync_peers(c, 0);
+        camp_sync_peers(c, 0);
     }
     free(pfd);
 }
@@ -2009,7 +1712,7 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
         int swept = dirs[i] ? gg_tmpfile_sweep(dirs[i], i == 1 ? "fuzzer_stats" : ".case")
                             : 0;
         if (swept > 0)
-            log_line(c, "INFO: removed %d temporary files left by writers that are gone from "
+            camp_log(c, "INFO: removed %d temporary files left by writers that are gone from "
                      "%s\n", swept, dirs[i]);
     }
     if (realpath(c->artifacts, c->artifacts_abs) == NULL)
@@ -2019,7 +1722,7 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
         c->skipping = gg_shard_done_open(&c->done, c->stats_dir, c->st->seed, c->next_index, err,
                                          sizeof err);
         if (c->skipping < 0)
-            log_line(c, "WARNING: %s: a requeue of this shard would count again the findings of "
+            camp_log(c, "WARNING: %s: a requeue of this shard would count again the findings of "
                      "the cases after its last fuzzer_stats\n", err);
     }
     if (cfg->known_path) {
@@ -2031,15 +1734,15 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
         }
         int dir = gg_path_is_dir(cfg->known_path);
         if (dir && c->known.stores == 0)
-            log_line(c, "WARNING: --known %s: holds no findings store (no findings, no "
+            camp_log(c, "WARNING: --known %s: holds no findings store (no findings, no "
                      "artifacts/, no shard-*/artifacts): no signature is known\n",
                      cfg->known_path);
         else if (dir)
-            log_line(c, "INFO: --known %s: %zu known signatures and buckets from %d findings "
+            camp_log(c, "INFO: --known %s: %zu known signatures and buckets from %d findings "
                      "store%s\n", cfg->known_path, c->known.n, c->known.stores,
                      c->known.stores == 1 ? "" : "s");
         else
-            log_line(c, "INFO: --known %s: %zu known signatures and buckets\n", cfg->known_path,
+            camp_log(c, "INFO: --known %s: %zu known signatures and buckets\n", cfg->known_path,
                      c->known.n);
     }
     if (cfg->campaign_dir) {
@@ -2105,7 +1808,7 @@ static void teardown(struct campaign *c)
     for (size_t i = 0; i < c->n_corpus; i++)
         gg_case_free(&c->corpus[i]);
     free(c->corpus);
-    ftable_free(&c->ft);
+    camp_ftable_free(&c->ft);
     for (size_t i = 0; i < c->n_sigs; i++)
         free(c->sigs[i]);
     free(c->sigs);
@@ -2156,30 +1859,30 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
         return rc;
     }
     static const char *const strategies[] = {"targeted", "uniform"};
-    log_line(&c, "INFO: seed=%llu\n", (unsigned long long)st->seed);
+    camp_log(&c, "INFO: seed=%llu\n", (unsigned long long)st->seed);
     if (c.shards)
-        log_line(&c, "INFO: shard %d/%d of %s: %s\n", c.shard, c.shards, cfg->campaign_dir,
+        camp_log(&c, "INFO: shard %d/%d of %s: %s\n", c.shard, c.shards, cfg->campaign_dir,
                  st->resumed ? "going on where it stopped" : "a fresh start");
     if (st->resumed)
-        log_line(&c, "INFO: resuming at case %llu of seed %llu; its stored findings are not "
+        camp_log(&c, "INFO: resuming at case %llu of seed %llu; its stored findings are not "
                  "replayed\n", (unsigned long long)c.next_index, (unsigned long long)st->seed);
     if (c.skipping > 0)
-        log_line(&c, "INFO: skipping %ld cases that ended after the last fuzzer_stats before the "
+        camp_log(&c, "INFO: skipping %ld cases that ended after the last fuzzer_stats before the "
                  "shard stopped (their findings are counted already)\n", c.skipping);
-    log_line(&c, "INFO: kernel=%s mutant=%s strategy=%s workers=%d timeout=%gs "
+    camp_log(&c, "INFO: kernel=%s mutant=%s strategy=%s workers=%d timeout=%gs "
              "max_total_time=%gs runs=%lld artifacts=%s\n", c.k->name,
              c.mutant[0] ? c.mutant : "none", strategies[cfg->strategy == GG_STRATEGY_UNIFORM],
              c.n_workers, c.timeout, c.budget, (long long)cfg->max_runs, c.artifacts);
     if (c.gpus) {
         char list[GG_GPUS_MAX * 6];
         gg_gpus_format(c.gpus, list, sizeof list);
-        log_line(&c, "INFO: gpus=%s: each worker sees its GPU alone (%s)\n", list,
+        camp_log(&c, "INFO: gpus=%s: each worker sees its GPU alone (%s)\n", list,
                  gg_device_visible_env());
     }
     resume_mins(&c);
     rescan_buckets(&c);
-    load_stored(&c);
-    sync_peers(&c, 1);
+    camp_load_stored(&c);
+    camp_sync_peers(&c, 1);
     for (int i = 0; i < c.n_workers && c.fatal == GG_OK; i++)
         if (spawn_worker(&c, &c.w[i]) != 0)
             c.fatal = GG_E_IO;
