@@ -284,10 +284,11 @@ static inline uint64_t camp_mix64(uint64_t x)
 }
 
 /* ---- The run (gg_campaign.c) ---------------------------------------------------------------- */
-/* The names of the origins, by enum origin. */
-extern const char *const camp_origin_names[];
 /* Prints a line on cfg->log (clearing a terminal's status line first); none without a log. */
 void camp_log(struct campaign *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A run of j by w with a fault: counted, then filed or queued for confirmation. */
+void camp_handle_fault(struct campaign *c, struct worker *w, struct job *j,
+                       const struct gg_run_result *r);
 
 /* ---- Corpus and features (gg_campaign_corpus.c) --------------------------------------------- */
 /* Frees the features seen. */
@@ -300,5 +301,24 @@ void camp_log_probe_deaths(struct campaign *c, const char *what);
 void camp_load_stored(struct campaign *c);
 /* A shard imports the cases the others kept since it looked (force: now, whatever the interval). */
 void camp_sync_peers(struct campaign *c, int force);
+
+/* ---- Workers and their cases (gg_campaign_workers.c) ---------------------------------------- */
+/* The names of the origins, by enum origin. */
+extern const char *const camp_origin_names[];
+/* Frees j's case and file name and clears it. */
+void camp_job_free(struct job *j);
+/* Starts w's process (STARTING); -1 with c->err set when it cannot. */
+int camp_spawn_worker(struct campaign *c, struct worker *w);
+/* Waits for w's process (killed first when kill_first) and frees its slot: the signal it
+   died on, -1 when it exited (or had to be killed after closing its end), 0 when kill_first. */
+int camp_reap(struct worker *w, int kill_first);
+/* The case a job runs, for log lines: its file, or its number and origin. */
+void camp_job_name(const struct job *j, char *out, size_t len);
+/* Sends idle worker w its job, drawing one when it holds none. */
+void camp_dispatch(struct campaign *c, struct worker *w);
+/* Reads w's announcement, result or end, and restarts it when it is gone. */
+void camp_on_readable(struct campaign *c, struct worker *w);
+/* Ends the workers past their case's limit; one that does not start in time is fatal. */
+void camp_check_deadlines(struct campaign *c);
 
 #endif /* GG_CAMPAIGN_INT_H */
