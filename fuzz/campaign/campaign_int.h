@@ -286,9 +286,17 @@ static inline uint64_t camp_mix64(uint64_t x)
 /* ---- The run (gg_campaign.c) ---------------------------------------------------------------- */
 /* Prints a line on cfg->log (clearing a terminal's status line first); none without a log. */
 void camp_log(struct campaign *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A run of j by w with a fault: counted, then filed or queued for confirmation. */
-void camp_handle_fault(struct campaign *c, struct worker *w, struct job *j,
-                       const struct gg_run_result *r);
+/* Stops the campaign for why, unless it is stopping already (the first reason stays). */
+void camp_request_stop(struct campaign *c, enum gg_stop why);
+/* Queues the finding at path for triage (a signature once). */
+void camp_queue_min(struct campaign *c, const char *path, const struct gg_verdict *v, int gpu);
+/* The confirmation of sig, queued or at work (NULL: none). */
+struct pending_confirm *camp_confirm_pending(struct campaign *c, const char *sig);
+/* The entry of sig among the signatures a fresh process did not confirm (added when add). */
+struct unconfirmed_sig *camp_unconfirmed_of(struct campaign *c, const char *sig, int add);
+/* Queues v of j's run by w, with w's history, for a fresh process; -1 out of memory. */
+int camp_queue_confirm(struct campaign *c, const struct worker *w, const struct job *j,
+                       const struct gg_verdict *v);
 
 /* ---- Corpus and features (gg_campaign_corpus.c) --------------------------------------------- */
 /* Frees the features seen. */
@@ -320,5 +328,28 @@ void camp_dispatch(struct campaign *c, struct worker *w);
 void camp_on_readable(struct campaign *c, struct worker *w);
 /* Ends the workers past their case's limit; one that does not start in time is fatal. */
 void camp_check_deadlines(struct campaign *c);
+
+/* ---- Faults and buckets (gg_campaign_faults.c) ---------------------------------------------- */
+/* Groups (or batches, or experts) of the problem a case describes; 1 for dense. */
+int64_t camp_case_groups(const struct gg_case *c);
+/* "bucket-<id>": how a bucket is named in a known file. */
+void camp_bucket_key(const char *id, char *out, size_t len);
+/* Counts bucket id as met in this campaign (new when the known file lacks it); 1 the first time. */
+int camp_meet_bucket(struct campaign *c, const char *id);
+/* Reads the store's buckets again (after a minimiser filed one). */
+void camp_rescan_buckets(struct campaign *c);
+/* The store's bucket of that id (NULL: none). */
+const struct gg_bucket *camp_bucket_info(const struct campaign *c, const char *id);
+/* Records fault v of kase in the store; its signature is logged, counted and triaged once. */
+void camp_file_fault(struct campaign *c, struct gg_case *kase, const struct gg_verdict *v, int gpu);
+/* One more sighting of a signature filed already: its count, not its case. */
+void camp_count_sighting(struct campaign *c, const struct gg_verdict *v);
+/* A run of j by w with a fault: counted, then filed or queued for confirmation. */
+void camp_handle_fault(struct campaign *c, struct worker *w, struct job *j,
+                       const struct gg_run_result *r);
+/* Signatures of this campaign that no bucket holds yet. */
+int64_t camp_count_untriaged(const struct campaign *c);
+/* Logs the buckets met, each with its members, sightings and replay command. */
+void camp_log_buckets(struct campaign *c);
 
 #endif /* GG_CAMPAIGN_INT_H */

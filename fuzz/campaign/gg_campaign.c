@@ -21,9 +21,9 @@
  * makes a `crash` or `timeout` finding of it (or a case that runs, when it does not reproduce).
  *
  * This file holds the run itself: its setup and teardown, the loop and its stops, and the
- * statistics it writes. Files of their own hold the corpus and the features (gg_campaign_corpus.c)
- * and the workers and the cases they run (gg_campaign_workers.c); campaign_int.h holds what they
- * share.
+ * statistics it writes. Files of their own hold the corpus and the features (gg_campaign_corpus.c),
+ * the workers and the cases they run (gg_campaign_workers.c) and faults and buckets
+ * (gg_campaign_faults.c); campaign_int.h holds what they share.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -50,7 +50,6 @@
 #define STABILITY_RUNS 4        /* runs of a normal form that tell a race from a stable bug */
 #define RACE_REPLAY_RUNS 16     /* runs a race's representative may take to show on replay */
 #define DEFAULT_STATUS_S 60.0   /* a status line at least this often, without a terminal */
-#define CONFIRM_TRIES_MAX 3     /* confirmations of one signature that may come to nothing */
 
 /* What a minimiser child reports: its statistics and where it filed the signature. */
 struct min_report {
@@ -99,38 +98,7 @@ static void store_note(void *ctx, const char *line)
     camp_log(ctx, "%s\n", line);
 }
 
-/* Groups (or batches, or experts) of the problem a case describes; 1 for dense. */
-static int64_t case_groups(const struct gg_case *c)
-{
-    struct gg_kopt opts[GG_CASE_MAX_OPTS];
-    struct gg_problem p;
-    gg_case_problem(c, opts, &p);
-    return p.groups;
-}
-
-/* ---- findings and minimisation ------------------------------------------------------------ */
-
-static int sig_seen(struct campaign *c, const char *sig, int add)
-{
-    for (size_t i = 0; i < c->n_sigs; i++)
-        if (strcmp(c->sigs[i], sig) == 0)
-            return 1;
-    if (add) {
-        char **n = realloc(c->sigs, (c->n_sigs + 1) * sizeof *n);
-        char *s = strdup(sig);
-        if (n && s) {
-            c->sigs = n;
-            c->sigs[c->n_sigs++] = s;
-        } else {
-            free(s);
-            if (n)
-                c->sigs = n;
-        }
-    }
-    return 0;
-}
-
-static void request_stop(struct campaign *c, enum gg_stop why)
+void camp_request_stop(struct campaign *c, enum gg_stop why)
 {
     if (c->st->stop == GG_STOP_NONE) {
         c->st->stop = why;
@@ -138,7 +106,7 @@ static void request_stop(struct campaign *c, enum gg_stop why)
     }
 }
 
-static void queue_min(struct campaign *c, const char *path, const struct gg_verdict *v, int gpu)
+void camp_queue_min(struct campaign *c, const char *path, const struct gg_verdict *v, int gpu)
 {
     for (size_t i = 0; i < c->n_mins; i++)
         if (strcmp(c->mins[i].sig, v->signature) == 0)
@@ -155,134 +123,9 @@ static void queue_min(struct campaign *c, const char *path, const struct gg_verd
     m->gpu = gpu;
 }
 
-/* "bucket-<id>": how a bucket is named in a known file. */
-static void bucket_key(const char *id, char *out, size_t len)
-{
-    snprintf(out, len, "bucket-%s", id);
-}
-
-/* Counts bucket id as met in this campaign (once), new when the known file lacks it. Returns 1
-   when it was not met before. */
-static int meet_bucket(struct campaign *c, const char *id)
-{
-    for (size_t i = 0; i < c->n_met; i++)
-        if (strcmp(c->met[i], id) == 0)
-            return 0;
-    char (*n)[GG_BUCKET_ID_HEX + 1] = realloc(c->met, (c->n_met + 1) * sizeof *n);
-    if (!n)
-        return 0;
-    c->met = n;
-    snprintf(c->met[c->n_met++], sizeof *n, "%s", id);
-    char key[GG_BUCKET_ID_HEX + 16];
-    bucket_key(id, key, sizeof key);
-    c->st->buckets++;
-    if (!gg_sigset_has(&c->known, key))
-        c->st->new_buckets++;
-    return 1;
-}
-
-/* Reads the store's buckets again (after a minimiser filed one). */
-static void rescan_buckets(struct campaign *c)
-{
-    struct gg_bucket_list l;
-    char err[1024];
-    if (gg_buckets_scan(c->artifacts, &l, err, sizeof err) != GG_OK) {
-        camp_log(c, "WARNING: cannot read the buckets: %s\n", err);
-        return;
-    }
-    gg_buckets_free(&c->buckets);
-    c->buckets = l;
-}
-
-static const struct gg_bucket *bucket_info(const struct campaign *c, const char *id)
-{
-    for (size_t i = 0; i < c->buckets.n; i++)
-        if (strcmp(c->buckets.b[i].id, id) == 0)
-            return &c->buckets.b[i];
-    return NULL;
-}
-
-/* Files a fault: records it in the store (kase with its @after cases when it has them), and
-   logs and counts its signature the first time this campaign meets it. A new signature goes to
-   triage unless it needs preceding cases (the minimiser runs a case alone). */
-static void file_fault(struct campaign *c, struct gg_case *kase, const struct gg_verdict *v,
-                       int gpu)
-{
-    struct gg_campaign_stats *st = c->st;
-    int n_after = gg_case_after_count(kase);
-    char path[PATH_MAX_LEN] = "", err[1024], where[PATH_MAX_LEN + 1040];
-    int stored_new = 0;
-    int stored = gg_findings_record(c->artifacts, kase, v, st->seed, &stored_new, path,
-                                    sizeof path, err, sizeof err) == GG_OK;
-    if (!stored) {
-        camp_log(c, "WARNING: cannot record a finding: %s\n", err);
-        st->errors++;
-    }
-    if (sig_seen(c, v->signature, 1))
-        return;
-    st->unique_sigs++;
-    if (n_after > 0)
-        st->faults_history++;
-    int is_new = !gg_sigset_has(&c->known, v->signature);
-    if (stored_new)
-        st->stored_sigs++;
-    /* Whether the signature is new to the known file, and what became of its record. */
-    const char *label = !stored ? (is_new ? "new, not stored" : "known, not stored")
-                        : !is_new ? "known" : stored_new ? "new" : "stored before";
-    snprintf(where, sizeof where, "%s%s", stored ? "" : "not stored: ", stored ? path : err);
-    const char *bucket = gg_buckets_of(&c->buckets, v->signature);
-    char in_bucket[GG_BUCKET_ID_HEX + 32] = "", after[160] = "";
-    if (bucket)
-        snprintf(in_bucket, sizeof in_bucket, "\n    bucket %s", bucket);
-    if (n_after > 0)
-        snprintf(after, sizeof after, "\n    fails only after %d earlier case%s in its process "
-                 "(@after); alone it passes", n_after, n_after == 1 ? "" : "s");
-    camp_log(c, "#%lld FAULT %s (%s) %s\n    %s%s\n    -> %s%s\n", (long long)st->execs,
-             gg_class_name(v->cls), label, v->signature, v->detail, after, where, in_bucket);
-    /* A signature filed in a bucket is counted there; the others are triaged (minimised to
-       their bucket's normal form). */
-    if (bucket)
-        meet_bucket(c, bucket);
-    else if (stored && !c->cfg->no_minimize && path[0] && n_after == 0)
-        queue_min(c, path, v, gpu);
-    if (!is_new)
-        return;
-    st->new_sigs++;
-    if (gpu >= 0)
-        st->gpu[gpu].new_sigs++;
-    if (gg_class_more_severe(v->cls, st->worst_new))
-        st->worst_new = v->cls;
-    if (st->first_finding_s < 0) {
-        st->first_finding_s = camp_elapsed(c);
-        st->first_finding_execs = st->execs;
-        st->first_class = v->cls;
-        snprintf(st->first_signature, sizeof st->first_signature, "%s", v->signature);
-        snprintf(st->first_path, sizeof st->first_path, "%s", stored ? path : "");
-        st->first_groups = case_groups(kase);
-    }
-    if (c->cfg->stop_after_findings > 0 && st->new_sigs >= c->cfg->stop_after_findings)
-        request_stop(c, GG_STOP_FINDING);
-}
-
-/* One more sighting of a signature filed already: its count, not its case (the case ran after
-   others in its worker and was not run alone). */
-static void count_sighting(struct campaign *c, const struct gg_verdict *v)
-{
-    char err[1024];
-    if (gg_findings_sighting(c->artifacts, v, err, sizeof err) != GG_OK)
-        camp_log(c, "WARNING: cannot count a finding: %s\n", err);
-}
-
 /* ---- confirmation in a fresh process -------------------------------------------------------- */
 
-/* Classes whose case runs again first in a fresh worker before they are findings: the case
-   ended its worker (crash, timeout) or left its device unusable (device). */
-static int confirmed_by_restart(enum gg_class cls)
-{
-    return cls == GG_CLASS_CRASH || cls == GG_CLASS_TIMEOUT || cls == GG_CLASS_DEVICE;
-}
-
-static struct pending_confirm *confirm_pending(struct campaign *c, const char *sig)
+struct pending_confirm *camp_confirm_pending(struct campaign *c, const char *sig)
 {
     for (size_t i = 0; i < c->n_confirms; i++)
         if (strcmp(c->confirms[i].v.signature, sig) == 0)
@@ -294,7 +137,7 @@ static struct pending_confirm *confirm_pending(struct campaign *c, const char *s
 }
 
 /* The entry of sig among the signatures a fresh process did not confirm (added when add). */
-static struct unconfirmed_sig *unconfirmed_of(struct campaign *c, const char *sig, int add)
+struct unconfirmed_sig *camp_unconfirmed_of(struct campaign *c, const char *sig, int add)
 {
     for (size_t i = 0; i < c->n_unconf; i++)
         if (strcmp(c->unconf[i].sig, sig) == 0)
@@ -318,8 +161,8 @@ static void confirm_free(struct pending_confirm *pc)
 
 /* Queues the fault of j's run by worker w for a run in a fresh process, with w's history.
    Returns -1 when out of memory. */
-static int queue_confirm(struct campaign *c, const struct worker *w, const struct job *j,
-                         const struct gg_verdict *v)
+int camp_queue_confirm(struct campaign *c, const struct worker *w, const struct job *j,
+                       const struct gg_verdict *v)
 {
     struct pending_confirm *n = realloc(c->confirms, (c->n_confirms + 1) * sizeof *n);
     if (!n)
@@ -337,44 +180,6 @@ static int queue_confirm(struct campaign *c, const struct worker *w, const struc
             pc->n_hist++;
     c->n_confirms++;
     return 0;
-}
-
-/* A run with a fault verdict by worker w. A fault of a case that ran after others in its worker
-   is run again in a fresh process before it is filed (its first sighting in this campaign; later
-   ones only count), unless its class is confirmed by a fresh worker anyway or it replays a
-   stored finding. */
-void camp_handle_fault(struct campaign *c, struct worker *w, struct job *j,
-                       const struct gg_run_result *r)
-{
-    struct gg_campaign_stats *st = c->st;
-    const struct gg_verdict *v = &r->verdict;
-    int gpu = w->gpu;
-    st->faults_total++;
-    if (gpu >= 0) {
-        st->gpu[gpu].faults++;
-        char ordinal[16];
-        snprintf(ordinal, sizeof ordinal, "%d", c->gpus->id[gpu]);
-        gg_case_set_meta(&j->c, "gpu", ordinal);
-    }
-    st->faults[v->cls]++;
-    st->last_fault_s = camp_elapsed(c);
-    if (j->origin == ORIGIN_REPLAY && gg_expect_holds(gg_case_meta(&j->c, "expect"), v))
-        camp_log(c, "INFO: still failing: %s\n", j->path);
-    else if (j->origin == ORIGIN_REPLAY)
-        camp_log(c, "INFO: fails differently now: %s\n", j->path);
-    gg_case_set_meta(&j->c, "observed", v->detail);
-    if (j->origin != ORIGIN_REPLAY && !confirmed_by_restart(v->cls) && w->hist.n > 0) {
-        struct pending_confirm *pc = confirm_pending(c, v->signature);
-        const struct unconfirmed_sig *u = unconfirmed_of(c, v->signature, 0);
-        if (pc)
-            pc->extra++;
-        else if (sig_seen(c, v->signature, 0))
-            count_sighting(c, v);
-        else if ((u == NULL || u->tries < CONFIRM_TRIES_MAX) && queue_confirm(c, w, j, v) != 0)
-            camp_log(c, "WARNING: out of memory: %s not confirmed\n", v->signature);
-        return;
-    }
-    file_fault(c, &j->c, v, gpu);
 }
 
 /* The index among the campaign's devices of the one named by a finding's @gpu (-1: unbound,
@@ -507,12 +312,12 @@ static struct pending_min *next_min(struct campaign *c)
         const char *id = gg_buckets_of(&c->buckets, m->sig);
         if (id) {
             m->done = 1;
-            meet_bucket(c, id);
+            camp_meet_bucket(c, id);
             continue;
         }
         int class_met = 0;
         for (size_t b = 0; b < c->n_met && !class_met; b++) {
-            const struct gg_bucket *info = bucket_info(c, c->met[b]);
+            const struct gg_bucket *info = camp_bucket_info(c, c->met[b]);
             class_met = info && strcmp(gg_bucket_family(gg_class_from_name(info->cls)),
                                        gg_bucket_family(m->cls)) == 0;
         }
@@ -645,13 +450,13 @@ static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int k
                  killed ? "stopped" : "minimiser failed");
     if (!ok || !rep.bucket[0])
         return;
-    rescan_buckets(c);
-    const struct gg_bucket *b = bucket_info(c, rep.bucket);
-    int first = meet_bucket(c, rep.bucket);
+    camp_rescan_buckets(c);
+    const struct gg_bucket *b = camp_bucket_info(c, rep.bucket);
+    int first = camp_meet_bucket(c, rep.bucket);
     if (strcmp(m->path, c->st->first_path) == 0)
         c->st->first_groups_min = b ? b->groups : -1;
     char key[GG_BUCKET_ID_HEX + 16];
-    bucket_key(rep.bucket, key, sizeof key);
+    camp_bucket_key(rep.bucket, key, sizeof key);
     camp_log(c, "#%lld BUCKET %s (%s) %s\n    <- %s\n    representative %s\n",
              (long long)c->st->execs, rep.bucket,
              !first ? "member" : gg_sigset_has(&c->known, key) ? "known" : "new",
@@ -753,7 +558,7 @@ static void file_unconfirmed(struct campaign *c, struct pending_confirm *pc, con
     snprintf(note, sizeof note, "not confirmed in a fresh process (%s): its run in a campaign "
              "worker followed other cases", why);
     gg_case_set_meta(&pc->kase, "note", note);
-    file_fault(c, &pc->kase, &pc->v, pc->gpu);
+    camp_file_fault(c, &pc->kase, &pc->v, pc->gpu);
 }
 
 /* After a confirmation ended (or was killed): files the fault as its own, with the cases it
@@ -771,9 +576,9 @@ static void finish_confirm(struct campaign *c, struct confirm_slot *slot, const 
         file_unconfirmed(c, pc, killed ? killed : "its process failed");
     } else if (rep.outcome == GG_CONFIRM_ALONE) {
         gg_case_set_meta(&pc->kase, "observed", rep.detail); /* as its replay shows it */
-        file_fault(c, &pc->kase, &pc->v, pc->gpu);
+        camp_file_fault(c, &pc->kase, &pc->v, pc->gpu);
         for (int i = 0; i < pc->extra; i++)
-            count_sighting(c, &pc->v);
+            camp_count_sighting(c, &pc->v);
     } else if (rep.outcome == GG_CONFIRM_AFTER) {
         enum gg_status st = GG_OK;
         for (int i = 0; i < rep.n_kept && st == GG_OK; i++) {
@@ -789,14 +594,14 @@ static void finish_confirm(struct campaign *c, struct confirm_slot *slot, const 
             camp_log(c, "INFO: %s gives %s only after %d of the %d cases its worker ran before "
                      "it (%d runs in fresh processes, %.1f s)\n", pc->name, pc->v.signature,
                      rep.n_kept, pc->n_hist, rep.runs, rep.seconds);
-            file_fault(c, &pc->kase, &pc->v, pc->gpu);
+            camp_file_fault(c, &pc->kase, &pc->v, pc->gpu);
         } else {
             gg_case_after_clear(&pc->kase);
             file_unconfirmed(c, pc, err);
         }
     } else {
         c->st->faults_unconfirmed++;
-        struct unconfirmed_sig *u = unconfirmed_of(c, pc->v.signature, 1);
+        struct unconfirmed_sig *u = camp_unconfirmed_of(c, pc->v.signature, 1);
         if (u)
             u->tries++;
         camp_log(c, "WARNING: %s gave %s in its worker, but neither alone nor after the %d cases "
@@ -863,10 +668,10 @@ static int resume_min(struct campaign *c, const char *name)
     } else {
         unlink(progress);
         if (!c->cfg->no_minimize)
-            queue_min(c, path, &v, gpu_of_case(c, &kase));
+            camp_queue_min(c, path, &v, gpu_of_case(c, &kase));
         camp_log(c, "INFO: %s the minimisation of %s that a stopped campaign left at %lld "
                  "groups\n", c->cfg->no_minimize ? "stored the progress of" : "resuming", path,
-                 (long long)case_groups(&kase));
+                 (long long)camp_case_groups(&kase));
     }
     gg_case_free(&kase);
     return 1;
@@ -904,35 +709,6 @@ static void view_of(const struct campaign *c, struct gg_stats_view *v)
     v->shard_count = c->shards;
 }
 
-/* Signatures of this campaign that no bucket holds yet. */
-static int64_t count_untriaged(const struct campaign *c)
-{
-    int64_t n = 0;
-    for (size_t i = 0; i < c->n_sigs; i++)
-        n += gg_buckets_of(&c->buckets, c->sigs[i]) == NULL;
-    return n;
-}
-
-/* The buckets met, one line each with its members, sightings and how to replay it. */
-static void log_buckets(struct campaign *c)
-{
-    for (size_t i = 0; i < c->buckets.n; i++) {
-        const struct gg_bucket *b = &c->buckets.b[i];
-        int met = 0;
-        for (size_t j = 0; j < c->n_met && !met; j++)
-            met = strcmp(c->met[j], b->id) == 0;
-        if (!met)
-            continue;
-        char cmd[3 * PATH_MAX_LEN], abs[PATH_MAX_LEN];
-        snprintf(cmd, sizeof cmd, "%s",
-                 c->cfg->replay_command ? c->cfg->replay_command : "ggfuzz --replay");
-        gg_shell_word(cmd, sizeof cmd, realpath(b->path, abs) ? abs : b->path);
-        camp_log(c, "INFO: bucket %s %s: %lld signatures, %lld sightings, %s .. %s\n"
-                 "    replay: %s\n", b->id, b->form, b->members, b->count, b->first_seen,
-                 b->last_seen, cmd);
-    }
-}
-
 static void tick(struct campaign *c, int force)
 {
     double interval = c->cfg->stats_interval_s > 0 ? c->cfg->stats_interval_s : 1.0;
@@ -941,7 +717,7 @@ static void tick(struct campaign *c, int force)
         return;
     c->last_tick = now;
     c->st->seconds = now - c->t0;
-    c->st->untriaged = count_untriaged(c);
+    c->st->untriaged = camp_count_untriaged(c);
     c->st->next_case = c->next_index;
     struct gg_stats_view v;
     view_of(c, &v);
@@ -1006,16 +782,16 @@ static enum gg_status setup_shard(struct campaign *c, const struct gg_campaign_c
 static void check_stop(struct campaign *c)
 {
     if (c->fatal != GG_OK)
-        request_stop(c, GG_STOP_ERROR);
+        camp_request_stop(c, GG_STOP_ERROR);
     if (c->cfg->stop_flag && *c->cfg->stop_flag)
-        request_stop(c, GG_STOP_SIGNAL);
+        camp_request_stop(c, GG_STOP_SIGNAL);
     if (c->budget > 0 && camp_elapsed(c) >= c->budget)
-        request_stop(c, GG_STOP_TIME);
+        camp_request_stop(c, GG_STOP_TIME);
     if (c->cfg->max_runs > 0 && c->dispatched >= c->cfg->max_runs)
-        request_stop(c, GG_STOP_RUNS);
+        camp_request_stop(c, GG_STOP_RUNS);
     struct stat sb;
     if (c->cfg->stop_file && stat(c->cfg->stop_file, &sb) == 0)
-        request_stop(c, GG_STOP_FILE);
+        camp_request_stop(c, GG_STOP_FILE);
 }
 
 /* Workers with a case in flight or one held to run again, on device gpu (-1: on any). */
@@ -1356,7 +1132,7 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
                  gg_device_visible_env());
     }
     resume_mins(&c);
-    rescan_buckets(&c);
+    camp_rescan_buckets(&c);
     camp_load_stored(&c);
     camp_sync_peers(&c, 1);
     for (int i = 0; i < c.n_workers && c.fatal == GG_OK; i++)
@@ -1366,7 +1142,7 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
         loop(&c);
     wind_down(&c);
     if (c.fatal != GG_OK)
-        request_stop(&c, GG_STOP_ERROR);
+        camp_request_stop(&c, GG_STOP_ERROR);
     tick(&c, 1);
     if (c.shards) {
         if (c.tty)
@@ -1374,7 +1150,7 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
         st->merged_sigs = gg_shard_merge_all(cfg->campaign_dir, c.shard, cfg->log);
     }
     if (cfg->log)
-        log_buckets(&c);
+        camp_log_buckets(&c);
     if (cfg->log) {
         struct gg_stats_view v;
         view_of(&c, &v);
