@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "fuzz/campaign/gg_campaign.h"
 
@@ -129,6 +130,8 @@ void gg_confirm_find(const struct gg_case *history, int n_history, const struct 
 
 /* ---- The supervisor (gg_campaign.c and gg_campaign_*.c) ------------------------------------- */
 
+#define DEFAULT_MINIMIZE_S 30.0 /* a minimiser's or a confirmation's time, by default */
+#define MIN_MINIMIZE_S 2.0      /* a minimisation shorter than this is not worth starting */
 #define PATH_MAX_LEN 4096
 
 enum origin { ORIGIN_GENERATE, ORIGIN_MUTATE, ORIGIN_SEED, ORIGIN_REPLAY };
@@ -351,5 +354,14 @@ void camp_handle_fault(struct campaign *c, struct worker *w, struct job *j,
 int64_t camp_count_untriaged(const struct campaign *c);
 /* Logs the buckets met, each with its members, sightings and replay command. */
 void camp_log_buckets(struct campaign *c);
+
+/* ---- Minimisers' and confirmations' processes (gg_campaign_child.c) ------------------------- */
+/* Forks a minimiser or a confirmation reporting on a pipe: pid and read end in *fd, 0 in
+   the child with the write end, -1 on failure. */
+pid_t camp_fork_child(struct campaign *c, int *fd);
+/* Whether child pid has ended (its group ended first when kill_it): 1 with *wst set. */
+int camp_child_ended(int pid, int kill_it, int *wst);
+/* The time a minimiser or a confirmation may take: --minimize-time, within the time left. */
+double camp_child_budget(const struct campaign *c);
 
 #endif /* GG_CAMPAIGN_INT_H */

@@ -22,20 +22,18 @@
  *
  * This file holds the run itself: its setup and teardown, the loop and its stops, and the
  * statistics it writes. Files of their own hold the corpus and the features (gg_campaign_corpus.c),
- * the workers and the cases they run (gg_campaign_workers.c) and faults and buckets
- * (gg_campaign_faults.c); campaign_int.h holds what they share.
+ * the workers and the cases they run (gg_campaign_workers.c), faults and buckets
+ * (gg_campaign_faults.c) and the processes those two run in (gg_campaign_child.c); campaign_int.h
+ * holds what they share.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,8 +42,6 @@
 #include "fuzz/campaign/campaign_int.h"
 
 #define DEFAULT_TIMEOUT_S 10.0
-#define DEFAULT_MINIMIZE_S 30.0
-#define MIN_MINIMIZE_S 2.0      /* a minimisation shorter than this is not worth starting */
 #define STOP_GRACE_S 1.0        /* in-flight cases may finish this long after a stop */
 #define STABILITY_RUNS 4        /* runs of a normal form that tell a race from a stable bug */
 #define RACE_REPLAY_RUNS 16     /* runs a race's representative may take to show on replay */
@@ -348,45 +344,6 @@ static int backlog(const struct campaign *c)
     return 0;
 }
 
-/*
- * Forks a helper of the supervisor (a minimiser or a confirmation) that reports over a pipe:
- * returns its pid with the read end in *fd, 0 in the helper with the write end in *fd (the
- * helper holds none of the workers' or other helpers' descriptors), or -1. The helper has its
- * own process group, so that the supervisor ends it and every run it forked at once.
- */
-static pid_t fork_helper(struct campaign *c, int *fd)
-{
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]), close(fds[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        close(fds[0]);
-        for (int i = 0; i < c->n_workers; i++)
-            if (c->w[i].fd >= 0)
-                close(c->w[i].fd);
-        for (int i = 0; i < c->n_ms; i++)
-            if (c->ms[i].pid)
-                close(c->ms[i].fd);
-        for (int i = 0; i < c->n_cs; i++)
-            if (c->cs[i].pid)
-                close(c->cs[i].fd);
-        *fd = fds[1];
-        return 0;
-    }
-    setpgid(pid, pid);
-    close(fds[1]);
-    *fd = fds[0];
-    return pid;
-}
-
 static void start_one_min(struct campaign *c, struct min_slot *slot)
 {
     struct pending_min *m = next_min(c);
@@ -403,7 +360,7 @@ static void start_one_min(struct campaign *c, struct min_slot *slot)
     }
     m->done = 1;
     int fd;
-    pid_t pid = fork_helper(c, &fd);
+    pid_t pid = camp_fork_child(c, &fd);
     if (pid == 0)
         minimize_child(c, m, budget, fd);
     if (pid > 0)
@@ -463,18 +420,6 @@ static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int k
              b ? b->form : "?", m->sig, b ? b->path : "?");
 }
 
-/* Whether helper pid (a minimiser or a confirmation, the leader of its process group) has
-   ended: 1 with its wait status in *wst, after ending its group first when kill_it; else 0. */
-static int helper_ended(int pid, int kill_it, int *wst)
-{
-    if (!kill_it)
-        return waitpid(pid, wst, WNOHANG) == pid;
-    kill(-pid, SIGKILL);
-    while (waitpid(pid, wst, 0) < 0 && errno == EINTR)
-        ;
-    return 1;
-}
-
 /* Checks on the minimisers; kill ends them now (and one past its budget). */
 static void poll_min(struct campaign *c, int kill_it)
 {
@@ -482,16 +427,9 @@ static void poll_min(struct campaign *c, int kill_it)
         struct min_slot *slot = &c->ms[i];
         int wst = 0;
         int overdue = gg_wire_now() > slot->started + slot->budget + 2 * c->timeout + 5;
-        if (slot->pid && helper_ended(slot->pid, kill_it || overdue, &wst))
+        if (slot->pid && camp_child_ended(slot->pid, kill_it || overdue, &wst))
             finish_min(c, slot, wst, kill_it || overdue);
     }
-}
-
-/* The budget of a helper (minimiser or confirmation): --minimize-time, within the time left. */
-static double helper_budget(const struct campaign *c)
-{
-    double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : DEFAULT_MINIMIZE_S;
-    return c->budget > 0 ? fmax(MIN_MINIMIZE_S, fmin(budget, c->budget - camp_elapsed(c))) : budget;
 }
 
 /* The confirmation child: runs the case alone, else after the worker's history, and reports. */
@@ -532,10 +470,10 @@ static void start_confirms(struct campaign *c)
         struct confirm_slot *slot = &c->cs[i];
         if (slot->pid)
             continue;
-        double budget = helper_budget(c);
+        double budget = camp_child_budget(c);
         int fd;
         slot->cur = c->confirms[0];
-        slot->pid = (int)fork_helper(c, &fd);
+        slot->pid = (int)camp_fork_child(c, &fd);
         if (slot->pid == 0)
             confirm_child(c, &slot->cur, budget, fd);
         if (slot->pid < 0) {
@@ -620,7 +558,7 @@ static void poll_confirms(struct campaign *c, int kill_it)
         /* every sequence it may run, each case within its limit, and its search's budget */
         double limit = slot->budget + 2 * c->timeout * (slot->cur.n_hist + 1) * 3 + 5;
         int overdue = gg_wire_now() > slot->started + limit;
-        if (slot->pid && helper_ended(slot->pid, kill_it || overdue, &wst))
+        if (slot->pid && camp_child_ended(slot->pid, kill_it || overdue, &wst))
             finish_confirm(c, slot, kill_it  ? "the campaign ended first"
                                     : overdue ? "its runs took longer than they may"
                                               : NULL);
