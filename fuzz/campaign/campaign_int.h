@@ -248,7 +248,7 @@ struct campaign {
         struct pending_min cur;
     } *ms;
     int n_ms;               /* slots: one per worker */
-    /* confirmation of faults in a fresh process (gg_confirm.c): queued, and at work */
+    /* confirmation of faults in a fresh process (gg_campaign_confirm.c): queued, and at work */
     struct pending_confirm *confirms;
     size_t n_confirms;
     struct confirm_slot {
@@ -293,13 +293,6 @@ void camp_log(struct campaign *c, const char *fmt, ...) __attribute__((format(pr
 void camp_request_stop(struct campaign *c, enum gg_stop why);
 /* Queues the finding at path for triage (a signature once). */
 void camp_queue_min(struct campaign *c, const char *path, const struct gg_verdict *v, int gpu);
-/* The confirmation of sig, queued or at work (NULL: none). */
-struct pending_confirm *camp_confirm_pending(struct campaign *c, const char *sig);
-/* The entry of sig among the signatures a fresh process did not confirm (added when add). */
-struct unconfirmed_sig *camp_unconfirmed_of(struct campaign *c, const char *sig, int add);
-/* Queues v of j's run by w, with w's history, for a fresh process; -1 out of memory. */
-int camp_queue_confirm(struct campaign *c, const struct worker *w, const struct job *j,
-                       const struct gg_verdict *v);
 
 /* ---- Corpus and features (gg_campaign_corpus.c) --------------------------------------------- */
 /* Frees the features seen. */
@@ -363,5 +356,23 @@ pid_t camp_fork_child(struct campaign *c, int *fd);
 int camp_child_ended(int pid, int kill_it, int *wst);
 /* The time a minimiser or a confirmation may take: --minimize-time, within the time left. */
 double camp_child_budget(const struct campaign *c);
+
+/* ---- Confirmation, the supervisor's side (gg_campaign_confirm.c) ---------------------------- */
+/* The confirmation of sig, queued or at work (NULL: none). */
+struct pending_confirm *camp_confirm_pending(struct campaign *c, const char *sig);
+/* The entry of sig among the signatures a fresh process did not confirm (added when add). */
+struct unconfirmed_sig *camp_unconfirmed_of(struct campaign *c, const char *sig, int add);
+/* Frees pc's case and history and clears it. */
+void camp_confirm_free(struct pending_confirm *pc);
+/* Queues v of j's run by w, with w's history, for a fresh process; -1 out of memory. */
+int camp_queue_confirm(struct campaign *c, const struct worker *w, const struct job *j,
+                       const struct gg_verdict *v);
+/* Confirmations at work. */
+int camp_running_confirms(const struct campaign *c);
+/* Starts the queued confirmations in the free slots. */
+void camp_start_confirms(struct campaign *c);
+/* Files the confirmations that ended (or ran past their time); kill_it ends them now
+   and files the queued ones unconfirmed. */
+void camp_poll_confirms(struct campaign *c, int kill_it);
 
 #endif /* GG_CAMPAIGN_INT_H */
