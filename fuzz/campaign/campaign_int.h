@@ -291,8 +291,6 @@ static inline uint64_t camp_mix64(uint64_t x)
 void camp_log(struct campaign *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Stops the campaign for why, unless it is stopping already (the first reason stays). */
 void camp_request_stop(struct campaign *c, enum gg_stop why);
-/* Queues the finding at path for triage (a signature once). */
-void camp_queue_min(struct campaign *c, const char *path, const struct gg_verdict *v, int gpu);
 
 /* ---- Corpus and features (gg_campaign_corpus.c) --------------------------------------------- */
 /* Frees the features seen. */
@@ -374,5 +372,18 @@ void camp_start_confirms(struct campaign *c);
 /* Files the confirmations that ended (or ran past their time); kill_it ends them now
    and files the queued ones unconfirmed. */
 void camp_poll_confirms(struct campaign *c, int kill_it);
+
+/* ---- Triage by minimisers (gg_campaign_minimize.c) ------------------------------------------ */
+/* Queues the finding at path for triage (a signature once). */
+void camp_queue_min(struct campaign *c, const char *path, const struct gg_verdict *v, int gpu);
+/* Minimisers at work on device gpu (-1: on any). */
+int camp_running_mins(const struct campaign *c, int gpu);
+/* Starts minimisers in the free slots: the first always, the others while a backlog waits. */
+void camp_start_min(struct campaign *c);
+/* Takes the reports of the minimisers that ended (or ran past their budget); kill_it ends
+   them now. */
+void camp_poll_min(struct campaign *c, int kill_it);
+/* Takes up the minimisations a stopped campaign left in the artifacts directory. */
+void camp_resume_mins(struct campaign *c);
 
 #endif /* GG_CAMPAIGN_INT_H */
