@@ -116,6 +116,7 @@ void camp_start_confirms(struct campaign *c)
             confirm_child(c, &slot->cur, budget, fd);
         if (slot->pid < 0) {
             slot->pid = 0;
+            memset(&slot->cur, 0, sizeof slot->cur); /* the queue owns it still */
             return; /* stays queued */
         }
         slot->fd = fd;
