@@ -31,10 +31,11 @@ struct unconfirmed_sig *camp_unconfirmed_of(struct campaign *c, const char *sig,
         if (strcmp(c->unconf[i].sig, sig) == 0)
             return &c->unconf[i];
     struct unconfirmed_sig *n = add ? realloc(c->unconf, (c->n_unconf + 1) * sizeof *n) : NULL;
+    if (n)
+        c->unconf = n; /* the old block is gone even when strdup fails */
     char *copy = n ? strdup(sig) : NULL;
     if (!copy)
         return NULL;
-    c->unconf = n;
     c->unconf[c->n_unconf] = (struct unconfirmed_sig){.sig = copy, .tries = 0};
     return &c->unconf[c->n_unconf++];
 }
