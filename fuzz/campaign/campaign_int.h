@@ -130,6 +130,7 @@ void gg_confirm_find(const struct gg_case *history, int n_history, const struct 
 
 /* ---- The supervisor (gg_campaign.c and gg_campaign_*.c) ------------------------------------- */
 
+#define CONFIRM_TRIES_MAX 3      /* confirmations of one signature that may come to nothing */
 #define DEFAULT_MINIMIZE_S 30.0 /* a minimiser's or a confirmation's time, by default */
 #define MIN_MINIMIZE_S 2.0      /* a minimisation shorter than this is not worth starting */
 #define PATH_MAX_LEN 4096

@@ -9,8 +9,7 @@
 #include "fuzz/minimize/gg_minimize.h"
 
 /* ------------------------------------------------------------------------------------------ */
-/* Campaigns (gg_campaign.c), workers (gg_worker.c), statistics (gg_stats.c), self-test        */
-/* (gg_selftest.c)                                                                              */
+/* Campaigns (gg_campaign*.c), statistics (gg_stats.c), self-test (gg_selftest.c)              */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Why a campaign ended. */

@@ -102,6 +102,18 @@ int camp_running_confirms(const struct campaign *c)
     return n;
 }
 
+/* Files a fault that could not be run again in a fresh process, saying so on it. */
+static void file_unconfirmed(struct campaign *c, struct pending_confirm *pc, const char *why)
+{
+    camp_log(c, "WARNING: %s: %s was not run again in a fresh process (%s); filed as found\n",
+             pc->name, pc->v.signature, why);
+    char note[160];
+    snprintf(note, sizeof note, "not confirmed in a fresh process (%s): its run in a campaign "
+             "worker followed other cases", why);
+    gg_case_set_meta(&pc->kase, "note", note);
+    camp_file_fault(c, &pc->kase, &pc->v, pc->gpu);
+}
+
 /* Starts the queued confirmations in the free slots. */
 void camp_start_confirms(struct campaign *c)
 {
@@ -115,10 +127,14 @@ void camp_start_confirms(struct campaign *c)
         slot->pid = (int)camp_fork_child(c, &fd);
         if (slot->pid == 0)
             confirm_child(c, &slot->cur, budget, fd);
-        if (slot->pid < 0) {
+        if (slot->pid < 0) { /* cannot fork now: filed as found rather than kept waiting */
+            struct pending_confirm pc = c->confirms[0];
             slot->pid = 0;
-            memset(&slot->cur, 0, sizeof slot->cur); /* the queue owns it still */
-            return; /* stays queued */
+            memset(&slot->cur, 0, sizeof slot->cur);
+            memmove(&c->confirms[0], &c->confirms[1], --c->n_confirms * sizeof *c->confirms);
+            file_unconfirmed(c, &pc, "no process could be started for it");
+            camp_confirm_free(&pc);
+            return;
         }
         slot->fd = fd;
         slot->started = gg_wire_now();
@@ -127,17 +143,6 @@ void camp_start_confirms(struct campaign *c)
     }
 }
 
-/* Files a fault that could not be run again in a fresh process, saying so on it. */
-static void file_unconfirmed(struct campaign *c, struct pending_confirm *pc, const char *why)
-{
-    camp_log(c, "WARNING: %s: %s was not run again in a fresh process (%s); filed as found\n",
-             pc->name, pc->v.signature, why);
-    char note[160];
-    snprintf(note, sizeof note, "not confirmed in a fresh process (%s): its run in a campaign "
-             "worker followed other cases", why);
-    gg_case_set_meta(&pc->kase, "note", note);
-    camp_file_fault(c, &pc->kase, &pc->v, pc->gpu);
-}
 
 /* After a confirmation ended (or was killed): files the fault as its own, with the cases it
    needs, or not at all. */
@@ -183,8 +188,10 @@ static void finish_confirm(struct campaign *c, struct confirm_slot *slot, const 
         if (u)
             u->tries++;
         camp_log(c, "WARNING: %s gave %s in its worker, but neither alone nor after the %d cases "
-                 "its worker ran before it in a fresh process (%d runs): not a finding\n",
-                 pc->name, pc->v.signature, pc->n_hist, rep.runs);
+                 "its worker ran before it in a fresh process (%d runs): not a finding%s\n",
+                 pc->name, pc->v.signature, pc->n_hist, rep.runs,
+                 u && u->tries >= CONFIRM_TRIES_MAX
+                     ? "; its further sightings are counted in faults_total only" : "");
     }
     camp_confirm_free(pc);
 }

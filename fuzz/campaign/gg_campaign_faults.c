@@ -11,7 +11,6 @@
 
 #include "fuzz/campaign/campaign_int.h"
 
-#define CONFIRM_TRIES_MAX 3     /* confirmations of one signature that may come to nothing */
 
 /* Groups (or batches, or experts) of the problem a case describes; 1 for dense. */
 int64_t camp_case_groups(const struct gg_case *c)

@@ -6,6 +6,7 @@
  * and the next campaign on that store takes it up.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,9 @@ static void start_one_min(struct campaign *c, struct min_slot *slot)
     if (pid > 0)
         *slot = (struct min_slot){.pid = (int)pid, .fd = fd, .started = gg_wire_now(),
                                   .budget = budget, .cur = *m};
+    else
+        camp_log(c, "WARNING: cannot start a minimiser for %s: %s; it stays untriaged\n",
+                 m->sig, strerror(errno));
 }
 
 /* Starts minimisers in the free slots: the first always, the others while a backlog waits. */
