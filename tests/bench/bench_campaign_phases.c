@@ -1,0 +1,215 @@
+/*
+ * bench_campaign_phases — where a campaign case's wall time goes, for a kernel on the default
+ * campaign generator's case mix. For each kernel named:
+ *   1. a campaign (one worker, --runs N, the seed given, no minimisation) through the library,
+ *      with real worker processes: its cases per second of wall time after its first case (the
+ *      workers' start and the kernel's probe are not a case's cost);
+ *   2. the same number of cases drawn by the campaign's generator in this process (the draw and
+ *      the kernel's admission, timed), then each run here as a worker runs it (one reference
+ *      thread, the worker's buffer pool): the run's phases (setup: admission, host buffers and
+ *      guards, host inputs; inputs: placing them on the device; runs: the kernel's runs with the
+ *      input hashes, guards and the output brought back; reference; compare) and the kernel's
+ *      time (the first run's, times the runs a case takes);
+ *   3. the tiny cases of the same draw only (every size <= 128, G <= 8), run the same way.
+ * It prints each phase's share of the campaign's wall time per case; what is left is the worker
+ * round trip (the case sent, the result read back) and the supervisor (novelty, corpus, files,
+ * confirmations). The GPU's busy fraction is estimated as (kernel runs + a device reference)
+ * over the wall time. The draw of part 2 is a case's draw in the supervisor; the run of part 2
+ * matches the campaign's when the mix is the same (same seed, same generator).
+ * Usage: bench_campaign_phases [--cases N] [--seed S] KERNEL...
+ */
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fuzz/campaign/gg_campaign.h"
+#include "reference/gg_ref.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Sums over the cases run in this process. */
+struct sums {
+    int cases, errors, faults;
+    double draw, wall, setup, inputs, runs, reference, compare, kernel, device_ref;
+};
+
+static int tiny(const struct gg_case *c)
+{
+    if (c->groups > 8 || c->n > 128 || c->k > 128 || c->m > 128 * 8)
+        return 0;
+    for (int64_t g = 0; c->lens && g < c->groups; g++)
+        if (c->lens[g] > 128)
+            return 0;
+    return 1;
+}
+
+/* Runs c as a worker does and adds its times to s. */
+static void run_one(const struct gg_case *c, struct gg_run_opts *o, struct sums *s)
+{
+    struct gg_run_result r;
+    char err[1024];
+    double t0 = now();
+    enum gg_status st = gg_run_case(c, o, &r, err, sizeof err);
+    s->wall += now() - t0;
+    if (st != GG_OK) {
+        s->errors++;
+        return;
+    }
+    s->cases++;
+    s->faults += r.verdict.cls != GG_CLASS_PASS;
+    s->setup += r.phase.setup;
+    s->inputs += r.phase.inputs;
+    s->runs += r.phase.runs;
+    s->reference += r.phase.reference;
+    s->compare += r.phase.compare;
+    s->kernel += 2 * r.kernel_seconds; /* two runs, with the two workspace poisons */
+    if (r.device_reference)
+        s->device_ref += r.phase.reference;
+    gg_run_result_free(&r);
+}
+
+/* The first statistics tick with a case done: the campaign's start (its workers' start and the
+   kernel's probe) is not what a case costs. */
+struct first_tick {
+    double t;
+    int64_t execs;
+};
+
+static void on_tick(const struct gg_campaign_stats *s, const int *pids, int n, void *user)
+{
+    struct first_tick *f = user;
+    (void)pids, (void)n;
+    if (f->t == 0 && s->execs > 0) {
+        f->t = now();
+        f->execs = s->execs;
+    }
+}
+
+/* Part 1: a campaign of n cases; its wall time per case after its first case (0 when it
+   failed). */
+static double campaign_per_case(const char *kernel, int n, uint64_t seed, int64_t *execs)
+{
+    char dir[] = "/tmp/ggfuzz-bench-phases-XXXXXX", artifacts[64], err[2048];
+    if (mkdtemp(dir) == NULL)
+        return 0;
+    snprintf(artifacts, sizeof artifacts, "%s/artifacts", dir);
+    struct first_tick first = {0};
+    struct gg_campaign_config cfg = {.kernel = kernel, .seed = seed, .workers = 1,
+                                     .max_runs = n, .no_minimize = 1,
+                                     .artifacts_dir = artifacts, .worker_exe = GG_GGFUZZ_EXE,
+                                     .stats_interval_s = 0.05, .on_tick = on_tick,
+                                     .user = &first};
+    struct gg_campaign_stats st;
+    enum gg_status rc = gg_campaign_run(&cfg, &st, err, sizeof err);
+    double wall = now() - first.t;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+    if (rc != GG_OK || st.execs <= first.execs || first.t == 0) {
+        fprintf(stderr, "%s: campaign: %s\n", kernel, err[0] ? err : "too few cases");
+        return 0;
+    }
+    *execs = st.execs;
+    return wall / (double)(st.execs - first.execs);
+}
+
+static void row(const char *what, double seconds, double per_case)
+{
+    printf("  %-34s %9.3f ms %6.1f%%\n", what, 1e3 * seconds, per_case > 0 ? 100 * seconds / per_case : 0);
+}
+
+static int bench(const char *name, int n, uint64_t seed)
+{
+    const struct gg_kernel *k = gg_registry_find(name);
+    if (k == NULL) {
+        fprintf(stderr, "no kernel %s\n", name);
+        return 1;
+    }
+    int64_t execs = 0;
+    double campaign = campaign_per_case(name, n, seed, &execs);
+    /* Part 2: the campaign generator's cases, drawn and run here. */
+    struct gg_gen_config cfg = {.kernel = k, .faults = GG_FAULTS_ALL};
+    struct gg_gen_caps *caps = NULL;
+    char err[1024];
+    if (gg_gen_caps_probe(&cfg, &caps, err, sizeof err) != GG_OK) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        return 1;
+    }
+    cfg.caps = caps;
+    struct gg_hostpool pool = {.n = 0};
+    struct gg_run_opts o = {.pool = &pool};
+    struct sums all = {0}, small = {0};
+    for (uint64_t i = 0; i < (uint64_t)n; i++) {
+        struct gg_case c;
+        double t0 = now();
+        enum gg_status st = gg_generate(&cfg, seed, i, &c, err, sizeof err);
+        all.draw += now() - t0;
+        if (st != GG_OK)
+            continue;
+        run_one(&c, &o, &all);
+        if (tiny(&c))
+            run_one(&c, &o, &small);
+        gg_case_free(&c);
+    }
+    gg_hostpool_drain(&pool);
+    gg_gen_caps_free(caps);
+    double per = all.cases ? all.wall / all.cases : 0, draw = all.cases ? all.draw / all.cases : 0;
+    double whole = campaign > 0 ? campaign : per + draw;
+    printf("%s: campaign %.1f cases/s (%lld cases, one worker); in process %.1f cases/s "
+           "(%d cases, %d errors, %d faults); tiny cases %.1f/s (%d)\n", name,
+           campaign > 0 ? 1 / campaign : 0, (long long)execs, per > 0 ? 1 / per : 0, all.cases,
+           all.errors, all.faults, small.cases && small.wall > 0 ? small.cases / small.wall : 0,
+           small.cases);
+    printf("  %-34s %9s    %6s   of the campaign's wall time per case (%.3f ms)\n", "phase",
+           "per case", "share", 1e3 * whole);
+    int c = all.cases ? all.cases : 1;
+    row("draw and admission (supervisor)", draw, whole);
+    row("setup: buffers, guards, host inputs", all.setup / c, whole);
+    row("inputs placed on the device", all.inputs / c, whole);
+    row("runs: kernel, hashes, guards, copy", all.runs / c, whole);
+    row("  of which the kernel's runs", all.kernel / c, whole);
+    row("reference", all.reference / c, whole);
+    row("comparison", all.compare / c, whole);
+    row("run not in phases", (all.wall - all.setup - all.inputs - all.runs - all.reference -
+                              all.compare) / c, whole);
+    if (campaign > 0)
+        row("worker round trip and supervisor", campaign - per - draw, whole);
+    printf("  GPU busy (kernel runs + device reference) / wall: %.1f%%\n",
+           whole > 0 ? 100 * (all.kernel + all.device_ref) / c / whole : 0);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int n = 300, i = 1;
+    uint64_t seed = 7;
+    for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+        if (strcmp(argv[i], "--cases") == 0)
+            n = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--seed") == 0)
+            seed = strtoull(argv[i + 1], NULL, 0);
+        else
+            break;
+    }
+    if (n <= 0 || i >= argc || argv[i][0] == '-') {
+        fprintf(stderr, "usage: bench_campaign_phases [--cases N] [--seed S] KERNEL...\n");
+        return 2;
+    }
+    gg_registry_init();
+    gg_ref_threads(1); /* a campaign worker's reference threads and allocator settings */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    int rc = 0;
+    for (; i < argc; i++)
+        rc |= bench(argv[i], n, seed);
+    return rc;
+}
