@@ -194,8 +194,10 @@ void gg_report_suite_free(struct gg_rsuite *s);
 
 /*
  * HTML and Markdown report of a suite result JSON and of campaign directories: writes
- * out_dir/index.html (one self-contained file: inline CSS, plots as data URIs), out_dir/summary.md
- * (plots referenced as the PNG files beside it) and the PNGs. Plots need gnuplot (GG_GNUPLOT, else
+ * out_dir/index.html (one self-contained file: inline CSS, plots as data URIs, no script),
+ * out_dir/summary.md (plots referenced as the PNG files beside it) and the PNGs. A campaign's
+ * part leads with its bugs, one per bucket of its findings store, with the member signatures
+ * folded under each; signatures in no bucket follow as not yet triaged. Plots need gnuplot (GG_GNUPLOT, else
  * PATH); without it the report has tables only and says so. Either input may be absent (NULL,
  * or n_campaigns 0), not both. Returns GG_E_IO or GG_E_PARSE with a message naming the file and
  * the field when an input cannot be read or is malformed (nothing is written then), GG_E_IO when
@@ -210,6 +212,20 @@ struct gg_report_out {
 enum gg_status gg_report_write(const char *suite_json_path, const char *const *campaign_dirs,
                                int n_campaigns, const char *out_dir, struct gg_report_out *out,
                                char *err, size_t err_len);
+/*
+ * The same with the trend across nights: history_dir (NULL: none) holds campaign directories,
+ * one per night (a directory holding fuzzer_stats, artifacts/ or shard-<I>/; at most
+ * GG_REPORT_NIGHTS_MAX of report_int.h). The report then opens with the nights, by start time:
+ * cases, signatures, bugs and new bugs (those whose bucket no earlier night holds) per night,
+ * the campaign directories given among them; two campaign directories or more without a history
+ * make a trend too. With a history and no campaign directory, its latest night that can be read
+ * is shown in full; a night that cannot be read is listed with the reason. A history without a
+ * campaign directory in it is GG_E_PARSE.
+ */
+enum gg_status gg_report_write_nights(const char *suite_json_path,
+                                      const char *const *campaign_dirs, int n_campaigns,
+                                      const char *history_dir, const char *out_dir,
+                                      struct gg_report_out *out, char *err, size_t err_len);
 /* gg_report_write() with at most one campaign directory (NULL: none). */
 enum gg_status gg_report_html_write(const char *suite_json_path, const char *campaign_dir,
                                     const char *out_dir, char *err, size_t err_len);

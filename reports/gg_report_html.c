@@ -1,9 +1,11 @@
 /*
  * gg_report_html.c — `ggfuzz report`: reads the inputs, has the plots drawn, and writes the
  * self-contained HTML page (inline CSS, every plot a base64 PNG data URI, every input string
- * escaped) beside the Markdown summary. The page opens with the gate verdict, then the SNR margin
- * of every suite case, the per-group SNR of the worst cases, and each campaign's progress and
- * unique findings with the command that replays each.
+ * escaped, no script) beside the Markdown summary. The page opens with the gate verdict, then
+ * the SNR margin of every suite case, the per-group SNR of the worst cases, the nights side by
+ * side, and each campaign: its bugs (buckets) first, each with its representative case, the
+ * command that replays it and its member signatures folded, then the signatures not yet
+ * triaged, its plots over time and its statistics.
  */
 #include <errno.h>
 #include <math.h>
@@ -53,7 +55,15 @@ static const char css[] =
     "code.shape{font-size:.75rem}code.shape span{white-space:nowrap}td.detail{min-width:12rem}"
     "td.when{white-space:nowrap}"
     "dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem;margin:.5rem 0}"
-    "dl.kv dt{color:#555}dl.kv dd{margin:0}";
+    "dl.kv dt{color:#555}dl.kv dd{margin:0}"
+    ".lead{font-size:1.05rem}"
+    ".bug{background:#fff;border:1px solid #ddd;border-left:6px solid #c62828;"
+    "padding:.4rem 1rem;margin:1rem 0}.bug h4{margin:.3rem 0;word-break:break-all}"
+    ".finding{border-left-color:#ef6c00}"
+    ".new{background:#c62828;color:#fff;font-size:.7rem;font-weight:700;padding:0 .3rem;"
+    "border-radius:3px}"
+    "summary{cursor:pointer;color:#1565c0}details table{margin-left:1rem}"
+    "table.buckets code,details.members code{word-break:break-all}";
 
 /* ---- output helpers ------------------------------------------------------------------------ */
 
@@ -441,9 +451,10 @@ static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
 {
     static const char *const keys[][2] = {
         {"kernel", "kernel"}, {"mutant", "mutant"}, {"start_time", "started"},
-        {"run_time", "run time (s)"}, {"execs_done", "executions"},
+        {"run_time", "run time (s)"}, {"shards", "shards"}, {"execs_done", "executions"},
         {"execs_per_sec", "executions / s"}, {"corpus_count", "corpus"},
-        {"faults_total", "faults"}, {"buckets", "bugs (buckets)"}, {"buckets_new", "new bugs"},
+        {"features_total", "features"}, {"faults_total", "faults"},
+        {"buckets", "bugs (buckets)"}, {"buckets_new", "new bugs"},
         {"faults_unique", "unique signatures"}, {"faults_new", "new signatures"},
         {"untriaged", "signatures in no bucket yet"}, {"worker_restarts", "worker restarts"},
         {"timeouts", "timeouts"}, {"refused", "cases refused"},
@@ -452,12 +463,6 @@ static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
     if (c->stats.n == 0) {
         fputs("<p>No fuzzer_stats in this directory.</p>\n", f);
         return;
-    }
-    const char *unverified = gg_report_stat(c, "not_verified");
-    if (unverified) {
-        fputs("<p class=\"note\"><b>Not verified:</b> ", f);
-        esc(f, unverified);
-        fputs(".</p>\n", f);
     }
     fputs("<dl class=\"kv\">", f);
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
@@ -492,22 +497,47 @@ static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
     gpu_table(f, c);
 }
 
+/* "seen N times, first T, last T" of a finding or a bucket. */
+static void sightings(FILE *f, long long count, const char *first, const char *last)
+{
+    if (count >= 0)
+        fprintf(f, "seen %lld time%s", count, count == 1 ? "" : "s");
+    if (first[0]) {
+        fputs(count >= 0 ? ", first " : "first ", f);
+        esc(f, first);
+        fputs(", last ", f);
+        esc(f, last);
+    }
+}
+
+/* The command that replays case file replay (path as found, text its content), then the case
+   folded under "what PATH". */
+static void replay_and_case(FILE *f, const struct gg_rcampaign *c, const char *replay,
+                            const char *what, const char *path, const char *text)
+{
+    char cmd[4400];
+    gg_report_replay_cmd(c, replay, cmd, sizeof cmd);
+    fputs("<p>Replay:</p><pre><code>", f);
+    esc(f, cmd);
+    fprintf(f, "</code></pre>\n<details><summary>%s <code>", what);
+    esc(f, path);
+    fputs("</code></summary><pre class=\"case\">", f);
+    esc(f, text);
+    fputs("</pre></details>\n", f);
+}
+
+/* A signature in no bucket: its verdict, sightings, marks and replay command; its case folded. */
 static void finding_block(FILE *f, const struct gg_rcampaign *c, const struct gg_rfinding *fi,
                           size_t ci, size_t k)
 {
-    fprintf(f, "<div class=\"finding\" id=\"c%zu-f%zu\"><h4>%zu. ", ci + 1, k + 1, k + 1);
+    fprintf(f, "<div class=\"finding\" id=\"c%zu-u%zu\"><h4>%zu. ", ci + 1, k + 1, k + 1);
     esc(f, fi->cls);
     fputs(": <code>", f);
     esc(f, fi->signature[0] ? fi->signature : "(no signature recorded)");
     fputs("</code></h4>\n<p class=\"small\">", f);
-    if (fi->meta.count >= 0)
-        fprintf(f, "seen %lld time%s", fi->meta.count, fi->meta.count == 1 ? "" : "s");
-    if (fi->meta.first_seen[0]) {
-        fputs(", first ", f);
-        esc(f, fi->meta.first_seen);
-        fputs(", last ", f);
-        esc(f, fi->meta.last_seen);
-    }
+    sightings(f, fi->meta.count, fi->meta.first_seen, fi->meta.last_seen);
+    if (fi->gpu >= 0)
+        fprintf(f, " &middot; GPU %d", fi->gpu);
     if (fi->shape[0]) {
         fputs(" &middot; <code>", f);
         esc(f, fi->shape);
@@ -523,57 +553,179 @@ static void finding_block(FILE *f, const struct gg_rcampaign *c, const struct gg
         fprintf(f, "<p class=\"note\"><b>Fails only after %d earlier case%s</b> in the same "
                 "process (its <code>@after</code> lines, which the replay runs first); alone it "
                 "passes.</p>\n", fi->n_after, fi->n_after == 1 ? "" : "s");
+    if (fi->bucket[0]) {
+        fputs("<p class=\"small\">Its <code>@bucket</code> line names bucket <code>", f);
+        esc(f, fi->bucket);
+        fputs("</code>, which has no representative in the store.</p>\n", f);
+    }
     if (fi->parse_error) {
         fputs("<p class=\"neg\">This case does not parse: ", f);
         esc(f, fi->parse_error);
         fputs("</p>\n", f);
     }
-    char cmd[4400];
-    gg_report_replay_cmd(c, fi->replay, cmd, sizeof cmd);
-    fputs("<p>Replay:</p><pre><code>", f);
-    esc(f, cmd);
-    fputs("</code></pre>\n<details open><summary>minimised case <code>", f);
-    esc(f, fi->path);
-    fputs("</code></summary><pre class=\"case\">", f);
-    esc(f, fi->text);
-    fputs("</pre></details></div>\n", f);
+    replay_and_case(f, c, fi->replay, "case", fi->path, fi->text);
+    fputs("</div>\n", f);
 }
 
-/* The store's bugs: one row per bucket, with the command that replays its representative. */
-static void buckets_table(FILE *f, const struct gg_rcampaign *c)
+/* The member signatures of bug r, folded; the first GG_REPORT_MEMBERS_HTML listed. */
+static void bug_members(FILE *f, const struct gg_rcampaign *c, const struct gg_rbucket *r)
 {
-    const struct gg_bucket_list *l = &c->buckets;
-    if (c->findings_dir == NULL)
-        return;
-    fprintf(f, "<h3>Bugs (%zu bucket%s)</h3>\n", l->n, l->n == 1 ? "" : "s");
-    fputs("<p class=\"small\">A bucket holds the signatures whose cases minimise to one normal "
-          "form: one root cause.", f);
-    if (l->untriaged > 0)
-        fprintf(f, " %lld stored signature%s in no bucket yet.", l->untriaged,
-                l->untriaged == 1 ? " is" : "s are");
-    fputs("</p>\n", f);
-    if (l->n == 0)
-        return;
-    fputs("<div class=\"scroll\"><table><thead><tr><th>#</th><th>bucket</th><th>form</th>"
-          "<th>signatures</th><th>sightings</th><th>first seen</th><th>last seen</th>"
-          "<th>replay</th></tr></thead><tbody>\n", f);
-    for (size_t k = 0; k < l->n; k++) {
-        const struct gg_bucket *b = &l->b[k];
+    fprintf(f, "<details class=\"members\"><summary>%zu member signature%s</summary>\n"
+            "<table><thead><tr><th>signature</th><th>count</th><th>first seen</th>"
+            "<th>last seen</th><th>GPU</th></tr></thead><tbody>\n", r->n_members,
+            r->n_members == 1 ? "" : "s");
+    size_t shown = r->n_members < GG_REPORT_MEMBERS_HTML ? r->n_members : GG_REPORT_MEMBERS_HTML;
+    for (size_t i = 0; i < shown; i++) {
+        const struct gg_rfinding *fi = &c->findings[r->members[i]];
+        fputs("<tr><td><code>", f);
+        esc(f, fi->signature);
+        fputs("</code></td><td class=\"num\">", f);
+        if (fi->meta.count >= 0)
+            fprintf(f, "%lld", fi->meta.count);
+        fputs("</td><td class=\"when\">", f);
+        esc(f, fi->meta.first_seen);
+        fputs("</td><td class=\"when\">", f);
+        esc(f, fi->meta.last_seen);
+        fputs("</td><td class=\"num\">", f);
+        if (fi->gpu >= 0)
+            fprintf(f, "%d", fi->gpu);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</tbody></table>\n", f);
+    if (shown < r->n_members) {
         char cmd[4400];
-        gg_report_replay_cmd(c, b->path, cmd, sizeof cmd);
-        fprintf(f, "<tr><td class=\"num\">%zu</td><td><code>%s</code></td><td><code>", k + 1,
-                b->id);
+        gg_report_list_cmd(c, r->b->id, cmd, sizeof cmd);
+        fprintf(f, "<p class=\"small\">and %zu more, the most frequent first above; all of them: "
+                "<code>", r->n_members - shown);
+        esc(f, cmd);
+        fputs("</code></p>\n", f);
+    }
+    fputs("</details>\n", f);
+}
+
+static void bug_block(FILE *f, const struct gg_rcampaign *c, const struct gg_rbucket *r,
+                      size_t ci, size_t k)
+{
+    const struct gg_bucket *b = r->b;
+    fprintf(f, "<div class=\"bug\" id=\"c%zu-b%zu\"><h4>Bug %zu: <code>", ci + 1, k + 1, k + 1);
+    esc(f, b->form);
+    fputs("</code>", f);
+    if (r->new_tonight == 1)
+        fputs(" <span class=\"new\">NEW</span>", f);
+    fputs("</h4>\n<p class=\"small\">bucket <code>", f);
+    esc(f, b->id);
+    fputs("</code> &middot; class ", f);
+    esc(f, b->cls);
+    if (r->kernel[0]) {
+        fputs(" &middot; ", f);
+        esc(f, r->kernel);
+    }
+    if (r->mutant[0]) {
+        fputs(" + mutant ", f);
+        esc(f, r->mutant);
+    }
+    fprintf(f, " &middot; %zu signature%s, ", r->n_members, r->n_members == 1 ? "" : "s");
+    sightings(f, b->count, b->first_seen, b->last_seen);
+    if (r->gpus[0]) {
+        fputs(" &middot; GPU ", f);
+        esc(f, r->gpus);
+    }
+    fprintf(f, "</p>\n<p>Representative (%lld group%s, %lld output%s)", (long long)b->groups,
+            b->groups == 1 ? "" : "s", (long long)b->elems, b->elems == 1 ? "" : "s");
+    if (r->shape[0]) {
+        fputs(": <code>", f);
+        esc(f, r->shape);
+        fputs("</code>", f);
+    }
+    if (r->observed[0]) {
+        fputs(". ", f);
+        esc(f, r->observed);
+    }
+    fputs("</p>\n", f);
+    if (r->read_error) {
+        fputs("<p class=\"neg\">", f);
+        esc(f, r->read_error);
+        fputs("</p>\n", f);
+    }
+    replay_and_case(f, c, b->path, "representative case", b->path, r->text);
+    bug_members(f, c, r);
+    fputs("</div>\n", f);
+}
+
+/* The store's bugs: a table of the buckets, then one block per bucket. */
+static void bugs_part(FILE *f, const struct gg_rcampaign *c, size_t ci)
+{
+    fprintf(f, "<h3 id=\"c%zu-bugs\">Bugs (%zu)</h3>\n", ci + 1, c->n_bugs);
+    if (c->findings_dir == NULL) {
+        fputs("<p>No findings store was found.</p>\n", f);
+        return;
+    }
+    fputs("<p class=\"small\">A bug is a bucket of the findings store <code>", f);
+    esc(f, c->findings_dir);
+    fputs("</code>: the signatures whose cases minimise to one normal form, one root cause."
+          "</p>\n", f);
+    if (c->n_bugs == 0) {
+        fprintf(f, "<p>No bug is filed in a bucket%s.</p>\n",
+                c->n_findings ? "; the signatures found are below, not yet triaged" : "");
+        return;
+    }
+    fprintf(f, "<div class=\"scroll\"><table class=\"buckets\" id=\"c%zu-buckets\"><thead><tr>"
+            "<th>#</th><th>bucket</th><th>class</th><th>form</th><th>signatures</th>"
+            "<th>sightings</th><th>first seen</th><th>last seen</th><th>GPU</th></tr></thead>"
+            "<tbody>\n", ci + 1);
+    for (size_t k = 0; k < c->n_bugs; k++) {
+        const struct gg_rbucket *r = &c->bugs[k];
+        const struct gg_bucket *b = r->b;
+        fputs("<tr data-bucket=\"", f);
+        esc(f, b->id);
+        fprintf(f, "\"><td class=\"num\"><a href=\"#c%zu-b%zu\">%zu</a></td><td><code>", ci + 1,
+                k + 1, k + 1);
+        esc(f, b->id);
+        fprintf(f, "</code>%s</td><td>", r->new_tonight == 1 ? " <span class=\"new\">NEW</span>" : "");
+        esc(f, b->cls);
+        fputs("</td><td><code>", f);
         esc(f, b->form);
-        fprintf(f, "</code></td><td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
-                "<td class=\"when\">", b->members, b->count);
+        fprintf(f, "</code></td><td class=\"num\">%zu</td><td class=\"num\">%lld</td>"
+                "<td class=\"when\">", r->n_members, b->count);
         esc(f, b->first_seen);
         fputs("</td><td class=\"when\">", f);
         esc(f, b->last_seen);
-        fputs("</td><td><code>", f);
-        esc(f, cmd);
-        fputs("</code></td></tr>\n", f);
+        fputs("</td><td>", f);
+        esc(f, r->gpus);
+        fputs("</td></tr>\n", f);
     }
     fputs("</tbody></table></div>\n", f);
+    for (size_t k = 0; k < c->n_bugs; k++)
+        bug_block(f, c, &c->bugs[k], ci, k);
+}
+
+/* Signatures in no bucket: the first GG_REPORT_UNTRIAGED_HTML in full, the rest counted. */
+static void untriaged_part(FILE *f, const struct gg_rcampaign *c, size_t ci)
+{
+    if (c->n_untriaged == 0)
+        return;
+    fprintf(f, "<h3 id=\"c%zu-untriaged\">Not yet triaged (%zu signature%s)</h3>\n", ci + 1,
+            c->n_untriaged, c->n_untriaged == 1 ? "" : "s");
+    fputs("<p class=\"small\">Signatures in no bucket yet: the minimiser had no time for them "
+          "(a campaign triages a signature when it sees it again), the case cannot be read, or "
+          "it fails only after earlier cases in its process, which the minimiser does not take.",
+          f);
+    if (c->buckets.n == 0)
+        fputs(" This store has no buckets: it was written by an older ggfuzz, or with "
+              "<code>--no-minimize</code>.", f);
+    fputs("</p>\n", f);
+    size_t shown = c->n_untriaged < GG_REPORT_UNTRIAGED_HTML ? c->n_untriaged
+                                                              : GG_REPORT_UNTRIAGED_HTML;
+    for (size_t k = 0; k < shown; k++)
+        finding_block(f, c, &c->findings[c->untriaged[k]], ci, k);
+    if (shown < c->n_untriaged) {
+        char cmd[4400];
+        gg_report_list_cmd(c, NULL, cmd, sizeof cmd);
+        fprintf(f, "<p>And %zu more, the most severe and frequent first above; all of them: "
+                "<code>", c->n_untriaged - shown);
+        esc(f, cmd);
+        fputs("</code></p>\n", f);
+    }
 }
 
 static void campaign_section(FILE *f, const struct gg_report_doc *d, const char *out_dir,
@@ -583,46 +735,103 @@ static void campaign_section(FILE *f, const struct gg_report_doc *d, const char 
     fprintf(f, "<section id=\"campaign-%zu\">\n<h2>Campaign: <code>", ci + 1);
     esc(f, c->dir);
     fputs("</code></h2>\n", f);
-    campaign_stats(f, c);
-    fputs("<h3>Executions and findings over time</h3>\n", f);
+    char head[128], rest[1024];
+    gg_report_campaign_lead(c, head, sizeof head, rest, sizeof rest);
+    fputs("<p class=\"lead\"><b>", f);
+    esc(f, head);
+    fputs("</b> &middot; ", f);
+    esc(f, rest);
+    fputs("</p>\n", f);
+    const char *unverified = gg_report_stat(c, "not_verified");
+    if (unverified) {
+        fputs("<p class=\"note\"><b>Not verified:</b> ", f);
+        esc(f, unverified);
+        fputs(".</p>\n", f);
+    }
+    bugs_part(f, c, ci);
+    fprintf(f, "<h3 id=\"c%zu-time\">Over time</h3>\n", ci + 1);
     if (c->n_ticks == 0)
-        fputs("<p>No plot_data rows in this directory.</p>\n", f);
-    plot_img(f, out_dir, d->campaign_png[ci], "executions and findings over time");
-    buckets_table(f, c);
-    fprintf(f, "<h3>Unique signatures (%zu)</h3>\n", c->n_findings);
-    if (c->findings_dir == NULL) {
-        fputs("<p>No findings store was found.</p>\n", f);
-    } else {
-        fputs("<p class=\"small\">Findings store <code>", f);
-        esc(f, c->findings_dir);
-        fputs("</code>: one minimised case per signature.</p>\n", f);
-        if (c->n_findings == 0)
-            fputs("<p>No findings.</p>\n", f);
+        fprintf(f, "<p>No plot_data rows in this directory%s.</p>\n",
+                c->shards ? " (a campaign of shards keeps them per shard)" : "");
+    plot_img(f, out_dir, d->campaign_png[ci], "bugs, signatures, coverage and cases per second "
+             "over time");
+    if (d->gpu_png[ci][0]) {
+        plot_img(f, out_dir, d->gpu_png[ci], "cases per second per GPU");
+        fputs("<p class=\"small\">Per GPU over the whole run (fuzzer_stats): plot_data has no "
+              "series per GPU.</p>\n", f);
     }
-    if (c->n_findings > 0) {
-        fputs("<div class=\"scroll\"><table><thead><tr><th>#</th><th>class</th><th>signature</th>"
-              "<th>count</th><th>first seen</th><th>last seen</th></tr></thead><tbody>\n", f);
-        for (size_t k = 0; k < c->n_findings; k++) {
-            const struct gg_rfinding *fi = &c->findings[k];
-            fprintf(f, "<tr><td class=\"num\"><a href=\"#c%zu-f%zu\">%zu</a></td><td>", ci + 1,
-                    k + 1, k + 1);
-            esc(f, fi->cls);
-            fputs("</td><td><code>", f);
-            esc(f, fi->signature);
-            fputs("</code></td><td class=\"num\">", f);
-            if (fi->meta.count >= 0)
-                fprintf(f, "%lld", fi->meta.count);
-            fputs("</td><td class=\"when\">", f);
-            esc(f, fi->meta.first_seen);
-            fputs("</td><td class=\"when\">", f);
-            esc(f, fi->meta.last_seen);
-            fputs("</td></tr>\n", f);
-        }
-        fputs("</tbody></table></div>\n", f);
-    }
-    for (size_t k = 0; k < c->n_findings; k++)
-        finding_block(f, c, &c->findings[k], ci, k);
+    untriaged_part(f, c, ci);
+    fprintf(f, "<h3 id=\"c%zu-stats\">Statistics</h3>\n", ci + 1);
+    campaign_stats(f, c);
     fputs("</section>\n", f);
+}
+
+/* ---- nights -------------------------------------------------------------------------------- */
+
+static void count_cell(FILE *f, long long v)
+{
+    if (v >= 0)
+        fprintf(f, "<td class=\"num\">%lld</td>", v);
+    else
+        fputs("<td class=\"num\">&ndash;</td>", f);
+}
+
+static void nights_section(FILE *f, const struct gg_report_doc *d, const char *out_dir)
+{
+    const struct gg_rnights *t = d->nights;
+    fprintf(f, "<section id=\"nights\">\n<h2>Nights (%zu)</h2>\n<p class=\"small\">", t->count);
+    if (t->history) {
+        fputs("Every campaign directory under <code>", f);
+        esc(f, t->history);
+        fputs("</code>", f);
+        fputs(t->given ? " and those given" : "", f);
+    } else {
+        fputs("The campaigns given", f);
+    }
+    fputs(", by start time. A bug is new on a night when no earlier night here holds its "
+          "bucket.</p>\n", f);
+    plot_img(f, out_dir, d->nights_png, "bugs and cases per night");
+    fputs("<div class=\"scroll\"><table class=\"nights\"><thead><tr><th>night</th>"
+          "<th>directory</th><th>kernel</th><th>cases</th><th>cases / s</th><th>run time (s)"
+          "</th><th>signatures</th><th>not yet triaged</th><th>bugs</th><th>new bugs</th></tr>"
+          "</thead><tbody>\n", f);
+    for (size_t k = 0; k < t->count; k++) {
+        const struct gg_rnight *n = &t->n[k];
+        fputs("<tr><td class=\"when\">", f);
+        if (n->campaign >= 0)
+            fprintf(f, "<a href=\"#campaign-%d\">", n->campaign + 1);
+        esc(f, n->label);
+        fputs(n->campaign >= 0 ? "</a></td><td><code>" : "</td><td><code>", f);
+        esc(f, n->dir);
+        fputs("</code></td>", f);
+        if (n->error) {
+            fputs("<td colspan=\"8\" class=\"neg\">", f);
+            esc(f, n->error);
+            fputs("</td></tr>\n", f);
+            continue;
+        }
+        fputs("<td>", f);
+        esc(f, n->kernel);
+        if (n->mutant[0]) {
+            fputs(" + mutant ", f);
+            esc(f, n->mutant);
+        }
+        fputs("</td>", f);
+        count_cell(f, n->cases);
+        fputs("<td class=\"num\">", f);
+        if (isfinite(n->rate))
+            fprintf(f, "%.1f", n->rate);
+        fputs("</td><td class=\"num\">", f);
+        if (isfinite(n->run_time))
+            fprintf(f, "%.0f", n->run_time);
+        fputs("</td>", f);
+        count_cell(f, n->signatures);
+        count_cell(f, n->untriaged);
+        count_cell(f, n->buckets);
+        count_cell(f, n->buckets_new);
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody></table></div>\n</section>\n", f);
 }
 
 /* ---- the page ------------------------------------------------------------------------------ */
@@ -637,10 +846,14 @@ static void page(FILE *f, const struct gg_report_doc *d, const char *out_dir)
     if (d->suite)
         fputs("<li><a href=\"#suite\">SNR suite</a> (<a href=\"#margins\">margins</a>, "
               "<a href=\"#cases\">cases</a>, <a href=\"#worst\">worst cases</a>)</li>\n", f);
+    if (d->nights && d->nights->count > 1)
+        fprintf(f, "<li><a href=\"#nights\">nights</a>: %zu</li>\n", d->nights->count);
     for (size_t i = 0; i < d->n_campaigns; i++) {
+        const struct gg_rcampaign *c = &d->campaigns[i];
         fprintf(f, "<li><a href=\"#campaign-%zu\">campaign <code>", i + 1);
-        esc(f, d->campaigns[i].dir);
-        fprintf(f, "</code></a>: %zu unique signatures</li>\n", d->campaigns[i].n_findings);
+        esc(f, c->dir);
+        fprintf(f, "</code></a>: %zu bug%s, %zu signature%s</li>\n", c->n_bugs,
+                c->n_bugs == 1 ? "" : "s", c->n_findings, c->n_findings == 1 ? "" : "s");
     }
     fputs("</ul></nav>\n", f);
     if (d->note[0]) {
@@ -650,6 +863,8 @@ static void page(FILE *f, const struct gg_report_doc *d, const char *out_dir)
     }
     if (d->suite)
         suite_section(f, d, out_dir);
+    if (d->nights && d->nights->count > 1)
+        nights_section(f, d, out_dir);
     for (size_t i = 0; i < d->n_campaigns; i++)
         campaign_section(f, d, out_dir, i);
     fputs("</body>\n</html>\n", f);
@@ -718,6 +933,17 @@ static void make_plots(struct gg_report_doc *d, const char *out_dir, struct gg_r
         plot_done(gg_report_plot_campaign(&p, &d->campaigns[i], name, msg, sizeof msg), name,
                   d->campaign_png[i], msg, out);
     }
+    for (size_t i = 0; i < d->n_campaigns; i++) {
+        int ids[1];
+        if (gg_report_gpus(&d->campaigns[i], ids, 1) == 0)
+            continue;
+        snprintf(name, sizeof name, "campaign_%zu_gpus.png", i + 1);
+        plot_done(gg_report_plot_gpus(&p, &d->campaigns[i], name, msg, sizeof msg), name,
+                  d->gpu_png[i], msg, out);
+    }
+    if (d->nights && d->nights->count > 1)
+        plot_done(gg_report_plot_nights(&p, d->nights, "nights.png", msg, sizeof msg),
+                  "nights.png", d->nights_png, msg, out);
     if (out->plots_failed > 0) {
         snprintf(msg, sizeof msg, "%s", out->note);
         snprintf(out->note, sizeof out->note, "%d plot%s failed: %.960s", out->plots_failed,
@@ -726,28 +952,49 @@ static void make_plots(struct gg_report_doc *d, const char *out_dir, struct gg_r
     }
 }
 
-enum gg_status gg_report_write(const char *suite_json_path, const char *const *campaign_dirs,
-                               int n_campaigns, const char *out_dir, struct gg_report_out *out,
-                               char *err, size_t err_len)
+enum gg_status gg_report_write_nights(const char *suite_json_path,
+                                      const char *const *campaign_dirs, int n_campaigns,
+                                      const char *history_dir, const char *out_dir,
+                                      struct gg_report_out *out, char *err, size_t err_len)
 {
     struct gg_report_out local;
     out = out ? out : &local;
     memset(out, 0, sizeof *out);
     if (out_dir == NULL || out_dir[0] == '\0' || n_campaigns < 0 ||
-        n_campaigns > GG_REPORT_CAMPAIGNS_MAX || (suite_json_path == NULL && n_campaigns == 0)) {
-        snprintf(err, err_len, "a report needs an output directory and a suite result or up to "
-                 "%d campaign directories", GG_REPORT_CAMPAIGNS_MAX);
+        n_campaigns > GG_REPORT_CAMPAIGNS_MAX ||
+        (suite_json_path == NULL && n_campaigns == 0 && history_dir == NULL)) {
+        snprintf(err, err_len, "a report needs an output directory and a suite result, up to "
+                 "%d campaign directories or a history directory", GG_REPORT_CAMPAIGNS_MAX);
         return GG_E_INVAL;
     }
     struct gg_rsuite suite;
     struct gg_rcampaign camps[GG_REPORT_CAMPAIGNS_MAX];
+    struct gg_rnights nights;
     memset(&suite, 0, sizeof suite);
     memset(camps, 0, sizeof camps);
+    memset(&nights, 0, sizeof nights);
     enum gg_status st = GG_OK;
     if (suite_json_path != NULL)
         st = gg_report_suite_load(suite_json_path, &suite, err, err_len);
     for (int i = 0; i < n_campaigns && st == GG_OK; i++)
         st = gg_report_campaign_load(campaign_dirs[i], &camps[i], err, err_len);
+    if (st == GG_OK && (history_dir != NULL || n_campaigns > 1))
+        st = gg_report_nights_build(history_dir, camps, (size_t)n_campaigns, &nights, err,
+                                    err_len);
+    /* A history alone: its latest night is shown in full. */
+    long latest = history_dir && n_campaigns == 0 ? gg_report_nights_latest(&nights) : -1;
+    if (st == GG_OK && latest >= 0 &&
+        (st = gg_report_campaign_load(nights.n[latest].dir, &camps[0], err, err_len)) == GG_OK) {
+        nights.n[latest].campaign = 0;
+        n_campaigns = 1;
+    }
+    if (st == GG_OK && history_dir != NULL && nights.count == 0) {
+        snprintf(err, err_len, "%s: no campaign directory in it (a directory holding "
+                 "fuzzer_stats, artifacts/ or shard-<I>/)", history_dir);
+        st = GG_E_PARSE;
+    }
+    if (st == GG_OK)
+        gg_report_nights_mark(&nights, camps);
     if (st == GG_OK && gg_mkdir_p(out_dir) != 0) {
         snprintf(err, err_len, "%s: cannot create the output directory: %s", out_dir,
                  strerror(errno));
@@ -759,6 +1006,7 @@ enum gg_status gg_report_write(const char *suite_json_path, const char *const *c
         d.suite = suite_json_path ? &suite : NULL;
         d.campaigns = camps;
         d.n_campaigns = (size_t)n_campaigns;
+        d.nights = &nights;
         time_t now = time(NULL);
         struct tm tm;
         strftime(d.generated, sizeof d.generated, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
@@ -773,9 +1021,18 @@ enum gg_status gg_report_write(const char *suite_json_path, const char *const *c
         }
     }
     gg_report_suite_free(&suite);
-    for (int i = 0; i < n_campaigns; i++)
+    for (int i = 0; i < GG_REPORT_CAMPAIGNS_MAX; i++)
         gg_report_campaign_free(&camps[i]);
+    gg_report_nights_free(&nights);
     return st;
+}
+
+enum gg_status gg_report_write(const char *suite_json_path, const char *const *campaign_dirs,
+                               int n_campaigns, const char *out_dir, struct gg_report_out *out,
+                               char *err, size_t err_len)
+{
+    return gg_report_write_nights(suite_json_path, campaign_dirs, n_campaigns, NULL, out_dir,
+                                  out, err, err_len);
 }
 
 enum gg_status gg_report_html_write(const char *suite_json_path, const char *campaign_dir,

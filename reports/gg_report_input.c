@@ -1,8 +1,10 @@
 /*
  * gg_report_input.c — reads what `ggfuzz report` shows of a campaign directory (fuzzer_stats,
- * the plot_data time series and the findings store, one case file per signature, through the
- * store's readers of those formats), and the orders and summaries the writers share (the worst
- * cases of a suite result, groups by SNR, the replay command). Nothing here writes.
+ * summed over its shards when it ran as shards, the plot_data time series and the findings
+ * store, one case file per signature, with its buckets, through the store's readers of those
+ * formats), sorts the findings into the bugs (buckets) they belong to and the untriaged rest,
+ * and the orders and summaries the writers share (the worst cases of a suite result, groups by
+ * SNR, the replay command). Nothing here writes.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -82,6 +84,10 @@ static void finding_meta(struct gg_rfinding *f)
         } else if (strcmp(copy, "observed") == 0 && f->observed[0] == '\0') {
             free(f->observed);
             f->observed = strdup(rest);
+        } else if (strcmp(copy, "bucket") == 0) {
+            gg_meta_field(rest, "id", f->bucket, sizeof f->bucket);
+        } else if (strcmp(copy, "gpu") == 0 && isdigit((unsigned char)rest[0])) {
+            f->gpu = atoi(rest);
         }
         free(copy);
     }
@@ -94,6 +100,7 @@ static enum gg_status read_finding(const char *dir, const char *name, struct gg_
 {
     memset(f, 0, sizeof *f);
     f->meta.count = -1;
+    f->gpu = -1;
     f->path = gg_path_join(dir, name);
     f->signature = strdup("");
     f->observed = strdup("");
@@ -233,8 +240,239 @@ static enum gg_status find_findings(struct gg_rcampaign *c, const char *dir, cha
     return st;
 }
 
-enum gg_status gg_report_campaign_load(const char *dir, struct gg_rcampaign *c, char *err,
-                                       size_t err_len)
+/* ---- a campaign run as shards --------------------------------------------------------------- */
+
+/* How a shard's statistic goes into its campaign's: 's' summed (each shard counts its own cases
+   and faults), '<' the earliest, '>' the latest or longest, '=' the first shard's; 0 left out
+   (a shard's seed, place and command, and what the merged store tells better: signatures and
+   buckets). */
+static char shard_rule(const char *key)
+{
+    static const char *const summed[] = {
+        "workers", "execs_done", "execs_per_sec", "replayed", "possibly_fixed", "faults_total",
+        "worker_restarts", "worker_kills", "crashes_unconfirmed", "faults_history",
+        "faults_unconfirmed", "timeouts", "refused", "errors", "minimized", "imported"};
+    static const char *const first[] = {"replay_command", "ggfuzz_version", "kernel", "mutant"};
+    for (size_t i = 0; i < sizeof summed / sizeof *summed; i++)
+        if (strcmp(key, summed[i]) == 0)
+            return 's';
+    for (size_t i = 0; i < sizeof first / sizeof *first; i++)
+        if (strcmp(key, first[i]) == 0)
+            return '=';
+    if (strncmp(key, "faults_", 7) == 0 && gg_class_from_name(key + 7) != GG_CLASS_COUNT)
+        return 's';
+    if (strcmp(key, "start_time") == 0)
+        return '<';
+    if (strcmp(key, "last_update") == 0 || strcmp(key, "run_time") == 0)
+        return '>';
+    return 0;
+}
+
+/* Folds one shard's statistics into the campaign's (keys in the order first met). */
+static enum gg_status shard_fold(struct gg_fuzzer_stats *s, const struct gg_fuzzer_stats *shard)
+{
+    enum gg_status st = GG_OK;
+    for (size_t i = 0; i < shard->n && st == GG_OK; i++) {
+        const char *k = shard->kv[i].key, *v = shard->kv[i].value;
+        char rule = shard_rule(k);
+        if (rule == 0)
+            continue;
+        struct gg_stat *have = NULL;
+        for (size_t j = 0; j < s->n && have == NULL; j++)
+            if (strcmp(s->kv[j].key, k) == 0)
+                have = &s->kv[j];
+        if (have == NULL) {
+            st = gg_fuzzer_stats_add(s, k, "%s", v);
+            continue;
+        }
+        char sum[64];
+        const char *keep = NULL;
+        if (rule == 's') {
+            snprintf(sum, sizeof sum, "%.15g", strtod(have->value, NULL) + strtod(v, NULL));
+            keep = sum;
+        } else if (rule == '<' || rule == '>') {
+            /* ISO 8601 stamps order as strings; run times as numbers. */
+            int later = strcmp(k, "run_time") == 0 ? strtod(v, NULL) > strtod(have->value, NULL)
+                                                   : strcmp(v, have->value) > 0;
+            keep = (rule == '>') == later ? v : NULL;
+        }
+        if (keep != NULL) {
+            char *copy = strdup(keep);
+            if (copy == NULL)
+                return GG_E_NOMEM;
+            free(have->value);
+            have->value = copy;
+        }
+    }
+    return st;
+}
+
+/* The statistics of a campaign directory of shards, one shard's fuzzer_stats after the other;
+   c->shards says how many were read (0: dir has no shard with statistics). */
+static enum gg_status shard_stats(struct gg_rcampaign *c, const char *dir, char *err,
+                                  size_t err_len)
+{
+    int *idx = NULL;
+    size_t n = 0;
+    if (gg_shard_list(dir, &idx, &n, err, err_len) != GG_OK)
+        n = 0; /* not listable: not a campaign of shards */
+    enum gg_status st = GG_OK;
+    for (size_t i = 0; i < n && st == GG_OK; i++) {
+        char sdir[4096];
+        gg_shard_dir(dir, idx[i], sdir, sizeof sdir);
+        char *path = gg_path_join(sdir, GG_FUZZER_STATS_FILE);
+        struct gg_fuzzer_stats one = {0};
+        if (path == NULL)
+            st = GG_E_NOMEM;
+        else if (gg_path_is_file(path) &&
+                 (st = gg_fuzzer_stats_read(path, &one, err, err_len)) == GG_OK) {
+            st = shard_fold(&c->stats, &one);
+            c->shards += st == GG_OK;
+        }
+        gg_fuzzer_stats_free(&one);
+        free(path);
+    }
+    free(idx);
+    if (st == GG_OK && c->shards > 0)
+        st = gg_fuzzer_stats_add(&c->stats, "shards", "%d", c->shards);
+    if (st == GG_E_NOMEM)
+        snprintf(err, err_len, "%s: out of memory", dir);
+    return st;
+}
+
+/* ---- bugs and untriaged signatures --------------------------------------------------------- */
+
+/* The rest of the first line "@key ..." of a case file's text (malloc'd), or NULL. */
+static char *meta_of(const char *text, const char *key)
+{
+    size_t klen = strlen(key);
+    for (const char *line = text, *next; *line; line = next) {
+        size_t len = strcspn(line, "\n");
+        next = line + len + (line[len] == '\n');
+        if (line[0] == '@' && len > klen && strncmp(line + 1, key, klen) == 0 &&
+            (line[klen + 1] == ' ' || line[klen + 1] == '\t')) {
+            const char *v = line + klen + 1;
+            size_t vlen = len - klen - 1;
+            for (; vlen > 0 && (*v == ' ' || *v == '\t'); v++)
+                vlen--;
+            char *copy = strndup(v, vlen);
+            if (copy != NULL)
+                gg_trim(copy); /* no leading blank left: cuts the trailing ones in place */
+            return copy;
+        }
+    }
+    return NULL;
+}
+
+/* Reads bug r's representative: its text, shape, @observed and the kernel and mutant of its
+   @bucket line. A file that cannot be read or parsed keeps the reader's message. */
+static enum gg_status read_representative(struct gg_rbucket *r)
+{
+    size_t len = 0;
+    char msg[512];
+    enum gg_status st = gg_file_read(r->b->path, (size_t)GG_CASE_FILE_MAX, &r->text, &len, msg,
+                                     sizeof msg);
+    if (st == GG_E_IO) {
+        r->text = strdup("");
+        r->read_error = strdup(msg);
+        st = r->text && r->read_error ? GG_OK : GG_E_NOMEM;
+    }
+    if (st != GG_OK)
+        return st;
+    struct gg_case c;
+    gg_case_init(&c);
+    if (r->read_error == NULL && gg_case_parse(r->text, len, r->b->path, &c, msg, sizeof msg) ==
+                                     GG_OK)
+        gg_report_shape(&c, r->shape, sizeof r->shape);
+    else if (r->read_error == NULL && (r->read_error = strdup(msg)) == NULL)
+        st = GG_E_NOMEM;
+    gg_case_free(&c);
+    char *observed = meta_of(r->text, "observed"), *line = meta_of(r->text, "bucket");
+    r->observed = observed ? observed : strdup("");
+    if (line != NULL) {
+        gg_meta_field(line, "kernel", r->kernel, sizeof r->kernel);
+        gg_meta_field(line, "mutant", r->mutant, sizeof r->mutant);
+    }
+    free(line);
+    return st == GG_OK && r->observed ? GG_OK : GG_E_NOMEM;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* What r takes from its members: the GPUs they were found on, and the kernel and mutant when its
+   representative does not name them. */
+static void member_facts(const struct gg_rcampaign *c, struct gg_rbucket *r)
+{
+    int gpus[64];
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_members && n < sizeof gpus / sizeof *gpus; i++)
+        if (c->findings[r->members[i]].gpu >= 0)
+            gpus[n++] = c->findings[r->members[i]].gpu;
+    qsort(gpus, n, sizeof *gpus, cmp_int);
+    size_t at = 0;
+    for (size_t i = 0; i < n && at < sizeof r->gpus; i++)
+        if (i == 0 || gpus[i] != gpus[i - 1])
+            at += (size_t)snprintf(r->gpus + at, sizeof r->gpus - at, "%s%d", at ? ", " : "",
+                                   gpus[i]);
+    if (r->kernel[0] == '\0' && r->n_members > 0) {
+        const struct gg_finding *m = &c->findings[r->members[0]].meta;
+        snprintf(r->kernel, sizeof r->kernel, "%s", m->kernel);
+        snprintf(r->mutant, sizeof r->mutant, "%s", m->mutant);
+    }
+}
+
+/* Sorts the findings into c's bugs, by the bucket their @bucket line names, and the untriaged
+   ones: no @bucket line, or a bucket without a representative. Both keep the findings' order. */
+static enum gg_status sort_into_bugs(struct gg_rcampaign *c)
+{
+    size_t nb = c->buckets.n, nf = c->n_findings;
+    long *of = nf ? malloc(nf * sizeof *of) : NULL;
+    c->bugs = nb ? calloc(nb, sizeof *c->bugs) : NULL;
+    c->untriaged = nf ? malloc(nf * sizeof *c->untriaged) : NULL;
+    if ((nf && (of == NULL || c->untriaged == NULL)) || (nb && c->bugs == NULL)) {
+        free(of);
+        return GG_E_NOMEM;
+    }
+    c->n_bugs = nb;
+    for (size_t k = 0; k < nb; k++)
+        c->bugs[k].b = &c->buckets.b[k];
+    for (size_t i = 0; i < nf; i++) {
+        of[i] = -1;
+        for (size_t k = 0; k < nb && of[i] < 0 && c->findings[i].bucket[0]; k++)
+            if (strcmp(c->buckets.b[k].id, c->findings[i].bucket) == 0)
+                of[i] = (long)k;
+        if (of[i] < 0)
+            c->untriaged[c->n_untriaged++] = i;
+        else
+            c->bugs[of[i]].n_members++;
+    }
+    enum gg_status st = GG_OK;
+    for (size_t k = 0; k < nb && st == GG_OK; k++) {
+        struct gg_rbucket *r = &c->bugs[k];
+        r->new_tonight = -1;
+        size_t want = r->n_members;
+        r->n_members = 0;
+        if (want > 0 && (r->members = malloc(want * sizeof *r->members)) == NULL) {
+            st = GG_E_NOMEM;
+            break;
+        }
+        for (size_t i = 0; i < nf; i++)
+            if (of[i] == (long)k)
+                r->members[r->n_members++] = i;
+        if ((st = read_representative(r)) == GG_OK)
+            member_facts(c, r);
+    }
+    free(of);
+    return st;
+}
+
+/* ---- loading ------------------------------------------------------------------------------- */
+
+static enum gg_status load(const char *dir, struct gg_rcampaign *c, int full, char *err,
+                           size_t err_len)
 {
     memset(c, 0, sizeof *c);
     if ((c->dir = strdup(dir)) == NULL) {
@@ -262,7 +500,9 @@ enum gg_status gg_report_campaign_load(const char *dir, struct gg_rcampaign *c, 
         snprintf(err, err_len, "%s: out of memory", dir);
     if (st == GG_OK && gg_path_is_file(stats))
         st = gg_fuzzer_stats_read(stats, &c->stats, err, err_len);
-    if (st == GG_OK && gg_path_is_file(plot))
+    else if (st == GG_OK && !direct)
+        st = shard_stats(c, stats_dir, err, err_len);
+    if (st == GG_OK && full && gg_path_is_file(plot))
         st = gg_plot_data_read(plot, &c->ticks, &c->n_ticks, err, err_len);
     if (st == GG_OK && c->findings_dir == NULL)
         st = find_findings(c, stats_dir, err, err_len);
@@ -271,20 +511,42 @@ enum gg_status gg_report_campaign_load(const char *dir, struct gg_rcampaign *c, 
                  "store", dir);
         st = GG_E_PARSE;
     }
-    if (st == GG_OK && c->findings_dir != NULL)
+    if (st == GG_OK && full && c->findings_dir != NULL)
         st = read_findings(c, err, err_len);
     if (st == GG_OK && c->findings_dir != NULL)
         st = gg_buckets_scan(c->findings_dir, &c->buckets, err, err_len);
+    if (st == GG_OK && full && (st = sort_into_bugs(c)) != GG_OK)
+        snprintf(err, err_len, "%s: out of memory", c->findings_dir);
     free(stats);
     free(plot);
     free(stats_dir);
     return st;
 }
 
+enum gg_status gg_report_campaign_load(const char *dir, struct gg_rcampaign *c, char *err,
+                                       size_t err_len)
+{
+    return load(dir, c, 1, err, err_len);
+}
+
+enum gg_status gg_report_campaign_load_summary(const char *dir, struct gg_rcampaign *c,
+                                               char *err, size_t err_len)
+{
+    return load(dir, c, 0, err, err_len);
+}
+
 void gg_report_campaign_free(struct gg_rcampaign *c)
 {
     for (size_t i = 0; i < c->n_findings; i++)
         finding_free(&c->findings[i]);
+    for (size_t k = 0; k < c->n_bugs; k++) {
+        free(c->bugs[k].text);
+        free(c->bugs[k].read_error);
+        free(c->bugs[k].observed);
+        free(c->bugs[k].members);
+    }
+    free(c->bugs);
+    free(c->untriaged);
     gg_buckets_free(&c->buckets);
     gg_fuzzer_stats_free(&c->stats);
     free(c->ticks);
@@ -387,4 +649,72 @@ void gg_report_replay_cmd(const struct gg_rcampaign *c, const char *path, char *
     const char *prefix = c ? gg_report_stat(c, "replay_command") : NULL;
     snprintf(buf, len, "%s", prefix && prefix[0] ? prefix : "ggfuzz --replay");
     gg_shell_word(buf, len, path);
+}
+
+long long gg_report_bugs_new(const struct gg_rcampaign *c, int *since_nights)
+{
+    long long n = 0;
+    *since_nights = 0;
+    for (size_t k = 0; k < c->n_bugs; k++) {
+        if (c->bugs[k].new_tonight >= 0)
+            *since_nights = 1;
+        n += c->bugs[k].new_tonight == 1;
+    }
+    if (*since_nights)
+        return n;
+    const char *v = gg_report_stat(c, "buckets_new");
+    return v && isdigit((unsigned char)v[0]) ? strtoll(v, NULL, 10) : -1;
+}
+
+void gg_report_campaign_lead(const struct gg_rcampaign *c, char *head, size_t head_len,
+                             char *rest, size_t rest_len)
+{
+    int since = 0;
+    long long fresh = gg_report_bugs_new(c, &since);
+    size_t at = (size_t)snprintf(head, head_len, "%zu bug%s", c->n_bugs, c->n_bugs == 1 ? "" : "s");
+    if (fresh >= 0 && at < head_len)
+        snprintf(head + at, head_len - at, " (%lld new%s)", fresh,
+                 since ? " since the earlier nights" : "");
+    at = (size_t)snprintf(rest, rest_len, "%zu signature%s", c->n_findings,
+                          c->n_findings == 1 ? "" : "s");
+#define PUT(...)                                                                         \
+    do {                                                                                 \
+        if (at < rest_len)                                                               \
+            at += (size_t)snprintf(rest + at, rest_len - at, __VA_ARGS__);               \
+    } while (0)
+    if (c->n_untriaged > 0)
+        PUT(", %zu not yet triaged", c->n_untriaged);
+    const char *cases = gg_report_stat(c, "execs_done"), *secs = gg_report_stat(c, "run_time"),
+               *rate = gg_report_stat(c, "execs_per_sec"), *kernel = gg_report_stat(c, "kernel"),
+               *mutant = gg_report_stat(c, "mutant"), *gpus = gg_report_stat(c, "gpus");
+    if (cases)
+        PUT(" \xc2\xb7 %s cases", cases);
+    if (cases && secs)
+        PUT(" in %s s", secs);
+    if (cases && rate)
+        PUT(" (%s a second)", rate);
+    if (kernel)
+        PUT(" \xc2\xb7 %s", kernel);
+    if (kernel && mutant && strcmp(mutant, "none") != 0)
+        PUT(" + mutant %s", mutant);
+    if (gpus)
+        PUT(" \xc2\xb7 GPU%s %s", strchr(gpus, ',') || strchr(gpus, '-') ? "s" : "", gpus);
+    if (c->shards > 0)
+        PUT(" \xc2\xb7 %d shards", c->shards);
+#undef PUT
+}
+
+void gg_report_list_cmd(const struct gg_rcampaign *c, const char *bucket_id, char *buf,
+                        size_t len)
+{
+    char pattern[64];
+    snprintf(buf, len, "grep %s", bucket_id ? "-l" : "-L");
+    if (bucket_id)
+        snprintf(pattern, sizeof pattern, "^@bucket id=%s", bucket_id);
+    else
+        snprintf(pattern, sizeof pattern, "^@bucket ");
+    gg_shell_word(buf, len, pattern);
+    gg_shell_word(buf, len, c->findings_dir ? c->findings_dir : ".");
+    size_t at = strlen(buf);
+    snprintf(buf + at, len - at, "/*.case");
 }

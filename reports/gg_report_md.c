@@ -1,8 +1,9 @@
 /*
  * gg_report_md.c — the Markdown summary (GitHub-flavoured) written beside index.html: the gate,
- * the case table, the groups of the worst cases with the failing ones in bold, and each
- * campaign's unique findings with their minimised cases and replay commands. Plots are linked as
- * the PNG files next to it. Table cells escape '|' and HTML; code spans never hold a backtick.
+ * the case table, the groups of the worst cases with the failing ones in bold, the nights side
+ * by side, and each campaign's bugs (buckets) with their representatives, replay commands and
+ * member signatures, then its signatures not yet triaged. Plots are linked as the PNG files next
+ * to it. Table cells escape '|' and HTML; code spans never hold a backtick.
  */
 #include <math.h>
 #include <stdio.h>
@@ -223,39 +224,6 @@ static void worst_part(FILE *f, const struct gg_report_doc *d)
     }
 }
 
-/* The store's bugs: one entry per bucket, with its form, members, sightings and the command
-   that replays its representative. */
-static void buckets_part(FILE *f, const struct gg_rcampaign *c)
-{
-    const struct gg_bucket_list *l = &c->buckets;
-    if (c->findings_dir == NULL)
-        return;
-    fprintf(f, "### Bugs (%zu bucket%s)\n\n", l->n, l->n == 1 ? "" : "s");
-    if (l->untriaged > 0)
-        fprintf(f, "%lld stored signature%s in no bucket yet.\n\n", l->untriaged,
-                l->untriaged == 1 ? " is" : "s are");
-    for (size_t k = 0; k < l->n; k++) {
-        const struct gg_bucket *b = &l->b[k];
-        fprintf(f, "#### Bug %zu: bucket %s\n\n", k + 1, b->id);
-        code(f, b->form, 0);
-        fprintf(f, "\n\n%lld signature%s, seen %lld time%s", b->members,
-                b->members == 1 ? "" : "s", b->count, b->count == 1 ? "" : "s");
-        if (b->first_seen[0]) {
-            fputs(", first ", f);
-            md(f, b->first_seen);
-            fputs(", last ", f);
-            md(f, b->last_seen);
-        }
-        fprintf(f, ". Representative (%lld group%s, %lld outputs): ", (long long)b->groups,
-                b->groups == 1 ? "" : "s", (long long)b->elems);
-        code(f, b->path, 0);
-        char cmd[4400];
-        gg_report_replay_cmd(c, b->path, cmd, sizeof cmd);
-        fputs("\n\n", f);
-        fence(f, "sh", cmd);
-    }
-}
-
 /* The campaign's share per GPU, when it was spread over GPUs. */
 static void gpu_table(FILE *f, const struct gg_rcampaign *c)
 {
@@ -284,25 +252,209 @@ static void gpu_table(FILE *f, const struct gg_rcampaign *c)
     fputs("\n\n", f);
 }
 
+/* "seen N times, first T, last T" */
+static void sightings(FILE *f, long long count, const char *first, const char *last)
+{
+    if (count >= 0)
+        fprintf(f, "seen %lld time%s", count, count == 1 ? "" : "s");
+    if (first[0]) {
+        fputs(count >= 0 ? ", first " : "first ", f);
+        md(f, first);
+        fputs(", last ", f);
+        md(f, last);
+    }
+}
+
+/* Ends a paragraph and writes the command that replays case file path. */
+static void replay_fence(FILE *f, const struct gg_rcampaign *c, const char *path)
+{
+    char cmd[4400];
+    gg_report_replay_cmd(c, path, cmd, sizeof cmd);
+    fputs("\n\n", f);
+    fence(f, "sh", cmd);
+}
+
+/* One bug: its form, facts, representative with the command that replays it, and a compact
+   list of its member signatures (the first GG_REPORT_MEMBERS_MD). */
+static void bug_part(FILE *f, const struct gg_rcampaign *c, const struct gg_rbucket *r, size_t k)
+{
+    const struct gg_bucket *b = r->b;
+    fprintf(f, "#### Bug %zu: ", k + 1);
+    md(f, b->cls);
+    fputs(", bucket ", f);
+    md(f, b->id);
+    fputs(r->new_tonight == 1 ? " (new)\n\n" : "\n\n", f);
+    code(f, b->form, 0);
+    fputs("\n\n", f);
+    if (r->kernel[0]) {
+        md(f, r->kernel);
+        if (r->mutant[0]) {
+            fputs(" + mutant ", f);
+            md(f, r->mutant);
+        }
+        fputs(". ", f);
+    }
+    fprintf(f, "%zu signature%s, ", r->n_members, r->n_members == 1 ? "" : "s");
+    sightings(f, b->count, b->first_seen, b->last_seen);
+    if (r->gpus[0]) {
+        fputs(", GPU ", f);
+        md(f, r->gpus);
+    }
+    fprintf(f, ".\n\nRepresentative (%lld group%s, %lld output%s)", (long long)b->groups,
+            b->groups == 1 ? "" : "s", (long long)b->elems, b->elems == 1 ? "" : "s");
+    if (r->shape[0]) {
+        fputs(" ", f);
+        code(f, r->shape, 0);
+    }
+    if (r->observed[0]) {
+        fputs(": ", f);
+        md(f, r->observed);
+    }
+    if (r->read_error) {
+        fputs(". ", f);
+        md(f, r->read_error);
+    }
+    replay_fence(f, c, b->path);
+    size_t shown = r->n_members < GG_REPORT_MEMBERS_MD ? r->n_members : GG_REPORT_MEMBERS_MD;
+    if (shown > 0)
+        fputs("Signatures:\n\n", f);
+    for (size_t i = 0; i < shown; i++) {
+        const struct gg_rfinding *fi = &c->findings[r->members[i]];
+        fputs("- ", f);
+        code(f, fi->signature, 0);
+        if (fi->meta.count >= 0)
+            fprintf(f, " (%lld)", fi->meta.count);
+        fputc('\n', f);
+    }
+    if (shown < r->n_members) {
+        char cmd[4400];
+        gg_report_list_cmd(c, b->id, cmd, sizeof cmd);
+        fprintf(f, "- and %zu more: ", r->n_members - shown);
+        code(f, cmd, 0);
+        fputc('\n', f);
+    }
+    fputs(shown ? "\n" : "", f);
+}
+
+static void bugs_part(FILE *f, const struct gg_rcampaign *c)
+{
+    fprintf(f, "### Bugs (%zu)\n\n", c->n_bugs);
+    if (c->findings_dir == NULL) {
+        fputs("No findings store was found.\n\n", f);
+        return;
+    }
+    if (c->n_bugs == 0) {
+        fprintf(f, "No bug is filed in a bucket%s.\n\n",
+                c->n_findings ? "; the signatures found are below, not yet triaged" : "");
+        return;
+    }
+    fputs("| # | bucket | class | signatures | sightings | first seen | last seen | GPU |\n"
+          "|---:|---|---|---:|---:|---|---|---|\n", f);
+    for (size_t k = 0; k < c->n_bugs; k++) {
+        const struct gg_rbucket *r = &c->bugs[k];
+        fprintf(f, "| %zu | ", k + 1);
+        md(f, r->b->id);
+        fputs(r->new_tonight == 1 ? " **new** | " : " | ", f);
+        md(f, r->b->cls);
+        fprintf(f, " | %zu | %lld | ", r->n_members, r->b->count);
+        md(f, r->b->first_seen);
+        fputs(" | ", f);
+        md(f, r->b->last_seen);
+        fputs(" | ", f);
+        md(f, r->gpus);
+        fputs(" |\n", f);
+    }
+    fputs("\n", f);
+    for (size_t k = 0; k < c->n_bugs; k++)
+        bug_part(f, c, &c->bugs[k], k);
+}
+
+/* Signatures in no bucket, each with its replay command (the first GG_REPORT_UNTRIAGED_MD). */
+static void untriaged_part(FILE *f, const struct gg_rcampaign *c)
+{
+    if (c->n_untriaged == 0)
+        return;
+    fprintf(f, "### Not yet triaged (%zu signature%s)\n\n", c->n_untriaged,
+            c->n_untriaged == 1 ? "" : "s");
+    fputs("In no bucket yet: the minimiser had no time for them, the case cannot be read, or it "
+          "fails only after earlier cases in its process.", f);
+    if (c->buckets.n == 0)
+        fputs(" This store has no buckets (an older ggfuzz, or `--no-minimize`).", f);
+    fputs("\n\n", f);
+    size_t shown = c->n_untriaged < GG_REPORT_UNTRIAGED_MD ? c->n_untriaged
+                                                            : GG_REPORT_UNTRIAGED_MD;
+    for (size_t k = 0; k < shown; k++) {
+        const struct gg_rfinding *fi = &c->findings[c->untriaged[k]];
+        fprintf(f, "%zu. ", k + 1);
+        md(f, fi->cls);
+        fputs(" ", f);
+        code(f, fi->signature[0] ? fi->signature : "(no signature recorded)", 0);
+        fputs(": ", f);
+        sightings(f, fi->meta.count, fi->meta.first_seen, fi->meta.last_seen);
+        if (fi->gpu >= 0)
+            fprintf(f, ", GPU %d", fi->gpu);
+        fputs(". ", f);
+        md(f, fi->observed);
+        if (fi->n_after > 0)
+            fprintf(f, " **Fails only after %d earlier case%s** in the same process (its "
+                    "`@after` lines, which the replay runs first); alone it passes.",
+                    fi->n_after, fi->n_after == 1 ? "" : "s");
+        if (fi->bucket[0]) {
+            fputs(" Its `@bucket` line names bucket ", f);
+            md(f, fi->bucket);
+            fputs(", which has no representative in the store.", f);
+        }
+        if (fi->parse_error) {
+            fputs(" This case does not parse: ", f);
+            md(f, fi->parse_error);
+        }
+        replay_fence(f, c, fi->replay);
+    }
+    if (shown < c->n_untriaged) {
+        char cmd[4400];
+        gg_report_list_cmd(c, NULL, cmd, sizeof cmd);
+        fprintf(f, "And %zu more: ", c->n_untriaged - shown);
+        code(f, cmd, 0);
+        fputs("\n\n", f);
+    }
+}
+
 static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
 {
     const struct gg_rcampaign *c = &d->campaigns[ci];
     fputs("## Campaign ", f);
     code(f, c->dir, 0);
     fputs("\n\n", f);
-    static const char *const keys[][2] = {
-        {"kernel", "kernel"}, {"mutant", "mutant"}, {"run_time", "run time (s)"},
-        {"execs_done", "executions"}, {"execs_per_sec", "executions / s"},
-        {"faults_total", "faults"}, {"buckets", "bugs (buckets)"},
-        {"buckets_new", "new bugs"}, {"faults_unique", "unique signatures"},
-        {"untriaged", "signatures in no bucket yet"}, {"refused", "cases refused"},
-        {"errors", "cases that could not run"}, {"stop_reason", "stopped by"}, {"seed", "seed"}};
+    char head[128], rest[1024];
+    gg_report_campaign_lead(c, head, sizeof head, rest, sizeof rest);
+    fputs("**", f);
+    md(f, head);
+    fputs("** \xc2\xb7 ", f);
+    md(f, rest);
+    fputs("\n\n", f);
     const char *unverified = gg_report_stat(c, "not_verified");
     if (unverified) {
         fputs("**Not verified:** ", f);
         md(f, unverified);
         fputs(".\n\n", f);
     }
+    bugs_part(f, c);
+    if (d->campaign_png[ci][0])
+        fprintf(f, "### Over time\n\n![bugs, signatures, coverage and cases per second over "
+                "time](%s)\n\n", d->campaign_png[ci]);
+    if (d->gpu_png[ci][0])
+        fprintf(f, "![cases per second per GPU](%s)\n\nPer GPU over the whole run "
+                "(fuzzer_stats): plot_data has no series per GPU.\n\n", d->gpu_png[ci]);
+    untriaged_part(f, c);
+    static const char *const keys[][2] = {
+        {"kernel", "kernel"}, {"mutant", "mutant"}, {"run_time", "run time (s)"},
+        {"shards", "shards"}, {"execs_done", "executions"},
+        {"execs_per_sec", "executions / s"}, {"features_total", "features"},
+        {"faults_total", "faults"}, {"buckets", "bugs (buckets)"},
+        {"buckets_new", "new bugs"}, {"faults_unique", "unique signatures"},
+        {"untriaged", "signatures in no bucket yet"}, {"refused", "cases refused"},
+        {"errors", "cases that could not run"}, {"stop_reason", "stopped by"}, {"seed", "seed"}};
+    fputs("### Statistics\n\n", f);
     int any = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = gg_report_stat(c, keys[i][0]);
@@ -316,46 +468,64 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
     }
     fputs(any ? "\n" : "No fuzzer_stats in this directory.\n\n", f);
     gpu_table(f, c);
-    if (d->campaign_png[ci][0])
-        fprintf(f, "![executions and findings over time](%s)\n\n", d->campaign_png[ci]);
-    buckets_part(f, c);
-    fprintf(f, "### Unique signatures (%zu)\n\n", c->n_findings);
-    if (c->findings_dir == NULL)
-        fputs("No findings store was found.\n\n", f);
-    for (size_t k = 0; k < c->n_findings; k++) {
-        const struct gg_rfinding *fi = &c->findings[k];
-        fprintf(f, "#### %zu. ", k + 1);
-        md(f, fi->cls);
-        fputs("\n\n", f);
-        code(f, fi->signature[0] ? fi->signature : "(no signature recorded)", 0);
-        fputs("\n\n", f);
-        if (fi->meta.count >= 0)
-            fprintf(f, "Seen %lld time%s", fi->meta.count, fi->meta.count == 1 ? "" : "s");
-        if (fi->meta.first_seen[0]) {
-            fputs(", first ", f);
-            md(f, fi->meta.first_seen);
-            fputs(", last ", f);
-            md(f, fi->meta.last_seen);
-        }
-        fputs(". ", f);
-        md(f, fi->observed);
-        if (fi->n_after > 0)
-            fprintf(f, " **Fails only after %d earlier case%s** in the same process (its `@after` "
-                    "lines, which the replay runs first); alone it passes.", fi->n_after,
-                    fi->n_after == 1 ? "" : "s");
-        if (fi->parse_error) {
-            fputs(" This case does not parse: ", f);
-            md(f, fi->parse_error);
-        }
-        char cmd[4400];
-        gg_report_replay_cmd(c, fi->replay, cmd, sizeof cmd);
-        fputs("\n\nReplay:\n\n", f);
-        fence(f, "sh", cmd);
-        fputs("Minimised case ", f);
-        code(f, fi->path, 0);
-        fputs(":\n\n", f);
-        fence(f, "", fi->text);
+}
+
+static void count_cell(FILE *f, long long v)
+{
+    if (v >= 0)
+        fprintf(f, " %lld |", v);
+    else
+        fputs(" - |", f);
+}
+
+/* The trend across nights: one row per night. */
+static void nights_part(FILE *f, const struct gg_report_doc *d)
+{
+    const struct gg_rnights *t = d->nights;
+    fprintf(f, "## Nights (%zu)\n\n", t->count);
+    if (t->history) {
+        fputs("Every campaign directory under ", f);
+        code(f, t->history, 0);
+        fputs(t->given ? " and those given" : "", f);
+    } else {
+        fputs("The campaigns given", f);
     }
+    fputs(", by start time. A bug is new on a night when no earlier night here holds its "
+          "bucket.\n\n", f);
+    if (d->nights_png[0])
+        fprintf(f, "![bugs and cases per night](%s)\n\n", d->nights_png);
+    fputs("| night | directory | kernel | cases | cases / s | signatures | not yet triaged | "
+          "bugs | new bugs |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n", f);
+    for (size_t k = 0; k < t->count; k++) {
+        const struct gg_rnight *n = &t->n[k];
+        fputs("| ", f);
+        md(f, n->label);
+        fputs(" | ", f);
+        code(f, n->dir, 1);
+        fputs(" | ", f);
+        if (n->error) {
+            md(f, n->error);
+            fputs(" | | | | | | |\n", f);
+            continue;
+        }
+        md(f, n->kernel);
+        if (n->mutant[0]) {
+            fputs(" + mutant ", f);
+            md(f, n->mutant);
+        }
+        fputs(" |", f);
+        count_cell(f, n->cases);
+        if (isfinite(n->rate))
+            fprintf(f, " %.1f |", n->rate);
+        else
+            fputs(" - |", f);
+        count_cell(f, n->signatures);
+        count_cell(f, n->untriaged);
+        count_cell(f, n->buckets);
+        count_cell(f, n->buckets_new);
+        fputc('\n', f);
+    }
+    fputc('\n', f);
 }
 
 void gg_report_md_layout(FILE *f, const struct gg_report_doc *d, const char *out_dir)
@@ -371,6 +541,8 @@ void gg_report_md_layout(FILE *f, const struct gg_report_doc *d, const char *out
         suite_part(f, d);
         worst_part(f, d);
     }
+    if (d->nights && d->nights->count > 1)
+        nights_part(f, d);
     for (size_t i = 0; i < d->n_campaigns; i++)
         campaign_part(f, d, i);
 }

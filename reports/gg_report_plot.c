@@ -1,8 +1,9 @@
 /*
  * gg_report_plot.c — the report's plots, drawn by gnuplot into PNG files: SNR margin per suite
  * case (worst-group SNR minus threshold, failing cases in red), per-group SNR of one case against
- * its threshold (a bad expert stands out as one short red bar), and a campaign's executions and
- * findings over time. Data and script go through temporary files in the output directory;
+ * its threshold (a bad expert stands out as one short red bar), a campaign's bugs, signatures,
+ * coverage and speed over time, its cases per second per GPU, and the nights side by side (bugs,
+ * new bugs and cases per night). Data and script go through temporary files in the output directory;
  * gnuplot's exit status and its messages decide whether a plot was made.
  */
 #include <errno.h>
@@ -381,18 +382,73 @@ enum gg_status gg_report_plot_groups(struct gg_plotter *p, const struct gg_rcase
     return run_job(p, &j, err, err_len);
 }
 
+/* Cases per second between two plot_data rows (the file's own rate is the run's average); NaN
+   when they are too close in time to tell. */
+static double rate_since(const double *prev, const double *t)
+{
+    double dt = t[GG_PLOT_RELATIVE_TIME] - prev[GG_PLOT_RELATIVE_TIME];
+    return dt > 0.05 ? (t[GG_PLOT_EXECS_DONE] - prev[GG_PLOT_EXECS_DONE]) / dt : NAN;
+}
+
+/* The top of a y range from 0 that leaves a third above most for a key. */
+static double headroom(double most)
+{
+    return isfinite(most) && most > 0 ? 1.35 * most : 1;
+}
+
+/* Whether column col of c's plot_data holds a number anywhere (an older ggfuzz's plot_data lacks
+   some columns: the reader gives NaN for them). */
+static int has_column(const struct gg_rcampaign *c, enum gg_plot_col col)
+{
+    for (size_t i = 0; i < c->n_ticks; i++)
+        if (isfinite(c->ticks[i].v[col]))
+            return 1;
+    return 0;
+}
+
+static double column_max(const struct gg_rcampaign *c, enum gg_plot_col col)
+{
+    double m = 0;
+    for (size_t i = 0; i < c->n_ticks; i++)
+        if (isfinite(c->ticks[i].v[col]))
+            m = fmax(m, c->ticks[i].v[col]);
+    return m;
+}
+
+/* A panel with nothing to draw: its title and why, on an empty frame. */
+static void empty_panel(FILE *f, const char *why)
+{
+    fputs("set yrange [0:1]\nunset ytics\nset label 1 ", f);
+    gq(f, why);
+    fputs(" at graph 0.5,0.5 center tc rgb '#777777'\nplot -1 notitle\nunset label 1\n"
+          "set ytics nomirror\nset autoscale y\n", f);
+}
+
+/* Integer counts up to 8 get a tic each, so that one bug reads as 1, not 0.8. */
+static void count_axis(FILE *f, const char *axis, double most)
+{
+    double top = fmax(most + 1, ceil(headroom(most)));
+    fprintf(f, "set %srange [0:%g]\nset %stics %s nomirror\n", axis, top, axis,
+            most <= 8 ? "1" : "autofreq");
+}
+
 enum gg_status gg_report_plot_campaign(struct gg_plotter *p, const struct gg_rcampaign *c,
                                        const char *png, char *err, size_t err_len)
 {
     struct job j;
-    enum gg_status st = job_open(p, png, 1000, 640, &j, err, err_len);
+    enum gg_status st = job_open(p, png, 1000, 820, &j, err, err_len);
     if (st != GG_OK)
         return st;
+    /* Time in seconds, minutes or hours, whichever keeps the axis readable. */
+    double end = column_max(c, GG_PLOT_RELATIVE_TIME);
+    double unit = end > 7200 ? 3600 : end > 300 ? 60 : 1;
+    const char *unit_name = unit == 3600 ? "h" : unit == 60 ? "min" : "s";
     for (size_t i = 0; i < c->n_ticks; i++) {
-        const double *t = c->ticks[i].v;
-        const double v[] = {t[GG_PLOT_RELATIVE_TIME], t[GG_PLOT_EXECS_DONE],
-                            t[GG_PLOT_EXECS_PER_SEC], t[GG_PLOT_FAULTS_TOTAL],
-                            t[GG_PLOT_FAULTS_UNIQUE]};
+        const double *t = c->ticks[i].v, *prev = i ? c->ticks[i - 1].v : NULL;
+        double since = prev ? rate_since(prev, t) : NAN;
+        const double v[] = {t[GG_PLOT_RELATIVE_TIME] / unit, t[GG_PLOT_EXECS_PER_SEC], since,
+                            t[GG_PLOT_FEATURES_TOTAL], t[GG_PLOT_CORPUS_COUNT],
+                            t[GG_PLOT_FAULTS_UNIQUE], t[GG_PLOT_BUCKETS], t[GG_PLOT_BUCKETS_NEW]};
         for (size_t k = 0; k < sizeof v / sizeof *v; k++) {
             if (k)
                 fputc('\t', j.data);
@@ -406,24 +462,139 @@ enum gg_status gg_report_plot_campaign(struct gg_plotter *p, const struct gg_rca
              mutant && strcmp(mutant, "none") != 0 ? " + mutant " : "",
              mutant && strcmp(mutant, "none") != 0 ? mutant : "");
     const char *with = c->n_ticks > 2 ? "lines" : "linespoints pt 7 ps 0.8";
-    double most = 0;
-    for (size_t i = 0; i < c->n_ticks; i++)
-        most = fmax(most, fmax(c->ticks[i].v[GG_PLOT_FAULTS_TOTAL],
-                               c->ticks[i].v[GG_PLOT_FAULTS_UNIQUE]));
+    const char *steps = c->n_ticks > 2 ? "steps" : "linespoints pt 7 ps 0.8";
     FILE *f = j.script;
-    fputs("set multiplot layout 2,1 title ", f);
+    fputs("set multiplot layout 3,1 title ", f);
     gq(f, title);
-    /* Fixed side margins, so that both panels share one time axis. */
-    fprintf(f, "\nset lmargin 10\nset rmargin 10\n");
-    fprintf(f, "set xlabel 'time (s)'\nset xrange [0:*]\nset yrange [0:*]\n"
-               "set key left top\nset ylabel 'executions'\nset y2label 'executions / s'\n"
+    /* Fixed side margins, so that the panels share one time axis. */
+    fprintf(f, "\nset lmargin 10\nset rmargin 12\nset xrange [0:%g]\nset key left top\n",
+            end > 0 ? end / unit : 1);
+
+    fputs("set title 'bugs (buckets) and signatures'\n", f);
+    if (has_column(c, GG_PLOT_BUCKETS)) {
+        count_axis(f, "y", column_max(c, GG_PLOT_BUCKETS));
+        fputs("set ylabel 'bugs'\nset y2label 'signatures'\nset y2range [0:*]\nset y2tics\n", f);
+        fprintf(f, "plot data using 1:7 with %s lw 3 lc rgb '#%06x' title 'bugs', \\\n"
+                   "  data using 1:8 with %s lw 1.5 dt 2 lc rgb '#ef6c00' title 'new bugs', \\\n"
+                   "  data using 1:6 axes x1y2 with %s lw 1 lc rgb '#777777' "
+                   "title 'signatures (right axis)'\n", steps, COLOR_FAIL, steps, steps);
+        fputs("unset y2tics\nunset y2label\n", f);
+    } else if (has_column(c, GG_PLOT_FAULTS_UNIQUE)) {
+        count_axis(f, "y", column_max(c, GG_PLOT_FAULTS_UNIQUE));
+        fprintf(f, "set ylabel 'signatures'\nplot data using 1:6 with %s lw 2 lc rgb '#777777' "
+                   "title 'signatures (no bucket columns in this plot_data)'\n", steps);
+    } else {
+        empty_panel(f, "no bug or signature columns in this plot_data");
+    }
+
+    /* Room above the highest value for the key, which sits top left. */
+    fprintf(f, "set title 'coverage'\nset ylabel 'features'\nset yrange [0:%g]\n"
+               "set ytics autofreq\n", headroom(fmax(column_max(c, GG_PLOT_FEATURES_TOTAL),
+                                                      column_max(c, GG_PLOT_CORPUS_COUNT))));
+    if (has_column(c, GG_PLOT_FEATURES_TOTAL) || has_column(c, GG_PLOT_CORPUS_COUNT)) {
+        fputs("plot ", f);
+        if (has_column(c, GG_PLOT_FEATURES_TOTAL))
+            fprintf(f, "data using 1:4 with %s lw 2 lc rgb '#%06x' title 'features'%s", steps,
+                    COLOR_PASS, has_column(c, GG_PLOT_CORPUS_COUNT) ? ", \\\n  " : "");
+        if (has_column(c, GG_PLOT_CORPUS_COUNT))
+            fprintf(f, "data using 1:5 with %s dt 2 lc rgb '#555555' title 'corpus cases'",
+                    steps);
+        fputc('\n', f);
+    } else {
+        empty_panel(f, "no coverage columns in this plot_data");
+    }
+
+    double fastest = column_max(c, GG_PLOT_EXECS_PER_SEC);
+    for (size_t i = 1; i < c->n_ticks; i++) {
+        double r = rate_since(c->ticks[i - 1].v, c->ticks[i].v);
+        fastest = isfinite(r) ? fmax(fastest, r) : fastest;
+    }
+    fprintf(f, "set title 'cases per second'\nset ylabel 'cases / s'\nset xlabel 'time (%s)'\n"
+               "set yrange [0:%g]\n", unit_name, headroom(fastest));
+    fprintf(f, "plot data using 1:3 with %s lw 1.5 lc rgb '#%06x' title 'since the sample "
+               "before', \\\n  data using 1:2 with %s dt 2 lc rgb '#555555' title 'average'\n"
+               "unset multiplot\n", with, COLOR_GROUP, with);
+    return run_job(p, &j, err, err_len);
+}
+
+enum gg_status gg_report_plot_gpus(struct gg_plotter *p, const struct gg_rcampaign *c,
+                                   const char *png, char *err, size_t err_len)
+{
+    int ids[64];
+    size_t n = gg_report_gpus(c, ids, 64);
+    struct job j;
+    enum gg_status st = job_open(p, png, (int)fmin(1600, 500 + 60.0 * (double)n), 320, &j, err,
+                                 err_len);
+    if (st != GG_OK)
+        return st;
+    struct span sp = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        const char *rate = gg_report_gpu_stat(c, ids[i], "execs_per_sec");
+        const char *retired = gg_report_gpu_stat(c, ids[i], "retired");
+        int given_up = retired && strcmp(retired, "0") != 0;
+        double v = rate ? strtod(rate, NULL) : NAN;
+        fprintf(j.data, "%zu\tGPU %d%s\t", i, ids[i], given_up ? " (given up)" : "");
+        data_num(j.data, v, rate != NULL);
+        fprintf(j.data, "\t%d\n", given_up ? COLOR_OTHER : COLOR_GROUP);
+        span_add(&sp, rate ? v : NAN);
+    }
+    FILE *f = j.script;
+    fputs("set title 'cases per second per GPU, over the whole run'\nset ylabel 'cases / s'\n",
+          f);
+    fprintf(f, "set xrange [-0.6:%.1f]\n", (double)n - 0.4);
+    span_set(f, sp, 0);
+    fputs("set boxwidth 0.6 absolute\nset xtics scale 0\nunset key\n"
+          "plot data using 1:3:4:xtic(2) with boxes lc rgb variable notitle, \\\n"
+          "  data using 1:3:(sprintf('%.1f', $3)) with labels offset 0,0.7 notitle\n", f);
+    return run_job(p, &j, err, err_len);
+}
+
+enum gg_status gg_report_plot_nights(struct gg_plotter *p, const struct gg_rnights *t,
+                                     const char *png, char *err, size_t err_len)
+{
+    size_t n = t->count, stride = n > LABELS_MAX ? (n + LABELS_MAX - 1) / LABELS_MAX : 1;
+    int width = (int)fmin(2400, fmax(900, 140 + 28.0 * (double)n));
+    struct job j;
+    enum gg_status st = job_open(p, png, width, 680, &j, err, err_len);
+    if (st != GG_OK)
+        return st;
+    double most = 0, most_cases = 0, most_sigs = 0;
+    for (size_t k = 0; k < n; k++) {
+        const struct gg_rnight *night = &t->n[k];
+        fprintf(j.data, "%zu\t", k);
+        if (k % stride == 0)
+            data_text(j.data, night->label, LABEL_MAX);
+        fputc('\t', j.data);
+        const long long v[] = {night->buckets, night->buckets_new, night->cases,
+                               night->signatures};
+        for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+            if (i)
+                fputc('\t', j.data);
+            data_num(j.data, (double)v[i], v[i] >= 0 && night->error == NULL);
+        }
+        fputc('\n', j.data);
+        if (night->error == NULL) {
+            most = fmax(most, (double)night->buckets);
+            most_cases = fmax(most_cases, (double)night->cases);
+            most_sigs = fmax(most_sigs, (double)night->signatures);
+        }
+    }
+    FILE *f = j.script;
+    fputs("set multiplot layout 2,1\nset lmargin 10\nset rmargin 12\n", f);
+    fprintf(f, "set xrange [-0.6:%.1f]\nset boxwidth 0.7 absolute\nset key left top\n"
+               "set xtics rotate by 30 right font ',8' scale 0\n", (double)n - 0.4);
+    fputs("set title 'bugs per night: new that night, and seen on an earlier night'\n"
+          "set ylabel 'bugs'\n", f);
+    count_axis(f, "y", most);
+    fprintf(f, "plot data using 1:3:xtic(2) with boxes lc rgb '#%06x' title 'seen before', \\\n"
+               "  data using 1:4 with boxes lc rgb '#%06x' title 'new'\n",
+            0xef9a9a, COLOR_FAIL);
+    fprintf(f, "set title 'cases per night'\nset ylabel 'cases'\nset yrange [0:%g]\n"
+               "set ytics autofreq nomirror\nset y2label 'signatures'\nset y2range [0:%g]\n"
                "set y2tics\n"
-               "set y2range [0:*]\n"
-               "plot data using 1:2 with %s lw 2 lc rgb '#1565c0' title 'executions', \\\n"
-               "  data using 1:3 axes x1y2 with %s dt 2 lc rgb '#555555' title 'executions/s'\n"
-               "unset y2tics\nunset y2label\nset ylabel 'findings'\n%s"
-               "plot data using 1:4 with steps lw 2 lc rgb '#ef6c00' title 'faults (all)', \\\n"
-               "  data using 1:5 with steps lw 2 lc rgb '#c62828' title 'unique signatures'\n"
-               "unset multiplot\n", with, with, most <= 8 ? "set ytics 1\n" : "");
+               "plot data using 1:5:xtic(2) with boxes lc rgb '#%06x' title 'cases', \\\n"
+               "  data using 1:6 axes x1y2 with linespoints pt 7 ps 0.8 lc rgb '#777777' "
+               "title 'signatures (right axis)'\nunset multiplot\n", headroom(most_cases),
+            headroom(most_sigs), COLOR_GROUP);
     return run_job(p, &j, err, err_len);
 }

@@ -1,6 +1,6 @@
 /*
  * test_cli_report.c — `ggfuzz report` as a user drives it: the report directory is written from a
- * suite result and campaigns, usage errors exit 2, unreadable or malformed inputs exit 3 with the
+ * suite result, campaigns and a history of nights, usage errors exit 2, unreadable or malformed inputs exit 3 with the
  * file and the field named, and a missing gnuplot is said on stderr, not fatal.
  */
 #include <fcntl.h>
@@ -118,9 +118,10 @@ Test(cli_report, usage_errors_exit_2)
     static const char *const cases[][2] = {
         {"", "-o OUTDIR is required"},
         {"--suite x.json", "-o OUTDIR is required"},
-        {"-o /tmp/ggfuzz-cli-report-never", "give --suite FILE, --campaign DIR or both"},
+        {"-o /tmp/ggfuzz-cli-report-never", "give --suite FILE, --campaign DIR, --history DIR or more"},
         {"--suite x.json -o /tmp/ggfuzz-cli-report-never extra", "unexpected argument extra"},
         {"--suite a.json --suite b.json -o /tmp/ggfuzz-cli-report-never", "--suite given twice"},
+        {"--history a --history b -o /tmp/ggfuzz-cli-report-never", "--history given twice"},
         {"--bogus -o /tmp/ggfuzz-cli-report-never", "unknown option '--bogus'"},
         {"--suite", "a value is missing after '--suite'"},
     };
@@ -173,6 +174,29 @@ Test(cli_report, a_fifo_among_the_inputs_is_not_waited_on, .timeout = 30)
     snprintf(args, sizeof args, "--suite %s/suite.json -o %s/out", dir, dir);
     cr_expect_eq(report(args), GG_EXIT_HARNESS);
     cr_expect(strstr(err_text, "suite.json: cannot read: not a regular file"), "%s", err_text);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* --history: every campaign directory under it is a night; the latest is shown in full. A
+   history that cannot be opened is an input error. */
+Test(cli_report, a_history_of_nights)
+{
+    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    char dir[64], cmd[1024], args[512];
+    scratch(dir);
+    snprintf(cmd, sizeof cmd, "mkdir '%s/h' && cp -r '%s/campaign' '%s/h/n1' && "
+             "cp -r '%s/buckets' '%s/h/n2'", dir, REPORT_DATA, dir, REPORT_DATA, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(args, sizeof args, "--history %s/h -o %s/out", dir, dir);
+    cr_expect_eq(report(args), 0, "%s%s", out_text, err_text);
+    snprintf(cmd, sizeof cmd, "grep -q '^## Nights (2)$' '%s/out/summary.md' && "
+             "grep -c '^## Campaign ' '%s/out/summary.md' | grep -qx 1 && "
+             "grep -q '^## Campaign `%s/h/n2`$' '%s/out/summary.md'", dir, dir, dir, dir);
+    cr_expect_eq(system(cmd), 0, "the nights, and the latest night in full");
+    snprintf(args, sizeof args, "--history %s/none -o %s/out", dir, dir);
+    cr_expect_eq(report(args), GG_EXIT_HARNESS);
+    cr_expect(strstr(err_text, "none: cannot open") != NULL, "%s", err_text);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
 }

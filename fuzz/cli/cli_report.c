@@ -11,23 +11,28 @@
 #include "fuzz/cli/cli_int.h"
 #include "reports/gg_report.h"
 
-enum { REPORT_SUITE, REPORT_CAMPAIGN, REPORT_OUTPUT };
+enum { REPORT_SUITE, REPORT_CAMPAIGN, REPORT_HISTORY, REPORT_OUTPUT };
 
 static const struct gg_cli_flag report_flags[] = {
     {"suite", 0, "FILE", REPORT_SUITE, "a suite result (ggfuzz suite --json FILE)"},
     {"campaign", 0, "DIR", REPORT_CAMPAIGN,
-     "a campaign's statistics directory (fuzzer_stats, plot_data) or its findings store "
-     "(repeatable, up to 16)"},
+     "a campaign's statistics directory (fuzzer_stats, plot_data), its findings store or a "
+     "campaign of shards (repeatable, up to 16; two or more are also compared as nights)"},
+    {"history", 0, "DIR", REPORT_HISTORY,
+     "a directory of campaign directories, one per night: the trend across them (bugs, new "
+     "bugs, cases per night), and the latest night in full unless --campaign names one"},
     {"output", 'o', "DIR", REPORT_OUTPUT, "where the report goes (created when missing)"},
     {0}};
 const struct gg_cli_command gg_cli_report_command = {
-    "report", "report [--suite FILE.json] [--campaign DIR]... -o OUTDIR",
+    "report", "report [--suite FILE.json] [--campaign DIR]... [--history DIR] -o OUTDIR",
     "Writes OUTDIR/index.html (one self-contained page), OUTDIR/summary.md and the PNG plots it "
-    "links: pass/fail table, SNR against threshold per case, per-group SNR of the worst cases, "
-    "and for campaigns executions and findings over time with every unique signature, its "
-    "minimised case and the command that replays it. Plots need gnuplot (GG_GNUPLOT or PATH); "
-    "without it the report has tables only. Exit 0 written; 2 usage; 3 an input is unreadable "
-    "or malformed, or the report cannot be written.",
+    "links: pass/fail table, SNR against threshold per case, per-group SNR of the worst cases; "
+    "for campaigns their bugs (buckets) first, each with its representative case, the command "
+    "that replays it and its member signatures, then the signatures not yet triaged, and bugs, "
+    "signatures, coverage and cases per second over time; for several nights the trend across "
+    "them. Plots need gnuplot (GG_GNUPLOT or PATH); without it the report has tables only. "
+    "Exit 0 written; 2 usage; 3 an input is unreadable or malformed, or the report cannot be "
+    "written.",
     report_flags};
 
 /* Prints "ggfuzz report: what [arg]" on stderr; returns the usage exit code. */
@@ -47,7 +52,7 @@ static int usage_error_hint(const char *what, const char *arg)
 
 /* What the options of report set. */
 struct report_args {
-    const char *suite, *out, *campaigns[GG_REPORT_CAMPAIGNS_MAX];
+    const char *suite, *out, *history, *campaigns[GG_REPORT_CAMPAIGNS_MAX];
     int n_campaigns;
 };
 
@@ -64,6 +69,11 @@ static int report_option(int id, const char *arg, void *p)
         if (a->n_campaigns == GG_REPORT_CAMPAIGNS_MAX)
             return usage_error("too many --campaign directories", NULL);
         a->campaigns[a->n_campaigns++] = arg;
+        break;
+    case REPORT_HISTORY:
+        if (a->history != NULL)
+            return usage_error("--history given twice", NULL);
+        a->history = arg;
         break;
     case REPORT_OUTPUT: a->out = arg; break;
     default: return GG_CLI_OTHER;
@@ -82,11 +92,13 @@ int gg_cli_report(int argc, char **argv)
         return usage_error_hint("unexpected argument", argv[optind]);
     if (out == NULL)
         return usage_error_hint("-o OUTDIR is required", NULL);
-    if (suite == NULL && a.n_campaigns == 0)
-        return usage_error_hint("give --suite FILE, --campaign DIR or both", NULL);
+    if (suite == NULL && a.n_campaigns == 0 && a.history == NULL)
+        return usage_error_hint("give --suite FILE, --campaign DIR, --history DIR or more",
+                                NULL);
     struct gg_report_out res;
     char err[2048];
-    if (gg_report_write(suite, a.campaigns, a.n_campaigns, out, &res, err, sizeof err) != GG_OK) {
+    if (gg_report_write_nights(suite, a.campaigns, a.n_campaigns, a.history, out, &res, err,
+                               sizeof err) != GG_OK) {
         fprintf(stderr, "ggfuzz report: %s\n", err);
         return GG_EXIT_HARNESS;
     }
