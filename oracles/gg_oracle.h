@@ -44,7 +44,7 @@ int gg_class_precedence(enum gg_class c);
 int gg_class_more_severe(enum gg_class a, enum gg_class b);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Thresholds (gg_threshold.c): one versioned table following DESIGN.md                        */
+/* Thresholds (gg_threshold.c): one versioned table, reasoned in docs/checks.md §3-§5           */
 /* ------------------------------------------------------------------------------------------ */
 
 #define GG_THRESHOLDS_VERSION 7

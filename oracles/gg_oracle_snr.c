@@ -1,6 +1,6 @@
 /*
  * gg_oracle_snr.c — the element-level mathematics of the oracles: the SNR in dB, the per-element
- * error bound τ of numerics.md §3.1/§3.4, and the NaN sentinel every output is pre-filled with
+ * error bound τ of docs/checks.md §3, and the NaN sentinel every output is pre-filled with
  * (with the element reader that recognises it).
  */
 #include <math.h>

@@ -27,8 +27,8 @@ struct row {
 #define ETA_BF16 0x1p-134 /* half of bf16's smallest subnormal 2^-133 */
 #define U_F32 0x1p-24
 #define ETA_F32 0x1p-150  /* half of 2^-149 */
-#define U_ACC 0x1p-23     /* fp32 accumulation, 2u for truncating tensor cores (numerics.md §3.3) */
-/* FP8 tensor-core accumulation (version 3; numerics.md §3.3, §3.4): a Hopper FP8 MMA aligns its 32
+#define U_ACC 0x1p-23     /* fp32 accumulation, 2u for truncating tensor cores (docs/checks.md §3.2) */
+/* FP8 tensor-core accumulation (version 3; docs/checks.md §3.3): a Hopper FP8 MMA aligns its 32
    products to the largest exponent and keeps about 13 bits below it (DeepSeek-V3 reports ~14 for
    H800), so each product may lose 2^-13 of the largest and one k32 step up to 32·2^-13 = 2^-8 of
    its Σ|ab|; promoting every 64-128 K to fp32 keeps those step errors from growing with K, and
@@ -41,14 +41,14 @@ struct row {
 #define K_REF_F32 7168.0     /* bf16->f32: the reduction past which the SNR levels fall (version 5) */
 
 /*
- * Rows, with their reasoning (DESIGN.md "Oracles" items 3-4; numerics.md §3.4, §4, §8):
+ * Rows, with their reasoning (docs/checks.md §3-§5):
  *
  * bf16->bf16  16-bit inputs give exact products in fp32; the bf16 output rounding sets the SNR
  *             at 6.02·7 + 13.46 = 55.6 dB for every K (§4, measured 55.54-55.61 on CPU and
- *             cuBLAS); fail below 50 dB (§8 item 3). τ uses γ_h(2^-23), which covers round-to-
- *             zero tensor cores (§3.3).
+ *             cuBLAS); fail below 50 dB. τ uses γ_h(2^-23), which covers round-to-
+ *             zero tensor cores (§3.2).
  * bf16->f32   same products and accumulator, fp32 output: cuBLAS on H100 measured 102 dB at
- *             K = 7168 (113.5 at 2048), the CPU 121 dB; fail below 90 dB (§8 item 3). Those two
+ *             K = 7168 (113.5 at 2048), the CPU 121 dB; fail below 90 dB. Those two
  *             points fall 20 dB per decade of K: the tensor cores' truncating fp32 additions
  *             give an error that grows linearly with the reduction, so past K_REF_F32 = 7168
  *             both levels fall with 20·log10(red / 7168) (version 5; flat before, which a
@@ -56,29 +56,29 @@ struct row {
  *             every element within 2·10^-4 of its bound, where the model expects 84.4 and the
  *             level is now 72.2).
  * e4m3->f32   fp8 inputs against the exact product of the dequantised inputs: H100 cuBLASLt
- * e5m2->f32   gives 77.9 dB on N(0,1) data (79.6 with an e5m2 operand), flat in K (§3.3); fail
+ * e5m2->f32   gives 77.9 dB on N(0,1) data (79.6 with an e5m2 operand), flat in K; fail
  *             below 60 dB (version 3; 70 dB before): on same-sign data the truncations of the
  *             13-bit tensor-core accumulator all go one way, so a promoted chunk's sum can lose
  *             ~5·2^-13 (20·log10(2^13/5) = 64 dB). Measured in campaigns: cuBLASLt 67.4 dB
  *             (uniform(0,1) x const) and 69.7 dB (normal x subnormal), the wgmma kernel 64.7 dB
  *             (subnormal x const, promotion every 128). Accumulation without promotion still
- *             falls under it from K ~ 4096 (54.5 dB at K = 7168, §3.3).
+ *             falls under it from K ~ 4096 (54.5 dB at K = 7168).
  *             No γ_h models the fp8 accumulator, so τ uses κ = 2^-8 (KAPPA_FP8 above: the
  *             alignment loss of one k32 tensor-core step, bounded over promoted steps). Against
  *             the unquantised source: Primus-Turbo's 25 dB for e4m3 and MX-FP8 (expected 28.5 /
- *             27.6-28.5) and 20 dB once an e5m2 operand is involved (expected 22.5 / 24.6) (§4,
- *             §8 item 4). Fast accumulation (45 dB in §8) has no problem field and is not used.
+ *             27.6-28.5) and 20 dB once an e5m2 operand is involved (expected 22.5 / 24.6) (§5).
+ *             Fast accumulation has no problem field and is not used.
  * e5m2x2      e5m2 on both sides (version 2): the two operands' quantisation noises add, 3 dB
  *             under one e5m2 operand's 22.5 (19.6 dB seen with MX floor scales at K = 35360), so
  *             the source level is 17 dB; the other levels are those of the e5m2 rows.
  * e4m3->bf16  fp8 inputs, bf16 output: the output rounding dominates again, 55.6 dB measured
- * e5m2->bf16  on H100 (§0, §7); fail below 50 dB; κ and source levels as above.
+ * e5m2->bf16  on H100; fail below 50 dB; κ and source levels as above.
  * e2m1->f32   MX FP4 inputs: the same accumulator model as fp8. The source SNR of a 2-bit
  * e2m1->bf16  significand (about 13-16 dB) is below any useful threshold: not applied.
  * fallback    anything else (f32 or f64 inputs, fp16 or 8-bit outputs): the loosest row, so an
  *             unmodelled combination never fails on rounding. u_out and η are those of E2M1, the
  *             coarsest output format (2^-2, half of its 0.5 subnormal), κ = 2^-8 is the fp8
- *             fast-accumulation level (§8 item 2), 20 dB the lowest SNR level in use; the
+ *             fast-accumulation level, 20 dB the lowest SNR level in use; the
  *             expected 25.5 dB is the rounding SNR of the coarsest 8-bit format, e5m2 (§4).
  *
  * Σ|ab| (version 6) counts a subnormal input factor at its format's smallest normal (gg_ref_gemm):

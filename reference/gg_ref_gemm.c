@@ -305,7 +305,7 @@ static double alignment_floor(enum gg_dtype dt)
  * window; a subnormal factor enters with the format's minimum exponent and an unnormalised
  * significand, so its product moves that window up to 2^(p-1) above the product's own magnitude
  * (p the format's precision). Bounding the truncation by the product of the raised factors keeps
- * the bound's |A||B| term true for such sums (numerics.md §3.3).
+ * the bound's |A||B| term true for such sums (docs/checks.md §3.2).
  */
 static void raise_subnormals(double *out, int64_t n, double lo)
 {

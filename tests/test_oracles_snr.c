@@ -1,7 +1,7 @@
 /*
  * test_oracles_snr.c — the element-level mathematics of the oracles: SNR edge cases, the
  * per-element bound τ, the NaN sentinels, and the 55.6 dB SNR of bf16 output rounding on normal
- * data (numerics.md §4).
+ * data (docs/checks.md §4).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -40,7 +40,7 @@ Test(oracle_snr, bound_gamma_row)
     cr_expect(isfinite(gg_oracle_bound(t, 1.0, 0.0, (int64_t)1 << 23)));
     /* The bound grows with h. */
     cr_expect_lt(gg_oracle_bound(t, 1.0, 10.0, 64), gg_oracle_bound(t, 1.0, 10.0, 7168));
-    /* numerics.md §3.4: K = 7168, Σ|ab| = 4563 gives an accumulation term of about 3.9. */
+    /* docs/checks.md §3.4: K = 7168, Σ|ab| = 4563 gives an accumulation term of about 3.9. */
     double acc = gg_oracle_bound(t, 0.0, 4563.0, 7168) - 0x1p-134;
     cr_expect(acc > 3.85 && acc < 3.95, "γ term %g", acc);
 }
@@ -54,7 +54,7 @@ Test(oracle_snr, bound_kappa_row)
     /* κ replaces γ_h: h does not matter, even past h·u = 1. */
     cr_expect_float_eq(gg_oracle_bound(t, 3.0, 4563.0, 7168), want, 1e-15 * want);
     cr_expect_float_eq(gg_oracle_bound(t, 3.0, 4563.0, (int64_t)1 << 40), want, 1e-15 * want);
-    /* Version 3: κ·Σ|ab| ≈ 17.8 at K = 7168 (numerics.md §3.4 gave 1.1 for version 2's 2^-12). */
+    /* Version 3: κ·Σ|ab| ≈ 17.8 at K = 7168 (docs/checks.md §3.4 gave 1.1 for version 2's 2^-12). */
     cr_expect(want > 17.8 && want < 17.85);
 }
 
@@ -102,7 +102,7 @@ Test(oracle_snr, sentinels_are_uncommon_nans)
     cr_expect(isnan(gg_decode(GG_DTYPE_E4M3FNUZ, gg_oracle_sentinel(GG_DTYPE_E4M3FNUZ))));
 }
 
-/* numerics.md §4: RN_bf16(x) for x ~ N(0,1) has SNR 6.02·7 + 13.46 = 55.6 dB. */
+/* docs/checks.md §4: RN_bf16(x) for x ~ N(0,1) has SNR 6.02·7 + 13.46 = 55.6 dB. */
 Test(oracle_snr, bf16_rounding_snr)
 {
     struct gg_dist d = {GG_DIST_NORMAL, {0.0, 1.0, 0.0}, GG_DTYPE_F64};

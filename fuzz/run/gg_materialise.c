@@ -830,7 +830,7 @@ enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
     if (nbias)
         fill_bias(c, p, t->bias.data);
     /* The unquantised source is what the quantised inputs approximate. Its thresholds were
-       calibrated on zero-mean normal data (numerics.md §4): other recipes (constants, near-max
+       calibrated on zero-mean normal data (docs/checks.md §4): other recipes (constants, near-max
        values, planted scale codes) quantise worse by design, so they get no source check. */
     if ((is_quantised(p->a_dtype) || is_quantised(p->b_dtype)) &&
         c->plant_e8m0 == 0 &&

@@ -56,7 +56,7 @@ static const int EPS[] = {1, 8};
  * dY in dgrad and wgrad) in e5m2, the second in e4m3 (no kernel multiplies e5m2 by e5m2). Each
  * names the kernel of its family that a case runs on by default (the CPU
  * kernels; `ggfuzz suite --kernel` runs the same cases on others) and the ops it applies to:
- * MX scales blocks along K, so MX-FP8 is forward only (DESIGN.md, gg_kernel.h).
+ * MX scales blocks along K, so MX-FP8 is forward only (gg_kernel.h).
  */
 enum recipe { R_BF16 = 0, R_E4M3, R_E5M2, R_MXFP8, R_A8W8, N_RECIPES };
 struct recipe_def {
