@@ -6,7 +6,7 @@
 #                                     ggfuzz::libggfuzz and ggfuzz_add_plugin()
 #   share/pkgconfig/ggfuzz.pc         pkg-config --cflags ggfuzz: the include directory
 #   share/ggfuzz/corpus/              seeds/, mutants/ and suite/ (the tiers)
-#   share/ggfuzz/python/ggfuzz/       the Python package
+#   share/ggfuzz/python/ggfuzz/       the Python package (pyproject.toml one level up: pip install)
 #   share/ggfuzz/examples/            the example plugins' sources (c/, python/)
 #   share/ggfuzz/adapters/            the Python adapters to production GEMMs
 # An installed ggfuzz finds the last four relative to itself (fuzz/cli/cli_home.c).
@@ -35,6 +35,7 @@ LIBRARY = "@GG_PYTHON_TO_LIB@/libggfuzz.so"
 install(FILES ${CMAKE_BINARY_DIR}/install/_installed.py
         DESTINATION ${GG_INSTALL_DATADIR}/python/ggfuzz)
 
+install(FILES kernels/python/pyproject.toml DESTINATION ${GG_INSTALL_DATADIR}/python)
 install(DIRECTORY corpus/seeds corpus/mutants corpus/suite DESTINATION ${GG_INSTALL_DATADIR}/corpus)
 install(FILES kernels/plugins/example_plugin.c kernels/plugins/CMakeLists.txt
         DESTINATION ${GG_INSTALL_DATADIR}/examples/c)

@@ -1,9 +1,9 @@
 """`python -m ggfuzz ARGS...`: the ggfuzz command line in a Python process, so that plugins may
-be Python files. It loads libggfuzz.so (GGFUZZ_LIB) with ctypes, checks that the ctypes mirror
-of the kernel ABI matches the library's layout, installs the loader of Python plugins, makes the
-campaign's workers start as this interpreter with `-m ggfuzz`, gives the signals the dispositions
-the ggfuzz executable starts with, runs gg_cli_main() and exits with its code. A library or
-package that cannot be loaded is a message and exit code 3.
+be Python files. It loads libggfuzz.so (GGFUZZ_LIB, else as _locate finds it) with ctypes, checks
+that the ctypes mirror of the kernel ABI matches the library's layout, installs the loader of
+Python plugins, makes the campaign's workers start as this interpreter with `-m ggfuzz`, gives
+the signals the dispositions the ggfuzz executable starts with, runs gg_cli_main() and exits
+with its code. A library or package that cannot be loaded is a message and exit code 3.
 
 `python -m ggfuzz --handshake` only answers "ggfuzz-host TOKEN" (TOKEN from GGFUZZ_HANDSHAKE):
 the ggfuzz executable asks it before handing over, so that a GGFUZZ_PYTHON that is not a Python
@@ -13,6 +13,8 @@ import ctypes as C
 import os
 import signal
 import sys
+
+from . import _locate
 
 EXIT_HARNESS = 3
 
@@ -24,14 +26,16 @@ def _fail(msg):
 
 
 def _library():
-    path = os.environ.get("GGFUZZ_LIB")
-    if not path:
-        _fail("GGFUZZ_LIB is not set: it names libggfuzz.so (built beside the ggfuzz executable,"
-              " which sets it when it starts Python)")
     try:
-        return C.CDLL(os.path.abspath(path))
+        path = _locate.library()
+    except FileNotFoundError as e:
+        _fail(str(e))
+    try:
+        lib = _locate.load(path)
     except OSError as e:
-        _fail("cannot load %s (GGFUZZ_LIB): %s" % (path, e))
+        _fail("cannot load %s: %s" % (path, e))
+    os.environ["GGFUZZ_LIB"] = path  # for the workers, and this process's ggfuzz.cases
+    return lib
 
 
 def main():
@@ -60,7 +64,14 @@ def main():
     words = (C.c_char_p * len(self_cmd))(*[os.fsencode(w) for w in self_cmd])
     if lib.gg_cli_set_self(len(self_cmd), words) != 0:
         _fail("cannot set the command that starts workers")
-    os.environ["GGFUZZ_LIB"] = os.path.abspath(os.environ["GGFUZZ_LIB"])
+    # Commands printed to run this again name this interpreter and, started directly rather than
+    # by the ggfuzz executable, the executable of this library's ggfuzz (cli_invocation.c).
+    os.environ.setdefault("GGFUZZ_PYTHON", sys.executable)
+    if not os.environ.get("GGFUZZ_EXE"):
+        try:
+            os.environ["GGFUZZ_EXE"] = _locate.home("exe")
+        except FileNotFoundError:
+            pass
     pkg_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = os.environ.get("PYTHONPATH", "")
     if pkg_dir not in path.split(os.pathsep):
