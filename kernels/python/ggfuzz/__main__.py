@@ -38,6 +38,34 @@ def _library():
     return lib
 
 
+def _pythons_with(module):
+    """The python3 and python3.N on PATH (one name per file, in PATH's order) that import module
+    in this environment: each is started once, so this runs only on the error path."""
+    import re
+    import subprocess
+    found, seen = [], set()
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        try:
+            names = sorted(n for n in os.listdir(d or ".") if re.fullmatch(r"python3(\.\d+)?", n))
+        except OSError:
+            continue
+        for n in names:
+            path = os.path.join(d or ".", n)
+            real = os.path.realpath(path)
+            if real in seen or not os.access(path, os.X_OK) or os.path.isdir(path):
+                continue
+            seen.add(real)
+            try:
+                r = subprocess.run([path, "-c", "import " + module], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   timeout=20)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if r.returncode == 0:
+                found.append(os.path.abspath(path))
+    return found
+
+
 def main():
     if sys.argv[1:] == ["--handshake"]:
         sys.stdout.write("ggfuzz-host %s\n" % os.environ.get("GGFUZZ_HANDSHAKE", ""))
@@ -47,9 +75,13 @@ def main():
     try:
         from . import _abi, _host
     except ImportError as e:
+        name = e.name or "it"
+        others = _pythons_with(name) if e.name else []
         _fail("the Python host cannot start under %s: %s; set GGFUZZ_PYTHON to a Python 3 "
-              "interpreter that can import %s (e.g. a virtual environment's bin/python)"
-              % (sys.executable, e, e.name or "it"))
+              "interpreter that can import %s (e.g. a virtual environment's bin/python)%s"
+              % (sys.executable, e, name,
+                 "; found on PATH with %s: %s" % (name, ", ".join(others)) if others else
+                 "; no python3 or python3.N on PATH imports %s" % name if e.name else ""))
     lib.gg_cli_abi_layout.restype = C.POINTER(_abi.AbiEntry)
     diffs = _abi.layout_differences(lib.gg_cli_abi_layout())
     if diffs:
