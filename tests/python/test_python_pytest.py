@@ -4,7 +4,8 @@ fails naming the first failing group and element and a replay command that, past
 elsewhere, runs the case again; a marker without a kernel and a fixture without a marker are
 collection errors. ggfuzz.fuzz returns fuzzer_stats for a campaign that found nothing, raises
 FuzzFailure with the buckets and their replay commands under a mutant (of a Python kernel given
-as a ggfuzz.Kernel, of an in-tree C kernel by name) and HarnessError when ggfuzz cannot run it.
+as a ggfuzz.Kernel, of an in-tree C kernel by name) and HarnessError when ggfuzz cannot run it
+(a Kernel no plugin file registered is refused before).
 Needs GGFUZZ_LIB, GG_SOURCE_DIR and the ggfuzz package on PYTHONPATH, which CTest sets."""
 
 import os
@@ -118,6 +119,10 @@ class Fuzz(unittest.TestCase):
     def test_what_ggfuzz_cannot_run_is_a_harness_error(self):
         with self.assertRaisesRegex(ggfuzz.HarnessError, "no_such_kernel"):
             ggfuzz.fuzz("no_such_kernel", seconds=1)
+        unregistered = ggfuzz.Kernel(name="grouped_bf16_nowhere", ops=["grouped_fwd"],
+                                     run=lambda p, o: None)
+        with self.assertRaisesRegex(ValueError, "give plugin=FILE"):
+            ggfuzz.fuzz(unregistered, seconds=1)
 
 
 if __name__ == "__main__":

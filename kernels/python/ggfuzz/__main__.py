@@ -58,7 +58,7 @@ def _pythons_with(module):
             try:
                 r = subprocess.run([path, "-c", "import " + module], stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   timeout=20)
+                                   timeout=10)
             except (OSError, subprocess.TimeoutExpired):
                 continue
             if r.returncode == 0:

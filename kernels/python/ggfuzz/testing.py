@@ -49,6 +49,9 @@ def _kernel_and_plugin(kernel, plugin):
     """(name, plugin file or None) of kernel: a ggfuzz.Kernel, or a name."""
     if isinstance(kernel, _kernel.Kernel):
         name, path = kernel.name, kernel.path
+        if path is None and plugin is None:
+            raise ValueError("kernel %s was not registered by a plugin file (ggfuzz.register() "
+                             "records it): give plugin=FILE" % name)
     elif isinstance(kernel, str) and kernel:
         name = kernel
         k = _kernel.registered.get(kernel)
