@@ -10,7 +10,7 @@ def test_case(ggfuzz_case):  # one test per case; cases the kernel does not take
     ggfuzz_case.check()
 
 
-def test_a_campaign_finds_the_planted_bug():
+def test_a_campaign_finds_the_planted_bug(tmp_path):  # the campaign's files go to tmp_path
     with pytest.raises(ggfuzz.FuzzFailure, match="g:empty"):
         ggfuzz.fuzz(numpy_grouped.KERNEL, seconds=60, runs=200, seed=1,
-                    mutant="empty_group_garbage")
+                    mutant="empty_group_garbage", out=tmp_path)
