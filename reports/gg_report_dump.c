@@ -24,6 +24,7 @@
 
 #include "fuzz/store/gg_store.h"
 #include "reports/gg_report.h"
+#include "reports/report_int.h"
 
 #define INDEX_NAME "index.json"
 #define DUMP_FORMAT "ggfuzz-dump"
@@ -389,11 +390,7 @@ static enum gg_status write_array(struct gg_report_dump *d, const struct array *
 /* A number; JSON has no NaN or infinities: those are the strings "nan", "inf" and "-inf". */
 static json_t *num(double x)
 {
-    if (isnan(x))
-        return json_string("nan");
-    if (isinf(x))
-        return json_string(x > 0 ? "inf" : "-inf");
-    return json_real(x);
+    return gg_report_json_num(x);
 }
 
 static json_t *ints(const int64_t *v, int n)

@@ -1,7 +1,8 @@
 /*
  * gg_report_json.c — machine-readable results (jansson): one object per case with the case id,
  * verdict, signature, advisory and the metrics of every group (with the SNRs against the
- * unquantised source where the case has one), written atomically.
+ * unquantised source where the case has one, its first bad element and its worst one), or why
+ * it did not run (refused or an error), written atomically.
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <jansson.h>
 
 #include "reports/gg_report.h"
+#include "reports/report_int.h"
 
 struct gg_report_json {
     json_t *cases;
@@ -24,6 +26,15 @@ struct gg_report_json *gg_report_json_open(void)
         return NULL;
     }
     return j;
+}
+
+json_t *gg_report_json_num(double x)
+{
+    if (isnan(x))
+        return json_string("nan");
+    if (isinf(x))
+        return json_string(x > 0 ? "inf" : "-inf");
+    return json_real(x);
 }
 
 /* JSON has no infinities: exact results are reported as null with "exact": true beside them. */
@@ -42,15 +53,31 @@ static void src_fields(json_t *o, double src_db, double ref_src_db)
     json_object_set_new(o, "ref_src_snr_db", db_value(ref_src_db));
 }
 
-static json_t *group_object(const struct gg_group_metrics *gm)
+/* One group's metrics; pos is the packed index (reference order) of its first output and cols
+   the width of its block, which place its first bad element (row and column in the block). */
+static json_t *group_object(const struct gg_group_metrics *gm, int64_t pos, int64_t cols)
 {
     json_t *o = json_pack("{s:I, s:o, s:b, s:f, s:I, s:I, s:I}", "outputs", (json_int_t)gm->elems,
                           "snr_db", db_value(gm->snr_db), "exact",
                           isinf(gm->snr_db) && gm->snr_db > 0, "max_ratio", gm->max_ratio,
                           "past_bound", (json_int_t)gm->n_bound, "nan", (json_int_t)gm->n_nan,
                           "unwritten", (json_int_t)gm->n_unwritten);
-    if (o)
-        src_fields(o, gm->src_snr_db, gm->ref_src_snr_db);
+    if (!o)
+        return NULL;
+    src_fields(o, gm->src_snr_db, gm->ref_src_snr_db);
+    if (gm->first_bad >= pos && cols > 0) {
+        int64_t at = gm->first_bad - pos;
+        json_object_set_new(o, "first_bad", json_pack("{s:I, s:I}", "row", (json_int_t)(at / cols),
+                                                      "col", (json_int_t)(at % cols)));
+    }
+    if (gm->worst.row >= 0)
+        json_object_set_new(
+            o, "worst",
+            json_pack("{s:I, s:I, s:o, s:o, s:o, s:o}", "row", (json_int_t)gm->worst.row, "col",
+                      (json_int_t)gm->worst.col, "output", gg_report_json_num(gm->worst.out),
+                      "reference", gg_report_json_num(gm->worst.ref), "abs",
+                      gg_report_json_num(gm->worst.abs), "bound",
+                      gg_report_json_num(gm->worst.tau)));
     return o;
 }
 
@@ -71,6 +98,8 @@ void gg_report_json_add(struct gg_report_json *j, const struct gg_report_case *r
     }
     if (rc->status != GG_OK) {
         json_object_set_new(o, "error", json_string(rc->error ? rc->error : "failed"));
+        json_object_set_new(o, "refused", json_boolean(rc->status == GG_E_UNSUPPORTED ||
+                                                       rc->status == GG_E_NOMEM));
         json_array_append_new(j->cases, o);
         return;
     }
@@ -97,10 +126,19 @@ void gg_report_json_add(struct gg_report_json *j, const struct gg_report_case *r
         json_object_set_new(o, "reproduced", json_boolean(rc->replay_ok));
     }
     if (rc->result->compared) {
-        src_fields(o, rc->result->cmp.src_snr_db, rc->result->cmp.ref_src_snr_db);
+        const struct gg_compare *cmp = &rc->result->cmp;
+        struct gg_kopt opts[GG_CASE_MAX_OPTS];
+        struct gg_problem p;
+        gg_case_problem(rc->kase, opts, &p);
+        src_fields(o, cmp->src_snr_db, cmp->ref_src_snr_db);
         json_t *groups = json_array();
-        for (int64_t g = 0; g < rc->result->cmp.n_groups; g++)
-            json_array_append_new(groups, group_object(&rc->result->cmp.groups[g]));
+        int64_t pos = 0;
+        for (int64_t g = 0; g < cmp->n_groups; g++) {
+            struct gg_out_block b;
+            gg_problem_out_block(&p, g, &b);
+            json_array_append_new(groups, group_object(&cmp->groups[g], pos, b.cols));
+            pos += cmp->groups[g].elems;
+        }
         json_object_set_new(o, "groups", groups);
     }
     json_array_append_new(j->cases, o);

@@ -10,8 +10,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "reports/gg_report.h"
 #include "fuzz/store/gg_store.h"
+
+/* ---- JSON (gg_report_json.c) ---------------------------------------------------------------- */
+
+/* x as a JSON number, or as the string "nan", "inf" or "-inf", which JSON has no number for. */
+json_t *gg_report_json_num(double x);
 
 /* ---- Suite results (gg_report_suite.c) ------------------------------------------------------ */
 

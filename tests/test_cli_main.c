@@ -1,7 +1,8 @@
 /*
  * test_cli_main.c — the ggfuzz command line as a user drives it: help and version (every flag of
  * every command's table documented), list, run and replay on corpus cases, malformed files,
- * refused cases, JSON output and the exit codes.
+ * refused cases, JSON output (where a failing group's first bad and worst elements are) and the
+ * exit codes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,25 +299,49 @@ Test(cli, mutant_list)
     cr_expect(strstr(out, "2 cases: 2 passed"), "%s", out);
 }
 
-Test(cli, json_report)
+/* `ggfuzz run --json FILE ARGS`, which must exit with code: the JSON written (decref it). */
+static json_t *run_json(const char *run_args, int code)
 {
-    char json[64];
+    char json[64], args[1024];
     snprintf(json, sizeof json, "/tmp/ggfuzz-cli-%d.json", (int)getpid());
-    char args[512];
-    snprintf(args, sizeof args, "run --json %s %s/fwd_basic.case %s/wgrad_basic.case", json, SEEDS,
-             SEEDS);
-    cr_assert_eq(ggfuzz(args, out, sizeof out), 0, "%s", out);
+    snprintf(args, sizeof args, "run --json %s %s", json, run_args);
+    cr_assert_eq(ggfuzz(args, out, sizeof out), code, "%s", out);
     json_error_t e;
     json_t *root = json_load_file(json, 0, &e);
     cr_assert_not_null(root, "invalid JSON: %s", e.text);
-    json_t *cases = json_object_get(root, "cases");
-    cr_assert_eq(json_array_size(cases), 2);
-    json_t *c0 = json_array_get(cases, 0);
+    unlink(json);
+    cr_assert_eq(json_array_size(json_object_get(root, "cases")), 2);
+    return root;
+}
+
+Test(cli, json_report)
+{
+    json_t *root = run_json(SEEDS "/fwd_basic.case " SEEDS "/wgrad_basic.case", 0);
+    json_t *c0 = json_array_get(json_object_get(root, "cases"), 0);
     cr_expect_str_eq(json_string_value(json_object_get(c0, "class")), "pass");
     cr_expect_eq(json_array_size(json_object_get(c0, "groups")), 4);
     cr_expect_eq(strlen(json_string_value(json_object_get(c0, "id"))), 32);
     json_decref(root);
-    unlink(json);
+}
+
+/* A failing group places its first bad element and its worst one in its block; a refused case
+   says so. n_tail: the last, partial N tile is wrong (N 100, tile 64: columns 64..99). */
+Test(cli, json_report_places_the_failures)
+{
+    json_t *root = run_json("--kernel batched_bf16_cpu_tiled --mutant n_tail " GG_SOURCE_DIR
+                            "/corpus/mutants/n_tail.case " SEEDS "/fwd_basic.case", 19);
+    json_t *cases = json_object_get(root, "cases");
+    json_t *g0 = json_array_get(json_object_get(json_array_get(cases, 0), "groups"), 0);
+    json_t *first = json_object_get(g0, "first_bad"), *worst = json_object_get(g0, "worst");
+    cr_assert(first && worst, "%s", json_dumps(g0, 0));
+    cr_expect_eq(json_integer_value(json_object_get(first, "row")), 0);
+    cr_expect_geq(json_integer_value(json_object_get(first, "col")), 64);
+    cr_expect_geq(json_integer_value(json_object_get(worst, "col")), 64);
+    cr_expect(json_real_value(json_object_get(worst, "bound")) > 0);
+    json_t *refused = json_array_get(cases, 1);
+    cr_expect(json_is_true(json_object_get(refused, "refused")), "%s", json_dumps(refused, 0));
+    cr_expect_not_null(json_object_get(refused, "error"));
+    json_decref(root);
 }
 
 Test(cli, bench_times_a_kernel_on_case_files)

@@ -8,7 +8,8 @@
  * campaign goes on. A plugin that fails to import, or a missing interpreter, is refused with
  * exit code 3 and a message. A plugin whose import exits, crashes or hangs is refused the same
  * way (it is imported in a trial child first), and so is a GGFUZZ_PYTHON that is not a Python
- * running ggfuzz's host; python3 on PATH without NumPy says how to choose another. A supports()
+ * running ggfuzz's host; python3 on PATH without NumPy says how to choose another, naming the
+ * interpreters on PATH that have it. A supports()
  * that ends its process on the capability probe ends the campaign with a message, one that
  * crashes on a drawn case is a crash finding, and the campaign's own process survives both.
  * Every adapter of kernels/python/adapters and the Triton example list their kernels where torch,
@@ -292,26 +293,30 @@ Test(cli_python, a_program_that_is_not_the_python_host_is_refused)
     }
 }
 
-/* python3 on PATH is a Python whose numpy cannot be imported (a stand-in module raises what a
-   missing one does), GGFUZZ_PYTHON unset. */
+/* python3 on PATH is a Python whose numpy cannot be imported (the interpreter without its site
+   packages: -S, which its children do not inherit), GGFUZZ_PYTHON unset; python3.99 after it on
+   PATH is one with NumPy, which the message names. */
 Test(cli_python, a_python_without_numpy_says_how_to_choose_another)
 {
     const char *python = getenv("GGFUZZ_PYTHON");
     cr_assert(python && python[0], "GGFUZZ_PYTHON is not set for this test");
     char dir[256], path[512];
     cli_temp_dir(dir, sizeof dir, "cli-python");
-    snprintf(path, sizeof path, "%s/python3", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "#!/bin/sh\nPYTHONPATH=%s/tests/plugins/no_numpy${PYTHONPATH:+:$PYTHONPATH} "
-            "exec '%s' \"$@\"\n", GG_SOURCE_DIR, python);
-    fclose(f);
-    cr_assert_eq(chmod(path, 0755), 0);
+    static const char *const wrappers[][2] = {{"python3", " -S"}, {"python3.99", ""}};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, wrappers[i][0]);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fprintf(f, "#!/bin/sh\nexec '%s'%s \"$@\"\n", python, wrappers[i][1]);
+        fclose(f);
+        cr_assert_eq(chmod(path, 0755), 0);
+    }
     char env[1024];
     snprintf(env, sizeof env, "GGFUZZ_PYTHON= PATH='%s':\"$PATH\"", dir);
     cr_expect_eq(ggfuzz_env(env, "--plugin " NUMPY_PLUGIN " list"), 3, "%s", out);
+    snprintf(path, sizeof path, "found on PATH with numpy: %s/python3.99", dir);
     cr_expect(strstr(out, "No module named 'numpy'") &&
-              strstr(out, "set GGFUZZ_PYTHON to a Python 3 interpreter that can import numpy"),
-              "%s", out);
+              strstr(out, "set GGFUZZ_PYTHON to a Python 3 interpreter that can import numpy") &&
+              strstr(out, path), "%s", out);
     cli_remove_dir(dir);
 }

@@ -3,6 +3,8 @@
  * cases: the gate passes on the correct CPU kernels and fails with exit code 30, naming the
  * cases, under an SNR mutant; without --gate a failure is reported but exits 0; JUnit output is
  * valid XML and the HTML report is written; usage errors exit 2 and harness errors 3; --generate writes the tiers.
+ * Without --suite-dir the tiers are those of the source tree the build came from, whatever the
+ * current directory (an installed ggfuzz uses its prefix's).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include <jansson.h>
 
 #include "fuzz/cli/cli_int.h"
+#include "fuzz/cli/gg_cli.h"
 #include "fuzz/suite/gg_suite.h"
 
 static char out[1 << 16];
@@ -152,6 +155,25 @@ Test(cli_suite, harness_errors_exit_3, .init = generate_suite, .fini = remove_su
     snprintf(args, sizeof args, "--gate --max-mem 1M %s", case_gemv);
     cr_expect_eq(suite(args), 3, "%s", out);
     cr_expect(strstr(out, "ERROR") && strstr(out, "--max-mem allows"), "%s", out);
+}
+
+/* Shard 0 of 21 of the quick tier: one case, run from a directory that holds no corpus. */
+Test(cli_suite, the_default_tiers_are_the_source_trees_from_any_directory)
+{
+    char home[4096], dir[] = "/tmp/ggfuzz-cli-suite-XXXXXX", cwd[4096];
+    cr_expect_eq(gg_cli_home("corpus", home, sizeof home), 0, "%s", home);
+    cr_expect_str_eq(home, GG_SOURCE_DIR "/corpus");
+    cr_expect_eq(gg_cli_home("python", home, sizeof home), 0, "%s", home);
+    cr_expect_str_eq(home, GG_SOURCE_DIR "/kernels/python");
+    cr_expect_eq(gg_cli_home("nothing", home, sizeof home), -1);
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    cr_assert_eq(chdir(dir), 0);
+    int code = suite("--tier quick --shard 0/21");
+    cr_assert_eq(chdir(cwd), 0);
+    cr_expect_eq(rmdir(dir), 0);
+    cr_expect_eq(code, 0, "%s", out);
+    cr_expect(strstr(out, "suite quick: 1 cases: 1 pass") && strstr(out, "gate: PASS"), "%s", out);
 }
 
 Test(cli_suite, generate_writes_the_tiers)

@@ -57,8 +57,10 @@ static const char *const ENVIRONMENT[][2] = {
      "seconds a plugin's registration (a .py plugin's import) may take (default 10; 0: none)"},
     {"GGFUZZ_PYTHON", "the Python that runs .py plugins (default: python3 on PATH), checked to "
      "run ggfuzz's host first"},
-    {"GGFUZZ_PYTHONPATH", "where the ggfuzz Python package is (default: kernels/python)"},
-    {"GGFUZZ_LIB", "libggfuzz.so for python -m ggfuzz (ggfuzz sets the one beside it)"},
+    {"GGFUZZ_PYTHONPATH", "where the ggfuzz Python package is (default: the installed one, "
+     "PREFIX/share/ggfuzz/python, else kernels/python of the source tree)"},
+    {"GGFUZZ_LIB", "libggfuzz.so for python -m ggfuzz (ggfuzz sets its own: PREFIX/lib, or "
+     "beside it in a build tree)"},
     {"GGFUZZ_HANDSHAKE", "set by ggfuzz: the token python -m ggfuzz --handshake answers with"},
     {"GGFUZZ_EXE", "set by ggfuzz for its Python host: the executable its printed commands name"},
     {"GG_GPU_TMA", "0: GPU kernels load by cp.async instead of TMA (the same bits)"},

@@ -3,9 +3,10 @@
  * (a path ending in ".py", after --plugin or in GGFUZZ_PLUGINS) runs in a process where Python
  * drives libggfuzz.so through ctypes (kernels/python/ggfuzz), so the ggfuzz executable replaces
  * itself by `$GGFUZZ_PYTHON -m ggfuzz ARGS...` (default python3) with PYTHONPATH extended by the
- * package's directory (GGFUZZ_PYTHONPATH, default the source tree's kernels/python) and
- * GGFUZZ_LIB naming the libggfuzz.so beside the executable. Under the host (a plugin loader is
- * installed) there is nothing to hand over.
+ * package's directory (GGFUZZ_PYTHONPATH, else the installed package or the source tree's
+ * kernels/python: gg_cli_home()) and GGFUZZ_LIB naming this ggfuzz's libggfuzz.so (installed in
+ * PREFIX/lib, or built beside the executable). Under the host (a plugin loader is installed)
+ * there is nothing to hand over.
  *
  * Once exec'd, the interpreter's exit code is ggfuzz's, so before that the interpreter is asked
  * to prove that it runs the package's host: `$GGFUZZ_PYTHON -m ggfuzz --handshake` must answer
@@ -27,12 +28,9 @@
 #include <unistd.h>
 
 #include "fuzz/cli/cli_int.h"
+#include "fuzz/cli/gg_cli.h"
 #include "fuzz/run/gg_run.h"
 
-#ifndef GG_PYTHON_DIR
-#define GG_PYTHON_DIR "kernels/python"
-#endif
-#define LIB_NAME "libggfuzz.so"
 #define HANDSHAKE_ENV "GGFUZZ_HANDSHAKE"
 #define HANDSHAKE_S 60.0 /* an interpreter's start on a cold network file system included */
 
@@ -66,24 +64,15 @@ static const char *python_plugin(int argc, char **argv, char *buf, size_t len)
     return script_in_list(getenv("GGFUZZ_PLUGINS"), buf, len);
 }
 
-/* Sets GGFUZZ_LIB to the library beside this executable; 0, or -1 after a message. */
+/* Sets GGFUZZ_LIB to this ggfuzz's libggfuzz.so; 0, or -1 after a message. */
 static int set_library(const char *plugin)
 {
-    char exe[PATH_MAX], lib[PATH_MAX + sizeof LIB_NAME];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-        fprintf(stderr, "ggfuzz: %s is a Python plugin: cannot find this executable "
-                "(/proc/self/exe): %s\n", plugin, strerror(errno));
-        return -1;
-    }
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash != NULL)
-        *slash = '\0';
-    snprintf(lib, sizeof lib, "%s/%s", slash != NULL ? exe : ".", LIB_NAME);
-    if (access(lib, R_OK) != 0) {
-        fprintf(stderr, "ggfuzz: %s is a Python plugin, which needs %s beside ggfuzz: %s: %s\n",
-                plugin, LIB_NAME, lib, strerror(errno));
+    char lib[PATH_MAX + 1024];
+    int rc = gg_cli_home("lib", lib, sizeof lib);
+    if (rc != 0) {
+        fprintf(stderr, "ggfuzz: %s is a Python plugin, which needs libggfuzz.so%s%s\n", plugin,
+                rc > 0 ? ": not found, tried " : " (this executable cannot be found)",
+                rc > 0 ? lib : "");
         return -1;
     }
     return setenv("GGFUZZ_LIB", lib, 1);
@@ -92,10 +81,20 @@ static int set_library(const char *plugin)
 /* Puts the package's directory first on PYTHONPATH; 0, or -1 after a message. */
 static int set_package(const char *plugin)
 {
+    char home[PATH_MAX + 1024];
     const char *dir = getenv("GGFUZZ_PYTHONPATH");
-    if (dir == NULL || dir[0] == '\0')
-        dir = GG_PYTHON_DIR;
-    char main_py[PATH_MAX];
+    if (dir == NULL || dir[0] == '\0') {
+        int rc = gg_cli_home("python", home, sizeof home);
+        if (rc != 0) {
+            fprintf(stderr, "ggfuzz: %s is a Python plugin, which needs the ggfuzz Python "
+                    "package: %s%s (set GGFUZZ_PYTHONPATH to the directory that holds "
+                    "ggfuzz/)\n", plugin, rc > 0 ? "not found, tried " : "cannot be found",
+                    rc > 0 ? home : "");
+            return -1;
+        }
+        dir = home;
+    }
+    char main_py[sizeof home + 32];
     snprintf(main_py, sizeof main_py, "%s/ggfuzz/__main__.py", dir);
     if (access(main_py, R_OK) != 0) {
         fprintf(stderr, "ggfuzz: %s is a Python plugin, which needs the ggfuzz Python package: "

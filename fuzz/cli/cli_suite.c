@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fuzz/cli/cli_int.h"
+#include "fuzz/cli/gg_cli.h"
 #include "fuzz/suite/gg_suite.h"
 #include "fuzz/run/gg_run.h"
 
@@ -25,7 +26,9 @@ static const struct gg_cli_flag suite_flags[] = {
     {"tier", 0, "T", SUITE_TIER,
      "quick (CPU, minutes), release (the full grid, for a GPU node) or stress (past 2^31 "
      "elements and 2^32 bytes); default quick"},
-    {"suite-dir", 0, "DIR", SUITE_DIR, "where the tiers live (default corpus/suite)"},
+    {"suite-dir", 0, "DIR", SUITE_DIR,
+     "where the tiers live (default: the corpus installed with ggfuzz, PREFIX/share/ggfuzz/"
+     "corpus/suite, else that of the source tree it was built from)"},
     {"kernel", 0, "K", SUITE_KERNEL, "run every case on K (repeatable)"},
     {"mutant", 0, "M", SUITE_MUTANT,
      "run with mutant M, or the list M1,M2 ('none': the correct kernels); kernels without one of "
@@ -74,7 +77,7 @@ static const struct gg_cli_flag suite_flags[] = {
     {0}};
 const struct gg_cli_command gg_cli_suite_command = {
     "suite", "suite [options] [CASE|DIR...]",
-    "Runs the SNR suite: each case of the tier's directory (default corpus/suite/quick) or of the "
+    "Runs the SNR suite: each case of the tier's directory (default quick, of --suite-dir) or of the "
     "given files on its own kernel, or on each --kernel that supports it (the others skip it), "
     "and judges the worst group's SNR against the threshold of its recipe. Exit 0 pass (without "
     "--gate: whenever every case ran), 30 the gate failed (a case below its threshold, a "
@@ -211,8 +214,7 @@ int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins)
 {
     struct suite_args a = {.o = {.tier = "quick", .snr_drop_db = 1.0, .perf_runs = 5,
                                  .timeout_s = 1800, .plugins = plugins, .n_plugins = n_plugins,
-                                 .out = stdout},
-                           .suite_dir = "corpus/suite"};
+                                 .out = stdout}};
     int rc = gg_cli_parse(&gg_cli_suite_command, argc, argv, suite_option, &a, NULL);
     if (rc != GG_CLI_TAKEN)
         return rc;
@@ -244,6 +246,17 @@ int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins)
         o.paths = (const char *const *)argv + optind;
         o.n_paths = argc - optind;
     } else {
+        char corpus[sizeof tier_dir - 64];
+        if (suite_dir == NULL) {
+            if ((rc = gg_cli_home("corpus", corpus, sizeof corpus)) != 0) {
+                fprintf(stderr, "ggfuzz suite: no corpus with the suite's tiers: %s%s; give "
+                        "--suite-dir DIR\n", rc > 0 ? "tried " : "",
+                        rc > 0 ? corpus : "this executable cannot be found");
+                return GG_EXIT_HARNESS;
+            }
+            strcat(corpus, "/suite");
+            suite_dir = corpus;
+        }
         snprintf(tier_dir, sizeof tier_dir, "%s/%s", suite_dir, o.tier);
         o.paths = one;
         o.n_paths = 1;

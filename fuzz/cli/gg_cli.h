@@ -51,4 +51,16 @@ struct gg_cli_abi_entry {
 };
 const struct gg_cli_abi_entry *gg_cli_abi_layout(void);
 
+/* Where this ggfuzz's own files are (cli_home.c): what is "corpus" (seeds/, mutants/ and suite/
+   with the suite's tiers), "python" (the directory that holds the ggfuzz Python package), "lib"
+   (libggfuzz.so) or "exe" (the ggfuzz executable; the running one when this code is in an
+   executable). An installed ggfuzz (PREFIX/bin/ggfuzz, or PREFIX/lib/libggfuzz.so in a host) has
+   them under PREFIX/share/ggfuzz, PREFIX/lib and PREFIX/bin, which it prefers; one run from its
+   build tree has them in the source tree it was built from (libggfuzz.so and ggfuzz side by
+   side); the current directory is the last resort. Returns 0 with the first that exists in buf
+   (len bytes; an absolute path, links resolved); 1 when none exists, with the paths tried in
+   buf, separated by ", "; -1 for an unknown what, a path longer than len, or when the file this
+   code was loaded from cannot be found. */
+int gg_cli_home(const char *what, char *buf, size_t len);
+
 #endif /* GG_CLI_H */

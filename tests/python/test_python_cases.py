@@ -3,12 +3,14 @@ a case file's (made through libggfuzz.so) load as NumPy arrays, and as torch ten
 is installed (on its GPU when it sees one); check()
 passes the output of a correct NumPy kernel and of the reference kernel of a dump, and fails a
 mutant's, naming the first failing group and element as the oracles do; bf16 raw bits and the
-8-bit formats decode to the right values. Needs GGFUZZ_BIN (the ggfuzz executable),
+8-bit formats decode to the right values; without GGFUZZ_LIB the package finds the library of
+the ggfuzz on PATH, which knows its corpus. Needs GGFUZZ_BIN (the ggfuzz executable),
 GGFUZZ_LIB (libggfuzz.so) and GG_SOURCE_DIR, which CTest sets."""
 
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -192,6 +194,46 @@ class Decoding(unittest.TestCase):
         self.assertTrue(np.isnan(e8m0[3]))
         self.assertEqual(list(cases.decode(np.array([[0x71, 0xF2]], np.uint8), "e2m1")[0]),
                          [0.5, 6.0, 1.0, -6.0])
+
+
+class Locate(unittest.TestCase):
+    """Without GGFUZZ_LIB the package finds the library of the ggfuzz on PATH, and the library
+    its own corpus, package and executable: a build tree's are its source tree's."""
+
+    def setUp(self):
+        self.env = dict(os.environ, PATH=os.path.dirname(os.environ["GGFUZZ_BIN"]) + os.pathsep
+                        + os.environ.get("PATH", ""))
+        del self.env["GGFUZZ_LIB"]
+
+    def python(self, *args):
+        p = subprocess.run([sys.executable] + list(args), env=self.env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, universal_newlines=True,
+                           cwd=tempfile.gettempdir())
+        return p.returncode, p.stdout
+
+    def test_library_and_home(self):
+        rc, out = self.python("-c", "import ggfuzz._locate as l; print(l.library()); "
+                              "print(*(l.home(w) for w in ('corpus', 'python', 'exe', 'lib')))")
+        self.assertEqual(rc, 0, out)
+        lib = os.path.realpath(os.environ["GGFUZZ_LIB"])
+        self.assertEqual(out.split(), [lib, os.path.realpath(os.path.join(SRC, "corpus")),
+                                       os.path.realpath(os.path.join(SRC, "kernels", "python")),
+                                       os.path.realpath(os.environ["GGFUZZ_BIN"]), lib])
+
+    def test_python_m_ggfuzz_and_cases_load(self):
+        rc, out = self.python("-m", "ggfuzz", "run", os.path.join(SEEDS, "fwd_basic.case"))
+        self.assertEqual(rc, 0, out)
+        rc, out = self.python("-c", "import ggfuzz.cases as c; print(c.load(%r))"
+                              % os.path.join(SEEDS, "fwd_basic.case"))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("grouped_fwd", out)
+
+    def test_without_a_library_the_message_says_what_to_set(self):
+        self.env["PATH"] = "/nonexistent"
+        rc, out = self.python("-m", "ggfuzz", "list")
+        self.assertEqual(rc, 3, out)
+        self.assertIn("libggfuzz.so not found", out)
+        self.assertIn("set GGFUZZ_LIB", out)
 
 
 if __name__ == "__main__":

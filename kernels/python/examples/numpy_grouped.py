@@ -6,6 +6,8 @@ gets the previous group's stale accumulator (ones for the first group) instead o
     ggfuzz --plugin kernels/python/examples/numpy_grouped.py list
     ggfuzz --plugin kernels/python/examples/numpy_grouped.py fuzz \\
         --kernel grouped_bf16_numpy_ref --mutant empty_group_garbage --max-total-time 30
+
+test_numpy_grouped.py beside it tests it with pytest (ggfuzz's pytest plugin).
 """
 
 import numpy as np
@@ -52,7 +54,7 @@ def run(p, o):
             out[...] = acc
 
 
-ggfuzz.register(ggfuzz.Kernel(
+KERNEL = ggfuzz.register(ggfuzz.Kernel(
     name="grouped_bf16_numpy_ref", ops=("grouped_fwd", "grouped_dgrad", "grouped_wgrad"),
     backend="cpu", summary="grouped fwd/dgrad/wgrad in NumPy, bf16 in, fp32 acc, bf16/f32 out",
     mutants=("empty_group_garbage",), supports=supports, run=run))

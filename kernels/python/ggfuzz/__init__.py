@@ -5,20 +5,23 @@ Python kernels (the ggfuzz executable starts it by itself when a plugin is a .py
 
 Kernel and register need nothing but the standard library; the views, the bf16 helpers and
 ggfuzz.cases (a case's tensors and the oracles' per-element check, for a test of your own) need
-NumPy, imported when first used, so that `python -m ggfuzz` can say so cleanly."""
+NumPy, imported when first used, so that `python -m ggfuzz` can say so cleanly. ggfuzz.fuzz (a
+short campaign a test runs, failing with the bugs found) and ggfuzz.testing run a kernel in
+child processes; ggfuzz.pytest_plugin gives pytest one test per case file."""
 
 from .kernel import Kernel, register
 
 _LAZY = {"ProblemView": "views", "OperandsView": "views", "bf16_to_f32": "formats",
-         "f32_to_bf16": "formats"}
+         "f32_to_bf16": "formats", "fuzz": "testing", "FuzzFailure": "testing",
+         "HarnessError": "testing"}
 
 
 def __getattr__(name):
     import importlib
     if name in _LAZY:
         return getattr(importlib.import_module("." + _LAZY[name], __name__), name)
-    if name == "cases":  # ggfuzz.cases: replay a case at the desk (NumPy, torch)
-        return importlib.import_module(".cases", __name__)
+    if name in ("cases", "testing"):  # replay a case at the desk (NumPy, torch); tests
+        return importlib.import_module("." + name, __name__)
     raise AttributeError("module 'ggfuzz' has no attribute %r" % name)
 
 

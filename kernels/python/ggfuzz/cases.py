@@ -5,8 +5,9 @@ per-element check, for a test in your own suite.
     out = my_kernel(t.a, t.b, t.offs)
     ggfuzz.cases.check(t, out)
 
-load(path) makes the case's inputs and reference with libggfuzz.so (GGFUZZ_LIB, else the one
-beside a `ggfuzz` on PATH): what `ggfuzz run --dump DIR --no-kernel CASE` writes, read back.
+load(path) makes the case's inputs and reference with libggfuzz.so (GGFUZZ_LIB, else an installed
+package's own, else that of the `ggfuzz` on PATH): what `ggfuzz run --dump DIR --no-kernel CASE`
+writes, read back.
 load_dump(dir) reads a directory that `ggfuzz run --dump DIR` wrote (with the kernel's output
 as t.c). Arrays are the harness's as stored: bf16 as uint16 and the 8-bit formats as uint8 of
 the raw bits, E2M1 as uint8 bytes of two codes (decode() gives their values); with device they
@@ -113,32 +114,19 @@ def load_dump(path, device=None):
     return Case(index, arrays, device)
 
 
-_libs = {}
-
-
 def _library(lib):
-    path = lib or os.environ.get("GGFUZZ_LIB")
-    if not path:
-        exe = shutil.which("ggfuzz")
-        if exe:
-            path = os.path.join(os.path.dirname(os.path.realpath(exe)), "libggfuzz.so")
-    if not path or not os.path.isfile(path):
-        raise FileNotFoundError(
-            "libggfuzz.so not found (%s): set GGFUZZ_LIB to the one built beside ggfuzz, or put "
-            "that ggfuzz on PATH" % (path or "GGFUZZ_LIB is not set and no ggfuzz on PATH"))
-    path = os.path.abspath(path)
-    if path not in _libs:
-        so = ctypes.CDLL(path)
-        so.gg_cli_dump_inputs.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
-                                          ctypes.c_size_t]
-        so.gg_cli_dump_inputs.restype = ctypes.c_int
-        _libs[path] = so
-    return _libs[path]
+    from . import _locate
+    so = _locate.load(lib)
+    so.gg_cli_dump_inputs.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                      ctypes.c_size_t]
+    so.gg_cli_dump_inputs.restype = ctypes.c_int
+    return so
 
 
 def load(path, device=None, lib=None):
     """The inputs and the reference of case file path (no kernel runs), made by libggfuzz.so
-    (lib, else GGFUZZ_LIB, else the one beside ggfuzz on PATH). Raises ValueError with ggfuzz's
+    (lib, else GGFUZZ_LIB, else an installed package's own, else that of the ggfuzz on PATH).
+    Raises ValueError with ggfuzz's
     message when the case cannot be made (malformed, too large for memory)."""
     so = _library(lib)
     tmp = tempfile.mkdtemp(prefix="ggfuzz-case-")

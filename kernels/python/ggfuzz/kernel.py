@@ -1,12 +1,19 @@
 """The author's side of a Python kernel: ggfuzz.Kernel describes one (its name, ops, backend and
 the callables supports, run and workspace_bytes), and ggfuzz.register() hands it to ggfuzz. A
 plugin file calls register() for each of its kernels when it is imported; kernels registered
-outside a plugin's import are not seen."""
+outside a plugin's import are not seen by ggfuzz. A test that imports the plugin file gets the
+kernels it registered (each knows its plugin file: k.path), which ggfuzz.fuzz and the pytest
+plugin run through `ggfuzz --plugin k.path`."""
+
+import os
+import sys
 
 from . import _abi
 
 # Kernels registered since the loader began importing a plugin (the loader takes them).
 _pending = []
+# Every kernel registered in this process, by name (the last registration of a name wins).
+registered = {}
 
 
 class Kernel:
@@ -23,6 +30,7 @@ class Kernel:
     mutants   names of planted bugs the kernel can run with (p.has_mutant(name) tells)
     workspace_bytes  workspace_bytes(p) -> int, the bytes of o.workspace (default 0)
     tile      (tile_m, tile_n, tile_k), for the generator's tile residues; 0 when not tiled
+    path      set by register(): the file that registered it (its plugin file), absolute
     """
 
     def __init__(self, name, ops, run, supports=None, backend="cpu", summary=None, mutants=(),
@@ -55,6 +63,7 @@ class Kernel:
         self.mutants = tuple(mutants)
         self.workspace_bytes = workspace_bytes
         self.tile = tuple(int(t) for t in tile)
+        self.path = None
 
     def __repr__(self):
         return "ggfuzz.Kernel(%r, ops=%r, backend=%r)" % (self.name, self.ops, self.backend)
@@ -63,8 +72,12 @@ class Kernel:
 def register(*kernels):
     """Registers kernels (ggfuzz.Kernel objects) with ggfuzz; a plugin file calls it at import.
     Returns the last one, so that it also serves as `k = register(Kernel(...))`."""
+    caller = sys._getframe(1).f_globals.get("__file__")
     for k in kernels:
         if not isinstance(k, Kernel):
             raise TypeError("ggfuzz.register takes ggfuzz.Kernel objects, not %r" % (k,))
+        if k.path is None and caller:
+            k.path = os.path.abspath(caller)
         _pending.append(k)
+        registered[k.name] = k
     return kernels[-1] if kernels else None
