@@ -15,6 +15,8 @@
 
 #include <criterion/criterion.h>
 
+#include "cli_fixture.h"
+
 #include "reports/gg_report.h"
 
 #define REPORT_DATA GG_TEST_DATA "/report"
@@ -262,17 +264,6 @@ Test(reports_html, gnuplot_failure_is_reported)
     remove_tree(dir);
 }
 
-/* Writes text to dir/name. */
-static void put(const char *dir, const char *name, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 Test(reports_html, malformed_suite_names_file_and_field)
 {
     static const char *const docs[][2] = {
@@ -297,7 +288,7 @@ Test(reports_html, malformed_suite_names_file_and_field)
     scratch(dir);
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);
     for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
-        put(dir, "bad.json", docs[i][0]);
+        cli_write_file(dir, "bad.json", docs[i][0]);
         snprintf(path, sizeof path, "%s/bad.json", dir);
         err[0] = '\0';
         cr_expect_eq(gg_report_html_write(path, NULL, out_dir, err, sizeof err), GG_E_PARSE,
@@ -338,7 +329,7 @@ Test(reports_html, optional_fields_and_exact_groups)
     setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], path[96], out_dir[96], err[1024];
     scratch(dir);
-    put(dir, "suite.json", doc);
+    cli_write_file(dir, "suite.json", doc);
     snprintf(path, sizeof path, "%s/suite.json", dir);
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);
     cr_assert_eq(gg_report_html_write(path, NULL, out_dir, err, sizeof err), GG_OK, "%s", err);
@@ -410,7 +401,7 @@ static void copy_fixture(const char *from, const char *name, const char *dir)
     char src[256];
     snprintf(src, sizeof src, "%s%s", CAMPAIGN, from);
     char *text = slurp(src, name, NULL);
-    put(dir, name, text);
+    cli_write_file(dir, name, text);
     free(text);
 }
 
@@ -468,13 +459,14 @@ Test(reports_html, bad_campaign_directories)
     cr_expect_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_E_PARSE);
     cr_expect(strstr(err, "not a campaign directory") != NULL, "%s", err);
     /* A broken plot_data row is named by file and line. */
-    put(dir, "fuzzer_stats", "kernel            : k\nexecs_done        : 2\n");
-    put(dir, "plot_data", "# relative_time, execs_done, faults_total\n0.0, 0, 0\n1.0, two, 0\n");
+    cli_write_file(dir, "fuzzer_stats", "kernel            : k\nexecs_done        : 2\n");
+    cli_write_file(dir, "plot_data",
+                   "# relative_time, execs_done, faults_total\n0.0, 0, 0\n1.0, two, 0\n");
     snprintf(path, sizeof path, "%s/plot_data:3:", dir);
     cr_expect_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_E_PARSE);
     cr_expect(strstr(err, path) != NULL && strstr(err, "expected 3 comma-separated numbers"),
               "%s", err);
-    put(dir, "plot_data", "# when, what\n0.0, 0\n");
+    cli_write_file(dir, "plot_data", "# when, what\n0.0, 0\n");
     cr_expect_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_E_PARSE);
     cr_expect(strstr(err, "relative_time") != NULL, "%s", err);
     /* Statistics alone (no plot_data, no findings) make a report. */

@@ -11,14 +11,32 @@
 #include "fuzz/cli/cli_int.h"
 #include "reports/gg_report.h"
 
-enum { REPORT_SUITE, REPORT_CAMPAIGN, REPORT_OUTPUT };
+/* What the options of report set. */
+struct report_args {
+    const char *suite, *out;
+    struct gg_cli_list campaigns;
+};
+
+/* --suite FILE, once. */
+static int apply_suite(const char *arg, void *field, char *why, size_t why_len)
+{
+    if (*(const char **)field != NULL) {
+        snprintf(why, why_len, "--suite given twice");
+        return GG_EXIT_USAGE;
+    }
+    *(const char **)field = arg;
+    return 0;
+}
 
 static const struct gg_cli_flag report_flags[] = {
-    {"suite", 0, "FILE", REPORT_SUITE, "a suite result (ggfuzz suite --json FILE)"},
-    {"campaign", 0, "DIR", REPORT_CAMPAIGN,
-     "a campaign's statistics directory (fuzzer_stats, plot_data) or its findings store "
-     "(repeatable, up to 16)"},
-    {"output", 'o', "DIR", REPORT_OUTPUT, "where the report goes (created when missing)"},
+    {"suite", 0, GG_CLI_STRING, "FILE", GG_CLI_AT(struct report_args, suite),
+     .apply = apply_suite, .help = "a suite result (ggfuzz suite --json FILE)"},
+    {"campaign", 0, GG_CLI_LIST, "DIR", GG_CLI_AT(struct report_args, campaigns),
+     .max = GG_REPORT_CAMPAIGNS_MAX,
+     .help = "a campaign's statistics directory (fuzzer_stats, plot_data) or its findings store "
+             "(repeatable, up to " GG_CLI_STR(GG_REPORT_CAMPAIGNS_MAX) ")"},
+    {"output", 'o', GG_CLI_STRING, "DIR", GG_CLI_AT(struct report_args, out),
+     .help = "where the report goes (created when missing)"},
     {0}};
 const struct gg_cli_command gg_cli_report_command = {
     "report", "report [--suite FILE.json] [--campaign DIR]... -o OUTDIR",
@@ -30,51 +48,19 @@ const struct gg_cli_command gg_cli_report_command = {
     "or malformed, or the report cannot be written.",
     report_flags};
 
-/* Prints "ggfuzz report: what [arg]" on stderr; returns the usage exit code. */
-static int usage_error(const char *what, const char *arg)
-{
-    fprintf(stderr, "ggfuzz report: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
-    return GG_EXIT_USAGE;
-}
-
-/* The same after the options were parsed, with where to look. */
+/* Prints "ggfuzz report: what [arg]" and where to look on stderr; returns the usage exit code. */
 static int usage_error_hint(const char *what, const char *arg)
 {
-    usage_error(what, arg);
+    fprintf(stderr, "ggfuzz report: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
     gg_cli_usage_hint(&gg_cli_report_command);
     return GG_EXIT_USAGE;
 }
 
-/* What the options of report set. */
-struct report_args {
-    const char *suite, *out, *campaigns[GG_REPORT_CAMPAIGNS_MAX];
-    int n_campaigns;
-};
-
-static int report_option(int id, const char *arg, void *p)
-{
-    struct report_args *a = p;
-    switch (id) {
-    case REPORT_SUITE:
-        if (a->suite != NULL)
-            return usage_error("--suite given twice", NULL);
-        a->suite = arg;
-        break;
-    case REPORT_CAMPAIGN:
-        if (a->n_campaigns == GG_REPORT_CAMPAIGNS_MAX)
-            return usage_error("too many --campaign directories", NULL);
-        a->campaigns[a->n_campaigns++] = arg;
-        break;
-    case REPORT_OUTPUT: a->out = arg; break;
-    default: return GG_CLI_OTHER;
-    }
-    return GG_CLI_TAKEN;
-}
-
 int gg_cli_report(int argc, char **argv)
 {
-    struct report_args a = {.n_campaigns = 0};
-    int rc = gg_cli_parse(&gg_cli_report_command, argc, argv, report_option, &a, NULL);
+    struct report_args a;
+    memset(&a, 0, sizeof a);
+    int rc = gg_cli_parse(&gg_cli_report_command, argc, argv, &a);
     if (rc != GG_CLI_TAKEN)
         return rc;
     const char *suite = a.suite, *out = a.out;
@@ -82,11 +68,12 @@ int gg_cli_report(int argc, char **argv)
         return usage_error_hint("unexpected argument", argv[optind]);
     if (out == NULL)
         return usage_error_hint("-o OUTDIR is required", NULL);
-    if (suite == NULL && a.n_campaigns == 0)
+    if (suite == NULL && a.campaigns.n == 0)
         return usage_error_hint("give --suite FILE, --campaign DIR or both", NULL);
     struct gg_report_out res;
     char err[2048];
-    if (gg_report_write(suite, a.campaigns, a.n_campaigns, out, &res, err, sizeof err) != GG_OK) {
+    if (gg_report_write(suite, a.campaigns.item, a.campaigns.n, out, &res, err, sizeof err) !=
+        GG_OK) {
         fprintf(stderr, "ggfuzz report: %s\n", err);
         return GG_EXIT_HARNESS;
     }
