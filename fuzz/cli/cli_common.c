@@ -104,6 +104,39 @@ void gg_cli_usage_print(FILE *f)
         fprintf(f, "  %-22s %s\n", ENVIRONMENT[i][0], ENVIRONMENT[i][1]);
 }
 
+void gg_cli_markdown_print(FILE *f)
+{
+    fputs("# ggfuzz command line\n\n"
+          "<!-- Generated from the flag tables of fuzz/cli/ by `ggfuzz --help-markdown`: edit "
+          "the tables, then run `ggfuzz --help-markdown > docs/cli.md`. -->\n\n"
+          "```text\n", f);
+    fputs(USAGE, f);
+    fputs("```\n", f);
+    for (const struct gg_cli_command *const *c = gg_cli_commands; *c; c++) {
+        fputc('\n', f);
+        gg_cli_command_markdown(f, *c);
+    }
+    fputs("\n## Exit codes\n\n", f);
+    for (const char *p = EXIT_CODES; *p; p++) /* one paragraph */
+        fputc(*p == '\n' && p[1] ? ' ' : *p, f);
+    fputs("\n| code | class | meaning |\n|---|---|---|\n", f);
+    enum gg_class order[GG_CLASS_COUNT];
+    int n = classes_by_severity(order);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "| %d | `%s` | ", gg_class_exit_code(order[i]), gg_class_name(order[i]));
+        gg_cli_markdown_cell(f, gg_class_help(order[i]), 0);
+        fputs(" |\n", f);
+    }
+    fputs("\n## Environment\n\n| variable | effect |\n|---|---|\n", f);
+    for (size_t i = 0; i < sizeof ENVIRONMENT / sizeof ENVIRONMENT[0]; i++) {
+        fputs("| `", f);
+        gg_cli_markdown_cell(f, ENVIRONMENT[i][0], 1);
+        fputs("` | ", f);
+        gg_cli_markdown_cell(f, ENVIRONMENT[i][1], 0);
+        fputs(" |\n", f);
+    }
+}
+
 const struct gg_cli_word gg_cli_reference_words[] = {
     {"host", GG_REFERENCE_HOST}, {"device", GG_REFERENCE_DEVICE}, {"auto", GG_REFERENCE_AUTO},
     {NULL, 0}};

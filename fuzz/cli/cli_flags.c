@@ -2,11 +2,12 @@
  * cli_flags.c — a command's flag table at work: each row's default stored in the command's
  * option struct before parsing, the getopt_long options and optstring built from the rows (with
  * -h/--help, which every command takes), each value read and checked by its row's type (or its
- * row's apply) and stored at the row's offset, and the command's section of the usage text,
- * where each flag's default and the meaning of 0 come from its row. -h/--help prints that
- * section; a usage error is one line, "ggfuzz CMD: --flag: why", then where to look ("try
- * 'ggfuzz CMD --help'"), never the whole usage text.
+ * row's apply) and stored at the row's offset, and the command's section of the usage text and
+ * of docs/cli.md, where each flag's default and the meaning of 0 come from its row. -h/--help
+ * prints that section; a usage error is one line, "ggfuzz CMD: --flag: why", then where to look
+ * ("try 'ggfuzz CMD --help'"), never the whole usage text.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -363,9 +364,7 @@ int gg_cli_table_check(const struct gg_cli_command *cmd, char *why, size_t why_l
 
 /* ---- the usage text ------------------------------------------------------------------------ */
 
-/* Writes text word by word from column col on, a line that would pass USAGE_WIDTH going on at
-   column indent; ends the line. */
-static void put_wrapped(FILE *f, const char *text, int col, int indent)
+void gg_cli_put_wrapped(FILE *f, const char *text, int col, int indent)
 {
     for (int first = 1; *text; first = 0) {
         int word = (int)strcspn(text, " ");
@@ -396,11 +395,40 @@ void gg_cli_command_usage(FILE *f, const char *prefix, const struct gg_cli_comma
 {
     fprintf(f, "%sggfuzz %s\n", prefix, cmd->usage);
     if (cmd->about)
-        put_wrapped(f, cmd->about, fprintf(f, "  "), 2);
+        gg_cli_put_wrapped(f, cmd->about, fprintf(f, "  "), 2);
     for (const struct gg_cli_flag *fl = cmd->flags; fl->name; fl++) {
         char spec[64], help[HELP_MAX];
         flag_text(fl, spec, sizeof spec, help, sizeof help);
-        put_wrapped(f, help, fprintf(f, "  %-*s  ", HELP_COLUMN - 4, spec), HELP_COLUMN);
+        gg_cli_put_wrapped(f, help, fprintf(f, "  %-*s  ", HELP_COLUMN - 4, spec), HELP_COLUMN);
     }
 }
 
+void gg_cli_markdown_cell(FILE *f, const char *text, int code)
+{
+    for (const char *c = text; *c; c++) {
+        int word_start = c == text || !isalnum((unsigned char)c[-1]);
+        if (*c == '|' || (!code && (*c == '*' || *c == '<' || (*c == '_' && word_start))))
+            fputc('\\', f);
+        fputc(*c, f);
+    }
+}
+
+void gg_cli_command_markdown(FILE *f, const struct gg_cli_command *cmd)
+{
+    fprintf(f, "## ggfuzz %s\n\n```text\nggfuzz %s\n```\n\n", cmd->name, cmd->usage);
+    if (cmd->about) {
+        gg_cli_markdown_cell(f, cmd->about, 0);
+        fputs("\n\n", f);
+    }
+    fputs("| flag | meaning |\n|---|---|\n", f);
+    for (const struct gg_cli_flag *fl = cmd->flags; fl->name; fl++) {
+        char spec[64], help[HELP_MAX];
+        flag_text(fl, spec, sizeof spec, help, sizeof help);
+        fputs("| `", f);
+        gg_cli_markdown_cell(f, spec, 1);
+        fputs("` | ", f);
+        gg_cli_markdown_cell(f, help, 0);
+        fputs(" |\n", f);
+    }
+    fputs("| `-h, --help` | this section |\n", f);
+}

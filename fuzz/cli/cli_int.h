@@ -1,8 +1,8 @@
 /*
  * cli_int.h — what the files of the ggfuzz command line share: exit codes, each command's flag
  * table and what is derived from it (getopt options, the defaults, the checks of the values by
- * their type, the usage text), the rows several commands share, plugin loading, and one entry
- * point per command (fuzz/cli/cli_<command>.c).
+ * their type, the usage text and docs/cli.md), the rows several commands share, plugin loading,
+ * and one entry point per command (fuzz/cli/cli_<command>.c).
  * Commands return the process exit code; only main() exits.
  */
 #ifndef GG_CLI_INT_H
@@ -225,6 +225,15 @@ void gg_cli_command_usage(FILE *f, const char *prefix, const struct gg_cli_comma
 /* Prints the whole usage text: the commands, each command's section, the exit code of every
    verdict class from the class table and the environment variables. */
 void gg_cli_usage_print(FILE *f);
+/* The same as Markdown, docs/cli.md (`ggfuzz --help-markdown`): each command's flags as a table. */
+void gg_cli_markdown_print(FILE *f);
+void gg_cli_command_markdown(FILE *f, const struct gg_cli_command *cmd);
+/* Writes text as Markdown, in a table cell or a paragraph: '|' escaped, and unless it goes in
+   a code span (code) '*', '<' and a '_' that starts a word, so that they read as typed. */
+void gg_cli_markdown_cell(FILE *f, const char *text, int code);
+/* Writes text word by word from column col on, a line that would pass the usage text's width
+   going on at column indent; ends the line. */
+void gg_cli_put_wrapped(FILE *f, const char *text, int col, int indent);
 
 /* Whether the kernels of each backend can run here (a GPU backend needs its device), asked at
    the first kernel of that backend. Zero-initialise. */
