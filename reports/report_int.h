@@ -69,7 +69,7 @@ const char *gg_report_gpu_stat(const struct gg_rcampaign *c, int ordinal, const 
 
 /* ---- Plots (gg_report_plot.c) --------------------------------------------------------------- */
 
-/* The gnuplot executable: GG_GNUPLOT when set (a missing path means no gnuplot), else the first
+/* The gnuplot executable: GGFUZZ_GNUPLOT when set (a missing path means no gnuplot), else the first
    `gnuplot` on PATH. */
 struct gg_plotter {
     char exe[4096];

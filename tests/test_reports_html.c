@@ -192,7 +192,7 @@ Test(reports_html, suite_with_one_bad_expert)
 {
     if (!gnuplot_on_path())
         cr_skip_test("gnuplot is not installed");
-    unsetenv("GG_GNUPLOT");
+    unsetenv("GGFUZZ_GNUPLOT");
     char dir[64], err[1024];
     scratch(dir);
     struct gg_report_out out;
@@ -221,13 +221,13 @@ Test(reports_html, suite_with_one_bad_expert)
 
 Test(reports_html, without_gnuplot_tables_only)
 {
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], err[1024];
     scratch(dir);
     struct gg_report_out out;
     cr_assert_eq(gg_report_write(SUITE, NULL, 0, dir, &out, err, sizeof err), GG_OK, "%s", err);
     cr_expect_eq(out.plots, 0);
-    cr_expect(strstr(out.note, "GG_GNUPLOT=/nonexistent/gnuplot") != NULL, "%s", out.note);
+    cr_expect(strstr(out.note, "GGFUZZ_GNUPLOT=/nonexistent/gnuplot") != NULL, "%s", out.note);
 
     char *html = slurp(dir, "index.html", NULL), *md = slurp(dir, "summary.md", NULL);
     expect_suite_tables(html, md);
@@ -247,7 +247,7 @@ Test(reports_html, without_gnuplot_tables_only)
 Test(reports_html, gnuplot_failure_is_reported)
 {
     /* An executable that is not gnuplot: every plot fails, the report is still written. */
-    setenv("GG_GNUPLOT", "/bin/false", 1);
+    setenv("GGFUZZ_GNUPLOT", "/bin/false", 1);
     char dir[64], err[1024];
     scratch(dir);
     struct gg_report_out out;
@@ -326,7 +326,7 @@ Test(reports_html, optional_fields_and_exact_groups)
         "{\"g\": 1, \"rows\": 4, \"snr_db\": null, \"exact\": true}]}, "
         "{\"id\": \"c2\", \"kernel\": \"k\", \"verdict\": \"skipped\", \"class\": null, "
         "\"detail\": \"kernel k does not support this case\", \"groups\": []}]}";
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], path[96], out_dir[96], err[1024];
     scratch(dir);
     cli_write_file(dir, "suite.json", doc);
@@ -371,7 +371,7 @@ static void expect_campaign(const char *html, const char *md)
 
 Test(reports_html, campaign_signatures_and_replay_commands)
 {
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], err[1024];
     scratch(dir);
     cr_assert_eq(gg_report_html_write(NULL, CAMPAIGN, dir, err, sizeof err), GG_OK, "%s", err);
@@ -407,7 +407,7 @@ static void copy_fixture(const char *from, const char *name, const char *dir)
 
 Test(reports_html, statistics_and_findings_in_one_directory)
 {
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], out_dir[96], err[1024];
     scratch(dir);
     copy_fixture("", "fuzzer_stats", dir);
@@ -429,7 +429,7 @@ Test(reports_html, suite_and_campaign_with_plots)
 {
     if (!gnuplot_on_path())
         cr_skip_test("gnuplot is not installed");
-    unsetenv("GG_GNUPLOT");
+    unsetenv("GGFUZZ_GNUPLOT");
     char dir[64], err[1024];
     scratch(dir);
     const char *camps[] = {CAMPAIGN, CAMPAIGN "/artifacts"};
@@ -472,7 +472,7 @@ Test(reports_html, bad_campaign_directories)
     /* Statistics alone (no plot_data, no findings) make a report. */
     snprintf(path, sizeof path, "%s/plot_data", dir);
     unlink(path);
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     cr_expect_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_OK, "%s", err);
     char *html = slurp(out_dir, "index.html", NULL);
     cr_expect(strstr(html, "No plot_data rows in this directory.") != NULL);

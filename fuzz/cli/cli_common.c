@@ -49,28 +49,6 @@ const struct gg_cli_command *const gg_cli_commands[] = {
     &gg_cli_fuzz_command,     &gg_cli_selftest_command, &gg_cli_suite_command,
     &gg_cli_merge_command,    &gg_cli_report_command,   &gg_cli_bench_command, NULL};
 
-/* Every environment variable ggfuzz reads, printed after the exit codes. */
-static const char *const ENVIRONMENT[][2] = {
-    {"GGFUZZ_PLUGINS", "colon-separated plugin paths, loaded before those of --plugin"},
-    {"GGFUZZ_PLUGIN_TIMEOUT",
-     "seconds a plugin's registration (a .py plugin's import) may take (default 10; 0: none)"},
-    {"GGFUZZ_PYTHON", "the Python that runs .py plugins (default: python3 on PATH), checked to "
-     "run ggfuzz's host first"},
-    {"GGFUZZ_PYTHONPATH", "where the ggfuzz Python package is (default: kernels/python)"},
-    {"GGFUZZ_LIB", "libggfuzz.so for python -m ggfuzz (ggfuzz sets the one beside it)"},
-    {"GGFUZZ_HANDSHAKE", "set by ggfuzz: the token python -m ggfuzz --handshake answers with"},
-    {"GGFUZZ_EXE", "set by ggfuzz for its Python host: the executable its printed commands name"},
-    {"GG_GPU_TMA", "0: GPU kernels load by cp.async instead of TMA (the same bits)"},
-    {"GG_GNUPLOT", "the gnuplot executable of report plots (default: gnuplot on PATH)"},
-    {"TMPDIR", "where selftest makes its temporary campaigns, and suite --gpus its runners' "
-               "results (default /tmp)"},
-    {"CUDA_VISIBLE_DEVICES", "(HIP_VISIBLE_DEVICES) the GPUs --gpus ordinals index; ggfuzz "
-                             "sets it to one GPU in each process it binds"},
-    {"GGFUZZ_DEVICE", "set by ggfuzz in a process --gpus bound: the ordinal of its GPU"},
-    {"SLURM_ARRAY_TASK_ID", "with SLURM_ARRAY_TASK_COUNT (_MIN, _STEP): fuzz runs as that shard"},
-    {"SLURM_PROCID", "with SLURM_NTASKS: fuzz runs as that shard (times the array's)"},
-};
-
 /* The verdict classes, most severe first (the order of the exit code of a run): n of them. */
 static int classes_by_severity(enum gg_class order[GG_CLASS_COUNT])
 {
@@ -100,8 +78,11 @@ void gg_cli_usage_print(FILE *f)
         fprintf(f, "  %2d %-15s %s\n", gg_class_exit_code(order[i]), gg_class_name(order[i]),
                 gg_class_help(order[i]));
     fputs("\nenvironment:\n", f);
-    for (size_t i = 0; i < sizeof ENVIRONMENT / sizeof ENVIRONMENT[0]; i++)
-        fprintf(f, "  %-22s %s\n", ENVIRONMENT[i][0], ENVIRONMENT[i][1]);
+    for (const struct gg_cli_env *e = gg_cli_env_vars; e->name; e++) {
+        char help[1024];
+        gg_cli_env_help(e, help, sizeof help);
+        gg_cli_put_wrapped(f, help, fprintf(f, "  %-22s ", e->name), 25);
+    }
 }
 
 void gg_cli_markdown_print(FILE *f)
@@ -128,11 +109,13 @@ void gg_cli_markdown_print(FILE *f)
         fputs(" |\n", f);
     }
     fputs("\n## Environment\n\n| variable | effect |\n|---|---|\n", f);
-    for (size_t i = 0; i < sizeof ENVIRONMENT / sizeof ENVIRONMENT[0]; i++) {
+    for (const struct gg_cli_env *e = gg_cli_env_vars; e->name; e++) {
+        char help[1024];
+        gg_cli_env_help(e, help, sizeof help);
         fputs("| `", f);
-        gg_cli_markdown_cell(f, ENVIRONMENT[i][0], 1);
+        gg_cli_markdown_cell(f, e->name, 1);
         fputs("` | ", f);
-        gg_cli_markdown_cell(f, ENVIRONMENT[i][1], 0);
+        gg_cli_markdown_cell(f, help, 0);
         fputs(" |\n", f);
     }
 }

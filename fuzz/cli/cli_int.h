@@ -2,7 +2,7 @@
  * cli_int.h — what the files of the ggfuzz command line share: exit codes, each command's flag
  * table and what is derived from it (getopt options, the defaults, the checks of the values by
  * their type, the usage text and docs/cli.md), the rows several commands share, plugin loading,
- * and one entry point per command (fuzz/cli/cli_<command>.c).
+ * the environment variables, and one entry point per command (fuzz/cli/cli_<command>.c).
  * Commands return the process exit code; only main() exits.
  */
 #ifndef GG_CLI_INT_H
@@ -234,6 +234,24 @@ void gg_cli_markdown_cell(FILE *f, const char *text, int code);
 /* Writes text word by word from column col on, a line that would pass the usage text's width
    going on at column indent; ends the line. */
 void gg_cli_put_wrapped(FILE *f, const char *text, int col, int indent);
+
+/* ---- Environment variables (cli_env.c) ----------------------------------------------------- */
+
+/* One variable ggfuzz reads, or sets for its children. */
+struct gg_cli_env {
+    const char *name;  /* the variable, or a prefix ending in '*' */
+    const char *help;  /* what it does, with its default */
+    const char *old;   /* (optional) its name before the GGFUZZ_ prefix, read for one release */
+    int by_ggfuzz;     /* set by ggfuzz for its children (a kernel or a plugin may read it); its
+                          help says so */
+};
+extern const struct gg_cli_env gg_cli_env_vars[]; /* ends with a NULL name */
+/* At start (not in a worker): a WARNING for each old name still set, whose value is copied to
+   the new name unless that is set too, and one WARNING naming the GGFUZZ_* variables that are
+   set and unknown, all on stderr. */
+void gg_cli_env_check(void);
+/* Row e's text for the usage text and docs/cli.md: its help, then its old name. */
+void gg_cli_env_help(const struct gg_cli_env *e, char *buf, size_t len);
 
 /* Whether the kernels of each backend can run here (a GPU backend needs its device), asked at
    the first kernel of that backend. Zero-initialise. */

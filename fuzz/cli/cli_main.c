@@ -1,10 +1,10 @@
 /*
  * cli_main.c — the ggfuzz command line as one call, gg_cli_main() (gg_cli.h), which the ggfuzz
- * executable and the Python host both run: takes the leading `--plugin PATH` pairs, answers
- * --help, --help-markdown (docs/cli.md, not in --help) and --version, hands a command line with
- * a Python plugin to the Python host when it does not run under it (cli_python.c), loads the
- * plugins and hands over to the command's file (fuzz/cli/cli_*.c). It returns the exit code;
- * only main() exits.
+ * executable and the Python host both run: hands a command line with a Python plugin to the
+ * Python host when it does not run under it (cli_python.c), takes the leading `--plugin PATH`
+ * pairs, checks the environment (cli_env.c), answers --help, --help-markdown (docs/cli.md, not
+ * in --help) and --version, loads the plugins and hands over to the command's file
+ * (fuzz/cli/cli_*.c). It returns the exit code; only main() exits.
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +30,8 @@ int gg_cli_main(int argc, char **argv)
     }
     argc -= n_lead;
     argv += n_lead;
+    if (argc < 2 || strcmp(argv[1], "worker") != 0)
+        gg_cli_env_check(); /* once: not again in each worker the campaign starts */
     if (argc < 2) {
         fprintf(stderr, "ggfuzz: no command given\n");
         gg_cli_usage_hint(NULL);

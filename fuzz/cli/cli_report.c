@@ -43,9 +43,9 @@ const struct gg_cli_command gg_cli_report_command = {
     "Writes OUTDIR/index.html (one self-contained page), OUTDIR/summary.md and the PNG plots it "
     "links: pass/fail table, SNR against threshold per case, per-group SNR of the worst cases, "
     "and for campaigns executions and findings over time with every unique signature, its "
-    "minimised case and the command that replays it. Plots need gnuplot (GG_GNUPLOT or PATH); "
-    "without it the report has tables only. Exit 0 written; 2 usage; 3 an input is unreadable "
-    "or malformed, or the report cannot be written.",
+    "minimised case and the command that replays it. Plots need gnuplot (GGFUZZ_GNUPLOT or "
+    "PATH); without it the report has tables only. Exit 0 written; 2 usage; 3 an input is "
+    "unreadable or malformed, or the report cannot be written.",
     report_flags};
 
 /* Prints "ggfuzz report: what [arg]" and where to look on stderr; returns the usage exit code. */

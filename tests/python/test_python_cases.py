@@ -3,7 +3,7 @@ a case file's (made through libggfuzz.so) load as NumPy arrays, and as torch ten
 is installed (on its GPU when it sees one); check()
 passes the output of a correct NumPy kernel and of the reference kernel of a dump, and fails a
 mutant's, naming the first failing group and element as the oracles do; bf16 raw bits and the
-8-bit formats decode to the right values. Needs GGFUZZ_BIN (the ggfuzz executable),
+8-bit formats decode to the right values. Needs GGFUZZ_TEST_BIN (the ggfuzz executable),
 GGFUZZ_LIB (libggfuzz.so) and GG_SOURCE_DIR, which CTest sets."""
 
 import os
@@ -24,7 +24,7 @@ MUTANTS = os.path.join(SRC, "corpus", "mutants")
 
 def ggfuzz_run(*args):
     """ggfuzz run ARGS: (exit code, output)."""
-    p = subprocess.run([os.environ["GGFUZZ_BIN"], "run"] + list(args), stdout=subprocess.PIPE,
+    p = subprocess.run([os.environ["GGFUZZ_TEST_BIN"], "run"] + list(args), stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, universal_newlines=True)
     return p.returncode, p.stdout
 
