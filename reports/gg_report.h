@@ -197,9 +197,9 @@ void gg_report_suite_free(struct gg_rsuite *s);
  * out_dir/index.html (one self-contained file: inline CSS, plots as data URIs, no script),
  * out_dir/summary.md (plots referenced as the PNG files beside it) and the PNGs. A campaign's
  * part leads with its bugs, one per bucket of its findings store, with the member signatures
- * folded under each; signatures in no bucket follow as not yet triaged. Plots need gnuplot (GG_GNUPLOT, else
- * PATH); without it the report has tables only and says so. Either input may be absent (NULL,
- * or n_campaigns 0), not both. Returns GG_E_IO or GG_E_PARSE with a message naming the file and
+ * folded under each; signatures in no bucket follow as not yet triaged. Plots need gnuplot
+ * (GGFUZZ_GNUPLOT, else PATH); without it the report has tables only and says so. Either input may
+ * be absent (NULL, or n_campaigns 0), not both. Returns GG_E_IO or GG_E_PARSE with a message naming the file and
  * the field when an input cannot be read or is malformed (nothing is written then), GG_E_IO when
  * the output cannot be written. out (may be NULL) tells what happened to the plots.
  */

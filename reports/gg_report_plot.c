@@ -37,13 +37,13 @@ void gg_report_plot_init(struct gg_plotter *p, const char *out_dir)
 {
     memset(p, 0, sizeof *p);
     p->out_dir = out_dir;
-    const char *env = getenv("GG_GNUPLOT");
+    const char *env = getenv("GGFUZZ_GNUPLOT");
     if (env != NULL && env[0] != '\0') {
         p->available = executable(env) && strlen(env) < sizeof p->exe;
         if (p->available)
             snprintf(p->exe, sizeof p->exe, "%s", env);
         else
-            snprintf(p->why, sizeof p->why, "GG_GNUPLOT=%s is not an executable file", env);
+            snprintf(p->why, sizeof p->why, "GGFUZZ_GNUPLOT=%s is not an executable file", env);
         return;
     }
     const char *path = getenv("PATH");

@@ -150,7 +150,7 @@ void gg_report_nights_free(struct gg_rnights *t);
 
 /* ---- Plots (gg_report_plot.c) --------------------------------------------------------------- */
 
-/* The gnuplot executable: GG_GNUPLOT when set (a missing path means no gnuplot), else the first
+/* The gnuplot executable: GGFUZZ_GNUPLOT when set (a missing path means no gnuplot), else the first
    `gnuplot` on PATH. */
 struct gg_plotter {
     char exe[4096];

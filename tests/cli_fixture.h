@@ -43,6 +43,17 @@ static inline void cli_temp_dir(char *dir, size_t len, const char *name)
     cr_assert_not_null(mkdtemp(dir));
 }
 
+/* Writes text to the file dir/name. */
+static inline void cli_write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
 /* Removes dir and everything below it. */
 static inline void cli_remove_dir(const char *dir)
 {

@@ -7,8 +7,8 @@
  * must stay silent (a script error is logged there). The page is also opened alone, as a person
  * would, and its DOM must hold the bucket table.
  *
- * Chromium is GG_CHROMIUM, else chromium or chromium-browser on PATH (`sh .ci/deps browser`).
- * Without it the test is skipped with a message, unless GG_BROWSER_REQUIRED=1 (set by .ci/run),
+ * Chromium is GGFUZZ_TEST_CHROMIUM, else chromium or chromium-browser on PATH (`sh .ci/deps browser`).
+ * Without it the test is skipped with a message, unless GGFUZZ_TEST_BROWSER_REQUIRED=1 (set by .ci/run),
  * which makes a missing browser a failure.
  */
 #include <stdio.h>
@@ -61,7 +61,7 @@ static const char probe_page[] =
 /* The browser to drive, or NULL. */
 static const char *chromium(char *buf, size_t len)
 {
-    const char *env = getenv("GG_CHROMIUM");
+    const char *env = getenv("GGFUZZ_TEST_CHROMIUM");
     if (env && env[0])
         return access(env, X_OK) == 0 ? env : NULL;
     const char *names[] = {"chromium", "chromium-browser"};
@@ -103,14 +103,14 @@ Test(cli_browser, the_report_loads_in_chromium_with_its_bucket_table, .timeout =
 {
     char buf[4096];
     const char *browser = chromium(buf, sizeof buf);
-    const char *required = getenv("GG_BROWSER_REQUIRED");
+    const char *required = getenv("GGFUZZ_TEST_BROWSER_REQUIRED");
     if (browser == NULL && required && strcmp(required, "1") == 0)
-        cr_assert_fail("GG_BROWSER_REQUIRED=1 but no chromium was found (GG_CHROMIUM, or "
+        cr_assert_fail("GGFUZZ_TEST_BROWSER_REQUIRED=1 but no chromium was found (GGFUZZ_TEST_CHROMIUM, or "
                        "chromium on PATH: sh .ci/deps browser)");
     if (browser == NULL) {
-        fprintf(stderr, "test_cli_browser: skipped: chromium is not installed (GG_CHROMIUM, or "
+        fprintf(stderr, "test_cli_browser: skipped: chromium is not installed (GGFUZZ_TEST_CHROMIUM, or "
                 "chromium on PATH: sh .ci/deps browser)\n");
-        cr_skip_test("chromium is not installed (GG_CHROMIUM, or chromium on PATH): the report "
+        cr_skip_test("chromium is not installed (GGFUZZ_TEST_CHROMIUM, or chromium on PATH): the report "
                      "is not opened in a browser");
     }
 

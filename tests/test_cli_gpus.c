@@ -70,7 +70,7 @@ Test(cli_gpus, bad_lists_and_no_gpu)
     cr_expect_eq(ggfuzz(NO_GPU, args), 2, "%s", out);
     snprintf(args, sizeof args, "%s--gpus all", k);
     cr_expect_eq(ggfuzz(NO_GPU, args), 3, "%s", out);
-    cr_expect(strstr(out, "ggfuzz: --gpus all: "), "%s", out);
+    cr_expect(strstr(out, "ggfuzz fuzz: --gpus all: "), "%s", out);
     snprintf(args, sizeof args, "%s--gpus auto", k);
     cr_expect_eq(ggfuzz(NO_GPU, args), 0, "%s", out);
     cr_expect(strstr(out, "INFO: --gpus auto: ") && strstr(out, "running as without --gpus"),

@@ -196,7 +196,7 @@ Test(cli, sizes_are_parsed_strictly)
         snprintf(args, sizeof args, "run --max-mem '%s' " SEEDS "/fwd_basic.case", bad[i]);
         cr_expect_eq(ggfuzz(args, out, sizeof out), 2, "--max-mem %s: %s", bad[i], out);
         char want[64];
-        snprintf(want, sizeof want, "ggfuzz: --max-mem: ");
+        snprintf(want, sizeof want, "ggfuzz run: --max-mem: ");
         cr_expect(strstr(out, want) && strstr(out, bad[i]), "--max-mem %s: %s", bad[i], out);
         snprintf(args, sizeof args, "fuzz --kernel grouped_bf16_cpu_tiled --runs 1 --max-mem '%s'",
                  bad[i]);

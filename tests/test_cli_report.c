@@ -89,14 +89,14 @@ static int exists(const char *dir, const char *name)
 
 Test(cli_report, writes_the_report_directory)
 {
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], args[512];
     scratch(dir);
     snprintf(args, sizeof args, "--suite %s/suite_bad_expert.json --campaign %s/campaign -o %s",
              REPORT_DATA, REPORT_DATA, dir);
     cr_assert_eq(report(args), 0, "%s%s", out_text, err_text);
     cr_expect(strstr(out_text, "index.html") && strstr(out_text, "summary.md"), "%s", out_text);
-    cr_expect(strstr(err_text, "plots skipped: GG_GNUPLOT=/nonexistent/gnuplot") != NULL, "%s",
+    cr_expect(strstr(err_text, "plots skipped: GGFUZZ_GNUPLOT=/nonexistent/gnuplot") != NULL, "%s",
               err_text);
     cr_expect(exists(dir, "index.html") && exists(dir, "summary.md"));
     remove_report(dir);
@@ -140,7 +140,7 @@ Test(cli_report, usage_errors_exit_2)
 
 Test(cli_report, bad_inputs_exit_3)
 {
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char args[512];
     snprintf(args, sizeof args, "--suite %s/suite_bad_field.json -o /tmp/ggfuzz-cli-report-never",
              REPORT_DATA);
@@ -159,7 +159,7 @@ Test(cli_report, bad_inputs_exit_3)
    bounds it): the finding is listed with the reader's message, the suite refused by name. */
 Test(cli_report, a_fifo_among_the_inputs_is_not_waited_on, .timeout = 30)
 {
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], campaign[128], cmd[512], args[512];
     scratch(dir);
     snprintf(campaign, sizeof campaign, "%s/campaign", dir);
@@ -182,7 +182,7 @@ Test(cli_report, a_fifo_among_the_inputs_is_not_waited_on, .timeout = 30)
    history that cannot be opened is an input error. */
 Test(cli_report, a_history_of_nights)
 {
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], cmd[1024], args[512];
     scratch(dir);
     snprintf(cmd, sizeof cmd, "mkdir '%s/h' && cp -r '%s/campaign' '%s/h/n1' && "

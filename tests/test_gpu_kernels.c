@@ -104,7 +104,7 @@ Test(gpu_kernels, bitwise_twins_on_exact_data)
 }
 
 /* The persistent wgmma kernel loads by TMA where tensor maps describe the operands, and by every
-   thread's cp.async with GG_GPU_TMA=0: on cases whose boxes reach past K, N, a group's rows and
+   thread's cp.async with GGFUZZ_GPU_TMA=0: on cases whose boxes reach past K, N, a group's rows and
    M (zeros from the copy engine, rows C does not take), both pass and agree bit for bit. */
 static void loads_agree(const char *name, const struct gg_kernel *k)
 {
@@ -112,9 +112,9 @@ static void loads_agree(const char *name, const struct gg_kernel *k)
     snprintf(path, sizeof path, "%s/gpu/%s.case", GG_TEST_DATA, name);
     struct gpu_outcome tma, cp;
     gpu_run_case(path, k, "", &tma);
-    setenv("GG_GPU_TMA", "0", 1);
+    setenv("GGFUZZ_GPU_TMA", "0", 1);
     gpu_run_case(path, k, "", &cp);
-    unsetenv("GG_GPU_TMA");
+    unsetenv("GGFUZZ_GPU_TMA");
     cr_expect_eq(tma.v.cls, GG_CLASS_PASS, "%s on %s by TMA: %s (%s)", name, k->name,
                  gg_class_name(tma.v.cls), tma.v.detail);
     cr_expect_eq(cp.v.cls, GG_CLASS_PASS, "%s on %s by cp.async: %s (%s)", name, k->name,

@@ -70,7 +70,7 @@ static size_t at(const char *hay, const char *needle)
 static void report(const char *const *dirs, int n, const char *history, const char *out,
                    char **html, char **md)
 {
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char err[2048];
     cr_assert_eq(gg_report_write_nights(NULL, dirs, n, history, out, NULL, err, sizeof err),
                  GG_OK, "%s", err);
@@ -449,7 +449,7 @@ Test(reports_buckets, plots_over_time_per_gpu_and_per_night)
 {
     if (!gnuplot_on_path())
         cr_skip_test("gnuplot is not installed");
-    unsetenv("GG_GNUPLOT");
+    unsetenv("GGFUZZ_GNUPLOT");
     char dir[64], hist[128], out[128], err[2048];
     scratch(dir);
     snprintf(hist, sizeof hist, "%s/nightly", dir);

@@ -15,6 +15,8 @@
 
 #include <criterion/criterion.h>
 
+#include "cli_fixture.h"
+
 #include "reports/gg_report.h"
 #include "report_fixture.h"
 
@@ -163,7 +165,7 @@ Test(reports_html, suite_with_one_bad_expert)
 {
     if (!gnuplot_on_path())
         cr_skip_test("gnuplot is not installed");
-    unsetenv("GG_GNUPLOT");
+    unsetenv("GGFUZZ_GNUPLOT");
     char dir[64], err[1024];
     scratch(dir);
     struct gg_report_out out;
@@ -192,13 +194,13 @@ Test(reports_html, suite_with_one_bad_expert)
 
 Test(reports_html, without_gnuplot_tables_only)
 {
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], err[1024];
     scratch(dir);
     struct gg_report_out out;
     cr_assert_eq(gg_report_write(SUITE, NULL, 0, dir, &out, err, sizeof err), GG_OK, "%s", err);
     cr_expect_eq(out.plots, 0);
-    cr_expect(strstr(out.note, "GG_GNUPLOT=/nonexistent/gnuplot") != NULL, "%s", out.note);
+    cr_expect(strstr(out.note, "GGFUZZ_GNUPLOT=/nonexistent/gnuplot") != NULL, "%s", out.note);
 
     char *html = slurp(dir, "index.html", NULL), *md = slurp(dir, "summary.md", NULL);
     expect_suite_tables(html, md);
@@ -218,7 +220,7 @@ Test(reports_html, without_gnuplot_tables_only)
 Test(reports_html, gnuplot_failure_is_reported)
 {
     /* An executable that is not gnuplot: every plot fails, the report is still written. */
-    setenv("GG_GNUPLOT", "/bin/false", 1);
+    setenv("GGFUZZ_GNUPLOT", "/bin/false", 1);
     char dir[64], err[1024];
     scratch(dir);
     struct gg_report_out out;
@@ -259,7 +261,7 @@ Test(reports_html, malformed_suite_names_file_and_field)
     scratch(dir);
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);
     for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
-        put(dir, "bad.json", docs[i][0]);
+        cli_write_file(dir, "bad.json", docs[i][0]);
         snprintf(path, sizeof path, "%s/bad.json", dir);
         err[0] = '\0';
         cr_expect_eq(gg_report_html_write(path, NULL, out_dir, err, sizeof err), GG_E_PARSE,
@@ -297,10 +299,10 @@ Test(reports_html, optional_fields_and_exact_groups)
         "{\"g\": 1, \"rows\": 4, \"snr_db\": null, \"exact\": true}]}, "
         "{\"id\": \"c2\", \"kernel\": \"k\", \"verdict\": \"skipped\", \"class\": null, "
         "\"detail\": \"kernel k does not support this case\", \"groups\": []}]}";
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], path[96], out_dir[96], err[1024];
     scratch(dir);
-    put(dir, "suite.json", doc);
+    cli_write_file(dir, "suite.json", doc);
     snprintf(path, sizeof path, "%s/suite.json", dir);
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);
     cr_assert_eq(gg_report_html_write(path, NULL, out_dir, err, sizeof err), GG_OK, "%s", err);
@@ -346,7 +348,7 @@ static void expect_campaign(const char *html, const char *md)
 
 Test(reports_html, campaign_signatures_and_replay_commands)
 {
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], err[1024];
     scratch(dir);
     cr_assert_eq(gg_report_html_write(NULL, CAMPAIGN, dir, err, sizeof err), GG_OK, "%s", err);
@@ -376,13 +378,13 @@ static void copy_fixture(const char *from, const char *name, const char *dir)
     char src[256];
     snprintf(src, sizeof src, "%s%s", CAMPAIGN, from);
     char *text = slurp(src, name, NULL);
-    put(dir, name, text);
+    cli_write_file(dir, name, text);
     free(text);
 }
 
 Test(reports_html, statistics_and_findings_in_one_directory)
 {
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], out_dir[96], err[1024];
     scratch(dir);
     copy_fixture("", "fuzzer_stats", dir);
@@ -404,7 +406,7 @@ Test(reports_html, suite_and_campaign_with_plots)
 {
     if (!gnuplot_on_path())
         cr_skip_test("gnuplot is not installed");
-    unsetenv("GG_GNUPLOT");
+    unsetenv("GGFUZZ_GNUPLOT");
     char dir[64], err[1024];
     scratch(dir);
     const char *camps[] = {CAMPAIGN, CAMPAIGN "/artifacts"};
@@ -437,19 +439,20 @@ Test(reports_html, bad_campaign_directories)
     cr_expect_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_E_PARSE);
     cr_expect(strstr(err, "not a campaign directory") != NULL, "%s", err);
     /* A broken plot_data row is named by file and line. */
-    put(dir, "fuzzer_stats", "kernel            : k\nexecs_done        : 2\n");
-    put(dir, "plot_data", "# relative_time, execs_done, faults_total\n0.0, 0, 0\n1.0, two, 0\n");
+    cli_write_file(dir, "fuzzer_stats", "kernel            : k\nexecs_done        : 2\n");
+    cli_write_file(dir, "plot_data",
+                   "# relative_time, execs_done, faults_total\n0.0, 0, 0\n1.0, two, 0\n");
     snprintf(path, sizeof path, "%s/plot_data:3:", dir);
     cr_expect_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_E_PARSE);
     cr_expect(strstr(err, path) != NULL && strstr(err, "expected 3 comma-separated numbers"),
               "%s", err);
-    put(dir, "plot_data", "# when, what\n0.0, 0\n");
+    cli_write_file(dir, "plot_data", "# when, what\n0.0, 0\n");
     cr_expect_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_E_PARSE);
     cr_expect(strstr(err, "relative_time") != NULL, "%s", err);
     /* Statistics alone (no plot_data, no findings) make a report. */
     snprintf(path, sizeof path, "%s/plot_data", dir);
     unlink(path);
-    setenv("GG_GNUPLOT", "/nonexistent/gnuplot", 1);
+    setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     cr_expect_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_OK, "%s", err);
     char *html = slurp(out_dir, "index.html", NULL);
     cr_expect(strstr(html, "No plot_data rows in this directory.") != NULL);

@@ -131,7 +131,6 @@ void gg_confirm_find(const struct gg_case *history, int n_history, const struct 
 /* ---- The supervisor (gg_campaign.c and gg_campaign_*.c) ------------------------------------- */
 
 #define CONFIRM_TRIES_MAX 3      /* confirmations of one signature that may come to nothing */
-#define DEFAULT_MINIMIZE_S 30.0 /* a minimiser's or a confirmation's time, by default */
 #define MIN_MINIMIZE_S 2.0      /* a minimisation shorter than this is not worth starting */
 #define PATH_MAX_LEN 4096
 
@@ -155,7 +154,7 @@ struct worker {
     int pid, fd;
     int gpu;         /* index into the campaign's devices (-1: unbound) */
     double since;    /* start of the process (STARTING) or of the case (BUSY) */
-    double limit;    /* time limit of the case in flight */
+    double limit;    /* time limit of the case in flight (0: none) */
     struct job job;  /* BUSY: the case in flight; IDLE/STARTING with has_job: to run next */
     int has_job;
     char cur_path[PATH_MAX_LEN];
@@ -218,7 +217,8 @@ struct campaign {
     struct gg_shard_done done;     /* the cases that ended since fuzzer_stats was written */
     long skipping;                 /* cases a requeued shard skips (-1: not recorded) */
     char shard_tag[48];            /* "[shard I/N] " before pulse lines, "" when not a shard */
-    double t0, start_wall, budget, timeout, stop_at;
+    double t0, start_wall, budget, stop_at;
+    double timeout;  /* per case; 0: no limit (--timeout 0) */
     int tty;
     struct worker *w;
     int n_workers;

@@ -40,9 +40,7 @@
 
 #include "fuzz/campaign/campaign_int.h"
 
-#define DEFAULT_TIMEOUT_S 10.0
 #define STOP_GRACE_S 1.0        /* in-flight cases may finish this long after a stop */
-#define DEFAULT_STATUS_S 60.0   /* a status line at least this often, without a terminal */
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
@@ -113,7 +111,8 @@ static void view_of(const struct campaign *c, struct gg_stats_view *v)
 
 static void tick(struct campaign *c, int force)
 {
-    double interval = c->cfg->stats_interval_s > 0 ? c->cfg->stats_interval_s : 1.0;
+    double interval = c->cfg->stats_interval_s > 0 ? c->cfg->stats_interval_s
+                                                  : GG_CAMPAIGN_DEFAULT_STATS_S;
     double now = gg_wire_now();
     if (!force && now - c->last_tick < interval)
         return;
@@ -141,7 +140,7 @@ static void tick(struct campaign *c, int force)
         c->next_pulse *= 2;
     if (now >= c->next_status)
         c->next_status = now + (c->cfg->status_interval_s > 0 ? c->cfg->status_interval_s
-                                                              : DEFAULT_STATUS_S);
+                                                              : GG_CAMPAIGN_DEFAULT_STATUS_S);
     if (c->cfg->on_tick) {
         int pids[c->n_workers > 0 ? c->n_workers : 1];
         for (int i = 0; i < c->n_workers; i++)
@@ -315,7 +314,9 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
         return GG_E_INVAL;
     }
     snprintf(c->mutant, sizeof c->mutant, "%s", mut);
-    c->timeout = cfg->timeout_s > 0 ? cfg->timeout_s : DEFAULT_TIMEOUT_S;
+    /* 0 within the campaign: no limit (a case, a probe, a minimiser's or a confirmation's run) */
+    c->timeout = cfg->timeout_s > 0 ? cfg->timeout_s
+                 : cfg->timeout_s < 0 ? 0 : GG_CAMPAIGN_DEFAULT_TIMEOUT_S;
     if (gg_probe_open(c->k, c->timeout, "--timeout", &c->probe) != GG_OK) {
         snprintf(c->err, c->err_len, "out of memory");
         return GG_E_NOMEM;
@@ -502,7 +503,7 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
     snprintf(err, err_len, "%s", "");
     c.done.fd = -1;
     c.next_status = gg_wire_now() + (cfg->status_interval_s > 0 ? cfg->status_interval_s
-                                                                : DEFAULT_STATUS_S);
+                                                                : GG_CAMPAIGN_DEFAULT_STATUS_S);
     c.tty = cfg->log && (cfg->status_line > 0 || (cfg->status_line < 0 && isatty(fileno(cfg->log))));
     c.t0 = gg_wire_now();
     c.start_wall = (double)time(NULL);
@@ -523,10 +524,13 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
     if (c.skipping > 0)
         camp_log(&c, "INFO: skipping %ld cases that ended after the last fuzzer_stats before the "
                  "shard stopped (their findings are counted already)\n", c.skipping);
-    camp_log(&c, "INFO: kernel=%s mutant=%s strategy=%s workers=%d timeout=%gs "
+    char timeout[32] = "none";
+    if (c.timeout > 0)
+        snprintf(timeout, sizeof timeout, "%gs", c.timeout);
+    camp_log(&c, "INFO: kernel=%s mutant=%s strategy=%s workers=%d timeout=%s "
              "max_total_time=%gs runs=%lld artifacts=%s\n", c.k->name,
              c.mutant[0] ? c.mutant : "none", strategies[cfg->strategy == GG_STRATEGY_UNIFORM],
-             c.n_workers, c.timeout, c.budget, (long long)cfg->max_runs, c.artifacts);
+             c.n_workers, timeout, c.budget, (long long)cfg->max_runs, c.artifacts);
     if (c.gpus) {
         char list[GG_GPUS_MAX * 6];
         gg_gpus_format(c.gpus, list, sizeof list);

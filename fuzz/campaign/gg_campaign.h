@@ -99,6 +99,14 @@ struct gg_campaign_stats {
  */
 int gg_campaign_unverified(const struct gg_campaign_stats *s, char *why, size_t why_len);
 
+/* What a configuration's 0 stands for (the command line shows these as its defaults). */
+#define GG_CAMPAIGN_DEFAULT_TIMEOUT_S 10       /* per case */
+#define GG_CAMPAIGN_DEFAULT_MINIMIZE_S 30      /* a minimiser's or a confirmation's time */
+#define GG_CAMPAIGN_DEFAULT_SYNC_S 30          /* a shard reads the others' new cases this often */
+#define GG_CAMPAIGN_DEFAULT_STATS_S 1          /* fuzzer_stats and plot_data period */
+#define GG_CAMPAIGN_DEFAULT_STATUS_S 60        /* a status line at least this often, no terminal */
+#define GG_SELFTEST_DEFAULT_PER_MUTANT_S 20    /* budget of each selftest campaign */
+
 struct gg_campaign_config {
     const char *kernel;              /* the kernel under test */
     const char *mutant;              /* NULL or "": the correct kernel */
@@ -113,8 +121,9 @@ struct gg_campaign_config {
        gpus->id[i % gpus->n] for its whole life, restarts included, and so is a minimiser to the
        device of the worker that found its signature. NULL or n 0: unbound. */
     const struct gg_gpus *gpus;
-    double timeout_s;                /* per case (0: 10 s); a case past it runs once more with
-                                        4x the limit in a fresh worker before it is a timeout */
+    double timeout_s;                /* per case (0: GG_CAMPAIGN_DEFAULT_TIMEOUT_S; GG_NO_LIMIT:
+                                        none); a case past it runs once more with 4x the limit
+                                        in a fresh worker before it is a timeout */
     const char *const *corpus_dirs;  /* loaded first; the first receives new cases */
     int n_corpus_dirs;
     const char *artifacts_dir;       /* findings (NULL: ggfuzz-out/artifacts) */
@@ -123,7 +132,8 @@ struct gg_campaign_config {
     const char *known_path;          /* (optional) signatures that do not count as new */
     const char *stop_file;           /* (optional) the campaign ends once this file exists */
     int no_minimize;
-    double minimize_s;               /* budget per new signature (0: 30 s), capped by the time
+    double minimize_s;               /* budget per new signature (0:
+                                        GG_CAMPAIGN_DEFAULT_MINIMIZE_S), capped by the time
                                         left */
     int stop_after_findings;         /* end after this many new signatures (0: never) */
     /* One shard of a campaign spread over processes, GPUs or nodes: with campaign_dir set, the
@@ -132,9 +142,9 @@ struct gg_campaign_config {
        corpus_dirs entry is read as seeds), draws from a seed stream of its own (seed mixed with
        the index; shard 0 of 1 uses seed itself), goes on where a shard of that index stopped
        (its seed, case number and corpus; its stored findings are not replayed), takes the cases
-       the other shards keep into its corpus every sync_interval_s (0: 30 s), and at its end,
-       when no other shard is still at work, folds every shard's findings into
-       campaign_dir/artifacts (gg_store_merge). */
+       the other shards keep into its corpus every sync_interval_s (0:
+       GG_CAMPAIGN_DEFAULT_SYNC_S), and at its end, when no other shard is still at work, folds
+       every shard's findings into campaign_dir/artifacts (gg_store_merge). */
     const char *campaign_dir;
     int shard_index, shard_count;    /* 0 <= index < count; count 0 is taken as 1 */
     double sync_interval_s;
@@ -146,9 +156,11 @@ struct gg_campaign_config {
     int n_worker_cmd;
     const char *const *plugins;      /* passed to each worker as --plugin */
     int n_plugins;
-    double stats_interval_s;         /* fuzzer_stats and plot_data period (0: 1 s) */
+    double stats_interval_s;         /* fuzzer_stats and plot_data period (0:
+                                        GG_CAMPAIGN_DEFAULT_STATS_S) */
     double status_interval_s;        /* without a terminal, a status line at least this often
-                                        (0: 60 s), besides those at doubling case counts */
+                                        (0: GG_CAMPAIGN_DEFAULT_STATUS_S), besides those at
+                                        doubling case counts */
     FILE *log;                       /* INFO, FAULT and final lines (NULL: silent) */
     int status_line;                 /* live status line on log: -1 when log is a terminal */
     const char *command_line;        /* (optional) recorded in fuzzer_stats: the command that
@@ -176,16 +188,18 @@ enum gg_status gg_campaign_run(const struct gg_campaign_config *cfg, struct gg_c
                                char *err, size_t err_len);
 
 struct gg_selftest_config {
-    double per_mutant_s;             /* budget of each campaign (0: 20 s) */
+    double per_mutant_s;             /* budget of each campaign (0:
+                                        GG_SELFTEST_DEFAULT_PER_MUTANT_S) */
     int64_t runs_per_mutant;         /* (optional) also end each campaign after this many cases:
                                         with one worker and a fixed seed the cases are the same
                                         on every machine, so a missed mutant is not a slow one */
-    double minimize_s;               /* budget to minimise each finding (0: 30 s) */
+    double minimize_s;               /* budget to minimise each finding (0:
+                                        GG_CAMPAIGN_DEFAULT_MINIMIZE_S) */
     uint64_t seed;                   /* 0: chosen and printed */
     const char *kernel;              /* NULL: every registered kernel */
     int workers;                     /* as in gg_campaign_config */
     const struct gg_gpus *gpus;      /* as in gg_campaign_config */
-    double timeout_s;
+    double timeout_s;                /* as in gg_campaign_config */
     const char *worker_exe;
     const char *const *worker_cmd;   /* as in gg_campaign_config */
     int n_worker_cmd;

@@ -68,6 +68,6 @@ int camp_child_ended(int pid, int kill_it, int *wst)
 /* The budget of a child (minimiser or confirmation): --minimize-time, within the time left. */
 double camp_child_budget(const struct campaign *c)
 {
-    double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : DEFAULT_MINIMIZE_S;
+    double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : GG_CAMPAIGN_DEFAULT_MINIMIZE_S;
     return c->budget > 0 ? fmax(MIN_MINIMIZE_S, fmin(budget, c->budget - camp_elapsed(c))) : budget;
 }

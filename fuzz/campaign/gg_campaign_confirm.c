@@ -202,7 +202,8 @@ void camp_poll_confirms(struct campaign *c, int kill_it)
     for (int i = 0; i < c->n_cs; i++) {
         struct confirm_slot *slot = &c->cs[i];
         int wst = 0;
-        /* every sequence it may run, each case within its limit, and its search's budget */
+        /* every sequence it may run, each case within its limit, and its search's budget
+           (without a limit per case: the budget alone) */
         double limit = slot->budget + 2 * c->timeout * (slot->cur.n_hist + 1) * 3 + 5;
         int overdue = gg_wire_now() > slot->started + limit;
         if (slot->pid && camp_child_ended(slot->pid, kill_it || overdue, &wst))

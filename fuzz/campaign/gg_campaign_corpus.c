@@ -15,7 +15,6 @@
 #include "fuzz/campaign/campaign_int.h"
 
 #define CORPUS_MAX 8192         /* cases kept in memory; later ones replace random ones */
-#define DEFAULT_SYNC_S 30.0     /* a shard reads the others' new cases this often */
 
 /* ---- features ------------------------------------------------------------------------------ */
 
@@ -294,7 +293,8 @@ void camp_sync_peers(struct campaign *c, int force)
     double now = gg_wire_now();
     if (!c->syncing || (!force && now < c->next_sync) || c->st->stop != GG_STOP_NONE)
         return;
-    c->next_sync = now + (c->cfg->sync_interval_s > 0 ? c->cfg->sync_interval_s : DEFAULT_SYNC_S);
+    c->next_sync = now + (c->cfg->sync_interval_s > 0 ? c->cfg->sync_interval_s
+                                                      : GG_CAMPAIGN_DEFAULT_SYNC_S);
     struct gg_case *cases = NULL;
     size_t n = 0, taken = 0;
     char err[1024];

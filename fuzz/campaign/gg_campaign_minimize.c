@@ -118,7 +118,7 @@ static void minimize_child(struct campaign *c, const struct pending_min *m, doub
         struct gg_min_opts mo = {.max_total_time_s = budget,
                                  .repeats = m->cls == GG_CLASS_NONDETERMINISM ||
                                                     m->cls == GG_CLASS_WORKSPACE ? 2 : 1,
-                                 .timeout_s = c->timeout,
+                                 .timeout_s = c->timeout > 0 ? c->timeout : GG_NO_LIMIT,
                                  .run = c->cfg->run,
                                  .findings_dir = c->artifacts,
                                  .bucket = 1,
@@ -216,7 +216,7 @@ static void start_one_min(struct campaign *c, struct min_slot *slot)
     struct pending_min *m = next_min(c);
     if (!m)
         return;
-    double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : DEFAULT_MINIMIZE_S;
+    double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : GG_CAMPAIGN_DEFAULT_MINIMIZE_S;
     if (c->budget > 0)
         budget = fmin(budget, c->budget - camp_elapsed(c));
     if (budget < MIN_MINIMIZE_S && c->budget > 0) {
@@ -296,6 +296,7 @@ void camp_poll_min(struct campaign *c, int kill_it)
     for (int i = 0; i < c->n_ms; i++) {
         struct min_slot *slot = &c->ms[i];
         int wst = 0;
+        /* its budget and one run past it (without a limit per case: its budget alone) */
         int overdue = gg_wire_now() > slot->started + slot->budget + 2 * c->timeout + 5;
         if (slot->pid && camp_child_ended(slot->pid, kill_it || overdue, &wst))
             finish_min(c, slot, wst, kill_it || overdue);

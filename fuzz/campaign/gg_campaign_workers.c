@@ -531,7 +531,7 @@ void camp_check_deadlines(struct campaign *c)
     double now = gg_wire_now();
     for (int i = 0; i < c->n_workers; i++) {
         struct worker *w = &c->w[i];
-        if (w->state == W_BUSY && now > w->since + w->limit) {
+        if (w->state == W_BUSY && w->limit > 0 && now > w->since + w->limit) {
             int pid = w->pid;
             handle_early_end(c, w, pid, camp_reap(w, 1), NULL);
             if (restart(c, w) != 0)

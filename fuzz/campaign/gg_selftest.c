@@ -18,8 +18,6 @@
 #include "fuzz/campaign/gg_campaign.h"
 #include "fuzz/run/device/gg_device.h"
 
-#define DEFAULT_PER_MUTANT_S 20.0
-
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)sb, (void)flag, (void)ftw;
@@ -41,6 +39,12 @@ static enum gg_status make_tmp(char *dir, size_t len, char *err, size_t err_len)
 
 /* Runs one campaign in a fresh directory, removed afterwards unless keep is set by the caller
    later (*dir is left holding its name). */
+/* The budget of each campaign. */
+static double per_mutant_s(const struct gg_selftest_config *cfg)
+{
+    return cfg->per_mutant_s > 0 ? cfg->per_mutant_s : GG_SELFTEST_DEFAULT_PER_MUTANT_S;
+}
+
 static enum gg_status one_campaign(const struct gg_selftest_config *cfg, const char *kernel,
                                    const char *mutant, uint64_t seed, char *dir, size_t dir_len,
                                    struct gg_campaign_stats *st, char *err, size_t err_len)
@@ -55,7 +59,7 @@ static enum gg_status one_campaign(const struct gg_selftest_config *cfg, const c
     struct gg_campaign_config cc = {
         .kernel = kernel,
         .mutant = mutant,
-        .max_total_time_s = cfg->per_mutant_s > 0 ? cfg->per_mutant_s : DEFAULT_PER_MUTANT_S,
+        .max_total_time_s = per_mutant_s(cfg),
         .max_runs = cfg->runs_per_mutant,
         .minimize_s = cfg->minimize_s,
         .seed = seed,
@@ -152,8 +156,7 @@ enum gg_status gg_selftest_run(const struct gg_selftest_config *cfg, struct gg_s
         seed = ((uint64_t)ts.tv_sec * 1000003u) ^ ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)getpid();
     }
     FILE *out = cfg->out;
-    print_header(out, seed, cfg->per_mutant_s > 0 ? cfg->per_mutant_s : DEFAULT_PER_MUTANT_S,
-                 &sk);
+    print_header(out, seed, per_mutant_s(cfg), &sk);
     char dir[4096];
     struct gg_campaign_stats st;
     /* Pass 1: every mutant; pass 2: every correct kernel. */

@@ -15,54 +15,35 @@
 
 struct bench {
     struct gg_run_opts run;
-    double warmup, reps;
+    int warmup, reps;
     const char *csv_path;
     FILE *csv;
     int n_timed, n_refused, n_error;
     struct gg_cli_backends backends;
 };
 
-enum { B_KERNEL, B_MUTANT, B_WARMUP, B_REPS, B_CSV, B_MAX_MEM };
-
+#define B(field) GG_CLI_AT(struct bench, field)
 static const struct gg_cli_flag bench_flags[] = {
-    {"kernel", 0, "NAME", B_KERNEL, "time this kernel instead of each case's own"},
-    {"mutant", 0, "NAME", B_MUTANT, "as for run"},
-    {"warmup", 0, "N", B_WARMUP, "untimed runs before the timed ones (default 3)"},
-    {"reps", 0, "N", B_REPS, "timed runs; the median is reported (default 20, at most 1000)"},
-    {"csv", 0, "FILE", B_CSV, "also write one CSV row per case"},
-    {"max-mem", 0, "SIZE", B_MAX_MEM, "as for run"},
-    {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
+    {"kernel", 0, GG_CLI_STRING, "NAME", B(run.kernel),
+     .help = "time this kernel instead of each case's own"},
+    {"mutant", 0, GG_CLI_STRING, "NAME", B(run.mutant),
+     .help = "run with this mutant, or with every one of a list A,B ('none' for the correct "
+             "kernel)"},
+    {"warmup", 0, GG_CLI_COUNT, "N", B(warmup), GG_CLI_DEFAULT(3),
+     .help = "untimed runs before the timed ones"},
+    {"reps", 0, GG_CLI_COUNT, "N", B(reps), .min = 1, .max = GG_BENCH_MAX_REPS,
+     GG_CLI_DEFAULT(20), .help = "timed runs; the median is reported"},
+    {"csv", 0, GG_CLI_STRING, "FILE", B(csv_path), .help = "also write one CSV row per case"},
+    GG_CLI_MAX_MEM_FLAG(struct bench, run.max_mem_bytes),
+    GG_CLI_PLUGIN_FLAG(.size = 0),
     {0}};
+#undef B
 const struct gg_cli_command gg_cli_bench_command = {
     "bench", "bench [options] CASE|DIR...",
     "time a kernel on each case: the median of the timed runs (GPU kernels: device time between "
     "events on the harness's stream, the inputs generated on the device; CPU kernels: wall time) "
     "and its TFLOP/s; the output is not checked (run and fuzz verify)",
     bench_flags};
-
-static int bench_option(int id, const char *arg, void *p)
-{
-    struct bench *b = p;
-    switch (id) {
-    case B_KERNEL: b->run.kernel = arg; break;
-    case B_MUTANT: b->run.mutant = arg; break;
-    case B_CSV: b->csv_path = arg; break;
-    case B_WARMUP:
-        return gg_cli_number("--warmup", arg, 1, &b->warmup) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
-    case B_REPS:
-        if (gg_cli_number("--reps", arg, 1, &b->reps))
-            return GG_EXIT_USAGE;
-        if (b->reps < 1 || b->reps > GG_BENCH_MAX_REPS) {
-            fprintf(stderr, "ggfuzz: --reps: must be 1 .. %d: '%s'\n", GG_BENCH_MAX_REPS, arg);
-            return GG_EXIT_USAGE;
-        }
-        break;
-    case B_MAX_MEM:
-        return gg_cli_size("--max-mem", arg, &b->run.max_mem_bytes) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
-    default: return GG_CLI_OTHER;
-    }
-    return GG_CLI_TAKEN;
-}
 
 static void bench_file(struct bench *b, const char *path)
 {
@@ -80,7 +61,7 @@ static void bench_file(struct bench *b, const char *path)
     if (k && !gg_cli_kernel_present(&b->backends, k, err, sizeof err))
         st = GG_E_UNSUPPORTED;
     else
-        st = gg_bench_case(&c, &b->run, (int)b->warmup, (int)b->reps, &r, err, sizeof err);
+        st = gg_bench_case(&c, &b->run, b->warmup, b->reps, &r, err, sizeof err);
     if (st == GG_OK) {
         double tflops = r.median_ms > 0 ? r.flops / (r.median_ms * 1e9) : 0.0;
         printf("%-7s %s  %s%s%s  %s g=%lld m=%lld n=%lld k=%lld  %.4f ms (%.4f .. %.4f, %d runs, "
@@ -114,9 +95,7 @@ int gg_cli_bench(int argc, char **argv)
 {
     struct bench b;
     memset(&b, 0, sizeof b);
-    b.warmup = 3;
-    b.reps = 20;
-    int rc = gg_cli_parse(&gg_cli_bench_command, argc, argv, bench_option, &b, NULL);
+    int rc = gg_cli_parse(&gg_cli_bench_command, argc, argv, &b);
     if (rc != GG_CLI_TAKEN)
         return rc;
     if (optind >= argc) {

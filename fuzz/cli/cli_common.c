@@ -1,9 +1,8 @@
 /*
  * cli_common.c — the usage text (its general part, the commands' sections in order, exit codes
- * and environment) and what the command files share: option parsers that name the option in
- * their message, plugin loading (GGFUZZ_PLUGINS first, then each --plugin), the options every
- * command leaves to the parsing loop, and whether a kernel can run here (a GPU kernel needs its
- * device).
+ * and environment) and what the command files share: the words of --reference, plugin loading
+ * (GGFUZZ_PLUGINS first, then each --plugin, which every command but merge and report takes),
+ * and whether a kernel can run here (a GPU kernel needs its device).
  */
 #include <errno.h>
 #include <math.h>
@@ -50,29 +49,20 @@ const struct gg_cli_command *const gg_cli_commands[] = {
     &gg_cli_fuzz_command,     &gg_cli_selftest_command, &gg_cli_suite_command,
     &gg_cli_merge_command,    &gg_cli_report_command,   &gg_cli_bench_command, NULL};
 
-/* Every environment variable ggfuzz reads, printed after the exit codes. */
-static const char *const ENVIRONMENT[][2] = {
-    {"GGFUZZ_PLUGINS", "colon-separated plugin paths, loaded before those of --plugin"},
-    {"GGFUZZ_PLUGIN_TIMEOUT",
-     "seconds a plugin's registration (a .py plugin's import) may take (default 10; 0: none)"},
-    {"GGFUZZ_PYTHON", "the Python that runs .py plugins (default: python3 on PATH), checked to "
-     "run ggfuzz's host first"},
-    {"GGFUZZ_PYTHONPATH", "where the ggfuzz Python package is (default: the installed one, "
-     "PREFIX/share/ggfuzz/python, else kernels/python of the source tree)"},
-    {"GGFUZZ_LIB", "libggfuzz.so for python -m ggfuzz (ggfuzz sets its own: PREFIX/lib, or "
-     "beside it in a build tree)"},
-    {"GGFUZZ_HANDSHAKE", "set by ggfuzz: the token python -m ggfuzz --handshake answers with"},
-    {"GGFUZZ_EXE", "set by ggfuzz for its Python host: the executable its printed commands name"},
-    {"GG_GPU_TMA", "0: GPU kernels load by cp.async instead of TMA (the same bits)"},
-    {"GG_GNUPLOT", "the gnuplot executable of report plots (default: gnuplot on PATH)"},
-    {"TMPDIR", "where selftest makes its temporary campaigns, and suite --gpus its runners' "
-               "results (default /tmp)"},
-    {"CUDA_VISIBLE_DEVICES", "(HIP_VISIBLE_DEVICES) the GPUs --gpus ordinals index; ggfuzz "
-                             "sets it to one GPU in each process it binds"},
-    {"GGFUZZ_DEVICE", "set by ggfuzz in a process --gpus bound: the ordinal of its GPU"},
-    {"SLURM_ARRAY_TASK_ID", "with SLURM_ARRAY_TASK_COUNT (_MIN, _STEP): fuzz runs as that shard"},
-    {"SLURM_PROCID", "with SLURM_NTASKS: fuzz runs as that shard (times the array's)"},
-};
+/* The verdict classes, most severe first (the order of the exit code of a run): n of them. */
+static int classes_by_severity(enum gg_class order[GG_CLASS_COUNT])
+{
+    int n = 0;
+    for (int c = GG_CLASS_PASS + 1; c < GG_CLASS_COUNT; c++)
+        order[n++] = (enum gg_class)c;
+    for (int i = 1; i < n; i++) /* by precedence */
+        for (int j = i; j > 0 && gg_class_more_severe(order[j], order[j - 1]); j--) {
+            enum gg_class t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    return n;
+}
 
 void gg_cli_usage_print(FILE *f)
 {
@@ -83,117 +73,56 @@ void gg_cli_usage_print(FILE *f)
     }
     fprintf(f, "\n%s", EXIT_CODES);
     enum gg_class order[GG_CLASS_COUNT];
-    int n = 0;
-    for (int c = GG_CLASS_PASS + 1; c < GG_CLASS_COUNT; c++)
-        order[n++] = (enum gg_class)c;
-    for (int i = 1; i < n; i++) /* by precedence */
-        for (int j = i; j > 0 && gg_class_more_severe(order[j], order[j - 1]); j--) {
-            enum gg_class t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
+    int n = classes_by_severity(order);
     for (int i = 0; i < n; i++)
         fprintf(f, "  %2d %-15s %s\n", gg_class_exit_code(order[i]), gg_class_name(order[i]),
                 gg_class_help(order[i]));
     fputs("\nenvironment:\n", f);
-    for (size_t i = 0; i < sizeof ENVIRONMENT / sizeof ENVIRONMENT[0]; i++)
-        fprintf(f, "  %-22s %s\n", ENVIRONMENT[i][0], ENVIRONMENT[i][1]);
+    for (const struct gg_cli_env *e = gg_cli_env_vars; e->name; e++) {
+        char help[1024];
+        gg_cli_env_help(e, help, sizeof help);
+        gg_cli_put_wrapped(f, help, fprintf(f, "  %-22s ", e->name), 25);
+    }
 }
 
-/* A size is decimal digits with at most one '.', then an optional binary unit K, M, G or T
-   (either case, optionally followed by "iB" or "B"): no sign, exponent, hexadecimal, nan or inf.
-   It must come to at least one byte and stay below 2^63 bytes. */
-int gg_cli_period(const char *opt, const char *s, double *out)
+void gg_cli_markdown_print(FILE *f)
 {
-    double v;
-    if (gg_cli_number(opt, s, 0, &v) != 0)
-        return -1;
-    if (v <= 0) {
-        fprintf(stderr, "ggfuzz: %s: more than 0 seconds, not '%s'\n", opt, s);
-        return -1;
+    fputs("# ggfuzz command line\n\n"
+          "<!-- Generated from the flag tables of fuzz/cli/ by `ggfuzz --help-markdown`: edit "
+          "the tables, then run `ggfuzz --help-markdown > docs/cli.md`. -->\n\n"
+          "```text\n", f);
+    fputs(USAGE, f);
+    fputs("```\n", f);
+    for (const struct gg_cli_command *const *c = gg_cli_commands; *c; c++) {
+        fputc('\n', f);
+        gg_cli_command_markdown(f, *c);
     }
-    *out = v;
-    return 0;
+    fputs("\n## Exit codes\n\n", f);
+    for (const char *p = EXIT_CODES; *p; p++) /* one paragraph */
+        fputc(*p == '\n' && p[1] ? ' ' : *p, f);
+    fputs("\n| code | class | meaning |\n|---|---|---|\n", f);
+    enum gg_class order[GG_CLASS_COUNT];
+    int n = classes_by_severity(order);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "| %d | `%s` | ", gg_class_exit_code(order[i]), gg_class_name(order[i]));
+        gg_cli_markdown_cell(f, gg_class_help(order[i]), 0);
+        fputs(" |\n", f);
+    }
+    fputs("\n## Environment\n\n| variable | effect |\n|---|---|\n", f);
+    for (const struct gg_cli_env *e = gg_cli_env_vars; e->name; e++) {
+        char help[1024];
+        gg_cli_env_help(e, help, sizeof help);
+        fputs("| `", f);
+        gg_cli_markdown_cell(f, e->name, 1);
+        fputs("` | ", f);
+        gg_cli_markdown_cell(f, help, 0);
+        fputs(" |\n", f);
+    }
 }
 
-int gg_cli_reference(const char *s, enum gg_reference_where *out)
-{
-    int w = gg_reference_where_parse(s);
-    if (w < 0) {
-        fprintf(stderr, "ggfuzz: --reference: '%s' is not host, device or auto\n", s);
-        return -1;
-    }
-    *out = (enum gg_reference_where)w;
-    return 0;
-}
-
-int gg_cli_size(const char *opt, const char *s, int64_t *out)
-{
-    size_t len = strspn(s, "0123456789"), any = len;
-    if (s[len] == '.') {
-        size_t frac = strspn(s + len + 1, "0123456789");
-        any += frac;
-        len += 1 + frac;
-    }
-    if (any == 0)
-        goto bad;
-    double mult = 1;
-    const char *end = s + len;
-    switch (*end) {
-    case 'k': case 'K': mult = 1024.0; end++; break;
-    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
-    case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    if (*end == 'i' || *end == 'B')
-        end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
-    if (*end != '\0')
-        goto bad;
-    double v = strtod(s, NULL) * mult;
-    if (!(v >= 1)) {
-        fprintf(stderr, "ggfuzz: %s: size '%s' is less than one byte\n", opt, s);
-        return -1;
-    }
-    if (!(v < 9223372036854775807.0)) {
-        fprintf(stderr, "ggfuzz: %s: size '%s' is too large (at most 2^63 - 1 bytes)\n", opt, s);
-        return -1;
-    }
-    *out = (int64_t)v;
-    return 0;
-bad:
-    fprintf(stderr, "ggfuzz: %s: cannot read size '%s' (digits with an optional K, M, G or T: "
-            "512M, 1.5G)\n", opt, s);
-    return -1;
-}
-
-/* A non-negative number of seconds (or a count when whole is set). */
-int gg_cli_number(const char *opt, const char *s, int whole, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= 0) || !isfinite(v) ||
-        (whole && v != (double)(int64_t)v)) {
-        fprintf(stderr, "ggfuzz: %s: not a %s: '%s'\n", opt, whole ? "count" : "number >= 0", s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int gg_cli_seed(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno || end == s || *end || s[0] == '-') {
-        fprintf(stderr, "ggfuzz: --seed: not a seed: '%s'\n", s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
+const struct gg_cli_word gg_cli_reference_words[] = {
+    {"host", GG_REFERENCE_HOST}, {"device", GG_REFERENCE_DEVICE}, {"auto", GG_REFERENCE_AUTO},
+    {NULL, 0}};
 
 int gg_cli_load_plugin(const char *path)
 {
@@ -218,32 +147,24 @@ int gg_cli_load_plugins(char **lead, int n)
     return 0;
 }
 
-int gg_cli_plugin_add(struct gg_cli_plugins *pl, const char *path)
-{
-    if (pl->n >= 64) {
-        fprintf(stderr, "ggfuzz: too many plugins\n");
-        return GG_EXIT_USAGE;
-    }
-    if (gg_cli_load_plugin(path) != 0)
-        return GG_EXIT_HARNESS;
-    pl->paths[pl->n++] = path;
-    return 0;
-}
-
 void gg_cli_plugin_lead(struct gg_cli_plugins *pl, char **lead, int n_lead)
 {
-    for (int i = 0; i + 1 < n_lead && pl->n < 64; i += 2)
+    for (int i = 0; i + 1 < n_lead && pl->n < GG_CLI_PLUGINS_MAX; i += 2)
         pl->paths[pl->n++] = lead[i + 1];
 }
 
-int gg_cli_common_option(int id, const char *arg, struct gg_cli_plugins *pl)
+int gg_cli_apply_plugin(const char *arg, void *field, char *why, size_t why_len)
 {
-    if (id == GG_CLI_PLUGIN) {
-        int rc = pl ? gg_cli_plugin_add(pl, arg) : gg_cli_load_plugin(arg);
-        return rc != 0 ? rc : GG_CLI_TAKEN;
+    struct gg_cli_plugins *pl = field;
+    if (pl && pl->n >= GG_CLI_PLUGINS_MAX) {
+        snprintf(why, why_len, "more than %d plugins", GG_CLI_PLUGINS_MAX);
+        return GG_EXIT_USAGE;
     }
-    fprintf(stderr, "ggfuzz: an option this command does not take\n");
-    return GG_EXIT_USAGE;
+    if (gg_cli_load_plugin(arg) != 0)
+        return GG_EXIT_HARNESS; /* the loader said why */
+    if (pl)
+        pl->paths[pl->n++] = arg;
+    return 0;
 }
 
 int gg_cli_kernel_present(struct gg_cli_backends *b, const struct gg_kernel *k, char *msg,

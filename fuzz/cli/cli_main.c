@@ -1,8 +1,9 @@
 /*
  * cli_main.c — the ggfuzz command line as one call, gg_cli_main() (gg_cli.h), which the ggfuzz
- * executable and the Python host both run: takes the leading `--plugin PATH` pairs, answers
- * --help and --version, hands a command line with a Python plugin to the Python host when it
- * does not run under it (cli_python.c), loads the plugins and hands over to the command's file
+ * executable and the Python host both run: hands a command line with a Python plugin to the
+ * Python host when it does not run under it (cli_python.c), takes the leading `--plugin PATH`
+ * pairs, checks the environment (cli_env.c), answers --help, --help-markdown (docs/cli.md, not
+ * in --help) and --version, loads the plugins and hands over to the command's file
  * (fuzz/cli/cli_*.c). It returns the exit code; only main() exits.
  */
 #include <stdio.h>
@@ -29,6 +30,8 @@ int gg_cli_main(int argc, char **argv)
     }
     argc -= n_lead;
     argv += n_lead;
+    if (argc < 2 || strcmp(argv[1], "worker") != 0)
+        gg_cli_env_check(); /* once: not again in each worker the campaign starts */
     if (argc < 2) {
         fprintf(stderr, "ggfuzz: no command given\n");
         gg_cli_usage_hint(NULL);
@@ -37,6 +40,10 @@ int gg_cli_main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         gg_cli_usage_print(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--help-markdown")) { /* docs/cli.md */
+        gg_cli_markdown_print(stdout);
         return 0;
     }
     if (!strcmp(cmd, "--version")) {

@@ -15,11 +15,15 @@
 
 #define MAX_STORES 4096
 
-enum { MERGE_OUTPUT };
+/* What the options of merge set. */
+struct merge_args {
+    const char *out;
+};
 
 static const struct gg_cli_flag merge_flags[] = {
-    {"output", 'o', "STORE", MERGE_OUTPUT,
-     "the merged store (default, for one campaign directory: CAMPAIGN/artifacts)"},
+    {"output", 'o', GG_CLI_STRING, "STORE", GG_CLI_AT(struct merge_args, out),
+     GG_CLI_DEFAULT_TEXT("CAMPAIGN/artifacts when one campaign directory is named"),
+     .help = "the merged store"},
     {0}};
 const struct gg_cli_command gg_cli_merge_command = {
     "merge", "merge CAMPAIGN|STORE... [-o STORE]",
@@ -32,14 +36,6 @@ const struct gg_cli_command gg_cli_merge_command = {
     "or parsed is skipped with a WARNING naming it and the rest merged. Exit 0 merged, 5 "
     "merged but unreadable files skipped, 2 usage, 3 the output cannot be written.",
     merge_flags};
-
-static int merge_option(int id, const char *arg, void *p)
-{
-    switch (id) {
-    case MERGE_OUTPUT: *(const char **)p = arg; return GG_CLI_TAKEN;
-    default: return GG_CLI_OTHER;
-    }
-}
 
 /* A merge's WARNING lines, on stderr. */
 static void merge_note(void *ctx, const char *line)
@@ -76,10 +72,11 @@ static int add_stores(const char *path, char **stores, size_t *n)
 
 int gg_cli_merge(int argc, char **argv)
 {
-    const char *out = NULL;
-    int rc = gg_cli_parse(&gg_cli_merge_command, argc, argv, merge_option, &out, NULL);
+    struct merge_args a = {NULL};
+    int rc = gg_cli_parse(&gg_cli_merge_command, argc, argv, &a);
     if (rc != GG_CLI_TAKEN)
         return rc;
+    const char *out = a.out;
     if (optind >= argc) {
         fprintf(stderr, "ggfuzz merge: name a campaign directory or findings stores\n");
         return GG_EXIT_USAGE;

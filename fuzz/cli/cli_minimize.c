@@ -35,64 +35,41 @@ static void minimize_print_case(const char *label, const struct gg_case *c, int6
     printf(" n=%lld k=%lld outputs=%lld\n", (long long)c->n, (long long)c->k, (long long)elems);
 }
 
-enum { MIN_OUTPUT, MIN_MAX_TOTAL_TIME, MIN_REPEATS, MIN_TIMEOUT, MIN_KERNEL, MIN_MUTANT,
-       MIN_FINDINGS, MIN_BUCKET };
-
-static const struct gg_cli_flag minimize_flags[] = {
-    {"output", 'o', "FILE", MIN_OUTPUT,
-     "the minimised case (default: CASE with .case replaced by .min.case); progress is saved "
-     "there after each pass that shrank the case"},
-    {"max-total-time", 0, "S", MIN_MAX_TOTAL_TIME, "stop after S seconds (default 600)"},
-    {"repeats", 0, "R", MIN_REPEATS,
-     "keep a step only when R runs of R reproduce the signature (default 1; 2 for "
-     "nondeterminism)"},
-    {"timeout", 0, "S", MIN_TIMEOUT, "kill a run after S seconds (default 300)"},
-    {"kernel", 0, "NAME", MIN_KERNEL, "as for run; written into the minimised case"},
-    {"mutant", 0, "NAME", MIN_MUTANT, "as for run; written into the minimised case"},
-    {"findings", 0, "DIR", MIN_FINDINGS,
-     "record the other faults met on the way in this findings store"},
-    {"bucket", 0, NULL, MIN_BUCKET,
-     "minimise to the normal form that triage files buckets by: keep the class family (snr and "
-     "nan are one), smallest sizes, simplest output dtype, placement and data; prints the "
-     "bucket's form and id"},
-    {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
-    {0}};
-const struct gg_cli_command gg_cli_minimize_command = {
-    "minimize", "minimize [options] CASE", "exit 0 when minimised, 3 when the case passes",
-    minimize_flags};
-
 /* What the options of minimize set. */
 struct min_args {
     struct gg_min_opts mo;
     const char *out, *kernel, *mutant;
-    double repeats;
+    int repeats;
 };
 
-static int minimize_option(int id, const char *arg, void *p)
-{
-    struct min_args *a = p;
-    switch (id) {
-    case MIN_OUTPUT: a->out = arg; break;
-    case MIN_KERNEL: a->kernel = arg; break;
-    case MIN_MUTANT: a->mutant = arg; break;
-    case MIN_FINDINGS: a->mo.findings_dir = arg; break;
-    case MIN_BUCKET: a->mo.bucket = 1; break;
-    case MIN_MAX_TOTAL_TIME:
-        return gg_cli_number("--max-total-time", arg, 0, &a->mo.max_total_time_s) ? GG_EXIT_USAGE
-                                                                                  : GG_CLI_TAKEN;
-    case MIN_TIMEOUT:
-        return gg_cli_number("--timeout", arg, 0, &a->mo.timeout_s) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
-    case MIN_REPEATS:
-        if (gg_cli_number("--repeats", arg, 1, &a->repeats) != 0 || a->repeats > 1000 ||
-            (double)(int)a->repeats != a->repeats) {
-            fprintf(stderr, "ggfuzz: --repeats: a whole number up to 1000\n");
-            return GG_EXIT_USAGE;
-        }
-        break;
-    default: return GG_CLI_OTHER;
-    }
-    return GG_CLI_TAKEN;
-}
+#define A(field) GG_CLI_AT(struct min_args, field)
+static const struct gg_cli_flag minimize_flags[] = {
+    {"output", 'o', GG_CLI_STRING, "FILE", A(out),
+     GG_CLI_DEFAULT_TEXT("CASE with .case replaced by .min.case"),
+     .help = "the minimised case; progress is saved there after each pass that shrank the case"},
+    GG_CLI_MAX_TOTAL_TIME_FLAG(struct min_args, mo.max_total_time_s, GG_MIN_DEFAULT_TIME_S),
+    {"repeats", 0, GG_CLI_COUNT, "R", A(repeats), .min = 1, .max = 1000,
+     GG_CLI_DEFAULT_TEXT("1, or 2 for a nondeterminism finding"),
+     .help = "keep a step only when R runs of R reproduce the signature"},
+    GG_CLI_TIMEOUT_FLAG(struct min_args, mo.timeout_s, GG_MIN_DEFAULT_TIMEOUT_S,
+                        "one past it is killed and gives a timeout verdict"),
+    {"kernel", 0, GG_CLI_STRING, "NAME", A(kernel),
+     .help = "run the case on this kernel instead of its own; written into the minimised case"},
+    {"mutant", 0, GG_CLI_STRING, "NAME", A(mutant),
+     .help = "run with this mutant, or with every one of a list A,B ('none' for the correct "
+             "kernel); written into the minimised case"},
+    {"findings", 0, GG_CLI_STRING, "DIR", A(mo.findings_dir),
+     .help = "record the other faults met on the way in this findings store"},
+    {"bucket", 0, GG_CLI_SWITCH, NULL, A(mo.bucket),
+     .help = "minimise to the normal form that triage files buckets by: keep the class family "
+             "(snr and nan are one), smallest sizes, simplest output dtype, placement and data; "
+             "prints the bucket's form and id"},
+    GG_CLI_PLUGIN_FLAG(.size = 0),
+    {0}};
+#undef A
+const struct gg_cli_command gg_cli_minimize_command = {
+    "minimize", "minimize [options] CASE", "exit 0 when minimised, 3 when the case passes",
+    minimize_flags};
 
 /*
  * `ggfuzz minimize FILE`: runs FILE once for its signature, shrinks it with gg_minimize() and
@@ -107,8 +84,9 @@ static int not_a_note(const char *key)
 
 int gg_cli_minimize(int argc, char **argv)
 {
-    struct min_args a = {.mo = {.max_total_time_s = 600, .timeout_s = 300}};
-    int rc = gg_cli_parse(&gg_cli_minimize_command, argc, argv, minimize_option, &a, NULL);
+    struct min_args a;
+    memset(&a, 0, sizeof a);
+    int rc = gg_cli_parse(&gg_cli_minimize_command, argc, argv, &a);
     if (rc != GG_CLI_TAKEN)
         return rc;
     struct gg_min_opts mo = a.mo;
@@ -182,7 +160,7 @@ int gg_cli_minimize(int argc, char **argv)
         out = def_out;
     }
     /* Intermittent faults need the signature twice in a row before a step is kept. */
-    mo.repeats = a.repeats > 0 ? (int)a.repeats : v.cls == GG_CLASS_NONDETERMINISM ? 2 : 1;
+    mo.repeats = a.repeats > 0 ? a.repeats : v.cls == GG_CLASS_NONDETERMINISM ? 2 : 1;
     /* Bucket mode may leave the signature (within its class family): no progress file, whose
        @expect would no longer hold. */
     mo.progress_path = mo.bucket ? NULL : out;

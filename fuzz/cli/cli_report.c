@@ -11,17 +11,38 @@
 #include "fuzz/cli/cli_int.h"
 #include "reports/gg_report.h"
 
-enum { REPORT_SUITE, REPORT_CAMPAIGN, REPORT_HISTORY, REPORT_OUTPUT };
+/* What the options of report set. */
+struct report_args {
+    const char *suite, *out, *history;
+    struct gg_cli_list campaigns;
+};
+
+/* --suite FILE or --history DIR, once each. */
+static int apply_once(const char *arg, void *field, char *why, size_t why_len)
+{
+    if (*(const char **)field != NULL) {
+        snprintf(why, why_len, "given twice");
+        return GG_EXIT_USAGE;
+    }
+    *(const char **)field = arg;
+    return 0;
+}
 
 static const struct gg_cli_flag report_flags[] = {
-    {"suite", 0, "FILE", REPORT_SUITE, "a suite result (ggfuzz suite --json FILE)"},
-    {"campaign", 0, "DIR", REPORT_CAMPAIGN,
-     "a campaign's statistics directory (fuzzer_stats, plot_data), its findings store or a "
-     "campaign of shards (repeatable, up to 16; two or more are also compared as nights)"},
-    {"history", 0, "DIR", REPORT_HISTORY,
-     "a directory of campaign directories, one per night: the trend across them (bugs, new "
-     "bugs, cases per night), and the latest night in full unless --campaign names one"},
-    {"output", 'o', "DIR", REPORT_OUTPUT, "where the report goes (created when missing)"},
+    {"suite", 0, GG_CLI_STRING, "FILE", GG_CLI_AT(struct report_args, suite),
+     .apply = apply_once, .help = "a suite result (ggfuzz suite --json FILE)"},
+    {"campaign", 0, GG_CLI_LIST, "DIR", GG_CLI_AT(struct report_args, campaigns),
+     .max = GG_REPORT_CAMPAIGNS_MAX,
+     .help = "a campaign's statistics directory (fuzzer_stats, plot_data), its findings store or a "
+             "campaign of shards (repeatable, up to " GG_CLI_STR(GG_REPORT_CAMPAIGNS_MAX) "; two "
+             "or more are also compared as nights)"},
+    {"history", 0, GG_CLI_STRING, "DIR", GG_CLI_AT(struct report_args, history),
+     .apply = apply_once,
+     .help = "a directory of campaign directories, one per night: the trend across them (bugs, "
+             "new bugs, cases per night), and the latest night in full unless --campaign names "
+             "one"},
+    {"output", 'o', GG_CLI_STRING, "DIR", GG_CLI_AT(struct report_args, out),
+     .help = "where the report goes (created when missing)"},
     {0}};
 const struct gg_cli_command gg_cli_report_command = {
     "report", "report [--suite FILE.json] [--campaign DIR]... [--history DIR] -o OUTDIR",
@@ -30,61 +51,24 @@ const struct gg_cli_command gg_cli_report_command = {
     "for campaigns their bugs (buckets) first, each with its representative case, the command "
     "that replays it and its member signatures, then the signatures not yet triaged, and bugs, "
     "signatures, coverage and cases per second over time; for several nights the trend across "
-    "them. Plots need gnuplot (GG_GNUPLOT or PATH); without it the report has tables only. "
+    "them. Plots need gnuplot (GGFUZZ_GNUPLOT or PATH); without it the report has tables only. "
     "Exit 0 written; 2 usage; 3 an input is unreadable or malformed, or the report cannot be "
     "written.",
     report_flags};
 
-/* Prints "ggfuzz report: what [arg]" on stderr; returns the usage exit code. */
-static int usage_error(const char *what, const char *arg)
-{
-    fprintf(stderr, "ggfuzz report: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
-    return GG_EXIT_USAGE;
-}
-
-/* The same after the options were parsed, with where to look. */
+/* Prints "ggfuzz report: what [arg]" and where to look on stderr; returns the usage exit code. */
 static int usage_error_hint(const char *what, const char *arg)
 {
-    usage_error(what, arg);
+    fprintf(stderr, "ggfuzz report: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
     gg_cli_usage_hint(&gg_cli_report_command);
     return GG_EXIT_USAGE;
 }
 
-/* What the options of report set. */
-struct report_args {
-    const char *suite, *out, *history, *campaigns[GG_REPORT_CAMPAIGNS_MAX];
-    int n_campaigns;
-};
-
-static int report_option(int id, const char *arg, void *p)
-{
-    struct report_args *a = p;
-    switch (id) {
-    case REPORT_SUITE:
-        if (a->suite != NULL)
-            return usage_error("--suite given twice", NULL);
-        a->suite = arg;
-        break;
-    case REPORT_CAMPAIGN:
-        if (a->n_campaigns == GG_REPORT_CAMPAIGNS_MAX)
-            return usage_error("too many --campaign directories", NULL);
-        a->campaigns[a->n_campaigns++] = arg;
-        break;
-    case REPORT_HISTORY:
-        if (a->history != NULL)
-            return usage_error("--history given twice", NULL);
-        a->history = arg;
-        break;
-    case REPORT_OUTPUT: a->out = arg; break;
-    default: return GG_CLI_OTHER;
-    }
-    return GG_CLI_TAKEN;
-}
-
 int gg_cli_report(int argc, char **argv)
 {
-    struct report_args a = {.n_campaigns = 0};
-    int rc = gg_cli_parse(&gg_cli_report_command, argc, argv, report_option, &a, NULL);
+    struct report_args a;
+    memset(&a, 0, sizeof a);
+    int rc = gg_cli_parse(&gg_cli_report_command, argc, argv, &a);
     if (rc != GG_CLI_TAKEN)
         return rc;
     const char *suite = a.suite, *out = a.out;
@@ -92,12 +76,12 @@ int gg_cli_report(int argc, char **argv)
         return usage_error_hint("unexpected argument", argv[optind]);
     if (out == NULL)
         return usage_error_hint("-o OUTDIR is required", NULL);
-    if (suite == NULL && a.n_campaigns == 0 && a.history == NULL)
+    if (suite == NULL && a.campaigns.n == 0 && a.history == NULL)
         return usage_error_hint("give --suite FILE, --campaign DIR, --history DIR or more",
                                 NULL);
     struct gg_report_out res;
     char err[2048];
-    if (gg_report_write_nights(suite, a.campaigns, a.n_campaigns, a.history, out, &res, err,
+    if (gg_report_write_nights(suite, a.campaigns.item, a.campaigns.n, a.history, out, &res, err,
                                sizeof err) != GG_OK) {
         fprintf(stderr, "ggfuzz report: %s\n", err);
         return GG_EXIT_HARNESS;

@@ -20,7 +20,7 @@
 struct cli {
     struct gg_run_opts run;
     const char *json_path;
-    double timeout_s; /* per case, in the child process */
+    double timeout_s; /* per case, in the child process (GG_NO_LIMIT: none) */
     int no_fork;
     int verbose;
     int replay;
@@ -185,14 +185,14 @@ static int exit_code(const struct cli *cli)
 }
 
 static const struct gg_cli_flag list_flags[] = {
-    {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
+    GG_CLI_PLUGIN_FLAG(.size = 0),
     {0}};
 const struct gg_cli_command gg_cli_list_command = {
     "list", "list [options]", "the kernels with their backend, ops, tile and mutants", list_flags};
 
 int gg_cli_list(int argc, char **argv)
 {
-    int rc = gg_cli_parse(&gg_cli_list_command, argc, argv, NULL, NULL, NULL);
+    int rc = gg_cli_parse(&gg_cli_list_command, argc, argv, NULL);
     if (rc != GG_CLI_TAKEN)
         return rc;
     gg_registry_init();
@@ -217,82 +217,49 @@ int gg_cli_list(int argc, char **argv)
     return 0;
 }
 
-enum { RUN_KERNEL, RUN_MUTANT, RUN_MAX_MEM, RUN_CERTIFY, RUN_REFERENCE, RUN_TIMEOUT, RUN_NO_FORK, RUN_JSON,
-       RUN_VERBOSE, RUN_DUMP, RUN_NO_KERNEL };
+/* A case's process is killed after this long unless --timeout says otherwise. */
+#define RUN_DEFAULT_TIMEOUT_S 300
 
 static const struct gg_cli_flag run_flags[] = {
-    {"kernel", 0, "NAME", RUN_KERNEL, "run every case on this kernel instead of the case's own"},
-    {"mutant", 0, "NAME", RUN_MUTANT,
-     "run with this mutant, or with every one of a list A,B ('none' for the correct kernel)"},
-    {"max-mem", 0, "SIZE", RUN_MAX_MEM,
-     "refuse cases needing more host memory (e.g. 512M, 8G; default: the memory available now)"},
-    {"certify", 0, "N", RUN_CERTIFY,
-     "certify the reference on N outputs (and every group's corners) with MPFR, the vectors "
-     "they read fetched from where the reference ran (default 0)"},
-    {"reference", 0, "WHERE", RUN_REFERENCE, GG_CLI_REFERENCE_HELP},
-    {"timeout", 0, "S", RUN_TIMEOUT,
-     "kill a case's process after S seconds: a timeout finding (default 300; 0: no limit)"},
-    {"no-fork", 0, NULL, RUN_NO_FORK,
-     "run cases in this process (for a debugger; a crashing kernel then ends ggfuzz)"},
-    {"json", 0, "FILE", RUN_JSON, "also write the results as JSON"},
-    {"verbose", 'v', NULL, RUN_VERBOSE, "print per-group metrics"},
-    {"dump", 0, "DIR", RUN_DUMP,
-     "write each case's inputs, scales, group arrays, reference (values and per-element bound) "
-     "and the kernel's output as .npy files with an index.json into DIR (one case file given: "
-     "DIR itself; else DIR/<case file stem>/); a kernel that crashes leaves its inputs and "
-     "reference"},
-    {"no-kernel", 0, NULL, RUN_NO_KERNEL,
-     "with --dump: write the inputs and the reference only, running no kernel (the case's "
-     "kernel need not exist here)"},
-    {"plugin", 0, "PATH", GG_CLI_PLUGIN,
-     "load the kernels of a plugin .so or .py (repeatable); the paths of GGFUZZ_PLUGINS "
-     "(PATH:PATH...) are loaded before them; a plugin that crashes, exits or does not register "
-     "(import) within GGFUZZ_PLUGIN_TIMEOUT seconds (default 10) in a trial child process is "
-     "refused"},
+    {"kernel", 0, GG_CLI_STRING, "NAME", GG_CLI_AT(struct cli, run.kernel),
+     .help = "run every case on this kernel instead of the case's own"},
+    {"mutant", 0, GG_CLI_STRING, "NAME", GG_CLI_AT(struct cli, run.mutant),
+     .help = "run with this mutant, or with every one of a list A,B ('none' for the correct "
+             "kernel)"},
+    GG_CLI_MAX_MEM_FLAG(struct cli, run.max_mem_bytes),
+    {"certify", 0, GG_CLI_COUNT, "N", GG_CLI_AT(struct cli, run.certify_samples),
+     GG_CLI_DEFAULT(0),
+     .help = "certify the reference on N outputs (and every group's corners) with MPFR, the "
+             "vectors they read fetched from where the reference ran"},
+    GG_CLI_REFERENCE_FLAG(struct cli, run.reference),
+    GG_CLI_TIMEOUT_FLAG(struct cli, timeout_s, RUN_DEFAULT_TIMEOUT_S,
+                        "one past it is killed and gives a timeout verdict"),
+    {"no-fork", 0, GG_CLI_SWITCH, NULL, GG_CLI_AT(struct cli, no_fork),
+     .help = "run cases in this process (for a debugger; a crashing kernel then ends ggfuzz)"},
+    {"json", 0, GG_CLI_STRING, "FILE", GG_CLI_AT(struct cli, json_path),
+     .help = "also write the results as JSON"},
+    {"verbose", 'v', GG_CLI_SWITCH, NULL, GG_CLI_AT(struct cli, verbose),
+     .help = "print per-group metrics"},
+    {"dump", 0, GG_CLI_STRING, "DIR", GG_CLI_AT(struct cli, dump.dir),
+     .help = "write each case's inputs, scales, group arrays, reference (values and per-element "
+             "bound) and the kernel's output as .npy files with an index.json into DIR (one "
+             "case file given: DIR itself; else DIR/<case file stem>/); a kernel that crashes "
+             "leaves its inputs and reference"},
+    {"no-kernel", 0, GG_CLI_SWITCH, NULL, GG_CLI_AT(struct cli, dump.no_kernel),
+     .help = "with --dump: write the inputs and the reference only, running no kernel (the "
+             "case's kernel need not exist here)"},
+    GG_CLI_PLUGIN_FLAG(.size = 0),
     {0}};
 const struct gg_cli_command gg_cli_run_command = {
     "run", "run|replay [options] CASE|DIR...",
     "replay (also --replay) checks that each case's stored @expect verdict reproduces", run_flags};
-
-static int run_option(int id, const char *arg, void *p)
-{
-    struct cli *cli = p;
-    switch (id) {
-    case RUN_KERNEL: cli->run.kernel = arg; break;
-    case RUN_MUTANT: cli->run.mutant = arg; break;
-    case RUN_JSON: cli->json_path = arg; break;
-    case RUN_VERBOSE: cli->verbose = 1; break;
-    case RUN_NO_FORK: cli->no_fork = 1; break;
-    case RUN_DUMP: cli->dump.dir = arg; break;
-    case RUN_NO_KERNEL: cli->dump.no_kernel = 1; break;
-    case RUN_TIMEOUT:
-        return gg_cli_number("--timeout", arg, 0, &cli->timeout_s) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
-    case RUN_MAX_MEM:
-        return gg_cli_size("--max-mem", arg, &cli->run.max_mem_bytes) ? GG_EXIT_USAGE
-                                                                      : GG_CLI_TAKEN;
-    case RUN_REFERENCE:
-        return gg_cli_reference(arg, &cli->run.reference) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
-    case RUN_CERTIFY: {
-        char *end;
-        cli->run.certify_samples = strtoll(arg, &end, 10);
-        if (*end || cli->run.certify_samples < 0) {
-            fprintf(stderr, "ggfuzz: --certify: not a count: '%s'\n", arg);
-            return GG_EXIT_USAGE;
-        }
-        break;
-    }
-    default: return GG_CLI_OTHER;
-    }
-    return GG_CLI_TAKEN;
-}
 
 int gg_cli_run(int argc, char **argv, int replay)
 {
     struct cli storage, *cli = &storage;
     memset(cli, 0, sizeof *cli);
     cli->replay = replay;
-    cli->timeout_s = 300;
-    int rc = gg_cli_parse(&gg_cli_run_command, argc, argv, run_option, cli, NULL);
+    int rc = gg_cli_parse(&gg_cli_run_command, argc, argv, cli);
     if (rc != GG_CLI_TAKEN)
         return rc;
     if (optind >= argc) {

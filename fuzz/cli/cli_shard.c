@@ -24,18 +24,19 @@ static long long whole(const char *s, char **end, long long max)
     return errno || v > max ? -1 : v;
 }
 
-int gg_cli_shard(const char *opt, const char *arg, int *index, int *count)
+int gg_cli_apply_shard(const char *arg, void *field, char *why, size_t why_len)
 {
+    struct gg_cli_shard *sh = field;
     char *end = NULL, *end2 = NULL;
     long long i = whole(arg, &end, GG_CLI_SHARD_MAX);
     long long n = i >= 0 && *end == '/' ? whole(end + 1, &end2, GG_CLI_SHARD_MAX) : -1;
     if (i < 0 || n < 1 || *end2 != '\0' || i >= n) {
-        fprintf(stderr, "ggfuzz: %s: expected I/N with 0 <= I < N <= %d (shard I of N), not "
-                "'%s'\n", opt, GG_CLI_SHARD_MAX, arg);
-        return -1;
+        snprintf(why, why_len, "expected I/N with 0 <= I < N <= %d (shard I of N), not '%s'",
+                 GG_CLI_SHARD_MAX, arg);
+        return GG_EXIT_USAGE;
     }
-    *index = (int)i;
-    *count = (int)n;
+    sh->index = (int)i;
+    sh->count = (int)n;
     return 0;
 }
 
@@ -101,14 +102,13 @@ int gg_cli_shard_env(int *index, int *count, char *how, size_t how_len)
     return 1;
 }
 
-int gg_cli_gpus(const char *arg, struct gg_gpus *g)
+/* gg_gpus_parse's messages name the flag ("--gpus all: ..."). */
+int gg_cli_apply_gpus(const char *arg, void *field, char *why, size_t why_len)
 {
-    char note[768], err[768];
-    enum gg_status st = gg_gpus_parse(arg, g, note, sizeof note, err, sizeof err);
-    if (st != GG_OK) {
-        fprintf(stderr, "ggfuzz: %s\n", err);
+    char note[768];
+    enum gg_status st = gg_gpus_parse(arg, field, note, sizeof note, why, why_len);
+    if (st != GG_OK)
         return st == GG_E_INVAL ? GG_EXIT_USAGE : GG_EXIT_HARNESS;
-    }
     if (note[0])
         fprintf(stderr, "INFO: %s\n", note);
     return 0;

@@ -16,65 +16,88 @@
 #include "fuzz/run/gg_run.h"
 
 #define MAX_KERNELS 32
+/* A case's process is killed after this long unless --timeout says otherwise. */
+#define SUITE_DEFAULT_TIMEOUT_S 1800
 
-enum { SUITE_TIER, SUITE_DIR, SUITE_KERNEL, SUITE_MUTANT, SUITE_GATE, SUITE_BASELINE,
-       SUITE_SNR_DROP, SUITE_SAVE_BASELINE, SUITE_PERF, SUITE_PERF_RUNS, SUITE_JSON, SUITE_JUNIT,
-       SUITE_REPORT, SUITE_REFERENCE, SUITE_MAX_MEM, SUITE_TIMEOUT, SUITE_NO_FORK, SUITE_GENERATE, SUITE_SHARD, SUITE_GPUS,
-       SUITE_WORKERS, SUITE_STATUS_INTERVAL, SUITE_MERGE };
+/* What the options of suite set. */
+struct suite_args {
+    struct gg_suite_opts o;
+    struct gg_cli_list kernels;
+    const char *suite_dir, *gen_dir;
+    int tier, merge;
+    struct gg_gpus gpus;
+    struct gg_cli_shard shard;
+};
 
+/* In the order of gg_suite_tier_names. */
+static const struct gg_cli_word tier_words[] = {
+    {"quick", 0}, {"release", 1}, {"stress", 2}, {NULL, 0}};
+
+#define A(field) GG_CLI_AT(struct suite_args, field)
 static const struct gg_cli_flag suite_flags[] = {
-    {"tier", 0, "T", SUITE_TIER,
-     "quick (CPU, minutes), release (the full grid, for a GPU node) or stress (past 2^31 "
-     "elements and 2^32 bytes); default quick"},
-    {"suite-dir", 0, "DIR", SUITE_DIR,
-     "where the tiers live (default: the corpus installed with ggfuzz, PREFIX/share/ggfuzz/"
-     "corpus/suite, else that of the source tree it was built from)"},
-    {"kernel", 0, "K", SUITE_KERNEL, "run every case on K (repeatable)"},
-    {"mutant", 0, "M", SUITE_MUTANT,
-     "run with mutant M, or the list M1,M2 ('none': the correct kernels); kernels without one of "
-     "them skip the case"},
-    {"gate", 0, NULL, SUITE_GATE, "the gate's verdict is the exit code (30: failed)"},
-    {"baseline", 0, "FILE", SUITE_BASELINE,
-     "a saved result: a worst-group SNR lower by more than --snr-drop regresses (cases matched "
-     "by id and kernel)"},
-    {"snr-drop", 0, "DB", SUITE_SNR_DROP, "allowed SNR drop against the baseline (default 1.0)"},
-    {"save-baseline", 0, "FILE", SUITE_SAVE_BASELINE, "write this run's result as a baseline"},
-    {"perf", 0, NULL, SUITE_PERF,
-     "time each passing case (median of --perf-runs) and regress when t > 1.005 t_base + 0.5 us "
-     "(baseline time >= 4 us); meaningful for GPU kernels"},
-    {"perf-runs", 0, "N", SUITE_PERF_RUNS, "runs each --perf time is the median of (default 5)"},
-    {"json", 0, "FILE", SUITE_JSON, "the result as JSON"},
-    {"junit", 0, "FILE", SUITE_JUNIT, "the result as JUnit XML"},
-    {"report", 0, "DIR", SUITE_REPORT, "the HTML and Markdown report of the result"},
-    {"reference", 0, "WHERE", SUITE_REFERENCE, GG_CLI_REFERENCE_HELP},
-    {"max-mem", 0, "SIZE", SUITE_MAX_MEM,
-     "refuse cases needing more host memory (default: what is available)"},
-    {"timeout", 0, "S", SUITE_TIMEOUT, "kill a case after S seconds (default 1800; 0: none)"},
-    {"no-fork", 0, NULL, SUITE_NO_FORK, "run cases in this process"},
-    {"shard", 0, "I/N", SUITE_SHARD,
-     "run shard I of N (0 <= I < N): the cases dealt to it by case identity, each recorded with "
-     "its place in the whole run (write it with --json for --merge)"},
-    {"gpus", 0, "all|auto|LIST", SUITE_GPUS,
-     "run the cases on these GPUs at once (all or auto: every visible one; LIST: ordinals such "
-     "as 0,1 or 0-7): one runner per GPU, bound to it, takes the next case not yet taken; the "
-     "result is the one process's, in its order (--perf times on the first GPU; not with "
-     "--no-fork)"},
-    {"workers", 0, "N", SUITE_WORKERS,
-     "run N cases at once (default: one per GPU of --gpus, else one): N runner processes, dealt "
-     "to the GPUs in turn, take the next case not yet taken, and a case starts once its host "
-     "and device memory fit beside the cases running (one that does not fit beside them waits "
-     "to run alone); the result is the one process's, in its order (not with --no-fork)"},
-    {"status-interval", 0, "S", SUITE_STATUS_INTERVAL,
-     "a progress line (cases done of all, time spent, an estimate of what is left) every S "
-     "seconds (default 60)"},
-    {"merge", 0, NULL, SUITE_MERGE,
-     "the arguments are the --json results of every shard of one run: merge them into the "
-     "result, JUnit XML and report one process would have written (--gate, --json, --junit, "
-     "--report, --save-baseline apply; give --baseline to the shards)"},
-    {"generate", 0, "DIR", SUITE_GENERATE,
-     "write the suite corpus into DIR/{quick,release,stress} and exit"},
-    {"plugin", 0, "PATH", GG_CLI_PLUGIN, "as for run"},
+    {"tier", 0, GG_CLI_WORD, "T", A(tier), .words = tier_words, GG_CLI_DEFAULT_STR("quick"),
+     .help = "quick (CPU, minutes), release (the full grid, for a GPU node) or stress (past 2^31 "
+             "elements and 2^32 bytes)"},
+    {"suite-dir", 0, GG_CLI_STRING, "DIR", A(suite_dir),
+     GG_CLI_DEFAULT_TEXT("the corpus installed with ggfuzz, PREFIX/share/ggfuzz/corpus/suite, "
+                         "else that of the source tree it was built from"),
+     .help = "where the tiers live"},
+    {"kernel", 0, GG_CLI_LIST, "K", A(kernels), .max = MAX_KERNELS,
+     .help = "run every case on K (repeatable)"},
+    {"mutant", 0, GG_CLI_STRING, "M", A(o.mutant),
+     .help = "run with mutant M, or the list M1,M2 ('none': the correct kernels); kernels "
+             "without one of them skip the case"},
+    {"gate", 0, GG_CLI_SWITCH, NULL, A(o.gate),
+     .help = "the gate's verdict is the exit code (30: failed)"},
+    {"baseline", 0, GG_CLI_STRING, "FILE", A(o.baseline_path),
+     .help = "a saved result: a worst-group SNR lower by more than --snr-drop regresses (cases "
+             "matched by id and kernel)"},
+    {"snr-drop", 0, GG_CLI_NUMBER, "DB", A(o.snr_drop_db), GG_CLI_DEFAULT(1.0),
+     .help = "allowed SNR drop against the baseline"},
+    {"save-baseline", 0, GG_CLI_STRING, "FILE", A(o.save_baseline_path),
+     .help = "write this run's result as a baseline"},
+    {"perf", 0, GG_CLI_SWITCH, NULL, A(o.perf),
+     .help = "time each passing case (median of --perf-runs) and regress when t > 1.005 t_base "
+             "+ 0.5 us (baseline time >= 4 us); meaningful for GPU kernels"},
+    {"perf-runs", 0, GG_CLI_COUNT, "N", A(o.perf_runs), .min = 1, GG_CLI_DEFAULT(5),
+     .help = "runs each --perf time is the median of"},
+    {"json", 0, GG_CLI_STRING, "FILE", A(o.json_path), .help = "the result as JSON"},
+    {"junit", 0, GG_CLI_STRING, "FILE", A(o.junit_path), .help = "the result as JUnit XML"},
+    {"report", 0, GG_CLI_STRING, "DIR", A(o.report_dir),
+     .help = "the HTML and Markdown report of the result"},
+    GG_CLI_REFERENCE_FLAG(struct suite_args, o.reference),
+    GG_CLI_MAX_MEM_FLAG(struct suite_args, o.max_mem_bytes),
+    GG_CLI_TIMEOUT_FLAG(struct suite_args, o.timeout_s, SUITE_DEFAULT_TIMEOUT_S,
+                        "one past it is killed and gives a timeout verdict"),
+    {"no-fork", 0, GG_CLI_SWITCH, NULL, A(o.no_fork), .help = "run cases in this process"},
+    {"shard", 0, GG_CLI_STRING, "I/N", A(shard), .apply = gg_cli_apply_shard,
+     GG_CLI_DEFAULT_TEXT("every case"),
+     .help = "run shard I of N (0 <= I < N): the cases dealt to it by case identity, each "
+             "recorded with its place in the whole run (write it with --json for --merge)"},
+    GG_CLI_GPUS_FLAG(struct suite_args, gpus, "run the cases on",
+                     " at once: one runner per GPU, bound to it, takes the next case not yet "
+                     "taken; the result is the one process's, in its order (--perf times on "
+                     "the first GPU; not with --no-fork)"),
+    GG_CLI_WORKERS_FLAG(struct suite_args, o.workers, GG_GPUS_MAX,
+                        "one per GPU of --gpus, else one",
+                        ": N runner processes, dealt to the GPUs in turn, take the next case "
+                        "not yet taken, and a case starts once its host and device memory fit "
+                        "beside the cases running (one that does not fit beside them waits to "
+                        "run alone); the result is the one process's, in its order (not with "
+                        "--no-fork)"),
+    {"status-interval", 0, GG_CLI_SECONDS, "S", A(o.status_interval_s),
+     GG_CLI_DEFAULT(GG_SUITE_DEFAULT_STATUS_S),
+     .help = "a progress line (cases done of all, time spent, an estimate of what is left) "
+             "every S seconds"},
+    {"merge", 0, GG_CLI_SWITCH, NULL, A(merge),
+     .help = "the arguments are the --json results of every shard of one run: merge them into "
+             "the result, JUnit XML and report one process would have written (--gate, --json, "
+             "--junit, --report, --save-baseline apply; give --baseline to the shards)"},
+    {"generate", 0, GG_CLI_STRING, "DIR", A(gen_dir),
+     .help = "write the suite corpus into DIR/{quick,release,stress} and exit"},
+    GG_CLI_PLUGIN_FLAG(.size = 0),
     {0}};
+#undef A
 const struct gg_cli_command gg_cli_suite_command = {
     "suite", "suite [options] [CASE|DIR...]",
     "Runs the SNR suite: each case of the tier's directory (default quick, of --suite-dir) or of the "
@@ -85,92 +108,6 @@ const struct gg_cli_command gg_cli_suite_command = {
     "output could not be written, 4 a --kernel cannot run here (a GPU kernel without its "
     "device).",
     suite_flags};
-
-/* What the options of suite set. */
-struct suite_args {
-    struct gg_suite_opts o;
-    const char *kernels[MAX_KERNELS];
-    const char *suite_dir, *gen_dir;
-    int merge;
-    struct gg_gpus gpus;
-};
-
-static int suite_option(int id, const char *arg, void *p)
-{
-    struct suite_args *a = p;
-    struct gg_suite_opts *o = &a->o;
-    double num = 0;
-    switch (id) {
-    case SUITE_TIER:
-        o->tier = arg;
-        if (strcmp(arg, "quick") && strcmp(arg, "release") && strcmp(arg, "stress")) {
-            fprintf(stderr, "ggfuzz suite: --tier: quick, release or stress, not '%s'\n", arg);
-            return GG_EXIT_USAGE;
-        }
-        break;
-    case SUITE_DIR: a->suite_dir = arg; break;
-    case SUITE_KERNEL:
-        if (o->n_kernels == MAX_KERNELS) {
-            fprintf(stderr, "ggfuzz suite: at most %d --kernel options\n", MAX_KERNELS);
-            return GG_EXIT_USAGE;
-        }
-        a->kernels[o->n_kernels++] = arg;
-        break;
-    case SUITE_MUTANT: o->mutant = arg; break;
-    case SUITE_GATE: o->gate = 1; break;
-    case SUITE_BASELINE: o->baseline_path = arg; break;
-    case SUITE_SAVE_BASELINE: o->save_baseline_path = arg; break;
-    case SUITE_SNR_DROP:
-        return gg_cli_number("--snr-drop", arg, 0, &o->snr_drop_db) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
-    case SUITE_PERF: o->perf = 1; break;
-    case SUITE_PERF_RUNS:
-        if (gg_cli_number("--perf-runs", arg, 1, &num) != 0 || num < 1) {
-            if (num < 1)
-                fprintf(stderr, "ggfuzz suite: --perf-runs: at least 1\n");
-            return GG_EXIT_USAGE;
-        }
-        o->perf_runs = (int)num;
-        break;
-    case SUITE_JUNIT: o->junit_path = arg; break;
-    case SUITE_JSON: o->json_path = arg; break;
-    case SUITE_REPORT: o->report_dir = arg; break;
-    case SUITE_REFERENCE:
-        return gg_cli_reference(arg, &o->reference) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
-    case SUITE_MAX_MEM:
-        return gg_cli_size("--max-mem", arg, &o->max_mem_bytes) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
-    case SUITE_TIMEOUT:
-        return gg_cli_number("--timeout", arg, 0, &o->timeout_s) ? GG_EXIT_USAGE : GG_CLI_TAKEN;
-    case SUITE_NO_FORK: o->no_fork = 1; break;
-    case SUITE_GENERATE: a->gen_dir = arg; break;
-    case SUITE_SHARD:
-        return gg_cli_shard("--shard", arg, &o->shard_index, &o->shard_count) ? GG_EXIT_USAGE
-                                                                             : GG_CLI_TAKEN;
-    case SUITE_GPUS: {
-        int got = gg_cli_gpus(arg, &a->gpus);
-        if (got)
-            return got;
-        o->gpus = &a->gpus;
-        break;
-    }
-    case SUITE_WORKERS: {
-        double num;
-        if (gg_cli_number("--workers", arg, 1, &num) != 0)
-            return GG_EXIT_USAGE;
-        if (num < 1 || num > GG_GPUS_MAX) {
-            fprintf(stderr, "ggfuzz suite: --workers: 1 to %d, not %s\n", GG_GPUS_MAX, arg);
-            return GG_EXIT_USAGE;
-        }
-        o->workers = (int)num;
-        break;
-    }
-    case SUITE_STATUS_INTERVAL:
-        return gg_cli_period("--status-interval", arg, &o->status_interval_s) ? GG_EXIT_USAGE
-                                                                              : GG_CLI_TAKEN;
-    case SUITE_MERGE: a->merge = 1; break;
-    default: return GG_CLI_OTHER;
-    }
-    return GG_CLI_TAKEN;
-}
 
 static int generate(const char *dir)
 {
@@ -212,14 +149,21 @@ static int merge(const struct gg_suite_opts *o, int n, char **paths)
 
 int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins)
 {
-    struct suite_args a = {.o = {.tier = "quick", .snr_drop_db = 1.0, .perf_runs = 5,
-                                 .timeout_s = 1800, .plugins = plugins, .n_plugins = n_plugins,
-                                 .out = stdout}};
-    int rc = gg_cli_parse(&gg_cli_suite_command, argc, argv, suite_option, &a, NULL);
+    struct suite_args a;
+    memset(&a, 0, sizeof a);
+    int rc = gg_cli_parse(&gg_cli_suite_command, argc, argv, &a);
     if (rc != GG_CLI_TAKEN)
         return rc;
     struct gg_suite_opts o = a.o;
-    const char *suite_dir = a.suite_dir, *gen_dir = a.gen_dir, *const *kernels = a.kernels;
+    o.tier = gg_suite_tier_names[a.tier];
+    o.plugins = plugins;
+    o.n_plugins = n_plugins;
+    o.out = stdout;
+    o.shard_index = a.shard.index;
+    o.shard_count = a.shard.count;
+    o.gpus = a.gpus.n > 0 ? &a.gpus : NULL; /* none: as without --gpus */
+    o.n_kernels = a.kernels.n;
+    const char *suite_dir = a.suite_dir, *gen_dir = a.gen_dir, *const *kernels = a.kernels.item;
     if (gen_dir)
         return generate(gen_dir);
     if (a.merge)

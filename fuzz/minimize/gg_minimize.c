@@ -20,8 +20,6 @@
 
 #include "fuzz/minimize/gg_minimize.h"
 
-#define DEFAULT_TIME_S 600.0
-#define DEFAULT_TIMEOUT_S 300.0
 /* Passes run once more per bucket-mode minimisation of wrong values or workspace dependence, to
    see a race change its verdict. */
 #define FLAKY_CHECKS 8
@@ -45,7 +43,8 @@ struct ctx {
     struct gg_min_stats *st;
     int repeats;
     int flaky_checks;        /* passes still to be run once more (bucket mode, see reproduces) */
-    double timeout_s, t0, deadline;
+    double timeout_s;       /* each run's limit (0: none) */
+    double t0, deadline;    /* deadline INFINITY: none */
     int64_t tile[3];         /* the kernel's tile cutting rows (M), N and K (0: not tiled) */
     struct cache cache;
     char cur_id[GG_CASE_ID_HEX + 1];
@@ -892,13 +891,18 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
         .o = o,
         .st = st,
         .repeats = o->repeats > 0 ? o->repeats : 1,
-        .timeout_s = o->timeout_s > 0 ? o->timeout_s : DEFAULT_TIMEOUT_S,
+        /* 0 here: no limit (gg_run_case_isolated) */
+        .timeout_s = o->timeout_s > 0   ? o->timeout_s
+                     : o->timeout_s < 0 ? 0
+                                        : GG_MIN_DEFAULT_TIMEOUT_S,
         .t0 = now_s(),
         .fatal = GG_OK,
         .err = err,
         .err_len = err_len,
     };
-    x.deadline = x.t0 + (o->max_total_time_s > 0 ? o->max_total_time_s : DEFAULT_TIME_S);
+    x.deadline = o->max_total_time_s > 0   ? x.t0 + o->max_total_time_s
+                 : o->max_total_time_s < 0 ? INFINITY
+                                           : x.t0 + GG_MIN_DEFAULT_TIME_S;
     snprintf(st->signature, sizeof st->signature, "%s", signature);
     char cls[32];
     snprintf(cls, sizeof cls, "%.*s", (int)strcspn(signature, "/"), signature);

@@ -11,11 +11,16 @@
 /* Minimiser (gg_minimize.c)                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
+/* What the options' 0 stands for (the command line shows these as its defaults). */
+#define GG_MIN_DEFAULT_TIME_S 600    /* the whole minimisation */
+#define GG_MIN_DEFAULT_TIMEOUT_S 300 /* each run of a candidate */
+
 struct gg_min_opts {
-    double max_total_time_s;     /* stop after this long (0: 600 s) */
+    double max_total_time_s;     /* stop after this long (0: GG_MIN_DEFAULT_TIME_S; GG_NO_LIMIT:
+                                    at the fixpoint only) */
     int repeats;                 /* a step counts when the signature reproduces this many times of
                                     as many runs (0: 1; intermittent faults want 2 or more) */
-    double timeout_s;            /* per run (0: 300 s) */
+    double timeout_s;            /* per run (0: GG_MIN_DEFAULT_TIMEOUT_S; GG_NO_LIMIT: none) */
     struct gg_run_opts run;      /* kernel/mutant overrides, memory limit */
     const char *progress_path;   /* (optional) saved after each pass that shrank the case */
     const char *findings_dir;    /* (optional) a different fault met on the way is recorded here */

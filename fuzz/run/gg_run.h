@@ -263,9 +263,13 @@ enum gg_status gg_bench_case(const struct gg_case *c, const struct gg_run_opts *
 enum gg_status gg_run_inputs(const struct gg_case *c, const struct gg_run_opts *o, char *err,
                              size_t err_len);
 
+/* A time limit of a configuration whose 0 takes a default (gg_campaign_config, gg_min_opts):
+   none at all. The isolated runs below take any limit <= 0 as none. */
+#define GG_NO_LIMIT (-1.0)
+
 /*
  * gg_run_case() in a child process (gg_isolate.c): a kernel that kills its process gives a
- * `crash` verdict, one that runs past timeout_s (0: no limit) is killed and gives `timeout`;
+ * `crash` verdict, one that runs past timeout_s (<= 0: no limit) is killed and gives `timeout`;
  * the caller goes on either way. A child killed from outside (SIGKILL this function did not
  * send: kill -9, the OOM killer) gives GG_E_IO and a message saying so, not a verdict. Forks
  * without exec: for CPU kernels.

@@ -46,8 +46,6 @@ struct suite {
     double last_status;  /* when the last progress line was printed (or the start) */
 };
 
-#define DEFAULT_STATUS_S 60.0
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -69,7 +67,8 @@ static void fmt_duration(double s, char *buf, size_t len)
    they have taken). */
 static void status_line(struct suite *s, size_t done, size_t total)
 {
-    double interval = s->o->status_interval_s > 0 ? s->o->status_interval_s : DEFAULT_STATUS_S;
+    double interval = s->o->status_interval_s > 0 ? s->o->status_interval_s
+                                                  : GG_SUITE_DEFAULT_STATUS_S;
     double now = now_s();
     if (s->claim ? !gg_suite_claim_status(s->claim, interval) : now - s->last_status < interval)
         return;

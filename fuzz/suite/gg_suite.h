@@ -31,6 +31,9 @@ struct gg_suite_counts {
 enum gg_status gg_suite_generate(const char *root, struct gg_suite_counts *counts, char *err,
                                  size_t err_len);
 
+/* A progress line at least this often (status_interval_s 0; the command line's default). */
+#define GG_SUITE_DEFAULT_STATUS_S 60
+
 /* What `ggfuzz suite` runs and how it judges (cli_suite.c fills it from the command line). */
 struct gg_suite_opts {
     const char *tier;                /* name written into the results ("quick", ...) */
@@ -47,7 +50,7 @@ struct gg_suite_opts {
                                         than this regresses */
     int perf;                        /* time the kernels and apply the perf rule */
     int perf_runs;                   /* timed runs per case (median) */
-    double timeout_s;                /* per case run (0: none) */
+    double timeout_s;                /* per case run (<= 0: none) */
     int no_fork;                     /* run in this process */
     int64_t max_mem_bytes;           /* 0: the memory available */
     enum gg_reference_where reference; /* where every run's reference is computed */
@@ -65,7 +68,8 @@ struct gg_suite_opts {
                                         of one process (the same result, apart from timings);
                                         --perf then times on the first. Not with no_fork. */
     double status_interval_s;        /* a progress line (cases done of all, time spent, an
-                                        estimate of what is left) at most this often (0: 60 s) */
+                                        estimate of what is left) at most this often (0:
+                                        GG_SUITE_DEFAULT_STATUS_S) */
     int workers;                     /* cases run at once (0: one per device of gpus, else
                                         one): that many runner processes, dealt to the devices
                                         of gpus in turn, take the next case not yet taken; a

@@ -95,11 +95,11 @@ static inline int gpu_tma_encode(CUtensorMap *m, const void *base, int es, int64
 }
 #endif
 
-/* Whether the persistent kernel may load through TMA: GG_GPU_TMA=0 in the environment makes
+/* Whether the persistent kernel may load through TMA: GGFUZZ_GPU_TMA=0 in the environment makes
    every launch take the cp.async loads (to compare the two; read at each launch). */
 static inline int gpu_tma_enabled(void)
 {
-    const char *v = getenv("GG_GPU_TMA");
+    const char *v = getenv("GGFUZZ_GPU_TMA");
     return v == NULL || strcmp(v, "0") != 0;
 }
 

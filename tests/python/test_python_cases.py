@@ -4,7 +4,7 @@ is installed (on its GPU when it sees one); check()
 passes the output of a correct NumPy kernel and of the reference kernel of a dump, and fails a
 mutant's, naming the first failing group and element as the oracles do; bf16 raw bits and the
 8-bit formats decode to the right values; without GGFUZZ_LIB the package finds the library of
-the ggfuzz on PATH, which knows its corpus. Needs GGFUZZ_BIN (the ggfuzz executable),
+the ggfuzz on PATH, which knows its corpus. Needs GGFUZZ_TEST_BIN (the ggfuzz executable),
 GGFUZZ_LIB (libggfuzz.so) and GG_SOURCE_DIR, which CTest sets."""
 
 import os
@@ -26,7 +26,7 @@ MUTANTS = os.path.join(SRC, "corpus", "mutants")
 
 def ggfuzz_run(*args):
     """ggfuzz run ARGS: (exit code, output)."""
-    p = subprocess.run([os.environ["GGFUZZ_BIN"], "run"] + list(args), stdout=subprocess.PIPE,
+    p = subprocess.run([os.environ["GGFUZZ_TEST_BIN"], "run"] + list(args), stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, universal_newlines=True)
     return p.returncode, p.stdout
 
@@ -201,7 +201,7 @@ class Locate(unittest.TestCase):
     its own corpus, package and executable: a build tree's are its source tree's."""
 
     def setUp(self):
-        self.env = dict(os.environ, PATH=os.path.dirname(os.environ["GGFUZZ_BIN"]) + os.pathsep
+        self.env = dict(os.environ, PATH=os.path.dirname(os.environ["GGFUZZ_TEST_BIN"]) + os.pathsep
                         + os.environ.get("PATH", ""))
         del self.env["GGFUZZ_LIB"]
 
@@ -218,7 +218,7 @@ class Locate(unittest.TestCase):
         lib = os.path.realpath(os.environ["GGFUZZ_LIB"])
         self.assertEqual(out.split(), [lib, os.path.realpath(os.path.join(SRC, "corpus")),
                                        os.path.realpath(os.path.join(SRC, "kernels", "python")),
-                                       os.path.realpath(os.environ["GGFUZZ_BIN"]), lib])
+                                       os.path.realpath(os.environ["GGFUZZ_TEST_BIN"]), lib])
 
     def test_python_m_ggfuzz_and_cases_load(self):
         rc, out = self.python("-m", "ggfuzz", "run", os.path.join(SEEDS, "fwd_basic.case"))
