@@ -1,5 +1,5 @@
 """A grouped BF16 GEMM written in Triton, as a ggfuzz kernel: the recipe to copy for testing your
-own Triton kernel (README, "Test your own Triton kernel").
+own Triton kernel (docs/plugins-python.md, "Test your own Triton kernel").
 
 grouped_bf16_triton_example computes the MoE forward Y_g = X_g . W_g^T for every expert g, with
 X [M,K] (rows of group g: group_offs[g] .. group_offs[g+1]-1), W [G,N,K] and Y [M,N], bf16
