@@ -26,8 +26,6 @@ struct gg_report_case {
 
 /* One human line per case (two with detail); verbose adds per-group SNR for failing groups. */
 void gg_report_text_case(FILE *f, const struct gg_report_case *rc, int replay, int verbose);
-/* The shape summary "grouped_fwd bf16-bf16-bf16 G=4 M=192 N=256 K=512" of a case. */
-void gg_report_shape(const struct gg_case *c, char *buf, size_t len);
 
 /* JSON report: an array of case objects written to path (atomically). Returns GG_OK or GG_E_IO. */
 struct gg_report_json;

@@ -102,6 +102,8 @@ enum gg_status gg_case_check(const struct gg_case *c, char *err, size_t err_len)
 /* Fills p from c (after gg_case_expand). p points into c and opts; both must outlive p. */
 void gg_case_problem(const struct gg_case *c, struct gg_kopt opts[GG_CASE_MAX_OPTS],
                      struct gg_problem *p);
+/* The shape summary "grouped_fwd bf16-bf16-bf16 G=4 M=192 N=256 K=512" of a case. */
+void gg_case_shape(const struct gg_case *c, char *buf, size_t len);
 /* Value of metadata key, or NULL. */
 const char *gg_case_meta(const struct gg_case *c, const char *key);
 /* Sets (replaces or appends) metadata key. */

@@ -130,7 +130,7 @@ static void case_base(const char *path, const struct gg_case *c, const char *ker
     t->id[0] = t->shape[0] = t->reason[0] = '\0';
     if (c) {
         gg_case_id(c, t->id);
-        gg_report_shape(c, t->shape, sizeof t->shape);
+        gg_case_shape(c, t->shape, sizeof t->shape);
     }
     meta_value(sm, "ep", ep, sizeof ep);
     *rc = (struct gg_rcase){
