@@ -265,5 +265,9 @@ enum gg_status gg_report_junit_write(const struct gg_junit_suite *suite, const c
 enum gg_status gg_report_suite_junit(const struct gg_rsuite *s, struct gg_junit_suite *js,
                                      char *err, size_t err_len);
 void gg_report_suite_junit_free(struct gg_junit_suite *js);
+/* gg_report_suite_junit() of s written to path by gg_report_junit_write(): GG_OK, or a status
+   with a message. The writer `ggfuzz suite` hands to the suite (gg_suite_opts.write_junit). */
+enum gg_status gg_report_suite_junit_write(const struct gg_rsuite *s, const char *path, char *err,
+                                           size_t err_len);
 
 #endif /* GG_REPORT_H */

@@ -12,6 +12,7 @@
 #include "fuzz/run/gg_run.h"
 
 struct gg_gpus; /* fuzz/run/gg_run.h */
+struct gg_rsuite; /* a suite result's records */
 
 /* The tiers, in the order of the generator's output directories. */
 #define GG_SUITE_TIERS 3
@@ -55,6 +56,14 @@ struct gg_suite_opts {
     int64_t max_mem_bytes;           /* 0: the memory available */
     enum gg_reference_where reference; /* where every run's reference is computed */
     const char *json_path, *save_baseline_path, *junit_path, *report_dir; /* (optional) outputs */
+    /* The writers of the outputs that render a result, from reports/, which fuzz/suite does not
+       include: the command line hands in reports/'s. write_junit writes res as JUnit XML to path
+       (for junit_path); write_report the report of the result JSON at result_json into out_dir
+       (for report_dir). An output asked for without its writer is not written (output_failed). */
+    enum gg_status (*write_junit)(const struct gg_rsuite *res, const char *path, char *err,
+                                  size_t err_len);
+    enum gg_status (*write_report)(const char *result_json, const char *out_dir, char *err,
+                                   size_t err_len);
     char **plugins;                  /* recorded in the results */
     int n_plugins;
     FILE *out;                       /* one line per case and the summary */
@@ -94,7 +103,7 @@ enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summa
    --json) into the result one process would have written: the cases in the whole run's order,
    counted and gated the same way (a baseline, SNR drop and perf rule were applied by the
    shards), then printed and written as o asks (json_path, junit_path, report_dir,
-   save_baseline_path, out; o's other fields are not used). A missing, repeated or mismatched
+   save_baseline_path, their writers, out; o's other fields are not used). A missing, repeated or mismatched
    shard (another count, tier, thresholds, kernels, mutant, baseline or gate setting) is
    GG_E_INVAL naming it. */
 enum gg_status gg_suite_merge(const char *const *paths, int n, const struct gg_suite_opts *o,
