@@ -22,7 +22,7 @@
 /* Order of the worst cases: gate-failing verdicts first, then by margin (unknown last). */
 static int worse(const struct gg_rcase *a, const struct gg_rcase *b)
 {
-    int ba = gg_report_verdict_bad(a->verdict), bb = gg_report_verdict_bad(b->verdict);
+    int ba = gg_suite_verdict_bad(a->verdict), bb = gg_suite_verdict_bad(b->verdict);
     if (ba != bb)
         return ba > bb;
     if (a->margin_db.set != b->margin_db.set)

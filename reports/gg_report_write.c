@@ -116,7 +116,7 @@ enum gg_status gg_report_write_nights(const char *suite_json_path,
     memset(&nights, 0, sizeof nights);
     enum gg_status st = GG_OK;
     if (suite_json_path != NULL)
-        st = gg_report_suite_load(suite_json_path, &suite, err, err_len);
+        st = gg_suite_result_load(suite_json_path, &suite, err, err_len);
     for (int i = 0; i < n_campaigns && st == GG_OK; i++)
         st = gg_report_campaign_load(campaign_dirs[i], &camps[i], err, err_len);
     if (st == GG_OK && (history_dir != NULL || n_campaigns > 1))
@@ -162,7 +162,7 @@ enum gg_status gg_report_write_nights(const char *suite_json_path,
             st = gg_report_save(path, gg_report_md_layout, &d, out_dir, err, err_len);
         }
     }
-    gg_report_suite_free(&suite);
+    gg_suite_result_free(&suite);
     for (int i = 0; i < GG_REPORT_CAMPAIGNS_MAX; i++)
         gg_report_campaign_free(&camps[i]);
     gg_report_nights_free(&nights);

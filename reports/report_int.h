@@ -1,7 +1,7 @@
 /*
  * report_int.h — internal to reports/: the model of what an HTML or Markdown report shows (a
- * suite result, whose records gg_report.h declares, and campaign directories read from disk), the
- * gnuplot driver that turns it into PNG plots, and the two writers that lay it out.
+ * suite result, whose records fuzz/suite/gg_suite.h declares, and campaign directories read from
+ * disk), the gnuplot driver that turns it into PNG plots, and the two writers that lay it out.
  */
 #ifndef GG_REPORT_INT_H
 #define GG_REPORT_INT_H
@@ -20,11 +20,9 @@
 /* x as a JSON number, or as the string "nan", "inf" or "-inf", which JSON has no number for. */
 json_t *gg_report_json_num(double x);
 
-/* ---- Suite results (gg_report_suite.c) ------------------------------------------------------ */
+/* ---- Suite results (gg_report_input.c) ------------------------------------------------------ */
 
-/* 1 for verdicts that fail the gate (fail, regressed, error). */
-int gg_report_verdict_bad(const char *verdict);
-/* (gg_report_input.c) Indices of the worst cases that have per-group numbers: failing verdicts first, then the
+/* Indices of the worst cases that have per-group numbers: failing verdicts first, then the
    smallest margin. Writes at most max into idx; returns how many. */
 size_t gg_report_worst_cases(const struct gg_rsuite *s, size_t *idx, size_t max);
 

@@ -115,7 +115,7 @@ size_t gg_suite_reasons(const struct gg_rsuite *res, double allowed_db,
 
 void gg_suite_count(struct gg_rsuite *res, struct gg_suite_summary *sum)
 {
-    gg_report_suite_count(res);
+    gg_suite_result_count(res);
     sum->cases = (int)res->n_counted;
     sum->pass = (int)res->n_pass;
     sum->fail = (int)res->n_fail;
@@ -159,7 +159,7 @@ void gg_suite_write_outputs(const struct gg_suite_opts *o, const struct gg_rsuit
     }
     const char *targets[] = {json_path, o->save_baseline_path};
     for (int i = 0; i < 2; i++)
-        if (targets[i] && gg_report_suite_save(res, targets[i], err, sizeof err) != GG_OK) {
+        if (targets[i] && gg_suite_result_save(res, targets[i], err, sizeof err) != GG_OK) {
             fprintf(o->out, "ggfuzz suite: %s\n", err);
             sum->output_failed = 1;
             if (i == 0)
