@@ -1,12 +1,59 @@
 /*
- * run_int.h — internal to fuzz/run/: the output checks of a run (gg_output.c), where a kernel's
- * fault hit (gg_faultnote.c), the rows of an operand and their generation on the host
- * (gg_materialise.c, gg_hostgen.c), how a child process ended and byte counts for messages.
+ * run_int.h — internal to fuzz/run/: what only the room's own files use of the registry, host
+ * buffers, devices and the worker's side of the wire protocol, the output checks of a run
+ * (gg_output.c), where a kernel's fault hit (gg_faultnote.c), the rows of an operand and their
+ * generation on the host (gg_materialise.c, gg_hostgen.c), how a child process ended and byte
+ * counts for messages.
  */
 #ifndef GG_RUN_INT_H
 #define GG_RUN_INT_H
 
 #include "fuzz/run/gg_run.h"
+
+/* Removes every kernel after the first count (undoes the kernels of a refused plugin;
+   gg_registry.c). */
+void gg_registry_truncate(size_t count);
+
+/* Bytes of each canary band of a host buffer (gg_hostbuf.c; the layout is gg_run.h's): large
+   enough that an overrun by a whole 64x64 fp32 tile lands in the band, not the page. */
+#define GG_CANARY_BYTES 65536
+
+/* The variable that tells a bound process its ordinal as --gpus listed it (gg_gpus.c). */
+#define GG_GPUS_DEVICE_ENV "GGFUZZ_DEVICE"
+
+/* ---- The worker's side of the wire protocol (gg_worker.c, gg_faultnote.c) ------------------- */
+
+/*
+ * A request is a struct gg_wire_request followed by text_len bytes of case text; a reply is a
+ * struct gg_wire_reply followed, when status is GG_OK and res.compared, by res.cmp.n_groups
+ * struct gg_group_metrics. Both ends are the same build of ggfuzz: magic and size catch a
+ * mismatch.
+ */
+struct gg_wire_request {
+    uint32_t magic;
+    uint32_t size;            /* sizeof(struct gg_wire_request) */
+    uint64_t text_len;
+    int64_t max_mem_bytes;    /* gg_run_opts of the run */
+    int64_t certify_samples;
+    int32_t reference;        /* enum gg_reference_where */
+};
+
+struct gg_wire_reply {
+    uint32_t magic;
+    uint32_t size;            /* sizeof(struct gg_wire_reply) */
+    enum gg_status status;
+    char err[1024];
+    struct gg_run_result res; /* res.cmp.groups is not meaningful on the wire */
+};
+
+/* The magic of a struct gg_wire_fault (gg_run.h). */
+#define GG_WIRE_FAULT_MAGIC 0x67676631u /* "ggf1" */
+
+/* Receives a request: 0 with *text (malloc'd, NUL-terminated) and o filled, 1 at a clean end of
+   file, -1 on a broken or mismatched request. */
+int gg_wire_recv_case(int fd, char **text, size_t *len, struct gg_run_opts *o);
+/* Sends the outcome of one run. */
+int gg_wire_send_result(int fd, enum gg_status st, const char *err, const struct gg_run_result *r);
 
 /* The output's live part (gg_output.c): range i of C's live ranges in bytes from element 0 of C,
    clipped to C's span; 0 when nothing of C lies in it. */
