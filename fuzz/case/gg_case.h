@@ -1,9 +1,9 @@
 /*
  * gg_case.h — public header of fuzz/case/: the case model (gg_case.c), case files and a case's
- * identity (gg_case_io.c), the temporary files of atomic writes (gg_tmpfile.c) and the file
- * helpers every room shares (gg_files.c). A case is one problem with its data recipes,
- * kernel, mutant and metadata; everything else in fuzz/ reads and writes cases through this
- * header.
+ * identity (gg_case_io.c, gg_case_keys.c), the temporary files of atomic writes (gg_tmpfile.c)
+ * and the file helpers every room shares (gg_files.c). A case is one problem with its data
+ * recipes, kernel, mutant and metadata; everything else in fuzz/ reads and writes cases through
+ * this header.
  */
 #ifndef GG_CASE_H
 #define GG_CASE_H
@@ -21,7 +21,7 @@
 #define GG_VERSION "0.1.0"
 
 /* ------------------------------------------------------------------------------------------ */
-/* Case model (gg_case.c) and case files (gg_case_io.c)                                          */
+/* Case model (gg_case.c) and case files (gg_case_io.c, gg_case_keys.c)                        */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Version of the case-file format, including the data generator (gg_rng.c, gg_dist.c). */
