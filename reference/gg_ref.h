@@ -254,7 +254,7 @@ enum gg_status gg_problem_check(struct gg_problem *p, char *err, size_t err_len)
 enum gg_status gg_problem_check_geometry(struct gg_problem *p, char *err, size_t err_len);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Reference GEMM (gg_ref_gemm.c) and exact outputs (gg_ref_mpfr.c)                            */
+/* Reference: operands, decoding, GEMM (gg_ref_operand/_decode/_gemm.c), MPFR (gg_ref_mpfr.c)  */
 /* ------------------------------------------------------------------------------------------ */
 
 /* How the decoded codes of one operand are scaled (the recipe of gg_kernel.h seen from one

@@ -7,13 +7,10 @@
  * transpose flags absorb the layout, and the moe sorted ids select the rows of X. Inputs that
  * decode to Inf or NaN never reach dgemm: the outputs they touch get their IEEE value (NaN for
  * Inf·0, Inf - Inf or a NaN term, else the infinity) exactly, and a sum of -0 terms is -0, so
- * the result does not depend on what a BLAS makes of special values. Also the single-vector
- * gather that the MPFR exact outputs and the oracles use.
+ * the result does not depend on what a BLAS makes of special values. The decoding itself is
+ * gg_ref_decode.c's.
  */
 #include <cblas.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -21,534 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference/gg_ref.h"
-
-static int is_grouped(enum gg_op op)
-{
-    return op == GG_OP_GROUPED_FWD || op == GG_OP_GROUPED_DGRAD || op == GG_OP_GROUPED_WGRAD;
-}
-
-/* The matrix of B (and of the B scales and the bias) that group g uses. */
-static int64_t mat_of(const struct gg_problem *p, int64_t g)
-{
-    return gg_problem_b_mats(p) == 1 ? 0 : g;
-}
-
-/* The storage row of vector v (see struct gg_ref_operand). */
-static inline int64_t vec_row(const struct gg_ref_operand *d, int64_t v)
-{
-    return gg_ref_vec_row(d, v);
-}
-
-static int64_t blocks128(int64_t n)
-{
-    return (n + GG_BLOCK128 - 1) / GG_BLOCK128;
-}
-
-/* A block scale of vblock vectors by block reduction indices, laid out from at with the
-   strides of struct gg_ref_operand. */
-static void set_blocks(struct gg_ref_operand *d, enum gg_ref_scale sk, int64_t vblock, int64_t block,
-                       int64_t at, int64_t vstride, int64_t rstride)
-{
-    d->sk = sk;
-    d->vblock = vblock;
-    d->block = block;
-    d->scale_at = at;
-    d->vstride = vstride;
-    d->rstride = rstride;
-}
-
-/* The scales of side which of group g, by recipe (the scale table of gg_kernel.h): A's per-row
-   scales count rows across groups and batches; B's follow its matrix; wgrad's rowwise scales
-   are per (group, column). Called once operand_of has set the vectors and the reduction. */
-static void scale_of(const struct gg_problem *p, const struct gg_operands *o, int which,
-                     int64_t g, struct gg_ref_operand *d)
-{
-    int64_t mat = mat_of(p, g), red_blocks = blocks128(d->red);
-    int64_t whole = d->red > 0 ? d->red : 1; /* one block over the whole reduction */
-    int wgrad = p->op == GG_OP_GROUPED_WGRAD, dgrad = p->op == GG_OP_GROUPED_DGRAD;
-    d->sk = GG_REF_SCALE_NONE;
-    d->scale = which ? o->b_scale : o->a_scale;
-    switch (p->scaling) {
-    case GG_SCALING_TENSOR:
-    case GG_SCALING_BLOCK128:
-        if (p->scaling == GG_SCALING_TENSOR || which) {
-            d->sk = GG_REF_SCALE_TENSOR;
-            d->tensor_at = which ? mat : 0;
-        } else {
-            set_blocks(d, GG_REF_SCALE_F32, 1, GG_BLOCK128, d->scale_row0 * red_blocks,
-                       red_blocks, 1);
-        }
-        break;
-    case GG_SCALING_MX:
-    case GG_SCALING_MX_B:
-        if (which || p->scaling == GG_SCALING_MX) {
-            int64_t per_row = d->red / GG_MX_BLOCK;
-            int64_t row0 = which ? mat * p->n : d->scale_row0;
-            set_blocks(d, GG_REF_SCALE_E8M0, 1, GG_MX_BLOCK, row0 * per_row, per_row, 1);
-        }
-        break;
-    case GG_SCALING_ROWWISE: /* vectors of A are output rows, of B output columns */
-        if (!which)
-            set_blocks(d, GG_REF_SCALE_F32, 1, whole, wgrad ? g * p->n : d->scale_row0, 1, 0);
-        else
-            set_blocks(d, GG_REF_SCALE_F32, 1, whole,
-                       wgrad ? g * p->k : mat * (dgrad ? p->k : p->n), 1, 0);
-        break;
-    case GG_SCALING_BLOCKWISE:
-        if (!which) {
-            set_blocks(d, GG_REF_SCALE_F32, 1, GG_BLOCK128, d->scale_row0 * red_blocks,
-                       red_blocks, 1);
-        } else { /* [mat][N/128][K/128]; dgrad's vectors are the columns k, its reduction n */
-            int64_t kb = blocks128(p->k), at = mat * blocks128(p->n) * kb;
-            if (dgrad)
-                set_blocks(d, GG_REF_SCALE_F32, GG_BLOCK128, GG_BLOCK128, at, 1, kb);
-            else
-                set_blocks(d, GG_REF_SCALE_F32, GG_BLOCK128, GG_BLOCK128, at, kb, 1);
-        }
-        break;
-    default:
-        break;
-    }
-}
-
-void gg_ref_operand(const struct gg_problem *p, const struct gg_operands *o, int which,
-                    int64_t g, struct gg_ref_operand *d)
-{
-    int64_t row0 = is_grouped(p->op) ? p->group_offs[g] : 0;
-    int64_t len = is_grouped(p->op) ? p->group_lens[g] : 0;
-    d->dt = which ? p->b_dtype : p->a_dtype;
-    d->base = which ? o->b : o->a;
-    d->vec_step = which ? p->ldb : p->lda;
-    d->red_step = 1;
-    d->red = p->k;
-    d->map = NULL;
-    d->map_div = 1;
-    d->scale_row0 = 0;
-    switch (p->op) {
-    case GG_OP_GROUPED_FWD:
-        d->off = which ? g * p->stride_b : row0 * p->lda;
-        d->nvec = which ? p->n : len;
-        d->scale_row0 = row0;
-        break;
-    case GG_OP_GROUPED_DGRAD:
-        d->red = p->n;
-        d->off = which ? g * p->stride_b : row0 * p->lda;
-        d->nvec = which ? p->k : len;
-        d->scale_row0 = row0;
-        if (which) { /* column idx of W_g [N,K] */
-            d->vec_step = 1;
-            d->red_step = p->ldb;
-        }
-        break;
-    case GG_OP_GROUPED_WGRAD: /* column idx of dY_g or X_g, reduced over the group's rows */
-        d->red = len;
-        d->off = row0 * d->vec_step;
-        d->nvec = which ? p->k : p->n;
-        d->red_step = d->vec_step;
-        d->vec_step = 1;
-        break;
-    case GG_OP_BATCHED:
-        d->off = g * (which ? p->stride_b : p->stride_a);
-        d->nvec = which ? p->n : p->m;
-        d->scale_row0 = g * p->m;
-        if (which && p->b_layout == GG_LAYOUT_KN) {
-            d->vec_step = 1;
-            d->red_step = p->ldb;
-        }
-        break;
-    case GG_OP_MOE_SORTED: { /* expert g: row r of its block is X[sorted id / topk] */
-        struct gg_out_block b;
-        gg_problem_out_block(p, g, &b);
-        d->off = which ? g * p->stride_b : 0;
-        d->nvec = which ? p->n : b.rows;
-        if (!which) {
-            d->map = b.row_map;
-            d->map_div = p->topk;
-        }
-        break;
-    }
-    default: /* dense */
-        d->off = 0;
-        d->nvec = which ? p->n : p->m;
-        break;
-    }
-    scale_of(p, o, which, g, d);
-}
-
-/* gg_ref_operand() on host operands, the tensor scale read. */
-static void operand_of(const struct gg_problem *p, const struct gg_operands *o, int which,
-                       int64_t g, struct gg_ref_operand *d)
-{
-    gg_ref_operand(p, o, which, g, d);
-    d->tensor = d->sk == GG_REF_SCALE_TENSOR ? ((const float *)d->scale)[d->tensor_at] : 1.0;
-}
-
-static inline double bf16_value(uint16_t h)
-{
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-/*
- * Stores x0, x1 at out (16-byte aligned). With SSE2 the stores bypass the caches: the decode
- * buffers are read by OpenBLAS threads on the other core, and rewriting cache lines another core
- * holds is slow (in bench_reference streaming cuts the decode overhead over raw dgemm by about
- * a third).
- */
-static inline void store2(double *out, double x0, double x1)
-{
-#if defined(__SSE2__)
-    _mm_stream_pd(out, _mm_set_pd(x1, x0));
-#else
-    out[0] = x0;
-    out[1] = x1;
-#endif
-}
-
-/* Orders streamed stores before the buffers are handed to dgemm's threads. */
-static inline void publish(void)
-{
-#if defined(__SSE2__)
-    _mm_sfence();
-#endif
-}
-
-/* Bit 63 is set exactly when x is Inf or NaN: its exponent field plus one carries out of the
-   field only when the field is all ones. ORed over many values, it says whether any is. */
-static inline uint64_t nonfinite_bit(double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    return (u & 0x7FF0000000000000ull) + (1ull << 52);
-}
-
-/* 1 when x is a non-zero value of magnitude below lo, in integers (vectorised like
-   nonfinite_bit): with lo_m1 = bits(lo) - 1 (0 for lo = 0, which never holds), |x|'s bits minus
-   one lie below lo_m1 exactly when 0 < |x| < lo. */
-static inline uint64_t below_bit(double x, uint64_t lo_m1)
-{
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    return (u & 0x7FFFFFFFFFFFFFFFull) - 1u < lo_m1 ? 1u : 0u;
-}
-
-static inline uint64_t below_m1(double lo)
-{
-    uint64_t u;
-    memcpy(&u, &lo, sizeof u);
-    return lo > 0.0 ? u - 1u : 0u;
-}
-
-/*
- * Defines a decoder of one storage type: out[j] = VALUE(q[j*step]), j < n; returns GG_RUN_NONFINITE
- * when a decoded value is Inf or NaN, GG_RUN_SUBNORMAL when one is a non-zero value below lo (the
- * format's smallest normal; 0 for none). Contiguous runs go in blocks of 8, which the compiler
- * vectorises; with stream set and out 16-byte aligned they are stored with store2.
- */
-#define DEFINE_DECODER(name, T, VALUE)                                                           \
-    GG_HOST_VECTOR static int name(const T *restrict q, int64_t n, int64_t step,                 \
-                                   const double *restrict table, double lo, int stream,          \
-                                   double *restrict out)                                         \
-    {                                                                                            \
-        (void)table;                                                                             \
-        int64_t j = 0;                                                                           \
-        uint64_t nf = 0, sub = 0, lo_m1 = below_m1(lo);                                          \
-        stream = stream && ((uintptr_t)out & 15) == 0;                                           \
-        if (step == 1)                                                                           \
-            for (; j + 8 <= n; j += 8) {                                                         \
-                double v[8];                                                                     \
-                for (int i = 0; i < 8; i++) {                                                    \
-                    v[i] = VALUE(q[j + i]);                                                      \
-                    nf |= nonfinite_bit(v[i]);                                                   \
-                    sub |= below_bit(v[i], lo_m1);                                               \
-                }                                                                                \
-                for (int i = 0; i < 8; i += 2) {                                                 \
-                    if (stream)                                                                  \
-                        store2(out + j + i, v[i], v[i + 1]);                                     \
-                    else                                                                         \
-                        memcpy(out + j + i, v + i, 2 * sizeof *v);                               \
-                }                                                                                \
-            }                                                                                    \
-        for (; j < n; j++) {                                                                     \
-            out[j] = VALUE(q[j * step]);                                                         \
-            nf |= nonfinite_bit(out[j]);                                                         \
-            sub |= below_bit(out[j], lo_m1);                                                     \
-        }                                                                                        \
-        return (int)(nf >> 63) * GG_RUN_NONFINITE | (int)sub * GG_RUN_SUBNORMAL;                 \
-    }
-
-enum { GG_RUN_NONFINITE = 1, GG_RUN_SUBNORMAL = 2 };
-
-#define BF16_VALUE(x) bf16_value(x)
-#define PLAIN_VALUE(x) ((double)(x))
-#define TABLE_VALUE(x) table[x]
-DEFINE_DECODER(decode_bf16, uint16_t, BF16_VALUE)
-DEFINE_DECODER(decode_f32, float, PLAIN_VALUE)
-DEFINE_DECODER(decode_f64, double, PLAIN_VALUE)
-DEFINE_DECODER(decode_table, uint8_t, TABLE_VALUE)
-
-/*
- * The smallest normal of the formats a tensor core takes (16 bits or fewer); 0 for fp32 and fp64,
- * whose subnormals the reference's own arithmetic handles as a CPU kernel's does.
- */
-static double alignment_floor(enum gg_dtype dt)
-{
-    return gg_dtype_bits(dt) <= 16 ? gg_dtype_min_normal(dt) : 0.0;
-}
-
-/*
- * Alignment magnitudes (mag set): |x|, raised to lo for a non-zero x below it. A tensor core
- * aligns the products of one MMA by their factors' exponents and truncates what falls below its
- * window; a subnormal factor enters with the format's minimum exponent and an unnormalised
- * significand, so its product moves that window up to 2^(p-1) above the product's own magnitude
- * (p the format's precision). Bounding the truncation by the product of the raised factors keeps
- * the bound's |A||B| term true for such sums (docs/checks.md §3.2).
- */
-static void raise_subnormals(double *out, int64_t n, double lo)
-{
-    for (int64_t j = 0; j < n; j++) {
-        double x = fabs(out[j]);
-        out[j] = x < lo && x != 0.0 ? lo : x;
-    }
-}
-
-/* out[j] = exact value of code off + j*step of base, j < n (its alignment magnitude with mag):
-   one table lookup per 8-bit code, bit operations for bf16, fp32 and fp64, gg_load for the other
-   formats. stream: see DEFINE_DECODER (for buffers that dgemm reads next, not rescaled in
-   place). Returns GG_RUN_NONFINITE and GG_RUN_SUBNORMAL as DEFINE_DECODER does. */
-static int decode_run(enum gg_dtype dt, const void *base, int64_t off, int64_t n, int64_t step,
-                      int stream, int mag, double *restrict out)
-{
-    const double *table = gg_dtype_bits(dt) == 8 ? gg_decode_table(dt) : NULL;
-    double lo = alignment_floor(dt);
-    int flags;
-    if (table)
-        flags = decode_table((const uint8_t *)base + off, n, step, table, lo, stream, out);
-    else if (dt == GG_DTYPE_BF16)
-        flags = decode_bf16((const uint16_t *)base + off, n, step, NULL, lo, stream, out);
-    else if (dt == GG_DTYPE_F32)
-        flags = decode_f32((const float *)base + off, n, step, NULL, lo, stream, out);
-    else if (dt == GG_DTYPE_F64)
-        flags = decode_f64((const double *)base + off, n, step, NULL, lo, stream, out);
-    else {
-        uint64_t nf = 0;
-        int sub = 0;
-        for (int64_t j = 0; j < n; j++) {
-            out[j] = gg_load(dt, base, off + j * step);
-            nf |= nonfinite_bit(out[j]);
-            sub |= fabs(out[j]) < lo && out[j] != 0.0;
-        }
-        flags = (int)(nf >> 63) * GG_RUN_NONFINITE | sub * GG_RUN_SUBNORMAL;
-    }
-    if (mag) {
-        publish();
-        raise_subnormals(out, n, lo);
-    }
-    return flags;
-}
-
-/* pow2[c] = 2^(c-127), the E8M0 value of c; code 0xFF is NaN. Exact in double. */
-static void e8m0_values(double pow2[256])
-{
-    for (int c = 0; c < 255; c++)
-        pow2[c] = ldexp(1.0, c - 127);
-    pow2[255] = NAN;
-}
-
-/* Block scale i of d as a double: an E8M0 power of two or an fp32 value. */
-static inline double scale_value(const struct gg_ref_operand *d, int64_t i, const double pow2[256])
-{
-    return d->sk == GG_REF_SCALE_E8M0 ? pow2[((const uint8_t *)d->scale)[i]]
-                                     : (double)((const float *)d->scale)[i];
-}
-
-/*
- * Multiplies out[j] = element t0 + j of vector v of d (j < n) by its block scale (a code of at
- * most 24 significant bits times a float or a power of two is exact in double). Returns 1 when
- * a scale is Inf or NaN (the E8M0 NaN code 0xFF).
- */
-static int apply_blocks(const struct gg_ref_operand *d, int64_t v, int64_t t0, int64_t n,
-                        const double pow2[256], double *out)
-{
-    int64_t at = d->scale_at + vec_row(d, v) / d->vblock * d->vstride;
-    uint64_t nf = 0;
-    for (int64_t j0 = 0; j0 < n;) {
-        int64_t blk = (t0 + j0) / d->block;
-        int64_t end = (blk + 1) * d->block - t0;
-        double x = scale_value(d, at + blk * d->rstride, pow2);
-        nf |= nonfinite_bit(x);
-        if (end > n)
-            end = n;
-        for (int64_t j = j0; j < end; j++)
-            out[j] *= x;
-        j0 = end;
-    }
-    return (int)(nf >> 63);
-}
-
-/* Multiplies out[v - v0] = element t of vector v of a reduction-major d (v0 <= v < v1, no row
-   map) by its block scale, one run of vblock vectors at a time; returns 1 when a scale is Inf or
-   NaN. */
-static int apply_across(const struct gg_ref_operand *d, int64_t t, int64_t v0, int64_t v1,
-                        const double pow2[256], double *out)
-{
-    int64_t at = d->scale_at + t / d->block * d->rstride;
-    uint64_t nf = 0;
-    for (int64_t v = v0; v < v1;) {
-        int64_t vb = v / d->vblock, end = (vb + 1) * d->vblock;
-        double x = scale_value(d, at + vb * d->vstride, pow2);
-        nf |= nonfinite_bit(x);
-        if (end > v1)
-            end = v1;
-        for (int64_t u = v; u < end; u++)
-            out[u - v0] *= x;
-        v = end;
-    }
-    return (int)(nf >> 63);
-}
-
-/* Multiplies n decoded values by the operand's tensor scale (exact, as above); returns 1 when
-   the scale is Inf or NaN. */
-static int apply_tensor(const struct gg_ref_operand *d, int64_t n, double *out)
-{
-    double s = d->tensor;
-    for (int64_t j = 0; j < n; j++)
-        out[j] *= s;
-    return !isfinite(s);
-}
-
-/* Vector idx of d (its storage row vec_row(d, idx)); returns the flags of decode_run, with
-   GG_RUN_NONFINITE also for an Inf or NaN scale. */
-static int gather_vector(const struct gg_ref_operand *d, int64_t idx, double *out)
-{
-    int flags = decode_run(d->dt, d->base, d->off + vec_row(d, idx) * d->vec_step, d->red,
-                           d->red_step, 0, 0, out);
-    if (d->sk == GG_REF_SCALE_TENSOR) {
-        flags |= apply_tensor(d, d->red, out) * GG_RUN_NONFINITE;
-    } else if (d->sk != GG_REF_SCALE_NONE) {
-        double pow2[256];
-        e8m0_values(pow2);
-        flags |= apply_blocks(d, idx, 0, d->red, pow2, out) * GG_RUN_NONFINITE;
-    }
-    return flags;
-}
-
-void gg_ref_gather(const struct gg_problem *p, const struct gg_operands *o, int which, int64_t g,
-                   int64_t idx, double *out)
-{
-    struct gg_ref_operand d;
-    operand_of(p, o, which, g, &d);
-    gather_vector(&d, idx, out);
-}
-
-void gg_ref_gather_operand(const struct gg_ref_operand *d, int64_t v, double *out)
-{
-    struct gg_ref_operand e = *d;
-    e.map = NULL;
-    gather_vector(&e, v, out);
-}
-
-/* Asks for the n codes from element off of d to be brought into cache. */
-static void prefetch_run(const struct gg_ref_operand *d, int64_t off, int64_t n)
-{
-    int bits = gg_dtype_bits(d->dt);
-    const char *q = (const char *)d->base + off * bits / 8;
-    for (int64_t i = 0; i < n * bits / 8; i += 64)
-        __builtin_prefetch(q + i);
-}
-
-/* Vectors prefetched ahead of the one being decoded: a vector-major chunk reads short runs one
-   page apart, where the hardware prefetcher restarts on every run. */
-#define PREFETCH_AHEAD 4
-
-/* One gather_chunk, split over threads: rows [lo, hi) of buf (vectors when vector-major,
-   reduction indices when reduction-major), the flags ORed over the ranges. */
-struct chunk_job {
-    const struct gg_ref_operand *d;
-    int64_t t0, len;
-    const double *pow2;
-    int mag;
-    double *buf;
-    atomic_int flags;
-};
-
-/*
- * Decodes vectors [v0, v1) × reduction indices t0 + [j0, j1) of d into buf, each row of buf one
- * contiguous run of codes: vector-major buf[(v - v0)·(j1 - j0) + j - j0], reduction-major
- * buf[(j - j0)·(v1 - v0) + v - v0]. Block and tensor scales are applied; mag and stream as for
- * decode_run. Returns decode_run's flags, with GG_RUN_NONFINITE also for an Inf or NaN scale.
- */
-static int decode_block(const struct gg_ref_operand *d, int64_t t0, int64_t j0, int64_t j1,
-                        int64_t v0, int64_t v1, const double pow2[256], int mag, int stream,
-                        double *buf)
-{
-    int blocks = d->sk == GG_REF_SCALE_F32 || d->sk == GG_REF_SCALE_E8M0, flags = 0;
-    int64_t len = j1 - j0, w = v1 - v0;
-    if (d->red_step != 1) {
-        for (int64_t j = j0; j < j1; j++) {
-            double *out = buf + (j - j0) * w;
-            flags |= decode_run(d->dt, d->base, d->off + (t0 + j) * d->red_step + v0, w, 1,
-                                stream, mag, out);
-            if (blocks)
-                flags |= apply_across(d, t0 + j, v0, v1, pow2, out) * GG_RUN_NONFINITE;
-        }
-    } else {
-        for (int64_t v = v0; v < v1; v++) {
-            if (v + PREFETCH_AHEAD < v1)
-                prefetch_run(d, d->off + vec_row(d, v + PREFETCH_AHEAD) * d->vec_step + t0 + j0,
-                             len);
-            double *out = buf + (v - v0) * len;
-            flags |= decode_run(d->dt, d->base, d->off + vec_row(d, v) * d->vec_step + t0 + j0,
-                                len, 1, stream, mag, out);
-            if (blocks)
-                flags |= apply_blocks(d, v, t0 + j0, len, pow2, out) * GG_RUN_NONFINITE;
-        }
-    }
-    if (d->sk == GG_REF_SCALE_TENSOR)
-        flags |= apply_tensor(d, len * w, buf) * GG_RUN_NONFINITE;
-    return flags;
-}
-
-static void chunk_range(void *ctx, int64_t lo, int64_t hi, int tid)
-{
-    (void)tid;
-    struct chunk_job *c = ctx;
-    const struct gg_ref_operand *d = c->d;
-    int stream = d->sk == GG_REF_SCALE_NONE, flags;
-    if (d->red_step != 1)
-        flags = decode_block(d, c->t0, lo, hi, 0, d->nvec, c->pow2, c->mag, stream,
-                             c->buf + lo * d->nvec);
-    else
-        flags = decode_block(d, c->t0, 0, c->len, lo, hi, c->pow2, c->mag, stream,
-                             c->buf + lo * c->len);
-    publish(); /* this thread's streamed stores, before the join hands buf on */
-    atomic_fetch_or(&c->flags, flags);
-}
-
-/* Values decoded per thread at least: below this a thread costs more than it saves. */
-#define DECODE_MIN_VALUES ((int64_t)1 << 15)
-
-/*
- * Decodes reduction indices t0 .. t0+len-1 of every vector of d into buf, in the operand's memory
- * order: vector-major gives buf[v*len + j] ([nvec × len]), reduction-major gives
- * buf[j*nvec + v] ([len × nvec]). Every row of buf is one contiguous run of codes. With mag, the
- * codes' alignment magnitudes (raise_subnormals) instead of their values. Returns
- * GG_RUN_NONFINITE when a value of buf is Inf or NaN (a code, a scale or their product) and
- * GG_RUN_SUBNORMAL when a code is subnormal in its format. Split over the reference's threads
- * (each writes its own rows of buf), so buf is the same whatever their number.
- */
-static int gather_chunk(const struct gg_ref_operand *d, int64_t t0, int64_t len, const double pow2[256],
-                        int mag, double *buf)
-{
-    struct chunk_job c = {.d = d, .t0 = t0, .len = len, .pow2 = pow2, .mag = mag, .buf = buf};
-    atomic_init(&c.flags, 0);
-    int64_t rows = d->red_step != 1 ? len : d->nvec, row_len = d->red_step != 1 ? d->nvec : len;
-    gg_par_for(rows, DECODE_MIN_VALUES / (row_len > 0 ? row_len : 1) + 1, chunk_range, &c);
-    return atomic_load(&c.flags);
-}
+#include "reference/ref_int.h"
 
 /*
  * Non-finite terms. Every decoded code and scale lies below 2^128 in magnitude (f64 inputs
@@ -572,7 +42,7 @@ static double nf_value(uint8_t state)
     return state == NF_POS ? INFINITY : state == NF_NEG ? -INFINITY : NAN;
 }
 
-/* Position of element (v, j) of a chunk of len reduction indices of d (see gather_chunk). */
+/* Position of element (v, j) of a chunk of len reduction indices of d (see ref_gather_chunk). */
 static inline int64_t chunk_at(const struct gg_ref_operand *d, int64_t v, int64_t j, int64_t len)
 {
     return d->red_step != 1 ? j * d->nvec + v : v * len + j;
@@ -662,13 +132,13 @@ static void abs_inplace(double *x, int64_t n)
         j = 1;
     }
     for (; j + 2 <= n; j += 2)
-        store2(x + j, fabs(x[j]), fabs(x[j + 1]));
+        ref_store2(x + j, fabs(x[j]), fabs(x[j + 1]));
     if (j < n)
         x[j] = fabs(x[j]);
 }
 
 /* out [rows × cols] (=, or += when accumulate) A·Bᵀ over a chunk of len reduction indices, with a
-   and b each in their operand's memory order (see gather_chunk). */
+   and b each in their operand's memory order (see ref_gather_chunk). */
 static void product(int64_t rows, int64_t cols, int64_t len, const double *a, int a_red_major,
                     const double *b, int b_red_major, int accumulate, double *out)
 {
@@ -816,7 +286,7 @@ static void small_range(void *ctx, int64_t lo, int64_t hi, int tid)
         memset(acc, 0, (size_t)(2 * rows * tv) * sizeof *acc);
         for (int64_t t0 = 0; t0 < red && !flags; t0 += tj) {
             int64_t len = red - t0 < tj ? red - t0 : tj;
-            flags |= decode_block(db, t0, 0, len, v0, v1, k->pow2, 0, 0, buf);
+            flags |= ref_decode_block(db, t0, 0, len, v0, v1, k->pow2, 0, 0, buf);
             if (db->red_step != 1) {
                 small_axpys(k->a + t0, red, rows, buf, w, len, w, acc, accabs, tv);
                 continue;
@@ -868,7 +338,7 @@ static int small_group(const struct gg_ref_operand *da, const struct gg_ref_oper
         return 0;
     int bad = GG_RUN_NONFINITE | (abs ? GG_RUN_SUBNORMAL : 0), flags = 0;
     for (int64_t r = 0; r < rows; r++)
-        flags |= gather_vector(da, r, a + r * red);
+        flags |= ref_gather_vector(da, r, a + r * red);
     struct small_job k = {.db = db, .a = a, .rows = rows, .cols = cols, .red = red,
                           .pow2 = pow2, .c = c, .abs = abs};
     atomic_init(&k.flags, 0);
@@ -916,7 +386,7 @@ static enum gg_status check_operands(const struct gg_problem *p, const struct gg
 static void add_bias(const struct gg_problem *p, const struct gg_operands *o, int64_t g,
                      int64_t rows, int64_t cols, double *row, double *c, double *abs)
 {
-    decode_run(p->bias_dtype, o->bias, mat_of(p, g) * p->n, cols, 1, 0, 0, row);
+    ref_decode_run(p->bias_dtype, o->bias, ref_mat_of(p, g) * p->n, cols, 1, 0, 0, row);
     for (int64_t r = 0; r < rows; r++)
         for (int64_t col = 0; col < cols; col++) {
             c[r * cols + col] += row[col];
@@ -935,8 +405,8 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
     int64_t max_rows = 0, max_cols = 0, max_len = 0;
     for (int64_t g = 0; g < p->groups; g++) {
         struct gg_ref_operand da, db;
-        operand_of(p, o, 0, g, &da);
-        operand_of(p, o, 1, g, &db);
+        ref_operand_of(p, o, 0, g, &da);
+        ref_operand_of(p, o, 1, g, &db);
         if (da.nvec > INT_MAX || db.nvec > INT_MAX) {
             snprintf(err, err_len, "reference: group %lld has a dimension above %d (BLAS int)",
                      (long long)g, INT_MAX);
@@ -963,12 +433,12 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
         return GG_E_NOMEM;
     }
     double pow2[256];
-    e8m0_values(pow2);
+    ref_e8m0_values(pow2);
     int64_t pos = 0; /* packed offset of the current group's block */
     for (int64_t g = 0; g < p->groups; g++) {
         struct gg_ref_operand da, db;
-        operand_of(p, o, 0, g, &da);
-        operand_of(p, o, 1, g, &db);
+        ref_operand_of(p, o, 0, g, &da);
+        ref_operand_of(p, o, 1, g, &db);
         int64_t rows = da.nvec, cols = db.nvec, red = da.red, count = rows * cols;
         if (count == 0)
             continue;
@@ -983,8 +453,8 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
                    small_group(&da, &db, rows, cols, red, pow2, c + pos, abs ? abs + pos : NULL);
         for (int64_t t0 = 0; !done && t0 < red && st == GG_OK; t0 += CHUNK) {
             int64_t len = red - t0 < CHUNK ? red - t0 : CHUNK;
-            int flags = gather_chunk(&da, t0, len, pow2, 0, a_buf);
-            flags |= gather_chunk(&db, t0, len, pow2, 0, b_buf);
+            int flags = ref_gather_chunk(&da, t0, len, pow2, 0, a_buf);
+            flags |= ref_gather_chunk(&db, t0, len, pow2, 0, b_buf);
             int nf = flags & GG_RUN_NONFINITE;
             if (nf && !state && !(state = calloc((size_t)count, 1))) {
                 snprintf(err, err_len, "reference: cannot allocate %lld bytes", (long long)count);
@@ -997,12 +467,12 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
                 zero_nonfinite(a_buf, rows * len);
                 zero_nonfinite(b_buf, cols * len);
             }
-            publish();
+            ref_publish();
             product(rows, cols, len, a_buf, a_rm, b_buf, b_rm, t0 > 0, c + pos);
             if (abs) {
                 if (flags & GG_RUN_SUBNORMAL) { /* Σ|ab| over alignment magnitudes */
-                    gather_chunk(&da, t0, len, pow2, 1, a_buf);
-                    gather_chunk(&db, t0, len, pow2, 1, b_buf);
+                    ref_gather_chunk(&da, t0, len, pow2, 1, a_buf);
+                    ref_gather_chunk(&db, t0, len, pow2, 1, b_buf);
                     if (nf) {
                         zero_nonfinite(a_buf, rows * len);
                         zero_nonfinite(b_buf, cols * len);
@@ -1010,7 +480,7 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
                 }
                 abs_inplace(a_buf, rows * len);
                 abs_inplace(b_buf, cols * len);
-                publish();
+                ref_publish();
                 product(rows, cols, len, a_buf, a_rm, b_buf, b_rm, t0 > 0, abs + pos);
             }
         }
@@ -1032,4 +502,3 @@ enum gg_status gg_ref_gemm(const struct gg_problem *p, const struct gg_operands 
     free(bias_row);
     return st;
 }
-

@@ -1,8 +1,8 @@
 /*
  * gg_report.h — public header of reports/: writers that turn case results into what people
  * read (one line per case on a terminal, JSON for tools, a run's arrays as .npy files for
- * NumPy and torch), the suite result's records with their
- * reader and writer, JUnit XML and the HTML and Markdown report.
+ * NumPy and torch), JUnit XML, and the HTML and Markdown report of suite results (whose records
+ * fuzz/suite/gg_suite.h holds) and campaign directories.
  */
 #ifndef GG_REPORT_H
 #define GG_REPORT_H
@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "fuzz/run/gg_run.h"
+#include "fuzz/suite/gg_suite.h"
 
 /* Outcome of one case in a run or replay. */
 struct gg_report_case {
@@ -26,8 +27,6 @@ struct gg_report_case {
 
 /* One human line per case (two with detail); verbose adds per-group SNR for failing groups. */
 void gg_report_text_case(FILE *f, const struct gg_report_case *rc, int replay, int verbose);
-/* The shape summary "grouped_fwd bf16-bf16-bf16 G=4 M=192 N=256 K=512" of a case. */
-void gg_report_shape(const struct gg_case *c, char *buf, size_t len);
 
 /* JSON report: an array of case objects written to path (atomically). Returns GG_OK or GG_E_IO. */
 struct gg_report_json;
@@ -77,120 +76,6 @@ enum gg_status gg_report_dump_finish(const struct gg_report_dump *d,
 enum gg_status gg_report_npy_open(struct gg_atomic *a, const char *path, const char *what,
                                   const char *descr, const int64_t *shape, int ndim, char *err,
                                   size_t err_len);
-
-/*
- * The suite result (gg_report_suite.c): `ggfuzz suite` writes it, `ggfuzz report` and a later
- * suite's --baseline read it. On disk, an object with "format": GG_SUITE_FORMAT and "version":
- * GG_SUITE_VERSION, the run's header, "host", "gate" and "summary" objects and a "cases" array of
- * case objects, each with its "groups". In memory, the records below; one field table per record
- * in gg_report_suite.c gives each field's key, type and absence rule to both the reader and the
- * writer.
- *
- * Ownership: a struct gg_rsuite owns every string and array it holds (malloc'd copies, released
- * by gg_report_suite_free()); records handed to gg_report_suite_add() and
- * gg_report_suite_set_header() only lend theirs, which are copied. Strings of a gg_rsuite are
- * never NULL: "" stands for a null or absent string, and the table tells the writer which of the
- * two to give back.
- */
-#define GG_SUITE_FORMAT "ggfuzz-suite"
-#define GG_SUITE_VERSION 1
-
-/* A number that the JSON may leave null or out; set only when finite. */
-struct gg_rnum {
-    double v;
-    int set;
-};
-
-/* One group (expert, batch) of a case. */
-struct gg_rgroup {
-    int64_t g, rows, outputs;  /* rows, outputs: -1 when not given */
-    struct gg_rnum snr_db;     /* unset: empty group, or an exact result when exact is set */
-    int exact;
-};
-
-/* One case on one kernel. A case without a verdict (skipped, error) has no class ("": null),
-   no max_ratio and no detail. */
-struct gg_rcase {
-    const char *id, *file, *kernel, *mutant, *model;
-    int64_t ep;               /* -1: null */
-    const char *routing, *phase, *op, *recipe, *shape;
-    const char *cls;          /* the verdict's class; "": no verdict */
-    struct gg_rnum threshold_db;
-    int64_t worst_group;      /* -1: null */
-    struct gg_rnum worst_group_snr_db, pooled_snr_db, src_snr_db, margin_db, max_ratio;
-    struct gg_rnum ref_src_snr_db; /* the exact reference against the source (unset: none) */
-    const char *signature, *detail;
-    const char *advisory;     /* "" or what the verdict says is not the kernel's fault */
-    struct gg_rgroup *groups;
-    size_t n_groups;
-    struct gg_rnum seconds, baseline_snr_db, baseline_time_us, snr_drop_db;
-    const char *baseline_record; /* with --baseline: "found" or "missing" (its record of this
-                                    case and kernel); "": no baseline, or no verdict */
-    /* Where the case's seconds went (ggfuzz run -v's phases; unset: the case did not run). */
-    struct gg_rnum setup_s, inputs_s, runs_s, reference_s, compare_s;
-    const char *verdict;      /* pass, fail, regressed, skipped or error */
-    const char *reason;       /* why it is not a pass ("" for a pass); read from "detail" when a
-                                 file has no reason */
-    struct gg_rnum time_us;
-    int perf_regressed;
-    int64_t order;            /* a shard's result: the case's place in the whole run (-1: not
-                                 a shard's, left out) */
-    /* Derived when the case is loaded or added, not written. */
-    int exact;                /* no worst-group number because every group with rows is exact */
-    char label[96];           /* short name: the case file's base name, else the id */
-};
-
-struct gg_rsuite {
-    const char *path;         /* the file it was loaded from (not owned), NULL when built */
-    const char *tier;
-    int64_t thresholds_version;
-    const char *ggfuzz_version, *started;
-    struct gg_rnum seconds;
-    const char *hostname, *cpu, *gpu; /* "host"; gpu "": null (no GPU kernel ran) */
-    const char *const *kernels;       /* the --kernel list */
-    size_t n_kernels;
-    const char *const *plugins;
-    size_t n_plugins;
-    const char *mutant;               /* --mutant; "": null */
-    const char *gate_verdict, *baseline; /* "gate"; baseline "": null */
-    struct gg_rnum gate_snr_drop_db;
-    int perf;
-    const char *const *reasons;
-    size_t n_reasons;
-    /* "summary": written as they stand; counted from the cases on load and by
-       gg_report_suite_count(), so that they always agree with the cases. */
-    int64_t n_counted, n_pass, n_fail, n_regressed, n_skipped, n_errors;
-    /* "shard", a shard's result (ggfuzz suite --shard I/N) only: its index and the count, and
-       the records of the whole run; -1 (the object left out) otherwise. */
-    int64_t shard_index, shard_count, shard_records;
-    struct gg_rcase *cases;
-    size_t n_cases;
-};
-
-/* Reads and checks a suite result JSON (a regular file of at most 1 GiB). Errors name the file
-   and the field ("F: cases[3].verdict: ..."): GG_E_IO when it cannot be read, GG_E_PARSE when
-   it is not a suite result. s is always left in a state gg_report_suite_free() accepts. */
-enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char *err,
-                                    size_t err_len);
-/* Writes s to path atomically (temporary file, rename), indented one space, every case in the
-   table's key order. GG_E_NOMEM, or GG_E_IO with a message naming path. */
-enum gg_status gg_report_suite_save(const struct gg_rsuite *s, const char *path, char *err,
-                                    size_t err_len);
-/* Appends a copy of c to s's cases (its label and exact derived). GG_OK or GG_E_NOMEM (s is
-   unchanged then). */
-enum gg_status gg_report_suite_add(struct gg_rsuite *s, const struct gg_rcase *c);
-/* Replaces s's header (every field but the cases and the counts) with a copy of h's. GG_OK or
-   GG_E_NOMEM (some of the header's strings may then be NULL, which the writer takes as ""). */
-enum gg_status gg_report_suite_set_header(struct gg_rsuite *s, const struct gg_rsuite *h);
-/* Replaces the string *field of a record of s with a copy of value. GG_OK or GG_E_NOMEM (the
-   field is unchanged then). */
-enum gg_status gg_report_suite_set(const char **field, const char *value);
-/* Counts the cases by verdict into the summary fields. */
-void gg_report_suite_count(struct gg_rsuite *s);
-/* The case for (id, kernel), or NULL. */
-const struct gg_rcase *gg_report_suite_find(const struct gg_rsuite *s, const char *id,
-                                            const char *kernel);
-void gg_report_suite_free(struct gg_rsuite *s);
 
 /*
  * HTML and Markdown report of a suite result JSON and of campaign directories: writes
@@ -267,5 +152,9 @@ enum gg_status gg_report_junit_write(const struct gg_junit_suite *suite, const c
 enum gg_status gg_report_suite_junit(const struct gg_rsuite *s, struct gg_junit_suite *js,
                                      char *err, size_t err_len);
 void gg_report_suite_junit_free(struct gg_junit_suite *js);
+/* gg_report_suite_junit() of s written to path by gg_report_junit_write(): GG_OK, or a status
+   with a message. The writer `ggfuzz suite` hands to the suite (gg_suite_opts.write_junit). */
+enum gg_status gg_report_suite_junit_write(const struct gg_rsuite *s, const char *path, char *err,
+                                           size_t err_len);
 
 #endif /* GG_REPORT_H */

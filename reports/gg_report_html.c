@@ -1,22 +1,16 @@
 /*
- * gg_report_html.c — `ggfuzz report`: reads the inputs, has the plots drawn, and writes the
- * self-contained HTML page (inline CSS, every plot a base64 PNG data URI, every input string
- * escaped, no script) beside the Markdown summary. The page opens with the gate verdict, then
- * the SNR margin of every suite case, the per-group SNR of the worst cases, the nights side by
- * side, and each campaign: its bugs (buckets) first, each with its representative case, the
- * command that replays it and its member signatures folded, then the signatures not yet
- * triaged, its plots over time and its statistics.
+ * gg_report_html.c — the HTML page of a report: one self-contained file (inline CSS, every plot a
+ * base64 PNG data URI, every input string escaped, no script). It opens with the gate verdict,
+ * then the SNR margin of every suite case, the per-group SNR of the worst cases, the nights side by
+ * side, and each campaign (gg_report_html_campaign.c). Also the escaping and the embedded plots
+ * both files write with.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include "reports/report_int.h"
-#include "fuzz/store/gg_store.h"
 
 static const char css[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"
@@ -68,7 +62,7 @@ static const char css[] =
 /* ---- output helpers ------------------------------------------------------------------------ */
 
 /* Text with & < > " ' escaped. */
-static void esc(FILE *f, const char *s)
+void gg_report_html_esc(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
@@ -88,7 +82,7 @@ static void esc_wbr(FILE *f, const char *s)
     char one[2] = "";
     for (; s && *s; s++) {
         one[0] = *s;
-        esc(f, one);
+        gg_report_html_esc(f, one);
         if (*s == '_' || *s == '/' || *s == ',')
             fputs("<wbr>", f);
     }
@@ -143,14 +137,14 @@ static int write_base64(FILE *out, const char *path)
 }
 
 /* An embedded plot; nothing when the plot was not made. */
-static void plot_img(FILE *f, const char *out_dir, const char *png, const char *alt)
+void gg_report_html_img(FILE *f, const char *out_dir, const char *png, const char *alt)
 {
     if (png[0] == '\0')
         return;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", out_dir, png);
     fputs("<img class=\"plot\" alt=\"", f);
-    esc(f, alt);
+    gg_report_html_esc(f, alt);
     fputs("\" src=\"data:image/png;base64,", f);
     write_base64(f, path);
     fputs("\">\n", f);
@@ -163,7 +157,7 @@ static void suite_header(FILE *f, const struct gg_rsuite *s)
     fputs("<section id=\"suite\">\n<h2>SNR suite", f);
     if (s->tier[0]) {
         fputs(": tier ", f);
-        esc(f, s->tier);
+        gg_report_html_esc(f, s->tier);
     }
     fputs("</h2>\n", f);
     int pass = strcmp(s->gate_verdict, "pass") == 0;
@@ -173,7 +167,7 @@ static void suite_header(FILE *f, const struct gg_rsuite *s)
         fputs("<ul>\n", f);
         for (size_t i = 0; i < s->n_reasons; i++) {
             fputs("<li>", f);
-            esc(f, s->reasons[i]);
+            gg_report_html_esc(f, s->reasons[i]);
             fputs("</li>\n", f);
         }
         fputs("</ul>\n", f);
@@ -191,7 +185,7 @@ static void suite_header(FILE *f, const struct gg_rsuite *s)
         if (vals[i] == NULL || vals[i][0] == '\0')
             continue;
         fprintf(f, "<dt>%s</dt><dd>", keys[i]);
-        esc(f, vals[i]);
+        gg_report_html_esc(f, vals[i]);
         fputs("</dd>", f);
     }
     if (s->seconds.set)
@@ -212,7 +206,7 @@ static void shape_code(FILE *f, const char *shape)
         char word[160];
         snprintf(word, sizeof word, "%.*s", (int)n, p);
         fputs("<span>", f);
-        esc(f, word);
+        gg_report_html_esc(f, word);
         fputs("</span>", f);
         p += n;
         for (; *p == ' '; p++)
@@ -232,16 +226,16 @@ static void case_row(FILE *f, const struct gg_rcase *c, size_t i, int with_time)
     const char *tags[] = {c->model, c->routing, c->phase, c->recipe};
     for (size_t t = 0; t < sizeof tags / sizeof *tags; t++) {
         if (tags[t][0]) {
-            esc(f, tags[t]);
+            gg_report_html_esc(f, tags[t]);
             fputs(" &middot; ", f);
         }
     }
     if (c->ep >= 0)
         fprintf(f, "EP%lld &middot; ", (long long)c->ep);
-    esc(f, c->kernel);
+    gg_report_html_esc(f, c->kernel);
     if (c->mutant[0]) {
         fputs(" + mutant ", f);
-        esc(f, c->mutant);
+        gg_report_html_esc(f, c->mutant);
     }
     fputs("</span></td><td>", f);
     shape_code(f, c->shape);
@@ -274,10 +268,10 @@ static void case_row(FILE *f, const struct gg_rcase *c, size_t i, int with_time)
     fputs("<td class=\"detail\">", f);
     if (c->cls[0] && strcmp(c->cls, "pass") != 0) {
         fputs("<b>", f);
-        esc(f, c->cls);
+        gg_report_html_esc(f, c->cls);
         fputs("</b> ", f);
     }
-    esc(f, c->reason);
+    gg_report_html_esc(f, c->reason);
     if (c->signature[0]) {
         fputs("<br><code class=\"small\">", f);
         esc_wbr(f, c->signature);
@@ -371,24 +365,24 @@ static void worst_case(FILE *f, const struct gg_report_doc *d, const char *out_d
 {
     const struct gg_rcase *c = &d->suite->cases[d->worst[k]];
     fprintf(f, "<h3 id=\"worst-%zu\">%zu. ", k + 1, k + 1);
-    esc(f, c->label);
+    gg_report_html_esc(f, c->label);
     fputs(" ", f);
     verdict_badge(f, c->verdict);
     fputs("</h3>\n<p class=\"small\">", f);
-    esc(f, c->kernel);
+    gg_report_html_esc(f, c->kernel);
     fputs(" &middot; <code>", f);
-    esc(f, c->shape);
+    gg_report_html_esc(f, c->shape);
     fputs("</code>", f);
     if (c->file[0]) {
         fputs(" &middot; <code>", f);
-        esc(f, c->file);
+        gg_report_html_esc(f, c->file);
         fputs("</code>", f);
     }
     fputs("</p>\n", f);
     group_summary(f, c);
     char alt[160];
     snprintf(alt, sizeof alt, "SNR per group of %s", c->label);
-    plot_img(f, out_dir, d->worst_png[k], alt);
+    gg_report_html_img(f, out_dir, d->worst_png[k], alt);
     size_t *order = malloc((c->n_groups + 1) * sizeof *order);
     if (order == NULL)
         return;
@@ -409,360 +403,13 @@ static void suite_section(FILE *f, const struct gg_report_doc *d, const char *ou
     const struct gg_rsuite *s = d->suite;
     suite_header(f, s);
     fputs("<h3 id=\"margins\">SNR per case against its threshold</h3>\n", f);
-    plot_img(f, out_dir, d->margin_png, "SNR margin per case");
+    gg_report_html_img(f, out_dir, d->margin_png, "SNR margin per case");
     case_table(f, s);
     fputs("<h3 id=\"worst\">Worst cases: SNR per group</h3>\n", f);
     if (d->n_worst == 0)
         fputs("<p>No case has per-group numbers.</p>\n", f);
     for (size_t k = 0; k < d->n_worst; k++)
         worst_case(f, d, out_dir, k);
-    fputs("</section>\n", f);
-}
-
-/* ---- campaigns ----------------------------------------------------------------------------- */
-
-/* The campaign's share per GPU, when it was spread over GPUs. */
-static void gpu_table(FILE *f, const struct gg_rcampaign *c)
-{
-    int ids[64];
-    size_t n = gg_report_gpus(c, ids, 64);
-    if (n == 0)
-        return;
-    fputs("<table><tr><th>GPU</th>", f);
-    for (int k = 0; k < GG_REPORT_GPU_COLUMNS; k++)
-        fprintf(f, "<th>%s</th>", gg_report_gpu_columns[k][1]);
-    fputs("</tr>\n", f);
-    for (size_t i = 0; i < n; i++) {
-        const char *retired = gg_report_gpu_stat(c, ids[i], "retired");
-        fprintf(f, "<tr><td>%d%s</td>", ids[i],
-                retired && strcmp(retired, "0") != 0 ? " (given up)" : "");
-        for (int k = 0; k < GG_REPORT_GPU_COLUMNS; k++) {
-            const char *v = gg_report_gpu_stat(c, ids[i], gg_report_gpu_columns[k][0]);
-            fputs("<td>", f);
-            esc(f, v ? v : "");
-            fputs("</td>", f);
-        }
-        fputs("</tr>\n", f);
-    }
-    fputs("</table>\n", f);
-}
-
-static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
-{
-    static const char *const keys[][2] = {
-        {"kernel", "kernel"}, {"mutant", "mutant"}, {"start_time", "started"},
-        {"run_time", "run time (s)"}, {"shards", "shards"}, {"execs_done", "executions"},
-        {"execs_per_sec", "executions / s"}, {"corpus_count", "corpus"},
-        {"features_total", "features"}, {"faults_total", "faults"},
-        {"buckets", "bugs (buckets)"}, {"buckets_new", "new bugs"},
-        {"faults_unique", "unique signatures"}, {"faults_new", "new signatures"},
-        {"untriaged", "signatures in no bucket yet"}, {"worker_restarts", "worker restarts"},
-        {"timeouts", "timeouts"}, {"refused", "cases refused"},
-        {"errors", "cases that could not run"}, {"stop_reason", "stopped by"}, {"seed", "seed"},
-        {"command_line", "command"}};
-    if (c->stats.n == 0) {
-        fputs("<p>No fuzzer_stats in this directory.</p>\n", f);
-        return;
-    }
-    fputs("<dl class=\"kv\">", f);
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        const char *v = gg_report_stat(c, keys[i][0]);
-        if (v == NULL)
-            continue;
-        fprintf(f, "<dt>%s</dt><dd>", keys[i][1]);
-        if (strcmp(keys[i][0], "command_line") == 0) {
-            /* the whole command; a campaign of an older ggfuzz recorded its arguments only */
-            fputs(strncmp(v, "fuzz ", 5) == 0 ? "<code>ggfuzz " : "<code>", f);
-            esc(f, v);
-            fputs("</code>", f);
-        } else {
-            esc(f, v);
-        }
-        fputs("</dd>", f);
-    }
-    /* Faults per class, where any. */
-    fputs("<dt>faults by class</dt><dd>", f);
-    int any = 0;
-    for (size_t i = 0; i < c->stats.n; i++) {
-        const char *k = c->stats.kv[i].key;
-        if (strncmp(k, "faults_", 7) != 0 || gg_class_from_name(k + 7) == GG_CLASS_COUNT ||
-            strcmp(c->stats.kv[i].value, "0") == 0)
-            continue;
-        fputs(any++ ? ", " : "", f);
-        esc(f, k + 7);
-        fputs(" ", f);
-        esc(f, c->stats.kv[i].value);
-    }
-    fputs(any ? "</dd></dl>\n" : "none</dd></dl>\n", f);
-    gpu_table(f, c);
-}
-
-/* "seen N times, first T, last T" of a finding or a bucket. */
-static void sightings(FILE *f, long long count, const char *first, const char *last)
-{
-    if (count >= 0)
-        fprintf(f, "seen %lld time%s", count, count == 1 ? "" : "s");
-    if (first[0]) {
-        fputs(count >= 0 ? ", first " : "first ", f);
-        esc(f, first);
-        fputs(", last ", f);
-        esc(f, last);
-    }
-}
-
-/* The command that replays case file replay (path as found, text its content), then the case
-   folded under "what PATH". */
-static void replay_and_case(FILE *f, const struct gg_rcampaign *c, const char *replay,
-                            const char *what, const char *path, const char *text)
-{
-    char cmd[4400];
-    gg_report_replay_cmd(c, replay, cmd, sizeof cmd);
-    fputs("<p>Replay:</p><pre><code>", f);
-    esc(f, cmd);
-    fprintf(f, "</code></pre>\n<details><summary>%s <code>", what);
-    esc(f, path);
-    fputs("</code></summary><pre class=\"case\">", f);
-    esc(f, text);
-    fputs("</pre></details>\n", f);
-}
-
-/* A signature in no bucket: its verdict, sightings, marks and replay command; its case folded. */
-static void finding_block(FILE *f, const struct gg_rcampaign *c, const struct gg_rfinding *fi,
-                          size_t ci, size_t k)
-{
-    fprintf(f, "<div class=\"finding\" id=\"c%zu-u%zu\"><h4>%zu. ", ci + 1, k + 1, k + 1);
-    esc(f, fi->cls);
-    fputs(": <code>", f);
-    esc(f, fi->signature[0] ? fi->signature : "(no signature recorded)");
-    fputs("</code></h4>\n<p class=\"small\">", f);
-    sightings(f, fi->meta.count, fi->meta.first_seen, fi->meta.last_seen);
-    if (fi->gpu >= 0)
-        fprintf(f, " &middot; GPU %d", fi->gpu);
-    if (fi->shape[0]) {
-        fputs(" &middot; <code>", f);
-        esc(f, fi->shape);
-        fputs("</code>", f);
-    }
-    fputs("</p>\n", f);
-    if (fi->observed[0]) {
-        fputs("<p>", f);
-        esc(f, fi->observed);
-        fputs("</p>\n", f);
-    }
-    if (fi->n_after > 0)
-        fprintf(f, "<p class=\"note\"><b>Fails only after %d earlier case%s</b> in the same "
-                "process (its <code>@after</code> lines, which the replay runs first); alone it "
-                "passes.</p>\n", fi->n_after, fi->n_after == 1 ? "" : "s");
-    if (fi->bucket[0]) {
-        fputs("<p class=\"small\">Its <code>@bucket</code> line names bucket <code>", f);
-        esc(f, fi->bucket);
-        fputs("</code>, which has no representative in the store.</p>\n", f);
-    }
-    if (fi->parse_error) {
-        fputs("<p class=\"neg\">This case does not parse: ", f);
-        esc(f, fi->parse_error);
-        fputs("</p>\n", f);
-    }
-    replay_and_case(f, c, fi->replay, "case", fi->path, fi->text);
-    fputs("</div>\n", f);
-}
-
-/* The member signatures of bug r, folded; the first GG_REPORT_MEMBERS_HTML listed. */
-static void bug_members(FILE *f, const struct gg_rcampaign *c, const struct gg_rbucket *r)
-{
-    fprintf(f, "<details class=\"members\"><summary>%zu member signature%s</summary>\n"
-            "<table><thead><tr><th>signature</th><th>count</th><th>first seen</th>"
-            "<th>last seen</th><th>GPU</th></tr></thead><tbody>\n", r->n_members,
-            r->n_members == 1 ? "" : "s");
-    size_t shown = r->n_members < GG_REPORT_MEMBERS_HTML ? r->n_members : GG_REPORT_MEMBERS_HTML;
-    for (size_t i = 0; i < shown; i++) {
-        const struct gg_rfinding *fi = &c->findings[r->members[i]];
-        fputs("<tr><td><code>", f);
-        esc(f, fi->signature);
-        fputs("</code></td><td class=\"num\">", f);
-        if (fi->meta.count >= 0)
-            fprintf(f, "%lld", fi->meta.count);
-        fputs("</td><td class=\"when\">", f);
-        esc(f, fi->meta.first_seen);
-        fputs("</td><td class=\"when\">", f);
-        esc(f, fi->meta.last_seen);
-        fputs("</td><td class=\"num\">", f);
-        if (fi->gpu >= 0)
-            fprintf(f, "%d", fi->gpu);
-        fputs("</td></tr>\n", f);
-    }
-    fputs("</tbody></table>\n", f);
-    if (shown < r->n_members) {
-        char cmd[4400];
-        gg_report_list_cmd(c, r->b->id, cmd, sizeof cmd);
-        fprintf(f, "<p class=\"small\">and %zu more, the most frequent first above; all of them: "
-                "<code>", r->n_members - shown);
-        esc(f, cmd);
-        fputs("</code></p>\n", f);
-    }
-    fputs("</details>\n", f);
-}
-
-static void bug_block(FILE *f, const struct gg_rcampaign *c, const struct gg_rbucket *r,
-                      size_t ci, size_t k)
-{
-    const struct gg_bucket *b = r->b;
-    fprintf(f, "<div class=\"bug\" id=\"c%zu-b%zu\"><h4>Bug %zu: <code>", ci + 1, k + 1, k + 1);
-    esc(f, b->form);
-    fputs("</code>", f);
-    if (r->new_tonight == 1)
-        fputs(" <span class=\"new\">NEW</span>", f);
-    fputs("</h4>\n<p class=\"small\">bucket <code>", f);
-    esc(f, b->id);
-    fputs("</code> &middot; class ", f);
-    esc(f, b->cls);
-    if (r->kernel[0]) {
-        fputs(" &middot; ", f);
-        esc(f, r->kernel);
-    }
-    if (r->mutant[0]) {
-        fputs(" + mutant ", f);
-        esc(f, r->mutant);
-    }
-    fprintf(f, " &middot; %zu signature%s, ", r->n_members, r->n_members == 1 ? "" : "s");
-    sightings(f, b->count, b->first_seen, b->last_seen);
-    if (r->gpus[0]) {
-        fputs(" &middot; GPU ", f);
-        esc(f, r->gpus);
-    }
-    fprintf(f, "</p>\n<p>Representative (%lld group%s, %lld output%s)", (long long)b->groups,
-            b->groups == 1 ? "" : "s", (long long)b->elems, b->elems == 1 ? "" : "s");
-    if (r->shape[0]) {
-        fputs(": <code>", f);
-        esc(f, r->shape);
-        fputs("</code>", f);
-    }
-    if (r->observed[0]) {
-        fputs(". ", f);
-        esc(f, r->observed);
-    }
-    fputs("</p>\n", f);
-    if (r->read_error) {
-        fputs("<p class=\"neg\">", f);
-        esc(f, r->read_error);
-        fputs("</p>\n", f);
-    }
-    replay_and_case(f, c, b->path, "representative case", b->path, r->text);
-    bug_members(f, c, r);
-    fputs("</div>\n", f);
-}
-
-/* The store's bugs: a table of the buckets, then one block per bucket. */
-static void bugs_part(FILE *f, const struct gg_rcampaign *c, size_t ci)
-{
-    fprintf(f, "<h3 id=\"c%zu-bugs\">Bugs (%zu)</h3>\n", ci + 1, c->n_bugs);
-    if (c->findings_dir == NULL) {
-        fputs("<p>No findings store was found.</p>\n", f);
-        return;
-    }
-    fputs("<p class=\"small\">A bug is a bucket of the findings store <code>", f);
-    esc(f, c->findings_dir);
-    fputs("</code>: the signatures whose cases minimise to one normal form, one root cause."
-          "</p>\n", f);
-    if (c->n_bugs == 0) {
-        fprintf(f, "<p>No bug is filed in a bucket%s.</p>\n",
-                c->n_findings ? "; the signatures found are below, not yet triaged" : "");
-        return;
-    }
-    fprintf(f, "<div class=\"scroll\"><table class=\"buckets\" id=\"c%zu-buckets\"><thead><tr>"
-            "<th>#</th><th>bucket</th><th>class</th><th>form</th><th>signatures</th>"
-            "<th>sightings</th><th>first seen</th><th>last seen</th><th>GPU</th></tr></thead>"
-            "<tbody>\n", ci + 1);
-    for (size_t k = 0; k < c->n_bugs; k++) {
-        const struct gg_rbucket *r = &c->bugs[k];
-        const struct gg_bucket *b = r->b;
-        fputs("<tr data-bucket=\"", f);
-        esc(f, b->id);
-        fprintf(f, "\"><td class=\"num\"><a href=\"#c%zu-b%zu\">%zu</a></td><td><code>", ci + 1,
-                k + 1, k + 1);
-        esc(f, b->id);
-        fprintf(f, "</code>%s</td><td>", r->new_tonight == 1 ? " <span class=\"new\">NEW</span>" : "");
-        esc(f, b->cls);
-        fputs("</td><td><code>", f);
-        esc(f, b->form);
-        fprintf(f, "</code></td><td class=\"num\">%zu</td><td class=\"num\">%lld</td>"
-                "<td class=\"when\">", r->n_members, b->count);
-        esc(f, b->first_seen);
-        fputs("</td><td class=\"when\">", f);
-        esc(f, b->last_seen);
-        fputs("</td><td>", f);
-        esc(f, r->gpus);
-        fputs("</td></tr>\n", f);
-    }
-    fputs("</tbody></table></div>\n", f);
-    for (size_t k = 0; k < c->n_bugs; k++)
-        bug_block(f, c, &c->bugs[k], ci, k);
-}
-
-/* Signatures in no bucket: the first GG_REPORT_UNTRIAGED_HTML in full, the rest counted. */
-static void untriaged_part(FILE *f, const struct gg_rcampaign *c, size_t ci)
-{
-    if (c->n_untriaged == 0)
-        return;
-    fprintf(f, "<h3 id=\"c%zu-untriaged\">Not yet triaged (%zu signature%s)</h3>\n", ci + 1,
-            c->n_untriaged, c->n_untriaged == 1 ? "" : "s");
-    fputs("<p class=\"small\">Signatures in no bucket yet: the minimiser had no time for them "
-          "(a campaign triages a signature when it sees it again), the case cannot be read, or "
-          "it fails only after earlier cases in its process, which the minimiser does not take.",
-          f);
-    if (c->buckets.n == 0)
-        fputs(" This store has no buckets: it was written by an older ggfuzz, or with "
-              "<code>--no-minimize</code>.", f);
-    fputs("</p>\n", f);
-    size_t shown = c->n_untriaged < GG_REPORT_UNTRIAGED_HTML ? c->n_untriaged
-                                                              : GG_REPORT_UNTRIAGED_HTML;
-    for (size_t k = 0; k < shown; k++)
-        finding_block(f, c, &c->findings[c->untriaged[k]], ci, k);
-    if (shown < c->n_untriaged) {
-        char cmd[4400];
-        gg_report_list_cmd(c, NULL, cmd, sizeof cmd);
-        fprintf(f, "<p>And %zu more, the most severe and frequent first above; all of them: "
-                "<code>", c->n_untriaged - shown);
-        esc(f, cmd);
-        fputs("</code></p>\n", f);
-    }
-}
-
-static void campaign_section(FILE *f, const struct gg_report_doc *d, const char *out_dir,
-                             size_t ci)
-{
-    const struct gg_rcampaign *c = &d->campaigns[ci];
-    fprintf(f, "<section id=\"campaign-%zu\">\n<h2>Campaign: <code>", ci + 1);
-    esc(f, c->dir);
-    fputs("</code></h2>\n", f);
-    char head[128], rest[1024];
-    gg_report_campaign_lead(c, head, sizeof head, rest, sizeof rest);
-    fputs("<p class=\"lead\"><b>", f);
-    esc(f, head);
-    fputs("</b> &middot; ", f);
-    esc(f, rest);
-    fputs("</p>\n", f);
-    const char *unverified = gg_report_stat(c, "not_verified");
-    if (unverified) {
-        fputs("<p class=\"note\"><b>Not verified:</b> ", f);
-        esc(f, unverified);
-        fputs(".</p>\n", f);
-    }
-    bugs_part(f, c, ci);
-    fprintf(f, "<h3 id=\"c%zu-time\">Over time</h3>\n", ci + 1);
-    if (c->n_ticks == 0)
-        fprintf(f, "<p>No plot_data rows in this directory%s.</p>\n",
-                c->shards ? " (a campaign of shards keeps them per shard)" : "");
-    plot_img(f, out_dir, d->campaign_png[ci], "bugs, signatures, coverage and cases per second "
-             "over time");
-    if (d->gpu_png[ci][0]) {
-        plot_img(f, out_dir, d->gpu_png[ci], "cases per second per GPU");
-        fputs("<p class=\"small\">Per GPU over the whole run (fuzzer_stats): plot_data has no "
-              "series per GPU.</p>\n", f);
-    }
-    untriaged_part(f, c, ci);
-    fprintf(f, "<h3 id=\"c%zu-stats\">Statistics</h3>\n", ci + 1);
-    campaign_stats(f, c);
     fputs("</section>\n", f);
 }
 
@@ -782,7 +429,7 @@ static void nights_section(FILE *f, const struct gg_report_doc *d, const char *o
     fprintf(f, "<section id=\"nights\">\n<h2>Nights (%zu)</h2>\n<p class=\"small\">", t->count);
     if (t->history) {
         fputs("Every campaign directory under <code>", f);
-        esc(f, t->history);
+        gg_report_html_esc(f, t->history);
         fputs("</code>", f);
         fputs(t->given ? " and those given" : "", f);
     } else {
@@ -790,7 +437,7 @@ static void nights_section(FILE *f, const struct gg_report_doc *d, const char *o
     }
     fputs(", by start time. A bug is new on a night when no earlier night here holds its "
           "bucket.</p>\n", f);
-    plot_img(f, out_dir, d->nights_png, "bugs and cases per night");
+    gg_report_html_img(f, out_dir, d->nights_png, "bugs and cases per night");
     fputs("<div class=\"scroll\"><table class=\"nights\"><thead><tr><th>night</th>"
           "<th>directory</th><th>kernel</th><th>cases</th><th>cases / s</th><th>run time (s)"
           "</th><th>signatures</th><th>not yet triaged</th><th>bugs</th><th>new bugs</th></tr>"
@@ -800,21 +447,21 @@ static void nights_section(FILE *f, const struct gg_report_doc *d, const char *o
         fputs("<tr><td class=\"when\">", f);
         if (n->campaign >= 0)
             fprintf(f, "<a href=\"#campaign-%d\">", n->campaign + 1);
-        esc(f, n->label);
+        gg_report_html_esc(f, n->label);
         fputs(n->campaign >= 0 ? "</a></td><td><code>" : "</td><td><code>", f);
-        esc(f, n->dir);
+        gg_report_html_esc(f, n->dir);
         fputs("</code></td>", f);
         if (n->error) {
             fputs("<td colspan=\"8\" class=\"neg\">", f);
-            esc(f, n->error);
+            gg_report_html_esc(f, n->error);
             fputs("</td></tr>\n", f);
             continue;
         }
         fputs("<td>", f);
-        esc(f, n->kernel);
+        gg_report_html_esc(f, n->kernel);
         if (n->mutant[0]) {
             fputs(" + mutant ", f);
-            esc(f, n->mutant);
+            gg_report_html_esc(f, n->mutant);
         }
         fputs("</td>", f);
         count_cell(f, n->cases);
@@ -836,7 +483,7 @@ static void nights_section(FILE *f, const struct gg_report_doc *d, const char *o
 
 /* ---- the page ------------------------------------------------------------------------------ */
 
-static void page(FILE *f, const struct gg_report_doc *d, const char *out_dir)
+void gg_report_html_layout(FILE *f, const struct gg_report_doc *d, const char *out_dir)
 {
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -851,14 +498,14 @@ static void page(FILE *f, const struct gg_report_doc *d, const char *out_dir)
     for (size_t i = 0; i < d->n_campaigns; i++) {
         const struct gg_rcampaign *c = &d->campaigns[i];
         fprintf(f, "<li><a href=\"#campaign-%zu\">campaign <code>", i + 1);
-        esc(f, c->dir);
+        gg_report_html_esc(f, c->dir);
         fprintf(f, "</code></a>: %zu bug%s, %zu signature%s</li>\n", c->n_bugs,
                 c->n_bugs == 1 ? "" : "s", c->n_findings, c->n_findings == 1 ? "" : "s");
     }
     fputs("</ul></nav>\n", f);
     if (d->note[0]) {
         fputs("<p class=\"note\">", f);
-        esc(f, d->note);
+        gg_report_html_esc(f, d->note);
         fputs("</p>\n", f);
     }
     if (d->suite)
@@ -866,179 +513,6 @@ static void page(FILE *f, const struct gg_report_doc *d, const char *out_dir)
     if (d->nights && d->nights->count > 1)
         nights_section(f, d, out_dir);
     for (size_t i = 0; i < d->n_campaigns; i++)
-        campaign_section(f, d, out_dir, i);
+        gg_report_html_campaign(f, d, out_dir, i);
     fputs("</body>\n</html>\n", f);
-}
-
-enum gg_status gg_report_save(const char *path, gg_report_layout *lay_out,
-                              const struct gg_report_doc *d, const char *out_dir, char *err,
-                              size_t err_len)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (f == NULL) {
-        snprintf(err, err_len, "%s: out of memory", path);
-        return GG_E_NOMEM;
-    }
-    lay_out(f, d, out_dir);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        free(text);
-        snprintf(err, err_len, "%s: out of memory", path);
-        return GG_E_NOMEM;
-    }
-    enum gg_status st = gg_atomic_write(path, "", text, len, 0, err, err_len);
-    free(text);
-    return st;
-}
-
-/* ---- orchestration ------------------------------------------------------------------------- */
-
-/* Records the outcome of one plot: its file name in png, or the first failure in the note. */
-static void plot_done(enum gg_status st, const char *name, char png[64], const char *msg,
-                      struct gg_report_out *out)
-{
-    if (st == GG_OK) {
-        snprintf(png, 64, "%s", name);
-        out->plots++;
-    } else if (out->plots_failed++ == 0) {
-        snprintf(out->note, sizeof out->note, "%s", msg);
-    }
-}
-
-static void make_plots(struct gg_report_doc *d, const char *out_dir, struct gg_report_out *out)
-{
-    struct gg_plotter p;
-    gg_report_plot_init(&p, out_dir);
-    if (!p.available) {
-        snprintf(d->note, sizeof d->note, "Plots were skipped (%s); this report shows tables "
-                 "only.", p.why);
-        snprintf(out->note, sizeof out->note, "plots skipped: %s", p.why);
-        return;
-    }
-    char msg[1024], name[64];
-    if (d->suite && d->suite->n_cases > 0)
-        plot_done(gg_report_plot_margins(&p, d->suite, "snr_margin.png", msg, sizeof msg),
-                  "snr_margin.png", d->margin_png, msg, out);
-    for (size_t k = 0; k < d->n_worst; k++) {
-        snprintf(name, sizeof name, "groups_%zu.png", k + 1);
-        plot_done(gg_report_plot_groups(&p, &d->suite->cases[d->worst[k]], name, msg, sizeof msg),
-                  name, d->worst_png[k], msg, out);
-    }
-    for (size_t i = 0; i < d->n_campaigns; i++) {
-        if (d->campaigns[i].n_ticks == 0)
-            continue;
-        snprintf(name, sizeof name, "campaign_%zu.png", i + 1);
-        plot_done(gg_report_plot_campaign(&p, &d->campaigns[i], name, msg, sizeof msg), name,
-                  d->campaign_png[i], msg, out);
-    }
-    for (size_t i = 0; i < d->n_campaigns; i++) {
-        int ids[1];
-        if (gg_report_gpus(&d->campaigns[i], ids, 1) == 0)
-            continue;
-        snprintf(name, sizeof name, "campaign_%zu_gpus.png", i + 1);
-        plot_done(gg_report_plot_gpus(&p, &d->campaigns[i], name, msg, sizeof msg), name,
-                  d->gpu_png[i], msg, out);
-    }
-    if (d->nights && d->nights->count > 1)
-        plot_done(gg_report_plot_nights(&p, d->nights, "nights.png", msg, sizeof msg),
-                  "nights.png", d->nights_png, msg, out);
-    if (out->plots_failed > 0) {
-        snprintf(msg, sizeof msg, "%s", out->note);
-        snprintf(out->note, sizeof out->note, "%d plot%s failed: %.960s", out->plots_failed,
-                 out->plots_failed > 1 ? "s" : "", msg);
-        snprintf(d->note, sizeof d->note, "Some plots could not be made (%.960s).", out->note);
-    }
-}
-
-enum gg_status gg_report_write_nights(const char *suite_json_path,
-                                      const char *const *campaign_dirs, int n_campaigns,
-                                      const char *history_dir, const char *out_dir,
-                                      struct gg_report_out *out, char *err, size_t err_len)
-{
-    struct gg_report_out local;
-    out = out ? out : &local;
-    memset(out, 0, sizeof *out);
-    if (out_dir == NULL || out_dir[0] == '\0' || n_campaigns < 0 ||
-        n_campaigns > GG_REPORT_CAMPAIGNS_MAX ||
-        (suite_json_path == NULL && n_campaigns == 0 && history_dir == NULL)) {
-        snprintf(err, err_len, "a report needs an output directory and a suite result, up to "
-                 "%d campaign directories or a history directory", GG_REPORT_CAMPAIGNS_MAX);
-        return GG_E_INVAL;
-    }
-    struct gg_rsuite suite;
-    struct gg_rcampaign camps[GG_REPORT_CAMPAIGNS_MAX];
-    struct gg_rnights nights;
-    memset(&suite, 0, sizeof suite);
-    memset(camps, 0, sizeof camps);
-    memset(&nights, 0, sizeof nights);
-    enum gg_status st = GG_OK;
-    if (suite_json_path != NULL)
-        st = gg_report_suite_load(suite_json_path, &suite, err, err_len);
-    for (int i = 0; i < n_campaigns && st == GG_OK; i++)
-        st = gg_report_campaign_load(campaign_dirs[i], &camps[i], err, err_len);
-    if (st == GG_OK && (history_dir != NULL || n_campaigns > 1))
-        st = gg_report_nights_build(history_dir, camps, (size_t)n_campaigns, &nights, err,
-                                    err_len);
-    /* A history alone: its latest night is shown in full. */
-    long latest = history_dir && n_campaigns == 0 ? gg_report_nights_latest(&nights) : -1;
-    if (st == GG_OK && latest >= 0 &&
-        (st = gg_report_campaign_load(nights.n[latest].dir, &camps[0], err, err_len)) == GG_OK) {
-        nights.n[latest].campaign = 0;
-        n_campaigns = 1;
-    }
-    if (st == GG_OK && history_dir != NULL && nights.count == 0) {
-        snprintf(err, err_len, "%s: no campaign directory in it (a directory holding "
-                 "fuzzer_stats, artifacts/ or shard-<I>/)", history_dir);
-        st = GG_E_PARSE;
-    }
-    if (st == GG_OK)
-        gg_report_nights_mark(&nights, camps);
-    if (st == GG_OK && gg_mkdir_p(out_dir) != 0) {
-        snprintf(err, err_len, "%s: cannot create the output directory: %s", out_dir,
-                 strerror(errno));
-        st = GG_E_IO;
-    }
-    if (st == GG_OK) {
-        struct gg_report_doc d;
-        memset(&d, 0, sizeof d);
-        d.suite = suite_json_path ? &suite : NULL;
-        d.campaigns = camps;
-        d.n_campaigns = (size_t)n_campaigns;
-        d.nights = &nights;
-        time_t now = time(NULL);
-        struct tm tm;
-        strftime(d.generated, sizeof d.generated, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-        if (d.suite)
-            d.n_worst = gg_report_worst_cases(d.suite, d.worst, GG_REPORT_WORST_MAX);
-        make_plots(&d, out_dir, out);
-        char path[4096];
-        snprintf(path, sizeof path, "%s/index.html", out_dir);
-        if ((st = gg_report_save(path, page, &d, out_dir, err, err_len)) == GG_OK) {
-            snprintf(path, sizeof path, "%s/summary.md", out_dir);
-            st = gg_report_save(path, gg_report_md_layout, &d, out_dir, err, err_len);
-        }
-    }
-    gg_report_suite_free(&suite);
-    for (int i = 0; i < GG_REPORT_CAMPAIGNS_MAX; i++)
-        gg_report_campaign_free(&camps[i]);
-    gg_report_nights_free(&nights);
-    return st;
-}
-
-enum gg_status gg_report_write(const char *suite_json_path, const char *const *campaign_dirs,
-                               int n_campaigns, const char *out_dir, struct gg_report_out *out,
-                               char *err, size_t err_len)
-{
-    return gg_report_write_nights(suite_json_path, campaign_dirs, n_campaigns, NULL, out_dir,
-                                  out, err, err_len);
-}
-
-enum gg_status gg_report_html_write(const char *suite_json_path, const char *campaign_dir,
-                                    const char *out_dir, char *err, size_t err_len)
-{
-    const char *dirs[1] = {campaign_dir};
-    return gg_report_write(suite_json_path, dirs, campaign_dir ? 1 : 0, out_dir, NULL, err,
-                           err_len);
 }

@@ -22,7 +22,7 @@
 /* Order of the worst cases: gate-failing verdicts first, then by margin (unknown last). */
 static int worse(const struct gg_rcase *a, const struct gg_rcase *b)
 {
-    int ba = gg_report_verdict_bad(a->verdict), bb = gg_report_verdict_bad(b->verdict);
+    int ba = gg_suite_verdict_bad(a->verdict), bb = gg_suite_verdict_bad(b->verdict);
     if (ba != bb)
         return ba > bb;
     if (a->margin_db.set != b->margin_db.set)
@@ -130,7 +130,7 @@ static enum gg_status read_finding(const char *dir, const char *name, struct gg_
     gg_case_init(&c);
     if (f->parse_error == NULL && gg_case_parse(f->text, len, f->path, &c, perr, sizeof perr) ==
                                       GG_OK) {
-        gg_report_shape(&c, f->shape, sizeof f->shape);
+        gg_case_shape(&c, f->shape, sizeof f->shape);
         f->n_after = gg_case_after_count(&c);
     } else if (f->parse_error == NULL)
         f->parse_error = strdup(perr);
@@ -383,7 +383,7 @@ static enum gg_status read_representative(struct gg_rbucket *r)
     gg_case_init(&c);
     if (r->read_error == NULL && gg_case_parse(r->text, len, r->b->path, &c, msg, sizeof msg) ==
                                      GG_OK)
-        gg_report_shape(&c, r->shape, sizeof r->shape);
+        gg_case_shape(&c, r->shape, sizeof r->shape);
     else if (r->read_error == NULL && (r->read_error = strdup(msg)) == NULL)
         st = GG_E_NOMEM;
     gg_case_free(&c);

@@ -89,7 +89,7 @@ void gg_report_json_add(struct gg_report_json *j, const struct gg_report_case *r
     if (rc->kase) {
         char id[GG_CASE_ID_HEX + 1], shape[160];
         gg_case_id(rc->kase, id);
-        gg_report_shape(rc->kase, shape, sizeof shape);
+        gg_case_shape(rc->kase, shape, sizeof shape);
         json_object_set_new(o, "id", json_string(id));
         const struct gg_run_result *res = rc->status == GG_OK ? rc->result : NULL;
         json_object_set_new(o, "kernel", json_string(res ? res->kernel : rc->kase->kernel));

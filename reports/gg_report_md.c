@@ -73,7 +73,7 @@ static void db(FILE *f, struct gg_rnum v, int signed_)
 
 static void verdict(FILE *f, const char *v)
 {
-    int bad = gg_report_verdict_bad(v);
+    int bad = gg_suite_verdict_bad(v);
     fputs(bad ? "**" : "", f);
     for (const char *p = v; *p; p++)
         fputc(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p, f);

@@ -235,7 +235,7 @@ static int verdict_color(const char *verdict)
         return COLOR_PASS;
     if (strcmp(verdict, "regressed") == 0)
         return COLOR_REGRESSED;
-    return gg_report_verdict_bad(verdict) ? COLOR_FAIL : COLOR_OTHER;
+    return gg_suite_verdict_bad(verdict) ? COLOR_FAIL : COLOR_OTHER;
 }
 
 /* A y range [lo, hi] that holds 0, every value seen and a margin of 8% of the span. */

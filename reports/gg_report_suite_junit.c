@@ -1,7 +1,7 @@
 /*
  * gg_report_suite_junit.c — the JUnit view of a suite result: one test case per case and
- * kernel, grouped by tier and model, whose outcome follows the case's verdict. `ggfuzz suite`
- * writes its JUnit XML through it, from the same records it saves as JSON.
+ * kernel, grouped by tier and model, whose outcome follows the case's verdict, and its XML file.
+ * `ggfuzz suite` writes its JUnit XML through it, from the same records it saves as JSON.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,4 +70,16 @@ void gg_report_suite_junit_free(struct gg_junit_suite *js)
 {
     free((void *)js->cases);
     memset(js, 0, sizeof *js);
+}
+
+enum gg_status gg_report_suite_junit_write(const struct gg_rsuite *s, const char *path, char *err,
+                                           size_t err_len)
+{
+    struct gg_junit_suite js;
+    enum gg_status st = gg_report_suite_junit(s, &js, err, err_len);
+    if (st != GG_OK)
+        return st;
+    st = gg_report_junit_write(&js, path, err, err_len);
+    gg_report_suite_junit_free(&js);
+    return st;
 }

@@ -8,17 +8,6 @@
 
 #include "reports/gg_report.h"
 
-void gg_report_shape(const struct gg_case *c, char *buf, size_t len)
-{
-    int64_t m = c->m;
-    if (c->offs)
-        m = c->offs[c->groups];
-    const char *gkey = c->op == GG_OP_BATCHED ? "B" : "G";
-    snprintf(buf, len, "%s %s-%s-%s %s=%lld M=%lld N=%lld K=%lld", gg_op_name(c->op),
-             gg_dtype_name(c->a_dtype), gg_dtype_name(c->b_dtype), gg_dtype_name(c->c_dtype), gkey,
-             (long long)c->groups, (long long)m, (long long)c->n, (long long)c->k);
-}
-
 static void fmt_db(double db, char *buf, size_t len)
 {
     if (isinf(db))
@@ -43,7 +32,7 @@ void gg_report_text_case(FILE *f, const struct gg_report_case *rc, int replay, i
 {
     char shape[160] = "";
     if (rc->kase)
-        gg_report_shape(rc->kase, shape, sizeof shape);
+        gg_case_shape(rc->kase, shape, sizeof shape);
     if (rc->status != GG_OK) {
         int refused = rc->status == GG_E_UNSUPPORTED || rc->status == GG_E_NOMEM;
         fprintf(f, "%-6s %s: %s\n", refused ? "REFUSED" : "ERROR", rc->path,

@@ -1,7 +1,7 @@
 /*
  * report_int.h — internal to reports/: the model of what an HTML or Markdown report shows (a
- * suite result, whose records gg_report.h declares, and campaign directories read from disk), the
- * gnuplot driver that turns it into PNG plots, and the two writers that lay it out.
+ * suite result, whose records fuzz/suite/gg_suite.h declares, and campaign directories read from
+ * disk), the gnuplot driver that turns it into PNG plots, and the two writers that lay it out.
  */
 #ifndef GG_REPORT_INT_H
 #define GG_REPORT_INT_H
@@ -20,11 +20,9 @@
 /* x as a JSON number, or as the string "nan", "inf" or "-inf", which JSON has no number for. */
 json_t *gg_report_json_num(double x);
 
-/* ---- Suite results (gg_report_suite.c) ------------------------------------------------------ */
+/* ---- Suite results (gg_report_input.c) ------------------------------------------------------ */
 
-/* 1 for verdicts that fail the gate (fail, regressed, error). */
-int gg_report_verdict_bad(const char *verdict);
-/* (gg_report_input.c) Indices of the worst cases that have per-group numbers: failing verdicts first, then the
+/* Indices of the worst cases that have per-group numbers: failing verdicts first, then the
    smallest margin. Writes at most max into idx; returns how many. */
 size_t gg_report_worst_cases(const struct gg_rsuite *s, size_t *idx, size_t max);
 
@@ -180,7 +178,7 @@ enum gg_status gg_report_plot_gpus(struct gg_plotter *p, const struct gg_rcampai
 enum gg_status gg_report_plot_nights(struct gg_plotter *p, const struct gg_rnights *t,
                                      const char *png, char *err, size_t err_len);
 
-/* ---- The report and its writers (gg_report_html.c, gg_report_md.c) -------------------------- */
+/* ---- The report and its writers (gg_report_write.c, gg_report_html.c, gg_report_md.c) ------- */
 
 #define GG_REPORT_WORST_MAX 6
 /* Group tables: cases with at most GROUPS_INLINE groups list them all in order; larger ones list
@@ -214,13 +212,24 @@ struct gg_report_doc {
 
 /* A writer's layout of d on f; out_dir is where the plots are. */
 typedef void gg_report_layout(FILE *f, const struct gg_report_doc *d, const char *out_dir);
+/* The HTML page (gg_report_html.c). */
+void gg_report_html_layout(FILE *f, const struct gg_report_doc *d, const char *out_dir);
 /* The Markdown summary (gg_report_md.c). */
 void gg_report_md_layout(FILE *f, const struct gg_report_doc *d, const char *out_dir);
 /* Lays d out in memory with lay_out, then writes it to path atomically (temporary file,
-   rename). GG_E_NOMEM or GG_E_IO with a message naming path. */
+   rename). GG_E_NOMEM or GG_E_IO with a message naming path (gg_report_write.c). */
 enum gg_status gg_report_save(const char *path, gg_report_layout *lay_out,
                               const struct gg_report_doc *d, const char *out_dir, char *err,
                               size_t err_len);
+
+/* The HTML page's part of campaign ci of d (gg_report_html_campaign.c). */
+void gg_report_html_campaign(FILE *f, const struct gg_report_doc *d, const char *out_dir,
+                             size_t ci);
+/* Text with & < > " ' escaped for HTML (gg_report_html.c). */
+void gg_report_html_esc(FILE *f, const char *s);
+/* The PNG png of out_dir embedded as an <img> with a data URI; nothing when png is "" (the plot
+   was not made). */
+void gg_report_html_img(FILE *f, const char *out_dir, const char *png, const char *alt);
 
 /* Shared by the writers: the groups of c sorted by SNR, lowest first (empty groups last); idx
    receives n_groups indices. Median SNR of the groups at or above threshold, NaN when none. */

@@ -1,5 +1,10 @@
 #!/bin/sh
 # Checks the include structure of the source tree from its #include "..." lines:
+#  - the top-level folders include each other in one declared order, each only itself and the
+#    folders before it: kernels/, reference/, oracles/, fuzz/, reports/, then the command line
+#    (fuzz/cli/), which counts as a top-level folder of its own: it is the program, which runs
+#    the rooms of fuzz/ and renders their results through reports/, and the fixed top level keeps
+#    it under fuzz/. So the top level has no cycle, and nothing else under fuzz/ includes reports/;
 #  - no cycle between folders (a folder's files include another folder's headers only if that
 #    folder's files, directly or through others, never include the first folder's);
 #  - nothing under kernels/, reference/ or oracles/ includes a header of the harness (fuzz/,
@@ -8,6 +13,7 @@
 # Prints each violation with the file that causes it and exits 1 if there is one.
 # Usage: check_layout.sh [SOURCE_DIR]
 cd "${1:-$(dirname "$0")/..}" || exit 2
+order="kernels reference oracles fuzz reports fuzz/cli"
 find fuzz reports kernels oracles reference -type f \
      \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null | sort |
 while read -r f; do
@@ -17,10 +23,20 @@ while read -r f; do
     [ -f "$inc" ] || inc="$(dirname "$f")/$inc"
     [ -f "$inc" ] && printf '%s %s\n' "$f" "$inc"
   done
-done | awk '
+done | awk -v order="$order" '
 function dir(p) { sub(/\/[^\/]*$/, "", p); return p }
+# The top-level folder a file counts in: its first component, fuzz/cli/ apart.
+function top(p) { if (p ~ /^fuzz\/cli\//) return "fuzz/cli"; sub(/\/.*$/, "", p); return p }
+BEGIN { n_top = split(order, tops, " "); for (i = 1; i <= n_top; i++) rank[tops[i]] = i }
 {
   from = dir($1); to = dir($2)
+  tf = top($1); tt = top($2)
+  if (!(tf in rank))
+    bad[++nb] = $1 " is in " tf "/, which the declared order of top-level folders lacks"
+  else if (!(tt in rank))
+    bad[++nb] = $1 " includes " $2 " of " tt "/, which the declared order of top-level folders lacks"
+  else if (rank[tt] > rank[tf])
+    bad[++nb] = $1 " includes " $2 ": " tt "/ comes after " tf "/ in the order " order
   if ($2 ~ /_int\.h$/ && from != to)
     bad[++nb] = $1 " includes " $2 ", internal to " to "/"
   if ($1 ~ /^(kernels|reference|oracles)\// && $2 ~ /^(fuzz|reports)\//)
@@ -42,5 +58,5 @@ END {
   for (i = 1; i <= nb; i++) print "layout: " bad[i]
   n = 0; for (k in node) n++
   if (nb) exit 1
-  printf "layout: %d folders, no cycle, no harness header in kernels/reference/oracles, no foreign *_int.h\n", n
+  printf "layout: top level in the order %s; %d folders, no cycle, no harness header in kernels/reference/oracles, no foreign *_int.h\n", order, n
 }'

@@ -2,7 +2,7 @@
  * gg_case.c — the case model: defaults and ownership (init, free, copy), the semantic rules a
  * case must satisfy (gg_case_check), the expansion of the group-size spec into sizes and row
  * offsets (expert loads for moe_sorted), the mapping of a case onto the kernel's problem
- * descriptor, metadata and op names.
+ * descriptor, its one-line shape summary, metadata and op names.
  * Every message of gg_case_check() and gg_case_expand() starts with "KEY: ", KEY being the case
  * file key at fault; the parser relies on this to point at the right line.
  */
@@ -582,6 +582,17 @@ enum gg_status gg_case_expand(struct gg_case *c, char *err, size_t err_len)
         }
     }
     return GG_OK;
+}
+
+void gg_case_shape(const struct gg_case *c, char *buf, size_t len)
+{
+    int64_t m = c->m;
+    if (c->offs)
+        m = c->offs[c->groups];
+    const char *gkey = c->op == GG_OP_BATCHED ? "B" : "G";
+    snprintf(buf, len, "%s %s-%s-%s %s=%lld M=%lld N=%lld K=%lld", gg_op_name(c->op),
+             gg_dtype_name(c->a_dtype), gg_dtype_name(c->b_dtype), gg_dtype_name(c->c_dtype), gkey,
+             (long long)c->groups, (long long)m, (long long)c->n, (long long)c->k);
 }
 
 void gg_case_problem(const struct gg_case *c, struct gg_kopt opts[GG_CASE_MAX_OPTS],

@@ -1,9 +1,9 @@
 /*
  * gg_case.h — public header of fuzz/case/: the case model (gg_case.c), case files and a case's
- * identity (gg_case_io.c), the temporary files of atomic writes (gg_tmpfile.c) and the file
- * helpers every room shares (gg_files.c). A case is one problem with its data recipes,
- * kernel, mutant and metadata; everything else in fuzz/ reads and writes cases through this
- * header.
+ * identity (gg_case_io.c, gg_case_keys.c), the temporary files of atomic writes (gg_tmpfile.c)
+ * and the file helpers every room shares (gg_files.c). A case is one problem with its data
+ * recipes, kernel, mutant and metadata; everything else in fuzz/ reads and writes cases through
+ * this header.
  */
 #ifndef GG_CASE_H
 #define GG_CASE_H
@@ -21,7 +21,7 @@
 #define GG_VERSION "0.1.0"
 
 /* ------------------------------------------------------------------------------------------ */
-/* Case model (gg_case.c) and case files (gg_case_io.c)                                          */
+/* Case model (gg_case.c) and case files (gg_case_io.c, gg_case_keys.c)                        */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Version of the case-file format, including the data generator (gg_rng.c, gg_dist.c). */
@@ -102,6 +102,8 @@ enum gg_status gg_case_check(const struct gg_case *c, char *err, size_t err_len)
 /* Fills p from c (after gg_case_expand). p points into c and opts; both must outlive p. */
 void gg_case_problem(const struct gg_case *c, struct gg_kopt opts[GG_CASE_MAX_OPTS],
                      struct gg_problem *p);
+/* The shape summary "grouped_fwd bf16-bf16-bf16 G=4 M=192 N=256 K=512" of a case. */
+void gg_case_shape(const struct gg_case *c, char *buf, size_t len);
 /* Value of metadata key, or NULL. */
 const char *gg_case_meta(const struct gg_case *c, const char *key);
 /* Sets (replaces or appends) metadata key. */

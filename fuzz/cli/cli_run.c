@@ -61,7 +61,7 @@ static void dump_inputs(struct cli *cli, const char *path, const char *dir)
     double t0 = gg_wire_now();
     enum gg_status st = gg_case_load(path, &c, err, sizeof err);
     if (st == GG_OK) {
-        gg_report_shape(&c, shape, sizeof shape);
+        gg_case_shape(&c, shape, sizeof shape);
         st = gg_cli_dump_case_inputs(&c, path, dir, &cli->run, err, sizeof err);
     }
     if (st == GG_OK) {

@@ -14,6 +14,7 @@
 #include "fuzz/cli/gg_cli.h"
 #include "fuzz/suite/gg_suite.h"
 #include "fuzz/run/gg_run.h"
+#include "reports/gg_report.h"
 
 #define MAX_KERNELS 32
 /* A case's process is killed after this long unless --timeout says otherwise. */
@@ -109,6 +110,13 @@ const struct gg_cli_command gg_cli_suite_command = {
     "device).",
     suite_flags};
 
+/* The report of a suite result (gg_suite_opts.write_report). */
+static enum gg_status write_report(const char *result_json, const char *out_dir, char *err,
+                                   size_t err_len)
+{
+    return gg_report_html_write(result_json, NULL, out_dir, err, err_len);
+}
+
 static int generate(const char *dir)
 {
     char err[1024];
@@ -159,6 +167,8 @@ int gg_cli_suite(int argc, char **argv, char **plugins, int n_plugins)
     o.plugins = plugins;
     o.n_plugins = n_plugins;
     o.out = stdout;
+    o.write_junit = gg_report_suite_junit_write;
+    o.write_report = write_report;
     o.shard_index = a.shard.index;
     o.shard_count = a.shard.count;
     o.gpus = a.gpus.n > 0 ? &a.gpus : NULL; /* none: as without --gpus */

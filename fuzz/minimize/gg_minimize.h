@@ -8,7 +8,7 @@
 #include "fuzz/store/gg_store.h"
 
 /* ------------------------------------------------------------------------------------------ */
-/* Minimiser (gg_minimize.c)                                                                    */
+/* Minimiser (gg_minimize.c, gg_min_passes.c)                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
 /* What the options' 0 stands for (the command line shows these as its defaults). */

@@ -1,6 +1,6 @@
 /*
  * gg_devrun.c — the device target of the run protocol (gg_target_int.h): a GPU kernel runs on a
- * device mirror of the host tensors that gg_materialise.c generated. A and B (and their scales)
+ * device mirror of the host tensors that gg_materialise.c made. A and B (and their scales)
  * are generated again on the device from the same plans and the same per-element core, bit for
  * bit the host's codes, so no operand crosses the bus and the unused rows of a huge weight tensor
  * stay unfilled on both sides; the small arrays (bias, group arrays, routing) are copied. Every
@@ -274,7 +274,7 @@ static enum gg_status dev_prepare(struct gg_target *tg, char *err, size_t err_le
 }
 
 /* The unquantised source of the inputs, generated on the device from A's and B's plans as f32
-   in the packed layout of t->src_p, as gg_materialise.c writes the host source; *so gets its
+   in the packed layout of t->src_p, as gg_hostgen.c writes the host source; *so gets its
    operands (with the inputs' bias and routing). */
 static enum gg_status make_source(struct mirror *m, const struct gg_tensors *t,
                                   struct gg_operands *so, char *err, size_t err_len)

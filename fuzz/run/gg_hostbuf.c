@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "fuzz/run/gg_run.h"
+#include "fuzz/run/run_int.h"
 
 /* Bytes between the data start and the trailing PROT_NONE page of a mapping. */
 static size_t capacity(const struct gg_hostbuf *b)

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fuzz/run/gg_run.h"
+#include "fuzz/run/run_int.h"
 #include "kernels/builtin/gg_builtin.h"
 
 #define REGISTRY_MAX 256

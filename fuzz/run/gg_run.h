@@ -1,7 +1,10 @@
 /*
- * gg_run.h — public header of fuzz/run/: the kernel registry and plugins, host buffers with
- * guard pages and canary bands, running one case against the reference with every oracle (in
- * this process, in a forked child, or in a worker process fed over the wire protocol).
+ * gg_run.h — public header of fuzz/run/: the kernel registry and plugins, the probe that asks a
+ * kernel's supports() for a supervisor, host buffers with guard pages and canary bands, the
+ * buffers of one run, running one case against the reference with every oracle (in this process,
+ * in a forked child, or in a worker process fed over the wire protocol), timing a kernel, the
+ * devices a run is spread over and the memory ledger of runs side by side: one section per
+ * responsibility, each naming its files. What only fuzz/run uses is declared in run_int.h.
  */
 #ifndef GG_RUN_H
 #define GG_RUN_H
@@ -21,8 +24,6 @@ enum gg_status gg_registry_add(const struct gg_kernel *k, char *err, size_t err_
 size_t gg_registry_count(void);
 const struct gg_kernel *gg_registry_at(size_t i);
 const struct gg_kernel *gg_registry_find(const char *name);
-/* Removes every kernel after the first count (undoes the kernels of a refused plugin). */
-void gg_registry_truncate(size_t count);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Plugins (gg_plugin.c)                                                                        */
@@ -101,8 +102,6 @@ int64_t gg_probe_deaths(const struct gg_probe *pr, const char **last);
 
 /* Layout: [PROT_NONE page][canary band][data ... ][canary band][PROT_NONE page]. The data is
    reserved (MAP_NORESERVE) and not touched: pages a case never writes cost no memory. */
-/* Large enough that an overrun by a whole 64x64 fp32 tile lands in the band, not the page. */
-#define GG_CANARY_BYTES 65536
 
 struct gg_hostbuf {
     uint8_t *map;   /* whole mapping */
@@ -150,7 +149,68 @@ int gg_hostbuf_guard_hit(const struct gg_hostbuf *b, int *pre);
 void gg_hostbuf_free(struct gg_hostpool *pool, struct gg_hostbuf *b);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Running a case (gg_materialise.c, gg_runner.c)                                               */
+/* The buffers of one run (gg_materialise.c, gg_hostgen.c, gg_output.c)                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Everything one run of a case needs, owned here and freed by gg_tensors_free(). */
+struct gg_tensors {
+    struct gg_problem p;              /* checked, defaults filled; points into the case and opts */
+    struct gg_kopt opts[GG_CASE_MAX_OPTS];
+    struct gg_hostbuf a, b, c, a_scale, b_scale, bias, ws;
+    /* Byte ranges of A, B and C (page-rounded, relative to their data) that hold generated rows
+       (C: the rows a kernel writes); the pages between them are read-only zeros that no
+       correct kernel reads (C: pages no access may touch). */
+    struct gg_range *live[3];
+    size_t n_live[3];
+    int64_t *lens_dev, *offs_dev;     /* the "device" copies of the group arrays */
+    int32_t *sorted, *experts;        /* moe routing (the problem points here) */
+    int32_t *sorted_dev, *experts_dev; /* and the kernel's copies */
+    struct gg_operands ops;           /* pointers into the buffers above, offsets applied */
+    size_t c_bytes;                   /* bytes of C's span */
+    /* Unquantised source operands (f32, packed, same geometry) when the inputs are quantised. */
+    struct gg_problem src_p;
+    struct gg_operands src_ops;
+    int has_source;                   /* src_p is set: the run has a source check */
+    void *src_a, *src_b;              /* the data of src_buf[0] and src_buf[1] (host inputs) */
+    struct gg_hostbuf src_buf[2];
+    /* How A and B were generated: the device path regenerates them from these (gg_devrun.c). */
+    struct gg_gen_plan gen[2];
+    struct gg_hostpool *pool; /* (optional, not owned) buffers come from and go back here */
+    enum gg_guard guard;      /* the case's placement of A and B */
+    /* Set before gg_tensors_make() (and before the estimate) when only a device target reads A
+       and B (timing, or a device reference): they are planned but left unfilled on the host
+       (so are the scales and the source), and the device generates them. */
+    int inputs_on_device;
+};
+
+/* Builds the problem of case c in t, defaults filled and geometry checked, without the moe
+   routing: nothing is allocated, so the memory estimate and admission come first. Free t with
+   gg_tensors_free() whatever the result. */
+enum gg_status gg_tensors_shape(const struct gg_case *c, struct gg_tensors *t, char *err,
+                                size_t err_len);
+/* After gg_tensors_shape(): builds the moe routing (other ops have none) and checks the whole
+   problem. The routing costs what gg_tensors_estimate() counts for it. */
+enum gg_status gg_tensors_route(const struct gg_case *c, struct gg_tensors *t, char *err,
+                                size_t err_len);
+/* gg_tensors_shape(), then gg_tensors_route(): the problem a kernel's supports() sees. */
+enum gg_status gg_tensors_plan(const struct gg_case *c, struct gg_tensors *t, char *err,
+                               size_t err_len);
+/* After gg_tensors_plan() (and setting t->pool, if any): allocates the guarded buffers and
+   fills the inputs of every group that holds tokens. */
+enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
+                               struct gg_tensors *t, char *err, size_t err_len);
+/* Hash of everything the kernel may only read: the live ranges of A and B, the scales and the
+   group arrays. Reads no page that was never written, so it stays cheap on huge sparse inputs. */
+struct gg_hash gg_tensors_hash_inputs(const struct gg_tensors *t);
+/* Pre-fills the live part of C with the NaN sentinel and the workspace with the poison byte. */
+void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison);
+void gg_tensors_free(struct gg_tensors *t);
+/* Host bytes a run of the problem touches (operands, copies, routing, reference), after
+   gg_tensors_shape() alone; saturates at GG_SIZE_MAX. */
+int64_t gg_tensors_estimate(const struct gg_tensors *t);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Running a case in this process (gg_runner.c)                                                */
 /* ------------------------------------------------------------------------------------------ */
 
 struct gg_run_view;
@@ -236,29 +296,6 @@ struct gg_run_view {
 enum gg_status gg_run_case(const struct gg_case *c, const struct gg_run_opts *o,
                            struct gg_run_result *r, char *err, size_t err_len);
 
-/* The timing of a kernel on one case (gg_bench.c). */
-#define GG_BENCH_MAX_REPS 1000
-struct gg_bench_result {
-    char kernel[GG_CASE_NAME_MAX]; /* the kernel and mutant that ran (after overrides) */
-    char mutant[GG_CASE_NAME_MAX];
-    enum gg_op op;                 /* the problem as it ran (defaults filled) */
-    int64_t groups, m, n, k;
-    double flops;                  /* gg_problem_flops() of the case */
-    double median_ms, min_ms, max_ms; /* over the timed runs */
-    int reps;                      /* timed runs */
-    int device;                    /* 1: device time between events on the harness's stream;
-                                      0: wall time of run() (a CPU kernel) */
-};
-/*
- * Times kernel runs on case c: the admission and supports() of gg_run_case() (o's overrides
- * and memory limit), the inputs made as for a run (for a GPU kernel generated on the device
- * only, never on the host), then warmup untimed runs and reps timed ones (1..GG_BENCH_MAX_REPS),
- * each waited for. No oracle judges the output: timing is not verification. A failed run() or a
- * device error ends it with the kernel's message.
- */
-enum gg_status gg_bench_case(const struct gg_case *c, const struct gg_run_opts *o, int warmup,
-                             int reps, struct gg_bench_result *r, char *err, size_t err_len);
-
 /*
  * The inputs of case c and their reference without any kernel: materialises them as
  * gg_run_case() does (the memory admission included; the case's kernel is not looked up) and
@@ -266,101 +303,6 @@ enum gg_status gg_bench_case(const struct gg_case *c, const struct gg_run_opts *
  */
 enum gg_status gg_run_inputs(const struct gg_case *c, const struct gg_run_opts *o, char *err,
                              size_t err_len);
-
-/* A time limit of a configuration whose 0 takes a default (gg_campaign_config, gg_min_opts):
-   none at all. The isolated runs below take any limit <= 0 as none. */
-#define GG_NO_LIMIT (-1.0)
-
-/*
- * gg_run_case() in a child process (gg_isolate.c): a kernel that kills its process gives a
- * `crash` verdict, one that runs past timeout_s (<= 0: no limit) is killed and gives `timeout`;
- * the caller goes on either way. A child killed from outside (SIGKILL this function did not
- * send: kill -9, the OOM killer) gives GG_E_IO and a message saying so, not a verdict. Forks
- * without exec: for CPU kernels.
- */
-enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run_opts *o,
-                                    double timeout_s, struct gg_run_result *r, char *err,
-                                    size_t err_len);
-/*
- * The same for a case that must follow others in one process (a history-dependent finding):
- * the child runs prior[0..n_prior-1] in order, their verdicts discarded and each within
- * timeout_s, then c, whose verdict is the result. A death or hang before c is GG_E_IO with a
- * message saying so (c did not run). n_prior 0 is gg_run_case_isolated().
- */
-/* Runs prior[0..n_prior-1] in order in this process, their verdicts discarded and no observer
-   called: the cases a history-dependent case follows. */
-void gg_run_prior(const struct gg_case *prior, int n_prior, const struct gg_run_opts *o);
-enum gg_status gg_run_sequence_isolated(const struct gg_case *prior, int n_prior,
-                                        const struct gg_case *c, const struct gg_run_opts *o,
-                                        double timeout_s, struct gg_run_result *r, char *err,
-                                        size_t err_len);
-
-
-/* The loop of `ggfuzz worker`: announces itself on out_fd, then reads case requests from in_fd
-   and answers each with the outcome of gg_run_case(), until end of file (GG_OK) or a broken
-   pipe (GG_E_IO). */
-enum gg_status gg_worker_main(int in_fd, int out_fd, char *err, size_t err_len);
-
-/* ------------------------------------------------------------------------------------------ */
-/* The buffers of one run (gg_materialise.c)                                                    */
-/* ------------------------------------------------------------------------------------------ */
-
-/* Everything one run of a case needs, owned here and freed by gg_tensors_free(). */
-struct gg_tensors {
-    struct gg_problem p;              /* checked, defaults filled; points into the case and opts */
-    struct gg_kopt opts[GG_CASE_MAX_OPTS];
-    struct gg_hostbuf a, b, c, a_scale, b_scale, bias, ws;
-    /* Byte ranges of A, B and C (page-rounded, relative to their data) that hold generated rows
-       (C: the rows a kernel writes); the pages between them are read-only zeros that no
-       correct kernel reads (C: pages no access may touch). */
-    struct gg_range *live[3];
-    size_t n_live[3];
-    int64_t *lens_dev, *offs_dev;     /* the "device" copies of the group arrays */
-    int32_t *sorted, *experts;        /* moe routing (the problem points here) */
-    int32_t *sorted_dev, *experts_dev; /* and the kernel's copies */
-    struct gg_operands ops;           /* pointers into the buffers above, offsets applied */
-    size_t c_bytes;                   /* bytes of C's span */
-    /* Unquantised source operands (f32, packed, same geometry) when the inputs are quantised. */
-    struct gg_problem src_p;
-    struct gg_operands src_ops;
-    int has_source;                   /* src_p is set: the run has a source check */
-    void *src_a, *src_b;              /* the data of src_buf[0] and src_buf[1] (host inputs) */
-    struct gg_hostbuf src_buf[2];
-    /* How A and B were generated: the device path regenerates them from these (gg_devrun.c). */
-    struct gg_gen_plan gen[2];
-    struct gg_hostpool *pool; /* (optional, not owned) buffers come from and go back here */
-    enum gg_guard guard;      /* the case's placement of A and B */
-    /* Set before gg_tensors_make() (and before the estimate) when only a device target reads A
-       and B (timing, or a device reference): they are planned but left unfilled on the host
-       (so are the scales and the source), and the device generates them. */
-    int inputs_on_device;
-};
-
-/* Builds the problem of case c in t, defaults filled and geometry checked, without the moe
-   routing: nothing is allocated, so the memory estimate and admission come first. Free t with
-   gg_tensors_free() whatever the result. */
-enum gg_status gg_tensors_shape(const struct gg_case *c, struct gg_tensors *t, char *err,
-                                size_t err_len);
-/* After gg_tensors_shape(): builds the moe routing (other ops have none) and checks the whole
-   problem. The routing costs what gg_tensors_estimate() counts for it. */
-enum gg_status gg_tensors_route(const struct gg_case *c, struct gg_tensors *t, char *err,
-                                size_t err_len);
-/* gg_tensors_shape(), then gg_tensors_route(): the problem a kernel's supports() sees. */
-enum gg_status gg_tensors_plan(const struct gg_case *c, struct gg_tensors *t, char *err,
-                               size_t err_len);
-/* After gg_tensors_plan() (and setting t->pool, if any): allocates the guarded buffers and
-   fills the inputs of every group that holds tokens. */
-enum gg_status gg_tensors_make(const struct gg_case *c, size_t workspace_bytes,
-                               struct gg_tensors *t, char *err, size_t err_len);
-/* Hash of everything the kernel may only read: the live ranges of A and B, the scales and the
-   group arrays. Reads no page that was never written, so it stays cheap on huge sparse inputs. */
-struct gg_hash gg_tensors_hash_inputs(const struct gg_tensors *t);
-/* Pre-fills the live part of C with the NaN sentinel and the workspace with the poison byte. */
-void gg_tensors_poison(struct gg_tensors *t, uint8_t ws_poison);
-void gg_tensors_free(struct gg_tensors *t);
-/* Host bytes a run of the problem touches (operands, copies, routing, reference), after
-   gg_tensors_shape() alone; saturates at GG_SIZE_MAX. */
-int64_t gg_tensors_estimate(const struct gg_tensors *t);
 
 /* The reference of a case alone (gg_run_reference). */
 struct gg_reference_run {
@@ -385,12 +327,136 @@ enum gg_status gg_run_reference(const struct gg_case *c, const struct gg_run_opt
 void gg_reference_run_free(struct gg_reference_run *r);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Timing a kernel on a case (gg_bench.c)                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The timing of a kernel on one case (gg_bench.c). */
+#define GG_BENCH_MAX_REPS 1000
+struct gg_bench_result {
+    char kernel[GG_CASE_NAME_MAX]; /* the kernel and mutant that ran (after overrides) */
+    char mutant[GG_CASE_NAME_MAX];
+    enum gg_op op;                 /* the problem as it ran (defaults filled) */
+    int64_t groups, m, n, k;
+    double flops;                  /* gg_problem_flops() of the case */
+    double median_ms, min_ms, max_ms; /* over the timed runs */
+    int reps;                      /* timed runs */
+    int device;                    /* 1: device time between events on the harness's stream;
+                                      0: wall time of run() (a CPU kernel) */
+};
+/*
+ * Times kernel runs on case c: the admission and supports() of gg_run_case() (o's overrides
+ * and memory limit), the inputs made as for a run (for a GPU kernel generated on the device
+ * only, never on the host), then warmup untimed runs and reps timed ones (1..GG_BENCH_MAX_REPS),
+ * each waited for. No oracle judges the output: timing is not verification. A failed run() or a
+ * device error ends it with the kernel's message.
+ */
+enum gg_status gg_bench_case(const struct gg_case *c, const struct gg_run_opts *o, int warmup,
+                             int reps, struct gg_bench_result *r, char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Worker processes and their wire protocol (gg_worker.c, gg_faultnote.c)                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The loop of `ggfuzz worker`: announces itself on out_fd, then reads case requests from in_fd
+   and answers each with the outcome of gg_run_case(), until end of file (GG_OK) or a broken
+   pipe (GG_E_IO). */
+enum gg_status gg_worker_main(int in_fd, int out_fd, char *err, size_t err_len);
+
+/*
+ * A request carries the text of a case and its run options to a worker, a reply the outcome of
+ * its run (their records, and the worker's side of the protocol, are run_int.h's). Both ends are
+ * the same build of ggfuzz: magic and size catch a mismatch.
+ */
+#define GG_WIRE_MAGIC 0x67677731u /* "ggw1" */
+
+/* What a process running a case sends, from its signal handler, when the kernel faulted on a
+   guard page of an operand (gg_faultnote.c): it dies on the signal right after. */
+struct gg_wire_fault {
+    uint32_t magic;
+    uint32_t size;            /* sizeof(struct gg_wire_fault) */
+    int32_t where;            /* enum gg_fault_where */
+    int32_t operand;          /* 0 A, 1 B, 2 C */
+    int32_t write;            /* 1 write, 0 read, -1 not known */
+};
+
+/* What a worker sends once it is ready; the supervisor feeds it only after this. */
+struct gg_wire_hello {
+    uint32_t magic;
+    uint32_t pid;
+};
+
+double gg_wire_now(void);
+/* Writes all n bytes (sockets without SIGPIPE); 0 or -1. */
+int gg_wire_write(int fd, const void *buf, size_t n);
+/* Reads n bytes: 0 done, 1 the deadline (monotonic seconds, 0: none) passed, -1 end of file or
+   error. */
+int gg_wire_read(int fd, void *buf, size_t n, double deadline);
+
+/* Sends case text (len bytes, gg_case_format) with the memory and certification options of o
+   (may be NULL). */
+int gg_wire_send_case(int fd, const char *text, size_t len, const struct gg_run_opts *o);
+/* Receives the outcome of one run (gg_wire_send_result, run_int.h): 0 with *st, err and r
+   filled (r owns its groups), 1 deadline, -1 end of file or a broken reply, 2 a fault note
+   instead (*fault filled; the process is dying on the signal; fault may be NULL, which reads a
+   note as a broken reply). r is left zeroed unless 0 is returned. */
+int gg_wire_recv_result(int fd, double deadline, enum gg_status *st, char *err, size_t err_len,
+                        struct gg_run_result *r, struct gg_wire_fault *fault);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Running a case in a child process (gg_isolate.c; gg_worker.c)                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A time limit of a configuration whose 0 takes a default (gg_campaign_config, gg_min_opts):
+   none at all. The isolated runs below take any limit <= 0 as none. */
+#define GG_NO_LIMIT (-1.0)
+
+/*
+ * gg_run_case() in a child process (gg_isolate.c): a kernel that kills its process gives a
+ * `crash` verdict, one that runs past timeout_s (<= 0: no limit) is killed and gives `timeout`;
+ * the caller goes on either way. A child killed from outside (SIGKILL this function did not
+ * send: kill -9, the OOM killer) gives GG_E_IO and a message saying so, not a verdict. Forks
+ * without exec: for CPU kernels.
+ */
+enum gg_status gg_run_case_isolated(const struct gg_case *c, const struct gg_run_opts *o,
+                                    double timeout_s, struct gg_run_result *r, char *err,
+                                    size_t err_len);
+/*
+ * The same for a case that must follow others in one process (a history-dependent finding):
+ * the child runs prior[0..n_prior-1] in order, their verdicts discarded and each within
+ * timeout_s, then c, whose verdict is the result. A death or hang before c is GG_E_IO with a
+ * message saying so (c did not run). n_prior 0 is gg_run_case_isolated().
+ */
+enum gg_status gg_run_sequence_isolated(const struct gg_case *prior, int n_prior,
+                                        const struct gg_case *c, const struct gg_run_opts *o,
+                                        double timeout_s, struct gg_run_result *r, char *err,
+                                        size_t err_len);
+/* Runs prior[0..n_prior-1] in order in this process, their verdicts discarded and no observer
+   called: the cases a history-dependent case follows. */
+void gg_run_prior(const struct gg_case *prior, int n_prior, const struct gg_run_opts *o);
+
+/*
+ * The verdict of a run that ended without a result: signo > 0 the process died on that signal,
+ * -1 it exited without a report, 0 with timeout_s > 0 it ran past that limit and was killed.
+ * fault (may be NULL) is the note of where the fault hit. o's kernel and mutant overrides apply
+ * as in gg_run_case().
+ */
+enum gg_status gg_run_ended_early(const struct gg_case *c, const struct gg_run_opts *o, int signo,
+                                  double timeout_s, const struct gg_wire_fault *fault,
+                                  struct gg_run_result *r, char *err, size_t err_len);
+
+/*
+ * SIGKILL is not a signal a kernel raises as a bug: a process running a case that ends on it,
+ * when its parent did not send it, was killed from outside (kill -9, the OOM killer). Returns 1
+ * and says so in msg, to follow "... was" ("killed by signal 9 (Killed) from outside ggfuzz (out
+ * of memory?)"), else 0 with msg untouched.
+ */
+int gg_killed_from_outside(int signo, char *msg, size_t msg_len);
+
+/* ------------------------------------------------------------------------------------------ */
 /* The devices of a run (gg_gpus.c): --gpus, and binding a process to one device                */
 /* ------------------------------------------------------------------------------------------ */
 
 #define GG_GPUS_MAX 64
-/* The variable that tells a bound process its ordinal as --gpus listed it. */
-#define GG_GPUS_DEVICE_ENV "GGFUZZ_DEVICE"
 
 /* Device ordinals to spread work over, as the parent process sees them (n 0: none named). */
 struct gg_gpus {
@@ -453,91 +519,5 @@ void gg_ledger_release(void);
    (gg_ledger_alone); returns the memory measured last, for the caller's own check. */
 int64_t gg_ledger_admit(enum gg_ledger_kind kind, int64_t need, int64_t (*measure)(void *ctx),
                         void *ctx);
-
-/* ------------------------------------------------------------------------------------------ */
-/* The worker wire protocol (gg_worker.c; gg_isolate.c and the campaign supervisor use it)      */
-/* ------------------------------------------------------------------------------------------ */
-
-/*
- * A request is a struct gg_wire_request followed by text_len bytes of case text; a reply is a
- * struct gg_wire_reply followed, when status is GG_OK and res.compared, by res.cmp.n_groups
- * struct gg_group_metrics. Both ends are the same build of ggfuzz: magic and size catch a
- * mismatch.
- */
-#define GG_WIRE_MAGIC 0x67677731u /* "ggw1" */
-
-struct gg_wire_request {
-    uint32_t magic;
-    uint32_t size;            /* sizeof(struct gg_wire_request) */
-    uint64_t text_len;
-    int64_t max_mem_bytes;    /* gg_run_opts of the run */
-    int64_t certify_samples;
-    int32_t reference;        /* enum gg_reference_where */
-};
-
-struct gg_wire_reply {
-    uint32_t magic;
-    uint32_t size;            /* sizeof(struct gg_wire_reply) */
-    enum gg_status status;
-    char err[1024];
-    struct gg_run_result res; /* res.cmp.groups is not meaningful on the wire */
-};
-
-/* What a process running a case sends, from its signal handler, when the kernel faulted on a
-   guard page of an operand (gg_faultnote.c): it dies on the signal right after. */
-#define GG_WIRE_FAULT_MAGIC 0x67676631u /* "ggf1" */
-struct gg_wire_fault {
-    uint32_t magic;
-    uint32_t size;            /* sizeof(struct gg_wire_fault) */
-    int32_t where;            /* enum gg_fault_where */
-    int32_t operand;          /* 0 A, 1 B, 2 C */
-    int32_t write;            /* 1 write, 0 read, -1 not known */
-};
-
-/* What a worker sends once it is ready; the supervisor feeds it only after this. */
-struct gg_wire_hello {
-    uint32_t magic;
-    uint32_t pid;
-};
-
-double gg_wire_now(void);
-/* Writes all n bytes (sockets without SIGPIPE); 0 or -1. */
-int gg_wire_write(int fd, const void *buf, size_t n);
-/* Reads n bytes: 0 done, 1 the deadline (monotonic seconds, 0: none) passed, -1 end of file or
-   error. */
-int gg_wire_read(int fd, void *buf, size_t n, double deadline);
-
-/* Sends case text (len bytes, gg_case_format) with the memory and certification options of o
-   (may be NULL). */
-int gg_wire_send_case(int fd, const char *text, size_t len, const struct gg_run_opts *o);
-/* Receives a request: 0 with *text (malloc'd, NUL-terminated) and o filled, 1 at a clean end of
-   file, -1 on a broken or mismatched request. */
-int gg_wire_recv_case(int fd, char **text, size_t *len, struct gg_run_opts *o);
-
-/* Sends the outcome of one run. */
-int gg_wire_send_result(int fd, enum gg_status st, const char *err, const struct gg_run_result *r);
-/* Receives it: 0 with *st, err and r filled (r owns its groups), 1 deadline, -1 end of file or a
-   broken reply, 2 a fault note instead (*fault filled; the process is dying on the signal; fault
-   may be NULL, which reads a note as a broken reply). r is left zeroed unless 0 is returned. */
-int gg_wire_recv_result(int fd, double deadline, enum gg_status *st, char *err, size_t err_len,
-                        struct gg_run_result *r, struct gg_wire_fault *fault);
-
-/*
- * The verdict of a run that ended without a result: signo > 0 the process died on that signal,
- * -1 it exited without a report, 0 with timeout_s > 0 it ran past that limit and was killed.
- * fault (may be NULL) is the note of where the fault hit. o's kernel and mutant overrides apply
- * as in gg_run_case().
- */
-enum gg_status gg_run_ended_early(const struct gg_case *c, const struct gg_run_opts *o, int signo,
-                                  double timeout_s, const struct gg_wire_fault *fault,
-                                  struct gg_run_result *r, char *err, size_t err_len);
-
-/*
- * SIGKILL is not a signal a kernel raises as a bug: a process running a case that ends on it,
- * when its parent did not send it, was killed from outside (kill -9, the OOM killer). Returns 1
- * and says so in msg, to follow "... was" ("killed by signal 9 (Killed) from outside ggfuzz (out
- * of memory?)"), else 0 with msg untouched.
- */
-int gg_killed_from_outside(int signo, char *msg, size_t msg_len);
 
 #endif /* GG_RUN_H */

@@ -130,7 +130,7 @@ static void case_base(const char *path, const struct gg_case *c, const char *ker
     t->id[0] = t->shape[0] = t->reason[0] = '\0';
     if (c) {
         gg_case_id(c, t->id);
-        gg_report_shape(c, t->shape, sizeof t->shape);
+        gg_case_shape(c, t->shape, sizeof t->shape);
     }
     meta_value(sm, "ep", ep, sizeof ep);
     *rc = (struct gg_rcase){
@@ -186,7 +186,7 @@ static void case_metrics(struct suite *s, struct gg_rcase *rc, struct case_text 
     rc->detail = pass ? "" : v->detail;
     rc->advisory = v->advisory;
     /* Baseline: a drop is judged between two finite worst-group SNRs. */
-    const struct gg_rcase *b = gg_report_suite_find(&s->baseline, rc->id, r->kernel);
+    const struct gg_rcase *b = gg_suite_result_find(&s->baseline, rc->id, r->kernel);
     if (s->o->baseline_path)
         rc->baseline_record = b ? "found" : "missing";
     if (b) {
@@ -253,7 +253,7 @@ static void keep(struct suite *s, const struct gg_rcase *rc)
     placed.order = s->next_order;
     if (s->next_order >= 0)
         s->next_order++;
-    if (gg_report_suite_add(&s->res, &placed) != GG_OK) {
+    if (gg_suite_result_add(&s->res, &placed) != GG_OK) {
         s->nomem = 1;
         return;
     }
@@ -423,9 +423,9 @@ static void perf_pass(struct suite *s)
             char reason[512];
             snprintf(reason, sizeof reason, "%s%skernel time %.1f us > 1.005 x %.1f + 0.5 us",
                      rc->reason, rc->reason[0] ? "; " : "", med, base);
-            if (gg_report_suite_set(&rc->reason, reason) != GG_OK ||
+            if (gg_suite_result_set(&rc->reason, reason) != GG_OK ||
                 (!strcmp(rc->verdict, "pass") &&
-                 gg_report_suite_set(&rc->verdict, "regressed") != GG_OK))
+                 gg_suite_result_set(&rc->verdict, "regressed") != GG_OK))
                 s->nomem = 1;
         }
     }
@@ -501,7 +501,7 @@ static void set_header(struct suite *s, const char *started, double seconds)
         .shard_index = o->shard_count > 1 ? o->shard_index : -1,
         .shard_count = o->shard_count > 1 ? o->shard_count : -1,
         .shard_records = o->shard_count > 1 ? s->records : -1};
-    if (gg_report_suite_set_header(&s->res, &h) != GG_OK)
+    if (gg_suite_result_set_header(&s->res, &h) != GG_OK)
         s->nomem = 1;
 }
 
@@ -517,7 +517,7 @@ static int device_runner(void *ctx, gg_suite_claim *claim, const char *path)
     s->records = run_plan(s, s->plan);
     gg_suite_count(&s->res, s->sum);
     set_header(s, s->started, now_s() - s->t0);
-    if (s->nomem || gg_report_suite_save(&s->res, path, err, sizeof err) != GG_OK)
+    if (s->nomem || gg_suite_result_save(&s->res, path, err, sizeof err) != GG_OK)
         return 1;
     return 0;
 }
@@ -567,12 +567,12 @@ static enum gg_status run_on_runners(struct suite *s, int runners, char *err, si
         }
         if (s->o->shard_count <= 1)
             rc.order = -1;
-        if (st == GG_OK && gg_report_suite_add(&s->res, &rc) != GG_OK)
+        if (st == GG_OK && gg_suite_result_add(&s->res, &rc) != GG_OK)
             s->nomem = 1;
     }
     free(all);
     for (int k = 0; k < runners; k++)
-        gg_report_suite_free(&r[k]);
+        gg_suite_result_free(&r[k]);
     return st;
 }
 
@@ -619,12 +619,12 @@ enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summa
     struct suite s = {.o = o, .sum = sum};
     if (o->baseline_path) {
         char why[1024];
-        enum gg_status st = gg_report_suite_load(o->baseline_path, &s.baseline, why, sizeof why);
+        enum gg_status st = gg_suite_result_load(o->baseline_path, &s.baseline, why, sizeof why);
         if (st == GG_OK)
             st = baseline_unique(&s.baseline, o->baseline_path, why, sizeof why);
         if (st != GG_OK) {
             snprintf(err, err_len, "--baseline: %s", why);
-            gg_report_suite_free(&s.baseline);
+            gg_suite_result_free(&s.baseline);
             return st;
         }
     }
@@ -636,7 +636,7 @@ enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summa
     double t0 = now_s();
     struct gg_suite_plan plan;
     if (gg_suite_plan_build(o->paths, o->n_paths, o->shard_count, &plan, err, err_len) != GG_OK) {
-        gg_report_suite_free(&s.baseline);
+        gg_suite_result_free(&s.baseline);
         return GG_E_NOMEM;
     }
     s.plan = &plan;
@@ -650,8 +650,8 @@ enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summa
         enum gg_status st = run_on_runners(&s, runners, err, err_len);
         if (st != GG_OK) {
             gg_suite_plan_free(&plan);
-            gg_report_suite_free(&s.res);
-            gg_report_suite_free(&s.baseline);
+            gg_suite_result_free(&s.res);
+            gg_suite_result_free(&s.baseline);
             return st;
         }
         if (devices >= 1)
@@ -677,7 +677,7 @@ enum gg_status gg_suite_run(const struct gg_suite_opts *o, struct gg_suite_summa
             st = GG_E_IO;
         }
     }
-    gg_report_suite_free(&s.res);
-    gg_report_suite_free(&s.baseline);
+    gg_suite_result_free(&s.res);
+    gg_suite_result_free(&s.baseline);
     return st;
 }

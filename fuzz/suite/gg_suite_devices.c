@@ -133,7 +133,7 @@ enum gg_status gg_suite_on_runners(const struct gg_gpus *g, int n,
             st = GG_E_IO;
         }
         if (!why[0] && st == GG_OK &&
-            gg_report_suite_load(path, &r[k], lerr, sizeof lerr) != GG_OK) {
+            gg_suite_result_load(path, &r[k], lerr, sizeof lerr) != GG_OK) {
             snprintf(err, err_len, "the result of %s: %s", name, lerr);
             st = GG_E_IO;
         }

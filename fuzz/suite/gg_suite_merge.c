@@ -58,7 +58,7 @@ static enum gg_status load_shards(const char *const *paths, int n, struct gg_rsu
                                   char *err, size_t err_len)
 {
     for (int i = 0; i < n; i++) {
-        enum gg_status st = gg_report_suite_load(paths[i], &r[i], err, err_len);
+        enum gg_status st = gg_suite_result_load(paths[i], &r[i], err, err_len);
         if (st != GG_OK)
             return st;
         if (r[i].shard_count < 1 || r[i].shard_index < 0 || r[i].shard_records < 0) {
@@ -142,7 +142,7 @@ static enum gg_status merged_header(struct gg_rsuite *m, const struct gg_rsuite 
     h.reasons = ptrs;
     h.gate_verdict = sum->gate_failed ? "fail" : "pass";
     h.shard_index = h.shard_count = h.shard_records = -1;
-    return gg_report_suite_set_header(m, &h);
+    return gg_suite_result_set_header(m, &h);
 }
 
 enum gg_status gg_suite_merge(const char *const *paths, int n, const struct gg_suite_opts *o,
@@ -173,7 +173,7 @@ enum gg_status gg_suite_merge(const char *const *paths, int n, const struct gg_s
     for (int64_t k = 0; st == GG_OK && k < r[0].shard_records; k++) {
         struct gg_rcase c = *at[k];
         c.order = -1;
-        if (gg_report_suite_add(&m, &c) != GG_OK) {
+        if (gg_suite_result_add(&m, &c) != GG_OK) {
             snprintf(err, err_len, "out of memory");
             st = GG_E_NOMEM;
         }
@@ -194,8 +194,8 @@ enum gg_status gg_suite_merge(const char *const *paths, int n, const struct gg_s
     }
     free(at);
     for (int i = 0; i < n; i++)
-        gg_report_suite_free(&r[i]);
+        gg_suite_result_free(&r[i]);
     free(r);
-    gg_report_suite_free(&m);
+    gg_suite_result_free(&m);
     return st;
 }

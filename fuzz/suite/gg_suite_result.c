@@ -1,8 +1,9 @@
 /*
  * gg_suite_result.c — what is done with a suite result once its cases are in: a line per case,
  * the counts by verdict, the gate's reasons and the summary, and the outputs (the result JSON,
- * a baseline, JUnit XML, the HTML report). A run (gg_suite.c) and a merge of shards' results
- * (gg_suite_merge.c) share them, so that both judge and write alike.
+ * a baseline, and through the writers the command line hands in, JUnit XML and the report). A
+ * run (gg_suite.c) and a merge of shards' results (gg_suite_merge.c) share them, so that both
+ * judge and write alike.
  */
 #include <stdio.h>
 #include <string.h>
@@ -114,7 +115,7 @@ size_t gg_suite_reasons(const struct gg_rsuite *res, double allowed_db,
 
 void gg_suite_count(struct gg_rsuite *res, struct gg_suite_summary *sum)
 {
-    gg_report_suite_count(res);
+    gg_suite_result_count(res);
     sum->cases = (int)res->n_counted;
     sum->pass = (int)res->n_pass;
     sum->fail = (int)res->n_fail;
@@ -124,17 +125,26 @@ void gg_suite_count(struct gg_rsuite *res, struct gg_suite_summary *sum)
     sum->gate_failed = sum->fail + sum->regressed + sum->errors > 0 || baseline_matches_none(res);
 }
 
-/* JUnit: one test case per case and kernel, grouped by tier and model. */
-static enum gg_status write_junit(const struct gg_rsuite *res, const char *path, char *err,
-                                  size_t err_len)
+/* JUnit: one test case per case and kernel, grouped by tier and model (o's writer). */
+static enum gg_status write_junit(const struct gg_suite_opts *o, const struct gg_rsuite *res,
+                                  const char *path, char *err, size_t err_len)
 {
-    struct gg_junit_suite js;
-    enum gg_status st = gg_report_suite_junit(res, &js, err, err_len);
-    if (st != GG_OK)
-        return st;
-    st = gg_report_junit_write(&js, path, err, err_len);
-    gg_report_suite_junit_free(&js);
-    return st;
+    if (o->write_junit == NULL) {
+        snprintf(err, err_len, "%s: no JUnit writer given", path);
+        return GG_E_INVAL;
+    }
+    return o->write_junit(res, path, err, err_len);
+}
+
+/* The HTML and Markdown report of the result JSON at json_path (o's writer). */
+static enum gg_status write_report(const struct gg_suite_opts *o, const char *json_path,
+                                   char *err, size_t err_len)
+{
+    if (o->write_report == NULL) {
+        snprintf(err, err_len, "%s: no report writer given", o->report_dir);
+        return GG_E_INVAL;
+    }
+    return o->write_report(json_path, o->report_dir, err, err_len);
 }
 
 void gg_suite_write_outputs(const struct gg_suite_opts *o, const struct gg_rsuite *res,
@@ -149,18 +159,18 @@ void gg_suite_write_outputs(const struct gg_suite_opts *o, const struct gg_rsuit
     }
     const char *targets[] = {json_path, o->save_baseline_path};
     for (int i = 0; i < 2; i++)
-        if (targets[i] && gg_report_suite_save(res, targets[i], err, sizeof err) != GG_OK) {
+        if (targets[i] && gg_suite_result_save(res, targets[i], err, sizeof err) != GG_OK) {
             fprintf(o->out, "ggfuzz suite: %s\n", err);
             sum->output_failed = 1;
             if (i == 0)
                 json_path = NULL;
         }
-    if (o->junit_path && write_junit(res, o->junit_path, err, sizeof err) != GG_OK) {
+    if (o->junit_path && write_junit(o, res, o->junit_path, err, sizeof err) != GG_OK) {
         fprintf(o->out, "ggfuzz suite: %s\n", err);
         sum->output_failed = 1;
     }
     if (o->report_dir && json_path) {
-        if (gg_report_html_write(json_path, NULL, o->report_dir, err, sizeof err) != GG_OK) {
+        if (write_report(o, json_path, err, sizeof err) != GG_OK) {
             fprintf(o->out, "ggfuzz suite: report: %s\n", err);
             sum->output_failed = 1;
         } else {

@@ -10,7 +10,6 @@
 #include <stdio.h>
 
 #include "fuzz/suite/gg_suite.h"
-#include "reports/gg_report.h"
 
 /* Gate reasons, counted from the cases' records (GG_R_UNMATCHED: cases judged against a
    baseline that holds a record of none of them). */
@@ -70,7 +69,7 @@ int gg_suite_claim_status(gg_suite_claim *claim, double interval_s);
  * the memory ledger (which the caller opened) and gets its share of the host's threads; each
  * calls run(ctx, claim, path), which runs the entries it claims and saves its result to path (its
  * exit code: 0 saved). The parent waits for all and loads their results into r[0..n). GG_OK, or
- * a status and message naming the runner that failed (r is then left for gg_report_suite_free
+ * a status and message naming the runner that failed (r is then left for gg_suite_result_free
  * all the same).
  */
 enum gg_status gg_suite_on_runners(const struct gg_gpus *g, int n,

@@ -2,8 +2,9 @@
  * gg_device.h — the harness's device services: one device context per process (stream, buffer
  * pool, scratch), guarded device buffers, fills, copies, guard checks and input hashes computed
  * on the device, and every runtime error turned into a status that names the failing call, file
- * and line. Built for CUDA or HIP from one source (gg_device_gpu.cu); without a GPU toolchain
- * every call returns GG_E_UNSUPPORTED (gg_device_none.c).
+ * and line. Built for CUDA or HIP from the same sources (gg_device_gpu.cu, gg_devbuf_gpu.cu and
+ * the generator and reference); without a GPU toolchain every call returns GG_E_UNSUPPORTED
+ * (gg_device_none.c).
  *
  * Process state: the context is created on first use and lives until the process exits (like the
  * kernel registry). A process that forks must not have touched the device before the fork: the
@@ -32,7 +33,7 @@ struct gg_device; /* opaque: the process's device context */
 
 /* A guarded device buffer: [canary band][data: bytes][canary band]. Pointers are device
    pointers. owns = 1: gg_devbuf_free() returns the allocation to the pool. */
-struct gg_devmap; /* the mapped pieces of a sparse buffer (gg_device_gpu.cu) */
+struct gg_devmap; /* the mapped pieces of a sparse buffer (gg_devbuf_gpu.cu) */
 
 struct gg_devbuf {
     uint8_t *base;    /* the allocation */

@@ -1,5 +1,5 @@
 /*
- * gg_report_suite.c — the suite result JSON, the contract between `ggfuzz suite` (which writes
+ * gg_suite_json.c — the suite result JSON, the contract between `ggfuzz suite` (which writes
  * it) and `ggfuzz report` and --baseline (which read it). One field table per record (the
  * header, a case, a group) gives each field's key, type, place in the record, whether a reader
  * requires it and how the writer gives back an unset value; the reader that checks a result field
@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "reports/report_int.h"
+#include "fuzz/suite/gg_suite.h"
 
 /* Bytes of a suite result the reader accepts: a record is a few kB, so a tier of a hundred
    thousand cases fits many times over. */
@@ -401,7 +401,7 @@ static json_t *write_rec(const struct table *t, const void *rec)
     return o;
 }
 
-enum gg_status gg_report_suite_save(const struct gg_rsuite *s, const char *path, char *err,
+enum gg_status gg_suite_result_save(const struct gg_rsuite *s, const char *path, char *err,
                                     size_t err_len)
 {
     json_t *root = write_rec(&suite_table, s);
@@ -669,13 +669,13 @@ static int verdict_index(const char *v)
     return -1;
 }
 
-int gg_report_verdict_bad(const char *verdict)
+int gg_suite_verdict_bad(const char *verdict)
 {
     return strcmp(verdict, "fail") == 0 || strcmp(verdict, "regressed") == 0 ||
            strcmp(verdict, "error") == 0;
 }
 
-void gg_report_suite_count(struct gg_rsuite *s)
+void gg_suite_result_count(struct gg_rsuite *s)
 {
     int64_t *counts[] = {&s->n_pass, &s->n_fail, &s->n_regressed, &s->n_skipped, &s->n_errors};
     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
@@ -690,7 +690,7 @@ void gg_report_suite_count(struct gg_rsuite *s)
 
 /* ---- a result ------------------------------------------------------------------------------- */
 
-enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char *err,
+enum gg_status gg_suite_result_load(const char *path, struct gg_rsuite *s, char *err,
                                     size_t err_len)
 {
     memset(s, 0, sizeof *s);
@@ -715,10 +715,10 @@ enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char 
     json_decref(root);
     if (x.st != GG_OK)
         return x.st;
-    gg_report_suite_count(s);
+    gg_suite_result_count(s);
     if (s->gate_verdict[0] == '\0') {
         int bad = s->n_fail + s->n_regressed + s->n_errors > 0;
-        if (gg_report_suite_set(&s->gate_verdict, bad ? "fail" : "pass") != GG_OK) {
+        if (gg_suite_result_set(&s->gate_verdict, bad ? "fail" : "pass") != GG_OK) {
             snprintf(err, err_len, "%s: out of memory", path);
             return GG_E_NOMEM;
         }
@@ -726,7 +726,7 @@ enum gg_status gg_report_suite_load(const char *path, struct gg_rsuite *s, char 
     return GG_OK;
 }
 
-enum gg_status gg_report_suite_add(struct gg_rsuite *s, const struct gg_rcase *c)
+enum gg_status gg_suite_result_add(struct gg_rsuite *s, const struct gg_rcase *c)
 {
     struct gg_rcase *cases = realloc(s->cases, (s->n_cases + 1) * sizeof *cases);
     if (cases == NULL)
@@ -740,7 +740,7 @@ enum gg_status gg_report_suite_add(struct gg_rsuite *s, const struct gg_rcase *c
     return GG_OK;
 }
 
-enum gg_status gg_report_suite_set_header(struct gg_rsuite *s, const struct gg_rsuite *h)
+enum gg_status gg_suite_result_set_header(struct gg_rsuite *s, const struct gg_rsuite *h)
 {
     enum gg_status st = GG_OK;
     for (size_t i = 0; i < suite_table.n_rows; i++) {
@@ -754,7 +754,7 @@ enum gg_status gg_report_suite_set_header(struct gg_rsuite *s, const struct gg_r
     return st;
 }
 
-enum gg_status gg_report_suite_set(const char **field, const char *value)
+enum gg_status gg_suite_result_set(const char **field, const char *value)
 {
     const char *copy = dup_str(value);
     if (copy == NULL)
@@ -764,7 +764,7 @@ enum gg_status gg_report_suite_set(const char **field, const char *value)
     return GG_OK;
 }
 
-const struct gg_rcase *gg_report_suite_find(const struct gg_rsuite *s, const char *id,
+const struct gg_rcase *gg_suite_result_find(const struct gg_rsuite *s, const char *id,
                                             const char *kernel)
 {
     for (size_t i = 0; i < s->n_cases; i++)
@@ -773,7 +773,7 @@ const struct gg_rcase *gg_report_suite_find(const struct gg_rsuite *s, const cha
     return NULL;
 }
 
-void gg_report_suite_free(struct gg_rsuite *s)
+void gg_suite_result_free(struct gg_rsuite *s)
 {
     free_rec(&suite_table, s);
     memset(s, 0, sizeof *s);

@@ -1,0 +1,538 @@
+/*
+ * gg_devbuf_gpu.cu — guarded device buffers (gg_device.h) on the GPU runtime: allocations
+ * pooled by power-of-two class, each laid out between two canary bands copied from the
+ * context's device image of the host pattern; sparse and flush buffers whose unused granules
+ * are left unmapped or mapped read-only to one granule of zeros through the driver's virtual
+ * memory management (CUDA; HIP falls back to whole buffers); pinned host memory; and the
+ * copies in and out of a buffer on the context's stream.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/run/device/gg_device_int.h"
+
+#include "fuzz/run/device/gg_device.h"
+
+/* ---- buffers ------------------------------------------------------------------------------ */
+
+static size_t round_up(size_t x, size_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+/* Pool class of an allocation: the next power of two (small allocations only). */
+static size_t pool_class(size_t len)
+{
+    size_t c = (size_t)1 << 20;
+    while (c < len)
+        c <<= 1;
+    return c;
+}
+
+static void pool_drain(struct gg_device *d)
+{
+    for (int i = 0; i < d->n_pool; i++)
+        (void)cudaFree(d->pool[i].ptr);
+    d->n_pool = 0;
+    d->pool_bytes = 0;
+}
+
+static enum gg_status raw_alloc(struct gg_device *d, size_t len, void **ptr, size_t *got,
+                                char *err, size_t err_len)
+{
+    if (len <= POOL_MAX_ALLOC) {
+        len = pool_class(len);
+        for (int i = 0; i < d->n_pool; i++)
+            if (d->pool[i].len == len) {
+                *ptr = d->pool[i].ptr;
+                *got = len;
+                d->pool_bytes -= len;
+                d->pool[i] = d->pool[--d->n_pool];
+                return GG_OK;
+            }
+    }
+    cudaError_t e = cudaMalloc(ptr, len);
+    if (e == cudaErrorMemoryAllocation && d->n_pool > 0) {
+        (void)cudaGetLastError();
+        pool_drain(d);
+        e = cudaMalloc(ptr, len);
+    }
+    if (e != cudaSuccess) {
+        enum gg_status st = dev_fail(d, e, "cudaMalloc", __FILE__, __LINE__, err, err_len);
+        if (st == GG_E_NOMEM)
+            snprintf(err, err_len, "cannot allocate %zu bytes of device memory", len);
+        return st;
+    }
+    *got = len;
+    return GG_OK;
+}
+
+/* The band before the data, the data rounded up to GG_DEVICE_ALIGN, and the band after it. */
+static size_t layout_len(size_t bytes)
+{
+    return GG_DEVICE_GUARD_BYTES + round_up(bytes, GG_DEVICE_ALIGN) + GG_DEVICE_GUARD_BYTES;
+}
+
+/* Lays a buffer of bytes bytes into the allocation at base and copies both bands from the
+   canary image. */
+static enum gg_status place(struct gg_device *d, struct gg_devbuf *b, uint8_t *base, size_t len,
+                            size_t bytes, char *err, size_t err_len)
+{
+    b->base = base;
+    b->alloc_len = len;
+    b->data = base + GG_DEVICE_GUARD_BYTES;
+    b->bytes = bytes;
+    b->pre_len = GG_DEVICE_GUARD_BYTES;
+    b->post_len = layout_len(bytes) - GG_DEVICE_GUARD_BYTES - bytes; /* ≤ CANARY_LEN */
+    b->owns = 1;
+    CK(d, cudaMemcpyAsync(b->base, d->canary, b->pre_len, cudaMemcpyDeviceToDevice, d->stream));
+    CK(d, cudaMemcpyAsync(b->data + bytes, d->canary, b->post_len, cudaMemcpyDeviceToDevice,
+                          d->stream));
+    return GG_OK;
+}
+
+extern "C" enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
+                                          char *err, size_t err_len)
+{
+    memset(b, 0, sizeof *b);
+    LIVE(d);
+    if (bytes > SIZE_MAX / 2) {
+        snprintf(err, err_len, "device buffer of %zu bytes is too large", bytes);
+        return GG_E_NOMEM;
+    }
+    void *ptr = NULL;
+    size_t got = 0;
+    enum gg_status st = raw_alloc(d, layout_len(bytes), &ptr, &got, err, err_len);
+    if (st == GG_OK)
+        st = place(d, b, (uint8_t *)ptr, got, bytes, err, err_len);
+    if (st == GG_OK && bytes)
+        CK(d, cudaMemsetAsync(b->data, 0, bytes, d->stream));
+    return st;
+}
+
+/* ---- sparse buffers ------------------------------------------------------------------------ */
+
+/* A span at least this large whose live ranges cover at most a quarter of it is mapped sparsely. */
+#define SPARSE_MIN_SPAN ((size_t)64 << 20)
+
+/* A piece of a sparse buffer with memory behind it: offset and length in the reserved span
+   (whole granules) and its physical allocation (a CUmemGenericAllocationHandle). */
+struct gg_devmap {
+    size_t off, len;
+    unsigned long long handle;
+};
+
+#ifndef GG_GPU_HIP
+/* The driver's virtual memory management calls, found through the runtime (gpu_driver_entry). */
+static struct {
+    PFN_cuMemGetAllocationGranularity_v10020 granularity;
+    PFN_cuMemAddressReserve_v10020 reserve;
+    PFN_cuMemAddressFree_v10020 unreserve;
+    PFN_cuMemCreate_v10020 create;
+    PFN_cuMemRelease_v10020 release;
+    PFN_cuMemMap_v10020 map;
+    PFN_cuMemUnmap_v10020 unmap;
+    PFN_cuMemSetAccess_v10020 access;
+    CUmemAllocationProp prop;
+    size_t gran;
+    int state; /* 0 not looked up, 1 usable, -1 not usable */
+} vmm;
+
+static int vmm_entry(const char *name, void **fn)
+{
+    return (*fn = gpu_driver_entry(name)) != NULL;
+}
+
+static int vmm_usable(void)
+{
+    if (vmm.state != 0)
+        return vmm.state > 0;
+    int dev = 0, ok = cudaGetDevice(&dev) == cudaSuccess &&
+                      vmm_entry("cuMemGetAllocationGranularity", (void **)&vmm.granularity) &&
+                      vmm_entry("cuMemAddressReserve", (void **)&vmm.reserve) &&
+                      vmm_entry("cuMemAddressFree", (void **)&vmm.unreserve) &&
+                      vmm_entry("cuMemCreate", (void **)&vmm.create) &&
+                      vmm_entry("cuMemRelease", (void **)&vmm.release) &&
+                      vmm_entry("cuMemMap", (void **)&vmm.map) &&
+                      vmm_entry("cuMemUnmap", (void **)&vmm.unmap) &&
+                      vmm_entry("cuMemSetAccess", (void **)&vmm.access);
+    memset(&vmm.prop, 0, sizeof vmm.prop);
+    vmm.prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    vmm.prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    vmm.prop.location.id = dev;
+    ok = ok && vmm.granularity(&vmm.gran, &vmm.prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) ==
+                   CUDA_SUCCESS && vmm.gran > 0;
+    (void)cudaGetLastError();
+    vmm.state = ok ? 1 : -1;
+    return ok;
+}
+
+/* One granule of zeros (created on first use, kept until the process exits), mapped read-only
+   into the granules of a sparse or flush buffer's data that hold no live range: a read there sees
+   zeros and a write faults, as on the host's read-only zero pages. */
+static struct {
+    unsigned long long handle;
+    int state; /* 0 not made, 1 usable, -1 not usable */
+} zero_granule;
+
+/* At most this many granules of a buffer get the zero granule; past it they stay unmapped and
+   a read there faults. */
+#define ZERO_MAPS_MAX 8192
+
+static int vmm_zero_granule(void)
+{
+    if (zero_granule.state != 0)
+        return zero_granule.state > 0;
+    zero_granule.state = -1;
+    CUdeviceptr va = 0;
+    CUmemAccessDesc rw;
+    memset(&rw, 0, sizeof rw);
+    rw.location = vmm.prop.location;
+    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (vmm.create(&zero_granule.handle, vmm.gran, &vmm.prop, 0) != CUDA_SUCCESS)
+        return 0;
+    int ok = vmm.reserve(&va, vmm.gran, vmm.gran, 0, 0) == CUDA_SUCCESS;
+    int mapped = ok && vmm.map(va, vmm.gran, 0, zero_granule.handle, 0) == CUDA_SUCCESS;
+    ok = mapped && vmm.access(va, vmm.gran, &rw, 1) == CUDA_SUCCESS &&
+         cudaMemset((void *)va, 0, vmm.gran) == cudaSuccess &&
+         cudaDeviceSynchronize() == cudaSuccess;
+    if (mapped)
+        (void)vmm.unmap(va, vmm.gran);
+    if (va)
+        (void)vmm.unreserve(va, vmm.gran);
+    (void)cudaGetLastError();
+    if (!ok) {
+        (void)vmm.release(zero_granule.handle);
+        return 0;
+    }
+    zero_granule.state = 1;
+    return 1;
+}
+
+/* 1 when the piece is the zero granule (mapped read-only, never released). */
+static int vmm_is_zero(const struct gg_devmap *piece)
+{
+    return zero_granule.state > 0 && piece->handle == zero_granule.handle;
+}
+
+/* Unmaps and releases the first n pieces of b's span at va, then the span itself. */
+static void vmm_unwind(CUdeviceptr va, size_t span, const struct gg_devmap *maps, int n)
+{
+    for (int i = 0; i < n; i++) {
+        (void)vmm.unmap(va + maps[i].off, maps[i].len);
+        if (!vmm_is_zero(&maps[i]))
+            (void)vmm.release(maps[i].handle);
+    }
+    (void)vmm.unreserve(va, span);
+}
+
+/* Maps the zero granule read-only at every granule of [lo, hi) of the span at va that none of
+   the m sorted pieces covers, appending them to *maps (grown). Leaves those granules unmapped,
+   and returns m, when there are more than ZERO_MAPS_MAX of them or a step fails (what it mapped
+   is undone). */
+static int vmm_map_zeros(CUdeviceptr va, size_t lo, size_t hi, struct gg_devmap **maps, int m)
+{
+    size_t first = lo / vmm.gran * vmm.gran, gaps = 0;
+    int p = 0;
+    for (size_t at = first; at < hi; at += vmm.gran) {
+        while (p < m && (*maps)[p].off + (*maps)[p].len <= at)
+            p++;
+        gaps += !(p < m && (*maps)[p].off <= at);
+    }
+    if (gaps == 0 || gaps > ZERO_MAPS_MAX || !vmm_zero_granule())
+        return m;
+    struct gg_devmap *grown =
+        (struct gg_devmap *)realloc(*maps, ((size_t)m + gaps) * sizeof *grown);
+    if (!grown)
+        return m;
+    *maps = grown;
+    CUmemAccessDesc ro;
+    memset(&ro, 0, sizeof ro);
+    ro.location = vmm.prop.location;
+    ro.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
+    int n = m;
+    p = 0;
+    for (size_t at = first; at < hi; at += vmm.gran) {
+        while (p < m && grown[p].off + grown[p].len <= at)
+            p++;
+        if (p < m && grown[p].off <= at)
+            continue;
+        if (vmm.map(va + at, vmm.gran, 0, zero_granule.handle, 0) != CUDA_SUCCESS)
+            break;
+        grown[n++] = (struct gg_devmap){at, vmm.gran, zero_granule.handle};
+        if (vmm.access(va + at, vmm.gran, &ro, 1) != CUDA_SUCCESS)
+            break;
+    }
+    if ((size_t)(n - m) == gaps)
+        return n;
+    for (int i = m; i < n; i++)
+        (void)vmm.unmap(va + grown[i].off, grown[i].len);
+    return m;
+}
+
+/* The pieces of a span of len bytes that hold [lo[i], hi[i]) (span offsets, sorted), rounded
+   out to granules and merged; returns their count (at most n). */
+static int vmm_pieces(const size_t *lo, const size_t *hi, int n, size_t len, struct gg_devmap *out)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        size_t a = lo[i] / vmm.gran * vmm.gran, z = round_up(hi[i], vmm.gran);
+        z = z < len ? z : len;
+        if (m > 0 && a <= out[m - 1].off + out[m - 1].len) {
+            size_t end = out[m - 1].off + out[m - 1].len;
+            out[m - 1].len = (z > end ? z : end) - out[m - 1].off;
+        } else {
+            out[m].off = a;
+            out[m].len = z - a;
+            out[m].handle = 0;
+            m++;
+        }
+    }
+    return m;
+}
+
+/* Gives each of the m pieces of the span reserved at va memory, mapped read-write: returns 0,
+   the span unreserved and nothing left behind, when the driver refuses any step. */
+static int vmm_map_all(CUdeviceptr va, size_t span, struct gg_devmap *maps, int m)
+{
+    CUmemAccessDesc rw;
+    memset(&rw, 0, sizeof rw);
+    rw.location = vmm.prop.location;
+    rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    for (int i = 0; i < m; i++) {
+        int ok = vmm.create(&maps[i].handle, maps[i].len, &vmm.prop, 0) == CUDA_SUCCESS;
+        if (ok && (vmm.map(va + maps[i].off, maps[i].len, 0, maps[i].handle, 0) != CUDA_SUCCESS ||
+                   vmm.access(va + maps[i].off, maps[i].len, &rw, 1) != CUDA_SUCCESS)) {
+            (void)vmm.unmap(va + maps[i].off, maps[i].len);
+            (void)vmm.release(maps[i].handle);
+            ok = 0;
+        }
+        if (!ok) {
+            vmm_unwind(va, span, maps, i);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Maps the pieces of a sparse buffer for bytes bytes with live ranges live[0..n): returns 0
+   (nothing left behind) when the driver refuses any step. */
+static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *live, size_t n)
+{
+    size_t span = round_up(layout_len(bytes), vmm.gran), pre = GG_DEVICE_GUARD_BYTES;
+    size_t *lo = (size_t *)malloc((n + 2) * 2 * sizeof(size_t));
+    struct gg_devmap *maps = (struct gg_devmap *)calloc(n + 2, sizeof *maps);
+    if (!lo || !maps) {
+        free(lo);
+        free(maps);
+        return 0;
+    }
+    size_t *hi = lo + n + 2;
+    lo[0] = 0, hi[0] = pre; /* the band before the data */
+    for (size_t i = 0; i < n; i++)
+        lo[i + 1] = pre + live[i].lo, hi[i + 1] = pre + live[i].hi;
+    lo[n + 1] = pre + bytes, hi[n + 1] = layout_len(bytes); /* the band after it */
+    int m = vmm_pieces(lo, hi, (int)n + 2, span, maps);
+    free(lo);
+    CUdeviceptr va = 0;
+    if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS || !vmm_map_all(va, span, maps, m)) {
+        free(maps);
+        return 0;
+    }
+    b->base = (uint8_t *)va;
+    b->alloc_len = span;
+    b->n_maps = vmm_map_zeros(va, pre, pre + bytes, &maps, m);
+    b->maps = maps;
+    return 1;
+}
+
+/* A buffer placed flush against unmapped memory: one unmapped granule, the data rounded up to
+   GG_DEVICE_ALIGN at the end of whole granules (at_end) or at their start, one unmapped granule;
+   only the granules of the live ranges get memory. No canary bands. */
+static int vmm_build_flush(struct gg_devbuf *b, size_t bytes, const struct gg_range *live,
+                           size_t n, int at_end)
+{
+    size_t room = round_up(bytes, GG_DEVICE_ALIGN), body = round_up(room, vmm.gran);
+    size_t data_off = vmm.gran + (at_end ? body - room : 0), span = vmm.gran + body + vmm.gran;
+    size_t *lo = (size_t *)malloc((n + 1) * 2 * sizeof(size_t));
+    struct gg_devmap *maps = (struct gg_devmap *)calloc(n + 1, sizeof *maps);
+    if (!lo || !maps) {
+        free(lo);
+        free(maps);
+        return 0;
+    }
+    size_t *hi = lo + n + 1, m = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t h = live[i].hi < bytes ? live[i].hi : bytes;
+        if (h > live[i].lo)
+            lo[m] = data_off + live[i].lo, hi[m++] = data_off + h;
+    }
+    int pieces = vmm_pieces(lo, hi, (int)m, span - vmm.gran, maps);
+    free(lo);
+    CUdeviceptr va = 0;
+    if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS || !vmm_map_all(va, span, maps, pieces)) {
+        free(maps);
+        return 0;
+    }
+    b->base = (uint8_t *)va;
+    b->alloc_len = span;
+    b->n_maps = vmm_map_zeros(va, data_off, data_off + bytes, &maps, pieces);
+    b->maps = maps;
+    b->data = b->base + data_off;
+    return 1;
+}
+
+static void sparse_free(struct gg_device *d, struct gg_devbuf *b)
+{
+    if (!d->lost) { /* pending work may still use the pieces */
+        (void)cudaStreamSynchronize(d->stream);
+        vmm_unwind((CUdeviceptr)b->base, b->alloc_len, b->maps, b->n_maps);
+    }
+    free(b->maps);
+}
+#else
+static int vmm_usable(void)
+{
+    return 0;
+}
+
+static int vmm_is_zero(const struct gg_devmap *piece)
+{
+    (void)piece;
+    return 0;
+}
+
+static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *live, size_t n)
+{
+    (void)b, (void)bytes, (void)live, (void)n;
+    return 0;
+}
+
+static int vmm_build_flush(struct gg_devbuf *b, size_t bytes, const struct gg_range *live,
+                           size_t n, int at_end)
+{
+    (void)b, (void)bytes, (void)live, (void)n, (void)at_end;
+    return 0;
+}
+
+static void sparse_free(struct gg_device *d, struct gg_devbuf *b)
+{
+    (void)d, (void)b;
+}
+#endif
+
+/* Zeroes the parts of the data that have memory behind them. */
+static enum gg_status zero_mapped(struct gg_device *d, const struct gg_devbuf *b, char *err,
+                                  size_t err_len)
+{
+    size_t data_off = (size_t)(b->data - b->base);
+    for (int i = 0; i < b->n_maps; i++) {
+        if (vmm_is_zero(&b->maps[i]))
+            continue; /* read-only zeros */
+        size_t lo = b->maps[i].off, hi = lo + b->maps[i].len;
+        lo = lo > data_off ? lo : data_off;
+        hi = hi < data_off + b->bytes ? hi : data_off + b->bytes;
+        if (hi > lo)
+            CK(d, cudaMemsetAsync(b->base + lo, 0, hi - lo, d->stream));
+    }
+    return GG_OK;
+}
+
+extern "C" enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_devbuf *b,
+                                                 size_t bytes, const struct gg_range *live,
+                                                 size_t n, char *err, size_t err_len)
+{
+    memset(b, 0, sizeof *b);
+    LIVE(d);
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++)
+        used += live[i].hi > live[i].lo ? live[i].hi - live[i].lo : 0;
+    size_t len = bytes <= SIZE_MAX / 2 ? layout_len(bytes) : 0;
+    if (len < SPARSE_MIN_SPAN || used > len / 4 || !vmm_usable() || !vmm_build(b, bytes, live, n))
+        return gg_devbuf_alloc(d, b, bytes, err, err_len);
+    enum gg_status st = place(d, b, b->base, b->alloc_len, bytes, err, err_len);
+    return st == GG_OK ? zero_mapped(d, b, err, err_len) : st;
+}
+
+extern "C" enum gg_status gg_devbuf_alloc_flush(struct gg_device *d, struct gg_devbuf *b,
+                                                size_t bytes, const struct gg_range *live,
+                                                size_t n, int at_end, char *err, size_t err_len)
+{
+    memset(b, 0, sizeof *b);
+    LIVE(d);
+    if (bytes > SIZE_MAX / 4 || !vmm_usable() || !vmm_build_flush(b, bytes, live, n, at_end))
+        return gg_devbuf_alloc_sparse(d, b, bytes, live, n, err, err_len);
+    b->bytes = bytes;
+    b->owns = 1;
+    return zero_mapped(d, b, err, err_len);
+}
+
+extern "C" void *gg_device_host_alloc(struct gg_device *d, size_t bytes)
+{
+    void *p = NULL;
+    if (!d || d->lost || cudaMallocHost(&p, bytes) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky: the caller falls back to pageable memory */
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void gg_device_host_free(struct gg_device *d, void *p)
+{
+    (void)d;
+    if (p && cudaFreeHost(p) != cudaSuccess)
+        (void)cudaGetLastError(); /* nothing to do but leave the error unreported */
+}
+
+extern "C" void gg_devbuf_free(struct gg_device *d, struct gg_devbuf *b)
+{
+    if (!b->owns || !b->base)
+        return;
+    if (b->maps) {
+        sparse_free(d, b);
+        memset(b, 0, sizeof *b);
+        return;
+    }
+    if (!d->lost && b->alloc_len <= POOL_MAX_ALLOC && d->n_pool < POOL_MAX_ENTRIES &&
+        d->pool_bytes + b->alloc_len <= POOL_MAX_BYTES) {
+        /* Stream order keeps pending work on the buffer ahead of its next user. */
+        d->pool[d->n_pool++] = (struct pooled){b->base, b->alloc_len};
+        d->pool_bytes += b->alloc_len;
+    } else if (!d->lost) {
+        (void)cudaStreamSynchronize(d->stream);
+        (void)cudaFree(b->base);
+    }
+    memset(b, 0, sizeof *b);
+}
+
+extern "C" enum gg_status gg_devbuf_upload(struct gg_device *d, struct gg_devbuf *b, size_t off,
+                                           const void *src, size_t n, char *err, size_t err_len)
+{
+    LIVE(d);
+    if (off > b->bytes || n > b->bytes - off) {
+        snprintf(err, err_len, "upload of %zu bytes at %zu past a %zu-byte device buffer", n, off,
+                 b->bytes);
+        return GG_E_INTERNAL;
+    }
+    if (n)
+        CK(d, cudaMemcpyAsync(b->data + off, src, n, cudaMemcpyHostToDevice, d->stream));
+    return GG_OK;
+}
+
+extern "C" enum gg_status gg_devbuf_download(struct gg_device *d, const struct gg_devbuf *b,
+                                             size_t off, void *dst, size_t n, char *err,
+                                             size_t err_len)
+{
+    LIVE(d);
+    if (off > b->bytes || n > b->bytes - off) {
+        snprintf(err, err_len, "download of %zu bytes at %zu past a %zu-byte device buffer", n,
+                 off, b->bytes);
+        return GG_E_INTERNAL;
+    }
+    if (n)
+        CK(d, cudaMemcpyAsync(dst, b->data + off, n, cudaMemcpyDeviceToHost, d->stream));
+    CK(d, cudaStreamSynchronize(d->stream));
+    return GG_OK;
+}
