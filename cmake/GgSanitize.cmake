@@ -1,7 +1,7 @@
 # The sanitizer build, GG_SANITIZE=address,undefined (or ON): every target is compiled and linked
 # with the sanitizers, and a UBSan finding ends the process instead of printing and going on, so a
 # test that meets one fails. With clang and its libFuzzer, GG_LIBFUZZER is set and tests/fuzz is
-# built (README, "Sanitizers and the parser fuzzer").
+# built (docs/testing.md, "Sanitizers").
 if(GG_SANITIZE_ADDRESS AND NOT GG_SANITIZE)
   set(GG_SANITIZE address,undefined)
 elseif(GG_SANITIZE MATCHES "^(ON|On|on|YES|Yes|yes|TRUE|True|true|1)$")

@@ -116,7 +116,7 @@ void gg_report_json_add(struct gg_report_json *j, const struct gg_report_case *r
     json_object_set_new(o, "seconds", json_real(rc->result->total_seconds));
     json_t *phase = json_object();
     json_object_set_new(phase, "setup", json_real(rc->result->phase.setup));
-    json_object_set_new(phase, "inputs", json_real(rc->result->phase.inputs));
+    json_object_set_new(phase, "inputs", json_real(rc->result->phase.alloc + rc->result->phase.inputs));
     json_object_set_new(phase, "runs", json_real(rc->result->phase.runs));
     json_object_set_new(phase, "reference", json_real(rc->result->phase.reference));
     json_object_set_new(phase, "compare", json_real(rc->result->phase.compare));

@@ -73,7 +73,7 @@ void gg_report_text_case(FILE *f, const struct gg_report_case *rc, int replay, i
     if (verbose)
         fprintf(f, "       time: setup %.2f s, inputs %.2f s, runs %.2f s, reference %.2f s, "
                    "compare %.2f s\n",
-                res->phase.setup, res->phase.inputs, res->phase.runs, res->phase.reference,
+                res->phase.setup, res->phase.alloc + res->phase.inputs, res->phase.runs, res->phase.reference,
                 res->phase.compare);
     if (verbose && rc->result->compared) {
         const struct gg_compare *cmp = &rc->result->cmp;

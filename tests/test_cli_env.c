@@ -1,5 +1,5 @@
 /*
- * test_cli_env.c — the environment variables of ggfuzz: the README's table names the variables
+ * test_cli_env.c — the environment variables of ggfuzz: docs/environment.md names the variables
  * of the code's table, a set GGFUZZ_* variable ggfuzz does not know gets one WARNING line (once
  * per command, not again in each worker) and leaves the exit code alone, the variables ggfuzz
  * sets for its children and the test hooks get none, and an old GG_* name is still read with a
@@ -48,14 +48,14 @@ static int count(const char *hay, const char *needle)
     return n;
 }
 
-Test(cli_env, the_readme_table_names_the_variables_of_the_code)
+Test(cli_env, the_docs_table_names_the_variables_of_the_code)
 {
-    FILE *f = fopen(GG_SOURCE_DIR "/README.md", "r");
+    FILE *f = fopen(GG_SOURCE_DIR "/docs/environment.md", "r");
     cr_assert_not_null(f);
-    char line[4096], readme[64][64];
+    char line[4096], doc[64][64];
     int n = 0, in_table = 0;
     while (fgets(line, sizeof line, f) && n < 64) {
-        if (strncmp(line, "### Environment", 15) == 0) {
+        if (strncmp(line, "## Variables", 12) == 0) {
             in_table = 1;
             continue;
         }
@@ -64,22 +64,24 @@ Test(cli_env, the_readme_table_names_the_variables_of_the_code)
         /* a row: | `NAME`... | effect | */
         if (in_table && strncmp(line, "| `", 3) == 0) {
             size_t len = strcspn(line + 3, "`");
-            snprintf(readme[n++], sizeof readme[0], "%.*s", (int)len, line + 3);
+            snprintf(doc[n++], sizeof doc[0], "%.*s", (int)len, line + 3);
         }
     }
     fclose(f);
+    cr_assert_gt(n, 0, "docs/environment.md has no table under '## Variables'");
     int m = 0;
     for (const struct gg_cli_env *e = gg_cli_env_vars; e->name; e++, m++) {
         int found = 0;
         for (int i = 0; i < n; i++)
-            found |= strcmp(readme[i], e->name) == 0;
-        cr_expect(found, "README's environment table lacks %s", e->name);
+            found |= strcmp(doc[i], e->name) == 0;
+        cr_expect(found, "docs/environment.md's table lacks %s", e->name);
     }
     for (int i = 0; i < n; i++) {
         const struct gg_cli_env *e = gg_cli_env_vars;
-        while (e->name && strcmp(e->name, readme[i]) != 0)
+        while (e->name && strcmp(e->name, doc[i]) != 0)
             e++;
-        cr_expect_not_null(e->name, "README names %s, which ggfuzz's table does not", readme[i]);
+        cr_expect_not_null(e->name, "docs/environment.md names %s, which ggfuzz's table does not",
+                           doc[i]);
     }
     cr_expect_eq(n, m);
 }

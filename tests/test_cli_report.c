@@ -120,8 +120,8 @@ Test(cli_report, usage_errors_exit_2)
         {"--suite x.json", "-o OUTDIR is required"},
         {"-o /tmp/ggfuzz-cli-report-never", "give --suite FILE, --campaign DIR, --history DIR or more"},
         {"--suite x.json -o /tmp/ggfuzz-cli-report-never extra", "unexpected argument extra"},
-        {"--suite a.json --suite b.json -o /tmp/ggfuzz-cli-report-never", "--suite given twice"},
-        {"--history a --history b -o /tmp/ggfuzz-cli-report-never", "--history given twice"},
+        {"--suite a.json --suite b.json -o /tmp/ggfuzz-cli-report-never", "--suite: given twice"},
+        {"--history a --history b -o /tmp/ggfuzz-cli-report-never", "--history: given twice"},
         {"--bogus -o /tmp/ggfuzz-cli-report-never", "unknown option '--bogus'"},
         {"--suite", "a value is missing after '--suite'"},
     };

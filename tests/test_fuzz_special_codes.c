@@ -2,7 +2,7 @@
  * test_fuzz_special_codes.c — what codes(frac) delivers to a kernel, format by format and recipe
  * by recipe: the input codes (and MX scales) that the materialiser writes for A = codes(0.05),
  * unscaled, tensor-scaled, block128 and MX under both rules, with and without saturation. The
- * table below is the documented behaviour (README "Case files"): every listed code must appear,
+ * table below is the documented behaviour (docs/case-format.md): every listed code must appear,
  * the forbidden ones must not, and a tensor holding a special keeps the scale 1. Generation is
  * deterministic (two materialisations agree byte for byte).
  */

@@ -1,6 +1,6 @@
 /*
  * cli_env.c — the environment variables of ggfuzz: one table of every variable it reads or sets
- * for its children, which the usage text, docs/cli.md and the README's table are checked
+ * for its children, which the usage text, docs/cli.md and docs/environment.md are checked
  * against, and the check at start. Every variable of ggfuzz's own is named GGFUZZ_*; a variable
  * renamed to that prefix keeps its old name for one release (copied to the new name, with a
  * WARNING), and a GGFUZZ_* variable the table does not know gets one WARNING line: a misspelt

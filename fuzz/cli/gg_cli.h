@@ -33,7 +33,7 @@ typedef enum gg_status (*gg_cli_plugin_loader_fn)(const char *path,
                                                   size_t err_len);
 void gg_cli_set_plugin_loader(gg_cli_plugin_loader_fn fn);
 
-/* The dump of `ggfuzz run --dump DIR --no-kernel CASE` (README, "Using it"): the inputs, scales,
+/* The dump of `ggfuzz run --dump DIR --no-kernel CASE` (docs/replay.md): the inputs, scales,
    group arrays and the reference of the case file case_path as .npy files with index.json in
    dir (created with its parents), without running any kernel (the case's kernel need not be
    registered). Returns 0, or the exit code that command would give (3: the case is malformed

@@ -218,15 +218,12 @@ static enum gg_status place_inputs(struct mirror *m, const struct gg_tensors *t,
     return GG_OK;
 }
 
-/* Allocates every buffer, places the inputs and points the device operands at them. */
+/* Places the inputs into the allocated buffers and points the device operands at them. */
 static enum gg_status build(struct mirror *m, const struct gg_tensors *t, char *err,
                             size_t err_len)
 {
     enum gg_status st;
     size_t cap = 0;
-    for (int i = 0; i < BUF_COUNT; i++)
-        if ((st = alloc_buf(m, t, i, err, err_len)) != GG_OK)
-            return st;
     if ((st = place_inputs(m, t, &cap, err, err_len)) != GG_OK)
         return st;
     const struct gg_operands *h = &t->ops;
@@ -249,7 +246,8 @@ static enum gg_status build(struct mirror *m, const struct gg_tensors *t, char *
     return gg_device_sync(m->dev, "generating and uploading the inputs", err, err_len);
 }
 
-/* Takes the device context, plans, admits and builds the mirror of tg->t. */
+/* Takes the device context, plans, admits and allocates the mirror of tg->t (timed as its
+   allocation), then builds it. */
 static enum gg_status dev_prepare(struct gg_target *tg, char *err, size_t err_len)
 {
     struct mirror *m = calloc(1, sizeof *m);
@@ -263,10 +261,15 @@ static enum gg_status dev_prepare(struct gg_target *tg, char *err, size_t err_le
     if (st != GG_OK)
         return st;
     m->dev = dev;
+    double t0 = gg_wire_now();
     plan(m, tg->t);
     if ((st = admit(m, tg->t, err, err_len)) != GG_OK)
         return st;
     gg_output_touch(tg->t); /* the output comes back here: its pages faulted on every core */
+    for (int i = 0; i < BUF_COUNT; i++)
+        if ((st = alloc_buf(m, tg->t, i, err, err_len)) != GG_OK)
+            return st;
+    tg->alloc_seconds = gg_wire_now() - t0;
     return build(m, tg->t, err, err_len);
 }
 

@@ -261,8 +261,12 @@ struct gg_run_result {
        output brought back), the reference, and its comparison with the output (compare). A
        reference on the device is compared a chunk at a time while the next chunk is computed:
        its time includes the comparison's that did not overlap. */
+    /* Where the run's time went, in seconds: setup (admission, host buffers and guards, host
+       inputs), alloc (a GPU kernel's device buffers and guard bands), inputs (its inputs
+       generated or uploaded there), runs (the kernel's runs with the input hashes, guards and
+       the output brought back), reference, compare, release (everything freed). */
     struct {
-        double setup, inputs, runs, reference, compare;
+        double setup, alloc, inputs, runs, reference, compare, release;
     } phase;
 };
 void gg_run_result_free(struct gg_run_result *r);

@@ -197,7 +197,8 @@ static enum gg_status run_target(struct gg_target *tg, const struct gg_kernel *k
     double t0 = now_s();
     enum gg_status st = f->prepare ? f->prepare(tg, err, err_len) : GG_OK;
     double t1 = now_s();
-    r->phase.inputs = t1 - t0;
+    r->phase.alloc = tg->alloc_seconds;
+    r->phase.inputs = t1 - t0 - tg->alloc_seconds;
     if (st == GG_OK && (st = f->hash_inputs(tg, &before, err, err_len)) == GG_OK &&
         (st = run_kernel(tg, k, out1, obs, &r->kernel_seconds, err, err_len)) == GG_OK &&
         (st = f->hash_inputs(tg, &after, err, err_len)) == GG_OK)
@@ -214,8 +215,11 @@ static enum gg_status run_target(struct gg_target *tg, const struct gg_kernel *k
         obs->device_error = 1;
         st = GG_OK;
     }
-    if (f->release)
+    if (f->release) {
+        t0 = now_s();
         f->release(tg);
+        r->phase.release = now_s() - t0;
+    }
     return st;
 }
 
@@ -530,11 +534,15 @@ done:
                      (struct gg_run_view){.done = 1, .status = st, .result = r,
                                           .out = r->compared ? out1 : NULL, .no_out = no_out},
                      err, err_len);
+    double t_observed = now_s();
     reference_free(&rf);
     gg_output_free(&t, out1);
     gg_tensors_free(&t);
     gg_case_free(&eff);
     gg_ledger_release(); /* what it held is freed */
+    double freed = now_s() - t_observed; /* the observer's own time is not the run's */
+    r->phase.release += freed;
+    r->total_seconds += freed;
     return st;
 }
 

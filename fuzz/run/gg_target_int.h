@@ -77,6 +77,8 @@ struct gg_target {
     const struct gg_target_i *iface;
     struct gg_tensors *t; /* the materialised host tensors (not owned) */
     void *ctx;            /* the target's own state (set and freed by its slots) */
+    double alloc_seconds; /* of prepare's time, what allocating its buffers and their guard
+                             bands took (set by prepare; the rest places the inputs) */
 };
 
 /* The host target (gg_hostrun.c): a CPU kernel on the guarded host buffers, its faults noted

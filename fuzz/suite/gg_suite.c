@@ -288,7 +288,7 @@ static void run_on(struct suite *s, const char *path, const struct gg_case *c, c
         if (st == GG_OK) {
             case_metrics(s, &rc, &t, c, &r);
             rc.setup_s = num(r.phase.setup);
-            rc.inputs_s = num(r.phase.inputs);
+            rc.inputs_s = num(r.phase.alloc + r.phase.inputs); /* device buffers included */
             rc.runs_s = num(r.phase.runs);
             rc.reference_s = num(r.phase.reference);
             rc.compare_s = num(r.phase.compare);

@@ -7,8 +7,9 @@
  *   2. the same number of cases drawn by the campaign's generator in this process (the draw and
  *      the kernel's admission, timed), then each run here as a worker runs it (one reference
  *      thread, the worker's buffer pool): the run's phases (setup: admission, host buffers and
- *      guards, host inputs; inputs: placing them on the device; runs: the kernel's runs with the
- *      input hashes, guards and the output brought back; reference; compare) and the kernel's
+ *      guards, host inputs; the device buffers and their guard bands; the inputs generated or
+ *      uploaded there; runs: the kernel's runs with the input hashes, guards and the output
+ *      brought back; reference; compare; release: everything freed) and the kernel's
  *      time (the first run's, times the runs a case takes);
  *   3. the tiny cases of the same draw only (every size <= 128, G <= 8), run the same way.
  * It prints each phase's share of the campaign's wall time per case; what is left is the worker
@@ -38,7 +39,7 @@ static double now(void)
 /* Sums over the cases run in this process. */
 struct sums {
     int cases, errors, faults;
-    double draw, wall, setup, inputs, runs, reference, compare, kernel, device_ref;
+    double draw, wall, setup, alloc, inputs, runs, reference, compare, release, kernel, device_ref;
 };
 
 static int tiny(const struct gg_case *c)
@@ -66,7 +67,9 @@ static void run_one(const struct gg_case *c, struct gg_run_opts *o, struct sums 
     s->cases++;
     s->faults += r.verdict.cls != GG_CLASS_PASS;
     s->setup += r.phase.setup;
+    s->alloc += r.phase.alloc;
     s->inputs += r.phase.inputs;
+    s->release += r.phase.release;
     s->runs += r.phase.runs;
     s->reference += r.phase.reference;
     s->compare += r.phase.compare;
@@ -174,13 +177,15 @@ static int bench(const char *name, int n, uint64_t seed)
     int c = all.cases ? all.cases : 1;
     row("draw and admission (supervisor)", draw, whole);
     row("setup: buffers, guards, host inputs", all.setup / c, whole);
-    row("inputs placed on the device", all.inputs / c, whole);
+    row("device buffers and guard bands", all.alloc / c, whole);
+    row("inputs generated on the device", all.inputs / c, whole);
     row("runs: kernel, hashes, guards, copy", all.runs / c, whole);
     row("  of which the kernel's runs", all.kernel / c, whole);
     row("reference", all.reference / c, whole);
     row("comparison", all.compare / c, whole);
-    row("run not in phases", (all.wall - all.setup - all.inputs - all.runs - all.reference -
-                              all.compare) / c, whole);
+    row("release: buffers freed", all.release / c, whole);
+    row("run not in phases", (all.wall - all.setup - all.alloc - all.inputs - all.runs -
+                              all.reference - all.compare - all.release) / c, whole);
     if (campaign > 0)
         row("worker round trip and supervisor", campaign - per - draw, whole);
     printf("  GPU busy (kernel runs + device reference) / wall: %.1f%%\n",

@@ -4,7 +4,7 @@
  * metadata) parses again to the same text and the same id, and whose host-memory estimate
  * (gg_case_mem_estimate) is not negative. A broken rule aborts, which libFuzzer reports as a
  * crash and saves the input; the sanitizers and libFuzzer's -malloc_limit_mb / -rss_limit_mb catch
- * memory errors and unbounded allocations. README, "Sanitizers and the parser fuzzer", says how to
+ * memory errors and unbounded allocations. docs/testing.md, "The case-parser fuzzer", says how to
  * run it.
  */
 #include <stddef.h>

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """suite_equal.py A.json B.json A.xml B.xml — exit 0 when two suite results (and their JUnit
 files) are equal apart from timings: the result's started and seconds, each case's seconds,
-time_us and phase_seconds; the JUnit time and timestamp attributes. Prints the first difference otherwise."""
+time_us and phase_seconds; the JUnit time and timestamp attributes. Prints the first difference
+otherwise."""
 import json
 import re
 import sys

@@ -1,13 +1,13 @@
 """A grouped BF16 GEMM written in Triton, as a ggfuzz kernel: the recipe to copy for testing your
-own Triton kernel (README, "Test your own Triton kernel").
+own Triton kernel (docs/plugins-python.md, "Test your own Triton kernel").
 
 grouped_bf16_triton_example computes the MoE forward Y_g = X_g . W_g^T for every expert g, with
 X [M,K] (rows of group g: group_offs[g] .. group_offs[g+1]-1), W [G,N,K] and Y [M,N], bf16
 inputs, fp32 accumulation, bf16 or f32 output. One program computes one BLOCK_M x BLOCK_N tile
 of one group: the grid is (groups, tiles of the largest group's rows, tiles of N), and the tiles
-past the end of a smaller group are masked off entirely. The M, N and K tails are masked, and every offset is
-computed in int64 (group_offs is int64; the group index is widened before it multiplies the
-expert stride of W, which passes 2^31 elements for real weight banks).
+past the end of a smaller group are masked off entirely. The M, N and K tails are masked, and
+every offset is computed in int64 (group_offs is int64; the group index is widened before it
+multiplies the expert stride of W, which passes 2^31 elements for real weight banks).
 
 Two planted bugs (mutants) that a campaign should find:
   no_k_mask             the K tail is loaded without its mask: the last partial K block reads

@@ -9,7 +9,7 @@ NumPy, imported when first used, so that `python -m ggfuzz` can say so cleanly. 
 short campaign a test runs, failing with the bugs found) and ggfuzz.testing run a kernel in
 child processes; ggfuzz.pytest_plugin gives pytest one test per case file."""
 
-from .kernel import Kernel, register
+from .kernel import Kernel, register  # noqa: F401 (the package's API)
 
 _LAZY = {"ProblemView": "views", "OperandsView": "views", "bf16_to_f32": "formats",
          "f32_to_bf16": "formats", "fuzz": "testing", "FuzzFailure": "testing",

@@ -30,7 +30,8 @@ def library():
     if exe:
         d = os.path.dirname(os.path.realpath(exe))
         tried += [os.path.join(d, "libggfuzz.so")] + [
-            os.path.normpath(os.path.join(d, "..", lib, "libggfuzz.so")) for lib in ("lib", "lib64")]
+            os.path.normpath(os.path.join(d, "..", lib, "libggfuzz.so"))
+            for lib in ("lib", "lib64")]
     for path in tried:
         if os.path.isfile(path):
             return path

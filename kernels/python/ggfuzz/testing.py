@@ -183,9 +183,8 @@ class CaseResult:
             raise AssertionError(self.message())
 
     def __repr__(self):
-        return "<ggfuzz case %s on %s: %s>" % (self.path, self.kernel,
-                                                "refused" if self.refused else
-                                                self.verdict or "error")
+        what = "refused" if self.refused else self.verdict or "error"
+        return "<ggfuzz case %s on %s: %s>" % (self.path, self.kernel, what)
 
 
 def run_cases(kernel, cases, plugin=None, mutant=None, timeout=None):
@@ -249,10 +248,10 @@ def fuzz(kernel, seconds=30, mutant=None, plugin=None, runs=None, seed=None, wor
     """Runs a campaign of `seconds` (and at most `runs` cases; with workers=1 and a seed the
     same cases on every machine) against kernel, optionally with a mutant (a planted bug the
     campaign must find), in out (default: a fresh temporary directory, kept only when the
-    campaign finds something: corpus/, artifacts/, fuzzer_stats). Returns fuzzer_stats as a dict when it finds nothing; raises
-    FuzzFailure listing the buckets (one per bug, each with its replay command) and the
-    signatures found, or HarnessError when ggfuzz could not run the campaign. args: more
-    `ggfuzz fuzz` flags."""
+    campaign finds something: corpus/, artifacts/, fuzzer_stats). Returns fuzzer_stats as a dict
+    when it finds nothing; raises FuzzFailure listing the buckets (one per bug, each with its
+    replay command) and the signatures found, or HarnessError when ggfuzz could not run the
+    campaign. args: more `ggfuzz fuzz` flags."""
     __tracebackhide__ = True
     name, plugin = _kernel_and_plugin(kernel, plugin)
     own = out is None

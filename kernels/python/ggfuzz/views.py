@@ -226,7 +226,6 @@ class OperandsView:
         return _host_array(ptr, _TYPESTR[dtype], shape, strides, readonly)
 
 
-
 def _packed_strides(shape):
     """Row-major strides of a packed array of shape."""
     strides, acc = [], 1
