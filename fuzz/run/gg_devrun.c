@@ -119,6 +119,7 @@ static enum gg_status admit(struct mirror *m, const struct gg_tensors *t, char *
         snprintf(err, err_len, "case needs %s of device memory, only %s free", a, b);
         return GG_E_NOMEM;
     }
+    gg_device_make_room(m->dev, need); /* what is kept for reuse goes when this case needs it */
     return GG_OK;
 }
 

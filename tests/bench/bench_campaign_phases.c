@@ -165,6 +165,8 @@ static int bench(const char *name, int n, uint64_t seed)
     }
     gg_hostpool_drain(&pool);
     gg_gen_caps_free(caps);
+    struct gg_device_alloc_stats as;
+    gg_device_alloc_stats(&as);
     double per = all.cases ? all.wall / all.cases : 0, draw = all.cases ? all.draw / all.cases : 0;
     double whole = campaign > 0 ? campaign : per + draw;
     printf("%s: campaign %.1f cases/s (%lld cases, one worker); in process %.1f cases/s "
@@ -190,6 +192,12 @@ static int bench(const char *name, int n, uint64_t seed)
         row("worker round trip and supervisor", campaign - per - draw, whole);
     printf("  GPU busy (kernel runs + device reference) / wall: %.1f%%\n",
            whole > 0 ? 100 * (all.kernel + all.device_ref) / c / whole : 0);
+    if (as.pooled + as.allocated > 0) /* this process's runs, every kernel so far */
+        printf("  device blocks: %llu from the pool, %llu allocated, %llu freed; flush spans: "
+               "%llu reused, %llu mapped, %llu unmapped\n", (unsigned long long)as.pooled,
+               (unsigned long long)as.allocated, (unsigned long long)as.freed,
+               (unsigned long long)as.spans_reused, (unsigned long long)as.spans_mapped,
+               (unsigned long long)as.spans_unmapped);
     return 0;
 }
 

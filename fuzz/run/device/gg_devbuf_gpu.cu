@@ -3,8 +3,9 @@
  * pooled by power-of-two class, each laid out between two canary bands copied from the
  * context's device image of the host pattern; sparse and flush buffers whose unused granules
  * are left unmapped or mapped read-only to one granule of zeros through the driver's virtual
- * memory management (CUDA; HIP falls back to whole buffers); pinned host memory; and the
- * copies in and out of a buffer on the context's stream.
+ * memory management (CUDA; HIP falls back to whole buffers), flush buffers' spans kept mapped
+ * for the next buffer of the same layout; pinned host memory; and the copies in and out of a
+ * buffer on the context's stream. What is kept for reuse, and why: gg_device_int.h.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -31,12 +32,51 @@ static size_t pool_class(size_t len)
     return c;
 }
 
-static void pool_drain(struct gg_device *d)
+/* Gives the pool's oldest block back to the runtime (the stream waited for first). */
+static void pool_evict_oldest(struct gg_device *d)
 {
-    for (int i = 0; i < d->n_pool; i++)
-        (void)cudaFree(d->pool[i].ptr);
-    d->n_pool = 0;
-    d->pool_bytes = 0;
+    (void)cudaStreamSynchronize(d->stream);
+    (void)cudaFree(d->pool[0].ptr);
+    d->pool_bytes -= d->pool[0].len;
+    d->stats.freed++;
+    memmove(d->pool, d->pool + 1, (size_t)--d->n_pool * sizeof *d->pool);
+}
+
+static void flush_drain(struct gg_device *d);
+
+void dev_pool_drain(struct gg_device *d)
+{
+    while (d->n_pool > 0)
+        pool_evict_oldest(d);
+    flush_drain(d);
+}
+
+/* Keeps block ptr of class len for reuse, giving the oldest blocks back while the pool is full;
+   0 when it is not kept (too large, or the context is lost). */
+static int pool_put(struct gg_device *d, void *ptr, size_t len)
+{
+    if (d->lost || len > POOL_MAX_ALLOC || len > d->pool_cap)
+        return 0;
+    while (d->n_pool > 0 && (d->n_pool == POOL_MAX_ENTRIES || d->pool_bytes + len > d->pool_cap))
+        pool_evict_oldest(d);
+    /* Stream order keeps pending work on the block ahead of its next user. */
+    d->pool[d->n_pool++] = (struct pooled){ptr, len};
+    d->pool_bytes += len;
+    return 1;
+}
+
+/* The most recently freed block of class len, or NULL. */
+static void *pool_take(struct gg_device *d, size_t len)
+{
+    for (int i = d->n_pool - 1; i >= 0; i--)
+        if (d->pool[i].len == len) {
+            void *ptr = d->pool[i].ptr;
+            d->pool_bytes -= len;
+            memmove(d->pool + i, d->pool + i + 1, (size_t)(--d->n_pool - i) * sizeof *d->pool);
+            d->stats.pooled++;
+            return ptr;
+        }
+    return NULL;
 }
 
 static enum gg_status raw_alloc(struct gg_device *d, size_t len, void **ptr, size_t *got,
@@ -44,21 +84,18 @@ static enum gg_status raw_alloc(struct gg_device *d, size_t len, void **ptr, siz
 {
     if (len <= POOL_MAX_ALLOC) {
         len = pool_class(len);
-        for (int i = 0; i < d->n_pool; i++)
-            if (d->pool[i].len == len) {
-                *ptr = d->pool[i].ptr;
-                *got = len;
-                d->pool_bytes -= len;
-                d->pool[i] = d->pool[--d->n_pool];
-                return GG_OK;
-            }
+        if ((*ptr = pool_take(d, len)) != NULL) {
+            *got = len;
+            return GG_OK;
+        }
     }
     cudaError_t e = cudaMalloc(ptr, len);
-    if (e == cudaErrorMemoryAllocation && d->n_pool > 0) {
+    if (e == cudaErrorMemoryAllocation && (d->n_pool > 0 || d->n_flush > 0)) {
         (void)cudaGetLastError();
-        pool_drain(d);
+        dev_pool_drain(d);
         e = cudaMalloc(ptr, len);
     }
+    d->stats.allocated += e == cudaSuccess;
     if (e != cudaSuccess) {
         enum gg_status st = dev_fail(d, e, "cudaMalloc", __FILE__, __LINE__, err, err_len);
         if (st == GG_E_NOMEM)
@@ -232,15 +269,22 @@ static void vmm_unwind(CUdeviceptr va, size_t span, const struct gg_devmap *maps
    the m sorted pieces covers, appending them to *maps (grown). Leaves those granules unmapped,
    and returns m, when there are more than ZERO_MAPS_MAX of them or a step fails (what it mapped
    is undone). */
+static size_t vmm_gaps(size_t lo, size_t hi, const struct gg_devmap *maps, int m)
+{
+    size_t gaps = 0;
+    int p = 0;
+    for (size_t at = lo / vmm.gran * vmm.gran; at < hi; at += vmm.gran) {
+        while (p < m && maps[p].off + maps[p].len <= at)
+            p++;
+        gaps += !(p < m && maps[p].off <= at);
+    }
+    return gaps;
+}
+
 static int vmm_map_zeros(CUdeviceptr va, size_t lo, size_t hi, struct gg_devmap **maps, int m)
 {
-    size_t first = lo / vmm.gran * vmm.gran, gaps = 0;
+    size_t first = lo / vmm.gran * vmm.gran, gaps = vmm_gaps(lo, hi, *maps, m);
     int p = 0;
-    for (size_t at = first; at < hi; at += vmm.gran) {
-        while (p < m && (*maps)[p].off + (*maps)[p].len <= at)
-            p++;
-        gaps += !(p < m && (*maps)[p].off <= at);
-    }
     if (gaps == 0 || gaps > ZERO_MAPS_MAX || !vmm_zero_granule())
         return m;
     struct gg_devmap *grown =
@@ -348,11 +392,81 @@ static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *l
     return 1;
 }
 
+/* ---- flush spans kept for reuse ---- */
+
+/* Bytes of memory behind the pieces of a span. */
+static size_t pieces_bytes(const struct gg_devmap *maps, int n)
+{
+    size_t sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += maps[i].len;
+    return sum;
+}
+
+/* Unmaps the oldest kept span (the stream waited for first). */
+static void flush_evict_oldest(struct gg_device *d)
+{
+    struct flushed *f = &d->flush[0];
+    (void)cudaStreamSynchronize(d->stream);
+    vmm_unwind((CUdeviceptr)f->base, f->span, f->maps, f->n_maps);
+    free(f->maps);
+    d->flush_bytes -= f->mapped;
+    d->stats.spans_unmapped++;
+    memmove(d->flush, d->flush + 1, (size_t)--d->n_flush * sizeof *d->flush);
+}
+
+static void flush_drain(struct gg_device *d)
+{
+    while (d->n_flush > 0)
+        flush_evict_oldest(d);
+}
+
+/* Gives b a kept span of span bytes whose memory is the n pieces maps (no zero granules): 1
+   when one was there. */
+static int flush_take(struct gg_device *d, struct gg_devbuf *b, size_t span,
+                      const struct gg_devmap *maps, int n)
+{
+    for (int i = d->n_flush - 1; i >= 0; i--) {
+        struct flushed *f = &d->flush[i];
+        int same = f->span == span && f->n_maps == n;
+        for (int j = 0; same && j < n; j++)
+            same = f->maps[j].off == maps[j].off && f->maps[j].len == maps[j].len;
+        if (!same)
+            continue;
+        b->base = f->base;
+        b->alloc_len = span;
+        b->maps = f->maps;
+        b->n_maps = n;
+        b->keep_span = 1;
+        d->flush_bytes -= f->mapped;
+        memmove(d->flush + i, d->flush + i + 1, (size_t)(--d->n_flush - i) * sizeof *d->flush);
+        d->stats.spans_reused++;
+        return 1;
+    }
+    return 0;
+}
+
+/* Keeps b's span (its maps with it) for the next buffer of its layout, unmapping the oldest
+   kept spans while the cache is full: 0 when it is not kept (larger than the cache's share). */
+static int flush_put(struct gg_device *d, struct gg_devbuf *b)
+{
+    size_t mapped = pieces_bytes(b->maps, b->n_maps);
+    if (mapped > d->pool_cap / 2)
+        return 0;
+    while (d->n_flush > 0 &&
+           (d->n_flush == FLUSH_MAX_ENTRIES || d->flush_bytes + mapped > d->pool_cap / 2))
+        flush_evict_oldest(d);
+    /* Stream order keeps pending work on the span ahead of its next user. */
+    d->flush[d->n_flush++] = (struct flushed){b->base, b->alloc_len, mapped, b->maps, b->n_maps};
+    d->flush_bytes += mapped;
+    return 1;
+}
+
 /* A buffer placed flush against unmapped memory: one unmapped granule, the data rounded up to
    GG_DEVICE_ALIGN at the end of whole granules (at_end) or at their start, one unmapped granule;
    only the granules of the live ranges get memory. No canary bands. */
-static int vmm_build_flush(struct gg_devbuf *b, size_t bytes, const struct gg_range *live,
-                           size_t n, int at_end)
+static int vmm_build_flush(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
+                           const struct gg_range *live, size_t n, int at_end)
 {
     size_t room = round_up(bytes, GG_DEVICE_ALIGN), body = round_up(room, vmm.gran);
     size_t data_off = vmm.gran + (at_end ? body - room : 0), span = vmm.gran + body + vmm.gran;
@@ -371,24 +485,36 @@ static int vmm_build_flush(struct gg_devbuf *b, size_t bytes, const struct gg_ra
     }
     int pieces = vmm_pieces(lo, hi, (int)m, span - vmm.gran, maps);
     free(lo);
+    /* A span without zero granules is kept for the next buffer of its layout (flush_put). */
+    int keep = vmm_gaps(data_off, data_off + bytes, maps, pieces) == 0;
+    if (keep && flush_take(d, b, span, maps, pieces)) {
+        free(maps);
+        b->data = b->base + data_off;
+        return 1;
+    }
     CUdeviceptr va = 0;
     if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS || !vmm_map_all(va, span, maps, pieces)) {
         free(maps);
         return 0;
     }
+    d->stats.spans_mapped++;
     b->base = (uint8_t *)va;
     b->alloc_len = span;
     b->n_maps = vmm_map_zeros(va, data_off, data_off + bytes, &maps, pieces);
     b->maps = maps;
     b->data = b->base + data_off;
+    b->keep_span = keep;
     return 1;
 }
 
 static void sparse_free(struct gg_device *d, struct gg_devbuf *b)
 {
+    if (!d->lost && b->keep_span && flush_put(d, b))
+        return; /* the maps went with the span */
     if (!d->lost) { /* pending work may still use the pieces */
         (void)cudaStreamSynchronize(d->stream);
         vmm_unwind((CUdeviceptr)b->base, b->alloc_len, b->maps, b->n_maps);
+        d->stats.spans_unmapped++;
     }
     free(b->maps);
 }
@@ -410,16 +536,21 @@ static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *l
     return 0;
 }
 
-static int vmm_build_flush(struct gg_devbuf *b, size_t bytes, const struct gg_range *live,
-                           size_t n, int at_end)
+static int vmm_build_flush(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
+                           const struct gg_range *live, size_t n, int at_end)
 {
-    (void)b, (void)bytes, (void)live, (void)n, (void)at_end;
+    (void)d, (void)b, (void)bytes, (void)live, (void)n, (void)at_end;
     return 0;
 }
 
 static void sparse_free(struct gg_device *d, struct gg_devbuf *b)
 {
     (void)d, (void)b;
+}
+
+static void flush_drain(struct gg_device *d)
+{
+    (void)d;
 }
 #endif
 
@@ -462,7 +593,7 @@ extern "C" enum gg_status gg_devbuf_alloc_flush(struct gg_device *d, struct gg_d
 {
     memset(b, 0, sizeof *b);
     LIVE(d);
-    if (bytes > SIZE_MAX / 4 || !vmm_usable() || !vmm_build_flush(b, bytes, live, n, at_end))
+    if (bytes > SIZE_MAX / 4 || !vmm_usable() || !vmm_build_flush(d, b, bytes, live, n, at_end))
         return gg_devbuf_alloc_sparse(d, b, bytes, live, n, err, err_len);
     b->bytes = bytes;
     b->owns = 1;
@@ -495,14 +626,10 @@ extern "C" void gg_devbuf_free(struct gg_device *d, struct gg_devbuf *b)
         memset(b, 0, sizeof *b);
         return;
     }
-    if (!d->lost && b->alloc_len <= POOL_MAX_ALLOC && d->n_pool < POOL_MAX_ENTRIES &&
-        d->pool_bytes + b->alloc_len <= POOL_MAX_BYTES) {
-        /* Stream order keeps pending work on the buffer ahead of its next user. */
-        d->pool[d->n_pool++] = (struct pooled){b->base, b->alloc_len};
-        d->pool_bytes += b->alloc_len;
-    } else if (!d->lost) {
+    if (!pool_put(d, b->base, b->alloc_len) && !d->lost) {
         (void)cudaStreamSynchronize(d->stream);
         (void)cudaFree(b->base);
+        d->stats.freed++;
     }
     memset(b, 0, sizeof *b);
 }

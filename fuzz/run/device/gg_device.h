@@ -44,6 +44,7 @@ struct gg_devbuf {
     int owns;
     struct gg_devmap *maps; /* sparse buffers: the pieces with memory behind them; else NULL */
     int n_maps;
+    int keep_span; /* a flush buffer whose span may be kept for reuse when it is freed */
 };
 
 /* A byte range [lo, hi) of a buffer's data (host or device). */
@@ -85,9 +86,21 @@ void *gg_device_stream(const struct gg_device *d);
    reuse. */
 void *gg_device_host_alloc(struct gg_device *d, size_t bytes);
 void gg_device_host_free(struct gg_device *d, void *p);
-/* Device name and free/total memory (cudaMemGetInfo); free counts the context's idle pool. */
+/* Device name and free/total memory (cudaMemGetInfo); free counts the memory the context keeps
+   for reuse (its pool of allocations and mapped spans). */
 enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_bytes, int64_t *total_bytes,
                                   char *err, size_t err_len);
+/* Makes room for a case about to allocate need bytes: when the runtime's own free memory is
+   short of it, what the context keeps for reuse is given back first. */
+void gg_device_make_room(struct gg_device *d, int64_t need);
+/* How this process's device buffers were had: blocks taken from the context's pool or from the
+   runtime and given back to it, flush buffers' spans reused, mapped and unmapped. */
+struct gg_device_alloc_stats {
+    uint64_t pooled, allocated, freed;
+    uint64_t spans_reused, spans_mapped, spans_unmapped;
+};
+/* The counts so far (zeros without a device context). */
+void gg_device_alloc_stats(struct gg_device_alloc_stats *out);
 /* Waits for all of the process's work on the device: the stream and any stream a kernel or
    library used on its own. Any error of earlier asynchronous work is reported here, named after
    what (e.g. the kernel that ran). */

@@ -159,6 +159,9 @@ static enum gg_status create(struct gg_device *d, char *err, size_t err_len)
     }
     CK(d, cudaSetDevice(0));
     CK(d, cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
+    size_t fr = 0, tot = 0;
+    CK(d, cudaMemGetInfo(&fr, &tot));
+    d->pool_cap = tot / 8 < POOL_CAP_MAX ? tot / 8 : POOL_CAP_MAX;
     CK(d, cudaMalloc((void **)&d->canary, CANARY_LEN));
     CK(d, cudaMalloc((void **)&d->scratch, SCRATCH_WORDS * sizeof(unsigned long long)));
     CK(d, cudaMallocHost((void **)&d->scratch_host, SCRATCH_WORDS * sizeof(unsigned long long)));
@@ -212,9 +215,30 @@ extern "C" enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_
     LIVE(d);
     size_t fr = 0, tot = 0;
     CK(d, cudaMemGetInfo(&fr, &tot));
-    *free_bytes = (int64_t)(fr + d->pool_bytes);
+    *free_bytes = (int64_t)(fr + d->pool_bytes + d->flush_bytes);
     *total_bytes = (int64_t)tot;
     return GG_OK;
+}
+
+extern "C" void gg_device_make_room(struct gg_device *d, int64_t need)
+{
+    size_t fr = 0, tot = 0;
+    if (d->lost || (d->n_pool == 0 && d->n_flush == 0))
+        return;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky: the allocations will say what is wrong */
+        return;
+    }
+    if (need > 0 && (uint64_t)need > fr)
+        dev_pool_drain(d);
+}
+
+extern "C" void gg_device_alloc_stats(struct gg_device_alloc_stats *out)
+{
+    if (process_device)
+        *out = process_device->stats;
+    else
+        memset(out, 0, sizeof *out);
 }
 
 extern "C" enum gg_status gg_device_sync(struct gg_device *d, const char *what, char *err,

@@ -24,14 +24,31 @@
 
 /* ---- The device context (gg_device_gpu.cu) --------------------------------------------------- */
 
-/* Allocations up to this size are pooled by power-of-two class; larger ones are freed at once. */
+/* Device memory kept across cases (gg_devbuf_gpu.cu): a campaign's cases allocate and free a
+   dozen buffers each, and the runtime's allocation, free and mapping calls (a free waits for the
+   device) cost more than a small case's GPU work. Allocations up to POOL_MAX_ALLOC are kept by
+   power-of-two class and flush buffers' mapped spans by layout; each cache gives the least
+   recently freed back first once it holds its entries or its bytes (blocks: pool_cap, an
+   eighth of the device's memory and at most POOL_CAP_MAX; spans: half that); larger
+   allocations are freed at once. Both count as free memory for admission, and are given back
+   whole when a case needs the room (gg_device_make_room). */
 #define POOL_MAX_ALLOC ((size_t)256 << 20)
-#define POOL_MAX_ENTRIES 64
-#define POOL_MAX_BYTES ((size_t)1 << 30)
+#define POOL_MAX_ENTRIES 256
+#define POOL_CAP_MAX ((size_t)4 << 30)
+#define FLUSH_MAX_ENTRIES 32
 
 struct pooled {
     void *ptr;
     size_t len;
+};
+
+/* A flush buffer's span, kept mapped for the next buffer of the same layout (the same span and
+   pieces; only spans without zero granules are kept). */
+struct flushed {
+    uint8_t *base;
+    size_t span, mapped; /* mapped: bytes of memory behind the pieces */
+    struct gg_devmap *maps;
+    int n_maps;
 };
 
 struct gg_device {
@@ -39,15 +56,22 @@ struct gg_device {
     int lost;
     uint8_t *canary;          /* device copy of the band pattern, GG_DEVICE_GUARD_BYTES + ALIGN */
     unsigned long long *scratch, *scratch_host; /* reduction results: device and pinned host */
-    struct pooled pool[POOL_MAX_ENTRIES];
+    struct pooled pool[POOL_MAX_ENTRIES]; /* least recently freed first */
     int n_pool;
-    size_t pool_bytes;
+    size_t pool_bytes, pool_cap;
+    struct flushed flush[FLUSH_MAX_ENTRIES]; /* least recently freed first */
+    int n_flush;
+    size_t flush_bytes;
+    struct gg_device_alloc_stats stats;
     cudaEvent_t timer[2]; /* the marks of gg_device_timer_start/stop (created on first use) */
     int have_timer;
 };
 
 /* The status of runtime error e of call at file:line, with the message in err: GG_E_NOMEM for
    an allocation, else GG_E_DEVICE; a sticky error (one that persists) marks d lost. */
+/* Gives every kept allocation and span back to the runtime (gg_devbuf_gpu.cu). */
+void dev_pool_drain(struct gg_device *d);
+
 enum gg_status dev_fail(struct gg_device *d, cudaError_t e, const char *call, const char *file,
                         int line, char *err, size_t err_len);
 

@@ -64,6 +64,16 @@ enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_bytes, int6
     return unsupported(err, err_len);
 }
 
+void gg_device_make_room(struct gg_device *d, int64_t need)
+{
+    (void)d, (void)need;
+}
+
+void gg_device_alloc_stats(struct gg_device_alloc_stats *out)
+{
+    memset(out, 0, sizeof *out);
+}
+
 enum gg_status gg_device_sync(struct gg_device *d, const char *what, char *err, size_t err_len)
 {
     (void)d, (void)what;
