@@ -194,10 +194,11 @@ static int bench(const char *name, int n, uint64_t seed)
            whole > 0 ? 100 * (all.kernel + all.device_ref) / c / whole : 0);
     if (as.pooled + as.allocated > 0) /* this process's runs, every kernel so far */
         printf("  device blocks: %llu from the pool, %llu allocated, %llu freed; flush spans: "
-               "%llu reused, %llu mapped, %llu unmapped\n", (unsigned long long)as.pooled,
-               (unsigned long long)as.allocated, (unsigned long long)as.freed,
-               (unsigned long long)as.spans_reused, (unsigned long long)as.spans_mapped,
-               (unsigned long long)as.spans_unmapped);
+               "%llu reused, %llu mapped, %llu unmapped; sparse pieces: %llu kept granules, %llu "
+               "new\n", (unsigned long long)as.pooled, (unsigned long long)as.allocated,
+               (unsigned long long)as.freed, (unsigned long long)as.spans_reused,
+               (unsigned long long)as.spans_mapped, (unsigned long long)as.spans_unmapped,
+               (unsigned long long)as.granules_reused, (unsigned long long)as.granules_created);
     return 0;
 }
 

@@ -254,13 +254,63 @@ static int vmm_is_zero(const struct gg_devmap *piece)
     return zero_granule.state > 0 && piece->handle == zero_granule.handle;
 }
 
-/* Unmaps and releases the first n pieces of b's span at va, then the span itself. */
-static void vmm_unwind(CUdeviceptr va, size_t span, const struct gg_devmap *maps, int n)
+/* Memory for a piece of len bytes: a kept granule when it is one granule long and one is kept,
+   else a new allocation. */
+static int granule_take(struct gg_device *d, size_t len, unsigned long long *handle)
+{
+    if (len == vmm.gran && d->n_granules > 0) {
+        *handle = d->granules[--d->n_granules];
+        d->stats.granules_reused++;
+        return 1;
+    }
+    if (vmm.create(handle, len, &vmm.prop, 0) != CUDA_SUCCESS)
+        return 0;
+    d->stats.granules_created++;
+    return 1;
+}
+
+/* Keeps an unmapped piece's memory for the next piece of one granule, or releases it. */
+static void granule_put(struct gg_device *d, size_t len, unsigned long long handle)
+{
+    size_t cap = vmm.gran ? d->pool_cap / 2 / vmm.gran : 0;
+    if (len == vmm.gran && !d->lost && (size_t)d->n_granules < cap) {
+        if (d->n_granules == d->granules_room) {
+            int room = d->granules_room ? 2 * d->granules_room : 64;
+            unsigned long long *grown = (unsigned long long *)realloc(
+                d->granules, (size_t)room * sizeof *grown);
+            if (grown) {
+                d->granules = grown;
+                d->granules_room = room;
+            }
+        }
+        if (d->n_granules < d->granules_room) {
+            d->granules[d->n_granules++] = handle;
+            return;
+        }
+    }
+    (void)vmm.release(handle);
+}
+
+size_t dev_granule(void)
+{
+    return vmm_usable() ? vmm.gran : 0;
+}
+
+static void granules_drain(struct gg_device *d)
+{
+    while (d->n_granules > 0)
+        (void)vmm.release(d->granules[--d->n_granules]);
+}
+
+/* Unmaps the first n pieces of b's span at va (their memory kept or released), then the span
+   itself. */
+static void vmm_unwind(struct gg_device *d, CUdeviceptr va, size_t span,
+                       const struct gg_devmap *maps, int n)
 {
     for (int i = 0; i < n; i++) {
         (void)vmm.unmap(va + maps[i].off, maps[i].len);
         if (!vmm_is_zero(&maps[i]))
-            (void)vmm.release(maps[i].handle);
+            granule_put(d, maps[i].len, maps[i].handle);
     }
     (void)vmm.unreserve(va, span);
 }
@@ -339,22 +389,23 @@ static int vmm_pieces(const size_t *lo, const size_t *hi, int n, size_t len, str
 
 /* Gives each of the m pieces of the span reserved at va memory, mapped read-write: returns 0,
    the span unreserved and nothing left behind, when the driver refuses any step. */
-static int vmm_map_all(CUdeviceptr va, size_t span, struct gg_devmap *maps, int m)
+static int vmm_map_all(struct gg_device *d, CUdeviceptr va, size_t span, struct gg_devmap *maps,
+                       int m)
 {
     CUmemAccessDesc rw;
     memset(&rw, 0, sizeof rw);
     rw.location = vmm.prop.location;
     rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     for (int i = 0; i < m; i++) {
-        int ok = vmm.create(&maps[i].handle, maps[i].len, &vmm.prop, 0) == CUDA_SUCCESS;
+        int ok = granule_take(d, maps[i].len, &maps[i].handle);
         if (ok && (vmm.map(va + maps[i].off, maps[i].len, 0, maps[i].handle, 0) != CUDA_SUCCESS ||
                    vmm.access(va + maps[i].off, maps[i].len, &rw, 1) != CUDA_SUCCESS)) {
             (void)vmm.unmap(va + maps[i].off, maps[i].len);
-            (void)vmm.release(maps[i].handle);
+            granule_put(d, maps[i].len, maps[i].handle);
             ok = 0;
         }
         if (!ok) {
-            vmm_unwind(va, span, maps, i);
+            vmm_unwind(d, va, span, maps, i);
             return 0;
         }
     }
@@ -363,7 +414,8 @@ static int vmm_map_all(CUdeviceptr va, size_t span, struct gg_devmap *maps, int 
 
 /* Maps the pieces of a sparse buffer for bytes bytes with live ranges live[0..n): returns 0
    (nothing left behind) when the driver refuses any step. */
-static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *live, size_t n)
+static int vmm_build(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
+                     const struct gg_range *live, size_t n)
 {
     size_t span = round_up(layout_len(bytes), vmm.gran), pre = GG_DEVICE_GUARD_BYTES;
     size_t *lo = (size_t *)malloc((n + 2) * 2 * sizeof(size_t));
@@ -381,7 +433,7 @@ static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *l
     int m = vmm_pieces(lo, hi, (int)n + 2, span, maps);
     free(lo);
     CUdeviceptr va = 0;
-    if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS || !vmm_map_all(va, span, maps, m)) {
+    if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS || !vmm_map_all(d, va, span, maps, m)) {
         free(maps);
         return 0;
     }
@@ -408,7 +460,7 @@ static void flush_evict_oldest(struct gg_device *d)
 {
     struct flushed *f = &d->flush[0];
     (void)cudaStreamSynchronize(d->stream);
-    vmm_unwind((CUdeviceptr)f->base, f->span, f->maps, f->n_maps);
+    vmm_unwind(d, (CUdeviceptr)f->base, f->span, f->maps, f->n_maps);
     free(f->maps);
     d->flush_bytes -= f->mapped;
     d->stats.spans_unmapped++;
@@ -419,6 +471,7 @@ static void flush_drain(struct gg_device *d)
 {
     while (d->n_flush > 0)
         flush_evict_oldest(d);
+    granules_drain(d);
 }
 
 /* Gives b a kept span of span bytes whose memory is the n pieces maps (no zero granules): 1
@@ -493,7 +546,7 @@ static int vmm_build_flush(struct gg_device *d, struct gg_devbuf *b, size_t byte
         return 1;
     }
     CUdeviceptr va = 0;
-    if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS || !vmm_map_all(va, span, maps, pieces)) {
+    if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS || !vmm_map_all(d, va, span, maps, pieces)) {
         free(maps);
         return 0;
     }
@@ -513,7 +566,7 @@ static void sparse_free(struct gg_device *d, struct gg_devbuf *b)
         return; /* the maps went with the span */
     if (!d->lost) { /* pending work may still use the pieces */
         (void)cudaStreamSynchronize(d->stream);
-        vmm_unwind((CUdeviceptr)b->base, b->alloc_len, b->maps, b->n_maps);
+        vmm_unwind(d, (CUdeviceptr)b->base, b->alloc_len, b->maps, b->n_maps);
         d->stats.spans_unmapped++;
     }
     free(b->maps);
@@ -530,9 +583,10 @@ static int vmm_is_zero(const struct gg_devmap *piece)
     return 0;
 }
 
-static int vmm_build(struct gg_devbuf *b, size_t bytes, const struct gg_range *live, size_t n)
+static int vmm_build(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
+                     const struct gg_range *live, size_t n)
 {
-    (void)b, (void)bytes, (void)live, (void)n;
+    (void)d, (void)b, (void)bytes, (void)live, (void)n;
     return 0;
 }
 
@@ -551,6 +605,11 @@ static void sparse_free(struct gg_device *d, struct gg_devbuf *b)
 static void flush_drain(struct gg_device *d)
 {
     (void)d;
+}
+
+size_t dev_granule(void)
+{
+    return 0;
 }
 #endif
 
@@ -581,7 +640,7 @@ extern "C" enum gg_status gg_devbuf_alloc_sparse(struct gg_device *d, struct gg_
     for (size_t i = 0; i < n; i++)
         used += live[i].hi > live[i].lo ? live[i].hi - live[i].lo : 0;
     size_t len = bytes <= SIZE_MAX / 2 ? layout_len(bytes) : 0;
-    if (len < SPARSE_MIN_SPAN || used > len / 4 || !vmm_usable() || !vmm_build(b, bytes, live, n))
+    if (len < SPARSE_MIN_SPAN || used > len / 4 || !vmm_usable() || !vmm_build(d, b, bytes, live, n))
         return gg_devbuf_alloc(d, b, bytes, err, err_len);
     enum gg_status st = place(d, b, b->base, b->alloc_len, bytes, err, err_len);
     return st == GG_OK ? zero_mapped(d, b, err, err_len) : st;

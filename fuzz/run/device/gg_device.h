@@ -94,10 +94,12 @@ enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_bytes, int6
    short of it, what the context keeps for reuse is given back first. */
 void gg_device_make_room(struct gg_device *d, int64_t need);
 /* How this process's device buffers were had: blocks taken from the context's pool or from the
-   runtime and given back to it, flush buffers' spans reused, mapped and unmapped. */
+   runtime and given back to it, flush buffers' spans reused, mapped and unmapped, and the
+   one-granule pieces of sparse and flush buffers given kept memory or new. */
 struct gg_device_alloc_stats {
     uint64_t pooled, allocated, freed;
     uint64_t spans_reused, spans_mapped, spans_unmapped;
+    uint64_t granules_reused, granules_created; /* the memory of sparse buffers' pieces */
 };
 /* The counts so far (zeros without a device context). */
 void gg_device_alloc_stats(struct gg_device_alloc_stats *out);

@@ -215,7 +215,8 @@ extern "C" enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_
     LIVE(d);
     size_t fr = 0, tot = 0;
     CK(d, cudaMemGetInfo(&fr, &tot));
-    *free_bytes = (int64_t)(fr + d->pool_bytes + d->flush_bytes);
+    *free_bytes = (int64_t)(fr + d->pool_bytes + d->flush_bytes +
+                            (size_t)d->n_granules * dev_granule());
     *total_bytes = (int64_t)tot;
     return GG_OK;
 }
@@ -223,7 +224,7 @@ extern "C" enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_
 extern "C" void gg_device_make_room(struct gg_device *d, int64_t need)
 {
     size_t fr = 0, tot = 0;
-    if (d->lost || (d->n_pool == 0 && d->n_flush == 0))
+    if (d->lost || (d->n_pool == 0 && d->n_flush == 0 && d->n_granules == 0))
         return;
     if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
         (void)cudaGetLastError(); /* not sticky: the allocations will say what is wrong */

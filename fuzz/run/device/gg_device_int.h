@@ -29,7 +29,10 @@
    device) cost more than a small case's GPU work. Allocations up to POOL_MAX_ALLOC are kept by
    power-of-two class and flush buffers' mapped spans by layout; each cache gives the least
    recently freed back first once it holds its entries or its bytes (blocks: pool_cap, an
-   eighth of the device's memory and at most POOL_CAP_MAX; spans: half that); larger
+   eighth of the device's memory and at most POOL_CAP_MAX; spans: half that), and the memory of
+   sparse and flush buffers' one-granule pieces (most of them: rows far apart) is kept for the
+   next piece, up to half of pool_cap, as creating and releasing it is the driver's slowest
+   step; larger
    allocations are freed at once. Both count as free memory for admission, and are given back
    whole when a case needs the room (gg_device_make_room). */
 #define POOL_MAX_ALLOC ((size_t)256 << 20)
@@ -62,6 +65,8 @@ struct gg_device {
     struct flushed flush[FLUSH_MAX_ENTRIES]; /* least recently freed first */
     int n_flush;
     size_t flush_bytes;
+    unsigned long long *granules; /* one-granule allocations of unmapped pieces, for the next */
+    int n_granules, granules_room;
     struct gg_device_alloc_stats stats;
     cudaEvent_t timer[2]; /* the marks of gg_device_timer_start/stop (created on first use) */
     int have_timer;
@@ -69,8 +74,10 @@ struct gg_device {
 
 /* The status of runtime error e of call at file:line, with the message in err: GG_E_NOMEM for
    an allocation, else GG_E_DEVICE; a sticky error (one that persists) marks d lost. */
-/* Gives every kept allocation and span back to the runtime (gg_devbuf_gpu.cu). */
+/* Gives every kept allocation, span and granule back to the runtime (gg_devbuf_gpu.cu). */
 void dev_pool_drain(struct gg_device *d);
+/* The driver's granule of mapped memory; 0 without its virtual memory management. */
+size_t dev_granule(void);
 
 enum gg_status dev_fail(struct gg_device *d, cudaError_t e, const char *call, const char *file,
                         int line, char *err, size_t err_len);
