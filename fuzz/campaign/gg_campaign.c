@@ -412,9 +412,12 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
     c->budget = cfg->max_total_time_s > 0 ? cfg->max_total_time_s : 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     c->gpus = cfg->gpus && cfg->gpus->n > 0 ? cfg->gpus : NULL;
-    c->n_workers = cfg->workers > 0 ? cfg->workers
+    int devices = c->gpus ? c->gpus->n : 1, per_gpu = GG_CAMPAIGN_WORKERS_PER_GPU;
+    if (cpus > 0 && (long)devices * per_gpu > cpus)
+        per_gpu = cpus / devices > 0 ? (int)(cpus / devices) : 1;
+    c->n_workers = cfg->workers > 0                          ? cfg->workers
                    : c->k->backend == GG_BACKEND_CPU && cpus > 0 ? (int)cpus
-                   : c->gpus ? c->gpus->n : 1;
+                                                            : devices * per_gpu;
     if (c->n_workers > 256)
         c->n_workers = 256;
     c->w = calloc((size_t)c->n_workers, sizeof *c->w);

@@ -106,6 +106,10 @@ int gg_campaign_unverified(const struct gg_campaign_stats *s, char *why, size_t 
 #define GG_CAMPAIGN_DEFAULT_STATS_S 1          /* fuzzer_stats and plot_data period */
 #define GG_CAMPAIGN_DEFAULT_STATUS_S 60        /* a status line at least this often, no terminal */
 #define GG_SELFTEST_DEFAULT_PER_MUTANT_S 20    /* budget of each selftest campaign */
+/* Workers sharing one GPU by default: one worker's case spends most of its time on the host
+   (buffers, mappings, the comparison), so a GPU serves several; past four the rate stops
+   growing (docs/benchmarks.md). */
+#define GG_CAMPAIGN_WORKERS_PER_GPU 4
 
 struct gg_campaign_config {
     const char *kernel;              /* the kernel under test */
@@ -115,8 +119,9 @@ struct gg_campaign_config {
     double max_total_time_s;         /* 0: no limit */
     int64_t max_runs;                /* 0: no limit */
     uint64_t seed;                   /* 0: chosen from the clock and the process id */
-    int workers;                     /* 0: one per online CPU for CPU kernels, else one per
-                                        device of gpus, else 1 */
+    int workers;                     /* 0: one per online CPU for CPU kernels; for GPU kernels
+                                        GG_CAMPAIGN_WORKERS_PER_GPU per device of gpus (one
+                                        device without), at most one per online CPU */
     /* (optional) the devices to spread the workers over (--gpus): worker i is bound to device
        gpus->id[i % gpus->n] for its whole life, restarts included, and so is a minimiser to the
        device of the worker that found its signature. NULL or n 0: unbound. */

@@ -62,7 +62,9 @@ struct selftest_args {
     "CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES) and GGFUZZ_DEVICE names it; fuzzer_stats "    \
     "counts cases and findings per GPU"
 #define CAMPAIGN_WORKERS_MAX 256
-#define CAMPAIGN_WORKERS_DEFAULT "one per CPU for CPU kernels, else one per GPU of --gpus, else one"
+#define CAMPAIGN_WORKERS_DEFAULT                                                                \
+    "one per CPU for CPU kernels; for GPU kernels " GG_CLI_STR(GG_CAMPAIGN_WORKERS_PER_GPU)    \
+    " per GPU of --gpus (of one GPU without), at most one per CPU"
 /* The rows fuzz and selftest share, for an option struct type with cfg and gpus. */
 #define CAMPAIGN_FLAGS(type)                                                                    \
     GG_CLI_SEED_FLAG(type, cfg.seed),                                                           \
