@@ -611,6 +611,18 @@ int gg_freedom_cells_parse(const char *text, int64_t cells[GG_EDGE_COUNT])
     return 0;
 }
 
+int gg_freedom_cells_fold(const char *a, const char *b, char *out, size_t len)
+{
+    int64_t x[GG_EDGE_COUNT], y[GG_EDGE_COUNT];
+    if (gg_freedom_cells_parse(a, x) != 0 || gg_freedom_cells_parse(b, y) != 0)
+        return -1;
+    for (int e = 0; e < GG_EDGE_COUNT; e++)
+        x[e] = x[e] < 0 && y[e] < 0 ? (x[e] > y[e] ? x[e] : y[e])
+               : (x[e] > 0 ? x[e] : 0) + (y[e] > 0 ? y[e] : 0);
+    gg_freedom_cells_format(x, out, len);
+    return 0;
+}
+
 void gg_freedom_sum_add(struct gg_freedom_sum *s, const int64_t cells[GG_EDGE_COUNT])
 {
     for (int e = 0; e < GG_EDGE_COUNT; e++) {

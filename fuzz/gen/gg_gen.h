@@ -175,6 +175,9 @@ void gg_freedom_cells(const struct gg_freedom_tally *t, int i, int64_t cells[GG_
 void gg_freedom_cells_format(const int64_t cells[GG_EDGE_COUNT], char *buf, size_t len);
 /* Reads such a line back (cells it does not name are ABSENT); -1 for a malformed one. */
 int gg_freedom_cells_parse(const char *text, int64_t cells[GG_EDGE_COUNT]);
+/* The line of two shards' lines a and b summed class by class (a count over refused, refused
+   only where both refuse) into out; -1 when either is malformed. */
+int gg_freedom_cells_fold(const char *a, const char *b, char *out, size_t len);
 
 /* The cells of a coverage table counted: those exercised (a case ran), those the kernel takes
    that no case exercised (never drawn), and those it refuses. */
