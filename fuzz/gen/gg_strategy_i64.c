@@ -167,12 +167,16 @@ static void leading(struct gen *g, struct gg_case *c)
                       : c->op == GG_OP_BATCHED || c->op == GG_OP_DENSE ? c->k
                                                                        : c->n;
     if (c->op == GG_OP_BATCHED || c->op == GG_OP_DENSE) {
-        /* Rows of A: batch·M (batched, stride M·ld) or M (dense); the last row past t. */
+        /* Rows of A: batch·M (batched, stride M·ld) or M (dense); the last row past t. A
+           batched case puts the last row of the first batch past t one time in three: ld
+           alone crosses it, not the batch stride. */
         int64_t lens[16], n = c->op == GG_OP_BATCHED ? gen_range(&g->r, 2, 16) : 1;
         for (int64_t i = 0; i < n; i++)
             lens[i] = gen_range(&g->r, 1, 16);
+        lens[0] = lens[0] < 2 ? 2 : lens[0];
         gen_shape(g, c, lens, n);
-        int64_t rows = (c->op == GG_OP_BATCHED ? c->groups : 1) * c->m;
+        int within = c->op == GG_OP_BATCHED && c->m > 1 && gen_chance(&g->r, 1.0 / 3);
+        int64_t rows = (c->op == GG_OP_BATCHED && !within ? c->groups : 1) * c->m;
         int64_t ld = ceil_div(t, rows > 1 ? rows - 1 : 1);
         c->lda = (ld > row_len ? ld : row_len + 2) + gen_range(&g->r, 0, 3) * 2;
         c->lda += c->lda & 1;
