@@ -351,6 +351,7 @@ void gg_report_html_campaign(FILE *f, const struct gg_report_doc *d, const char 
               "series per GPU.</p>\n", f);
     }
     untriaged_part(f, c, ci);
+    gg_report_coverage_html(f, c, ci);
     fprintf(f, "<h3 id=\"c%zu-stats\">Statistics</h3>\n", ci + 1);
     campaign_stats(f, c);
     fputs("</section>\n", f);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fuzz/gen/gg_gen.h"
 #include "reports/report_int.h"
 #include "fuzz/store/gg_store.h"
 
@@ -243,9 +244,10 @@ static enum gg_status find_findings(struct gg_rcampaign *c, const char *dir, cha
 /* ---- a campaign run as shards --------------------------------------------------------------- */
 
 /* How a shard's statistic goes into its campaign's: 's' summed (each shard counts its own cases
-   and faults), '<' the earliest, '>' the latest or longest, '=' the first shard's; 0 left out
-   (a shard's seed, place and command, and what the merged store tells better: signatures and
-   buckets). */
+   and faults), 'f' summed class by class (a freedom's coverage line), '<' the earliest, '>' the
+   latest or longest, '=' the first shard's; 0 left out (a shard's seed, place and command, what
+   the merged store tells better: signatures and buckets, and the freedoms' totals, which the
+   report counts from the summed lines). */
 static char shard_rule(const char *key)
 {
     static const char *const summed[] = {
@@ -261,6 +263,8 @@ static char shard_rule(const char *key)
             return '=';
     if (strncmp(key, "faults_", 7) == 0 && gg_class_from_name(key + 7) != GG_CLASS_COUNT)
         return 's';
+    if (strncmp(key, "freedom_", 8) == 0)
+        return 'f';
     if (strcmp(key, "start_time") == 0)
         return '<';
     if (strcmp(key, "last_update") == 0 || strcmp(key, "run_time") == 0)
@@ -285,9 +289,11 @@ static enum gg_status shard_fold(struct gg_fuzzer_stats *s, const struct gg_fuzz
             st = gg_fuzzer_stats_add(s, k, "%s", v);
             continue;
         }
-        char sum[64];
+        char sum[512];
         const char *keep = NULL;
-        if (rule == 's') {
+        if (rule == 'f') {
+            keep = gg_freedom_cells_fold(have->value, v, sum, sizeof sum) == 0 ? sum : NULL;
+        } else if (rule == 's') {
             snprintf(sum, sizeof sum, "%.15g", strtod(have->value, NULL) + strtod(v, NULL));
             keep = sum;
         } else if (rule == '<' || rule == '>') {

@@ -446,6 +446,7 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
         fprintf(f, "![cases per second per GPU](%s)\n\nPer GPU over the whole run "
                 "(fuzzer_stats): plot_data has no series per GPU.\n\n", d->gpu_png[ci]);
     untriaged_part(f, c);
+    gg_report_coverage_md(f, c);
     static const char *const keys[][2] = {
         {"kernel", "kernel"}, {"mutant", "mutant"}, {"run_time", "run time (s)"},
         {"shards", "shards"}, {"execs_done", "executions"},

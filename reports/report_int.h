@@ -104,6 +104,14 @@ size_t gg_report_gpus(const struct gg_rcampaign *c, int *ids, size_t max);
 extern const char *const gg_report_gpu_columns[GG_REPORT_GPU_COLUMNS][2];
 const char *gg_report_gpu_stat(const struct gg_rcampaign *c, int ordinal, const char *key);
 
+/* ---- Coverage of the ABI's freedoms (gg_report_coverage.c) ---------------------------------- */
+
+/* A campaign's ABI freedoms part (its freedom_* statistics): a heading, how many of the cells
+   the kernel takes were exercised, those never drawn and those refused, and the tables; nothing
+   when its statistics hold none. ci numbers the heading's anchor (c<ci+1>-freedoms). */
+void gg_report_coverage_html(FILE *f, const struct gg_rcampaign *c, size_t ci);
+void gg_report_coverage_md(FILE *f, const struct gg_rcampaign *c);
+
 /* ---- Nights: campaigns side by side (gg_report_nights.c) ------------------------------------ */
 
 #define GG_REPORT_NIGHTS_MAX 1000 /* nights of one trend */

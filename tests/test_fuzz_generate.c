@@ -367,7 +367,7 @@ Test(fuzz_generate, alias_class_uses_split_k_streams_and_workers)
 Test(fuzz_generate, uniform_baseline_is_untargeted)
 {
     struct gg_gen_config cfg = config("grouped_bf16_cpu_tiled", "", 0, GG_STRATEGY_UNIFORM);
-    int64_t groups = 0, empty = 0, codes = 0;
+    int64_t groups = 0, empty = 0, codes = 0, layouts = 0;
     for (uint64_t n = 0; n < 300; n++) {
         struct gg_case c;
         generate(&cfg, 3, n, &c);
@@ -375,9 +375,18 @@ Test(fuzz_generate, uniform_baseline_is_untargeted)
         for (int64_t g = 0; g < c.groups; g++)
             cr_expect(c.lens[g] >= 0 && c.lens[g] <= 512);
         cr_expect(c.n >= 1 && c.n <= 2048 && c.k >= 1 && c.k <= 2048);
-        cr_expect(c.lda == 0 && c.ldb == 0 && c.ldc == 0, "a leading dimension is set");
-        cr_expect(c.stride_a == 0 && c.stride_b == 0 && c.stride_c == 0 && c.off_a == 0 &&
-                  c.off_b == 0 && c.off_c == 0);
+        /* Layouts uniform too: up to 256 elements past packed, offsets up to 63. */
+        int64_t row_a = c.op == GG_OP_GROUPED_FWD ? c.k : c.n;
+        int64_t row_c = c.op == GG_OP_GROUPED_FWD ? c.n : c.k;
+        cr_expect(c.lda == 0 || (c.lda > row_a && c.lda <= row_a + 256), "lda %lld",
+                  (long long)c.lda);
+        cr_expect(c.ldb == 0 || (c.ldb > c.k && c.ldb <= c.k + 256), "ldb %lld",
+                  (long long)c.ldb);
+        cr_expect(c.ldc == 0 || (c.ldc > row_c && c.ldc <= row_c + 256), "ldc %lld",
+                  (long long)c.ldc);
+        cr_expect(c.off_a <= 63 && c.off_b <= 63 && c.off_c <= 63);
+        layouts += c.lda || c.ldb || c.ldc || c.stride_b || c.stride_c || c.off_a || c.off_b ||
+                   c.off_c;
         cr_expect(c.dist_a.kind == GG_DIST_NORMAL || c.dist_a.kind == GG_DIST_UNIFORM ||
                   (c.dist_a.kind == GG_DIST_CODES && c.dist_b.kind == GG_DIST_CODES));
         codes += c.dist_a.kind == GG_DIST_CODES;
@@ -391,6 +400,9 @@ Test(fuzz_generate, uniform_baseline_is_untargeted)
     cr_expect_lt(empty, 20, "%lld empty groups of %lld", (long long)empty, (long long)groups);
     /* Special codes in one case in ten (300 cases: 30 expected). */
     cr_expect(codes >= 12 && codes <= 55, "%lld cases with codes", (long long)codes);
+    /* Half the cases keep every layout packed. */
+    cr_expect(layouts >= 110 && layouts <= 170, "%lld cases with a layout set",
+              (long long)layouts);
     caps_done(&cfg);
     /* MX recipes keep K a multiple of 32. */
     cfg = config("mx_e4m3_cpu_grouped", "", 0, GG_STRATEGY_UNIFORM);

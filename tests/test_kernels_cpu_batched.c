@@ -501,7 +501,8 @@ Test(kernels_cpu_batched, descriptors)
         cr_assert_not_null(k->mutants);
         cr_expect_str_eq(k->mutants[0], "n_tail");
         cr_expect_str_eq(k->mutants[1], "i32_store_offset");
-        cr_expect_null(k->mutants[2]);
+        cr_expect_str_eq(k->mutants[2], "stride_a_packed");
+        cr_expect_null(k->mutants[3]);
         cr_expect_not_null(k->summary);
     }
 }

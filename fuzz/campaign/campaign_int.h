@@ -43,6 +43,15 @@ void gg_stats_clear_line(FILE *f);
 /* libFuzzer-style final statistics and the reason the campaign stopped. */
 void gg_stats_final(FILE *f, const struct gg_stats_view *v);
 
+/* ---- Coverage of the ABI's freedoms (gg_campaign_freedoms.c) ------------------------------ */
+
+/* Adds to o the fuzzer_stats lines of t: freedoms_exercised and freedoms_refused, then one
+   freedom_<op>_<field> line per freedom the kernel has (gg_freedom_cells_format()). */
+enum gg_status camp_freedom_stats(struct gg_fuzzer_stats *o, const struct gg_freedom_tally *t);
+/* The log's lines on t: how many of the cells the kernel takes were exercised, which were never
+   drawn, and which the kernel refuses. */
+void camp_freedom_final(FILE *f, const struct gg_freedom_tally *t);
+
 /* ---- Shards (gg_shard.c) ------------------------------------------------------------------ */
 
 /* The seed of shard index of count drawn from campaign seed base: base itself for shard 0 of 1,

@@ -332,6 +332,7 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
     enum gg_status pst = gg_gen_caps_probe(&c->gen, &c->caps, perr, sizeof perr);
     if (pst == GG_OK)
         c->gen.caps = c->caps;
+    gg_freedom_tally_init(&c->st->freedoms, c->caps);
     if (pst == GG_E_ABI) {
         snprintf(c->err, c->err_len, "%s", perr);
         return pst;

@@ -88,6 +88,9 @@ struct gg_campaign_stats {
     /* A campaign spread over devices: each one's share. */
     int n_gpus;
     struct gg_gpu_stats gpu[GG_GPUS_MAX];
+    /* The ABI's freedoms and edge classes the cases that ran exercised (of a resumed shard:
+       since it went on). */
+    struct gg_freedom_tally freedoms;
 };
 
 /*

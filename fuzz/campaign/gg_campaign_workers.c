@@ -357,6 +357,8 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
         st->slowest_s = secs;
     if (j->ended_early && j->end_signo != 0)
         unconfirmed(c, j, "its re-run gave a result");
+    if (status == GG_OK)
+        gg_freedom_tally_add(&st->freedoms, &j->c);
     if (status != GG_OK) {
         if (status == GG_E_UNSUPPORTED || status == GG_E_NOMEM)
             st->refused++;

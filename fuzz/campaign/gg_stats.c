@@ -158,7 +158,7 @@ static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_s
 #undef ADD_GPU
     }
 #undef ADD
-    return st;
+    return st == GG_OK ? camp_freedom_stats(o, &s->freedoms) : st;
 }
 
 enum gg_status gg_stats_write(const char *dir, const struct gg_stats_view *v, char *err,
@@ -254,6 +254,7 @@ void gg_stats_final(FILE *f, const struct gg_stats_view *v)
                 rate_of(v, d->execs), (long long)d->faults,
                 (long long)d->new_sigs, (long long)d->restarts, d->retired ? ", given up" : "");
     }
+    camp_freedom_final(f, &s->freedoms);
     char why[128];
     switch (s->stop) {
     case GG_STOP_TIME: snprintf(why, sizeof why, "the time budget (%g s) was spent", v->budget_s); break;

@@ -2,8 +2,9 @@
  * gg_features.c — structural features of a case for novelty search, and its margins. Each
  * feature is the FNV-1a hash of a small tagged tuple: dtypes and recipe; the residue class of
  * N, K and every group's M against the kernel's tiles; the empty-group pattern; the bit length
- * of the largest element and byte offset touched; dispatch options; data recipes. None depends
- * on the kernel's name or the mutant.
+ * of the largest element and byte offset touched; dispatch options; data recipes; each layout
+ * freedom away from packed with its edge classes (gg_freedoms.c). None depends on the kernel's
+ * name or the mutant.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -22,7 +23,8 @@ enum tag {
     F_OFFS_BYTE,
     F_OPTS,
     F_DATA,
-    F_MOE
+    F_MOE,
+    F_LAYOUT
 };
 
 /* Residue classes of a size against a tile. */
@@ -206,6 +208,11 @@ static void case_features(const struct gg_case *c, const struct gg_problem *p,
         c->scaling == GG_SCALING_MX || c->scaling == GG_SCALING_MX_B ? 1 + (int)c->mx_rule : 0,
         c->bias_dtype != GG_DTYPE_NONE ? (int64_t)c->dist_bias.kind : -1);
     f->offset_bits = offset_features(p, f);
+    unsigned edges[GG_FREEDOMS_MAX];
+    if (gg_freedoms_of_case(c, edges) == 0)
+        for (int i = 0; i < gg_n_freedoms; i++)
+            if (edges[i] & GG_EDGES_LAYOUT & ~GG_EDGE_BIT(GG_EDGE_PACKED))
+                add(f, F_LAYOUT, i, edges[i] & GG_EDGES_LAYOUT, 0, 0);
 }
 
 void gg_case_features(const struct gg_case *c, const struct gg_kernel *k,

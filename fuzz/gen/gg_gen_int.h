@@ -51,6 +51,10 @@ struct gen_config {
        M > 0 it took shares a factor that every M > 0 it refused lacks (a kernel that wants M a
        multiple of 16), that factor; else 1. */
     int64_t m_first, m_align;
+    /* Per freedom of gg_freedoms (index), the edge classes this configuration's supports()
+       took on the probe problem (offsets and group sizes: every class, supports() cannot see
+       them). */
+    unsigned freedom_ok[GG_FREEDOMS_MAX];
 };
 
 /* The capability table of gg_gen.h. */
@@ -190,6 +194,31 @@ void gen_place(struct gen *g, struct gg_case *c);
  */
 double gen_plant_fraction(const struct gg_case *c);
 void gen_plant(struct gen *g, struct gg_case *c);
+
+/* ---- freedoms of the ABI (gg_freedoms.c) --------------------------------------------------- */
+
+/* The probe problem of configuration k with m rows (batched and dense): two groups of 16 rows,
+   two experts of 8 tokens with topk 2, or m rows; N = K = 64 (gg_generate.c). */
+void gen_probe_shape(struct gen *g, struct gg_case *c, const struct gen_config *k, int64_t m);
+/* Fills k->freedom_ok: each class of each freedom of k's op, set on the probe problem of m rows,
+   and asked of the kernel. */
+void gen_freedoms_probe(struct gen *g, struct gg_case *c, struct gen_config *k, int64_t m);
+/* The layout freedoms of a drawn case: half the cases keep the layouts their strategy drew;
+   in the others each freedom the strategy left packed goes, with probability 2/3, to a class
+   drawn among those the configuration takes (huge aside: the i64 strategy's). Under the uniform
+   strategy the values are drawn uniformly instead (ld and stride up to 256 elements past packed,
+   offsets 0..63), untargeted. */
+void gen_freedoms_draw(struct gen *g, struct gg_case *c, int uniform);
+/* Moves freedom i of c (a layout freedom of c's op) to class e: a value drawn in it (packed: 0),
+   an explicit stride of the same operand moved along with its leading dimension. Returns 0, or
+   -1 when no value of that class exists for c. */
+int gen_freedom_set(struct gen *g, struct gg_case *c, int i, enum gg_edge e);
+/* The classes freedom i of c may move to: packed and those the configuration takes (huge
+   aside); 0 when i is not a layout freedom of c. */
+unsigned gen_freedom_moves(const struct gen *g, const struct gg_case *c, int i);
+/* The mutator's layout edit: one layout freedom of c (expanded) that can move, moved to a class
+   it is not in. Returns 0, or -1 when none can. */
+int gen_freedom_move(struct gen *g, struct gg_case *c);
 
 /* ---- strategies (one file per fault class) ------------------------------------------------- */
 

@@ -140,7 +140,7 @@ int gen_admit(struct gen *g, struct gg_case *c, int64_t max_bytes)
     return admit_why(g, c, max_bytes) == ADMIT_OK;
 }
 
-/* Drops the group sizes and options of c. */
+/* Drops the group sizes, options and layout of c. */
 static void clear_shape(struct gg_case *c)
 {
     free(c->items);
@@ -149,11 +149,12 @@ static void clear_shape(struct gg_case *c)
     c->groups = 0;
     c->m = c->topk = c->block_m = 0;
     c->n_opts = 0;
+    c->lda = c->ldb = c->ldc = 0;
+    c->stride_a = c->stride_b = c->stride_c = 0;
+    c->off_a = c->off_b = c->off_c = 0;
 }
 
-/* The probe problem of configuration k with m rows (batched and dense): two groups of 16 rows,
-   two experts of 8 tokens with topk 2, or m rows; N = K = 64. */
-static void probe_shape(struct gen *g, struct gg_case *c, const struct gen_config *k, int64_t m)
+void gen_probe_shape(struct gen *g, struct gg_case *c, const struct gen_config *k, int64_t m)
 {
     clear_shape(c);
     gen_apply_config(c, k);
@@ -177,7 +178,7 @@ static int probe_opt(struct gen *g, struct gg_case *c, const struct gen_config *
 {
     int ok = 1;
     for (int pass = 0; pass < 2 && ok; pass++) {
-        probe_shape(g, c, k, m);
+        gen_probe_shape(g, c, k, m);
         gen_set_opt(g, c, key, pass == 0 ? invalid : value);
         int accepted = gen_admit(g, c, 0);
         ok = pass == 0 ? !accepted : accepted;
@@ -210,14 +211,14 @@ static void probe_config(struct gen *g, struct gg_case *c, struct gg_gen_caps *c
        accepted with a small or a large M. */
     int screened = !rows;
     for (int64_t m = 8; rows && !screened && m <= 256; m *= 32) {
-        probe_shape(g, c, &k, m);
+        gen_probe_shape(g, c, &k, m);
         screened = gen_admit(g, c, 0);
     }
     int64_t took = 0, refused[sizeof M_MENU / sizeof M_MENU[0]];
     int n_refused = 0;
     k.m_first = 0;
     for (int i = 0; screened && i < (rows ? (int)(sizeof M_MENU / sizeof M_MENU[0]) : 1); i++) {
-        probe_shape(g, c, &k, M_MENU[i]);
+        gen_probe_shape(g, c, &k, M_MENU[i]);
         if (!gen_admit(g, c, 0)) {
             if (M_MENU[i] > 0)
                 refused[n_refused++] = M_MENU[i];
@@ -251,6 +252,9 @@ static void probe_config(struct gen *g, struct gg_case *c, struct gg_gen_caps *c
     for (size_t i = 0; i < sizeof OPTS / sizeof OPTS[0]; i++)
         if (probe_opt(g, c, &k, m_probe, OPTS[i].key, OPTS[i].invalid, OPTS[i].value))
             k.opts |= OPTS[i].bit;
+    gen_freedoms_probe(g, c, &k, m_probe);
+    if (g->died || g->nomem)
+        return;
     struct gen_config *v = realloc(caps->v, ((size_t)caps->n + 1) * sizeof *v);
     if (v == NULL) {
         g->nomem = 1;
@@ -316,8 +320,9 @@ static enum gg_status probe_caps(const struct gg_gen_config *cfg, struct gg_gen_
 
 /* The uniform baseline: op, dtypes and recipe among the supported configurations, 1..16 groups
    of 0..512 rows (M and the batch drawn alike), N and K uniform in 1..2048 (K a multiple of 32
-   for E8M0 recipes), packed layouts, normal or uniform data (special codes in both inputs one
-   case in UNIFORM_CODES), options uniform in their range. */
+   for E8M0 recipes), normal or uniform data (special codes in both inputs one case in
+   UNIFORM_CODES), options uniform in their range; layouts as gen_freedoms_draw() draws them
+   for it (uniform values, not edge classes). */
 static void strategy_uniform(struct gen *g, struct gg_case *c)
 {
     gen_use_config(g, c, ~0u);
@@ -502,7 +507,7 @@ static int fallback(struct gen *g, struct gg_case *c)
     case_start(g, c);
     const struct gen_config *k = &g->caps->v[gen_range(&g->r, 0, g->caps->n - 1)];
     g->conf = k;
-    probe_shape(g, c, k, k->m_lo > 1 ? k->m_lo : k->m_first > 8 || k->m_hi < 8 ? k->m_first : 8);
+    gen_probe_shape(g, c, k, k->m_lo > 1 ? k->m_lo : k->m_first > 8 || k->m_hi < 8 ? k->m_first : 8);
     return !g->nomem && gen_admit(g, c, g->max_bytes);
 }
 
@@ -536,6 +541,7 @@ enum gg_status gen_draw(const struct gg_gen_config *cfg, const struct gg_gen_cap
         else
             strategy_uniform(&g, c);
         gen_place(&g, c);
+        gen_freedoms_draw(&g, c, !targeted);
         enum admission a = g.nomem ? ADMIT_REFUSED : admit_why(&g, c, g.max_bytes);
         if (g.nomem) {
             gg_case_free(c);

@@ -1,7 +1,8 @@
 /*
  * gg_mutate.c — new cases from corpus cases: one to three small edits of a parent (a group size,
  * an empty group inserted or deleted, N or K moved to a tile neighbour, split_k, a data recipe,
- * special values or codes, or planted E8M0 codes), kept when the kernel supports the result
+ * special values or codes, planted E8M0 codes, or a leading dimension, stride or offset moved to
+ * another edge class of gg_freedoms.c), kept when the kernel supports the result
  * within the memory bound and it differs from the parent. Attempt t draws from stream
  * MUT_STREAM + t; the generator takes over after MUT_ATTEMPTS, or for a parent the kernel cannot
  * run.
@@ -25,6 +26,7 @@ enum edit {
     EDIT_SPLIT,        /* split_k to another value */
     EDIT_DATA,         /* the data recipe of one operand */
     EDIT_SPECIALS,     /* special values or codes (gen_codes), or planted E8M0 codes */
+    EDIT_LAYOUT,       /* a layout freedom to another edge class the kernel takes */
     EDIT_COUNT
 };
 
@@ -94,6 +96,8 @@ static void apply_edit(struct gen *g, struct gg_case *c, enum edit e)
         c->k = gen_fix_k(c, tile_neighbour(g, c->k, g->tile_k, e8m0 ? GG_MX_BLOCK : 1));
     } else if (e == EDIT_SPLIT) {
         gen_set_opt(g, c, "split_k", gen_range(&g->r, 1, 8));
+    } else if (e == EDIT_LAYOUT) {
+        gen_freedom_move(g, c);
     } else if (e == EDIT_DATA) {
         if (gen_chance(&g->r, 0.5))
             c->dist_a = gen_dist_any(g, c->a_dtype);
@@ -127,6 +131,11 @@ static unsigned edits_for(const struct gg_case *c, const struct gen *g)
     }
     if (gen_knows(g, GEN_OPT_SPLIT_K))
         m |= 1u << EDIT_SPLIT;
+    for (int i = 0; i < gg_n_freedoms; i++)
+        if (gen_freedom_moves(g, c, i) & ~GG_EDGE_BIT(GG_EDGE_PACKED)) {
+            m |= 1u << EDIT_LAYOUT;
+            break;
+        }
     return m;
 }
 

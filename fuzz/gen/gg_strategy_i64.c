@@ -3,8 +3,9 @@
  * passes 2^31 or 2^32 (counted in elements or in bytes, so fp8, bf16 and e2m1 cross at different
  * element offsets) while only a few groups hold tokens, so the case runs on an ordinary machine:
  * many experts with a late one holding tokens, an explicit stride of B (or A), a huge leading
- * dimension of A (or of X in wgrad) with enough rows before the last group, or an output whose
- * few rows reach past the limit (a huge ldc, stride_c or offset of C).
+ * dimension of A (or of X in wgrad) with enough rows before the last group, of B's few rows (the
+ * weights of each expert, batch or the dense B), or of the few tokens of a moe_sorted X, or an
+ * output whose few rows reach past the limit (a huge ldc, stride_c or offset of C).
  */
 #include <stdlib.h>
 
@@ -90,9 +91,74 @@ static void stride(struct gen *g, struct gg_case *c)
         c->stride_b = s;
 }
 
-/* A huge leading dimension of the row operand: rows before the last group reach the target. */
+/* The first multiple of 64 at or above x (even for e2m1, 128-byte aligned for bf16). */
+static int64_t round_up64(int64_t x)
+{
+    return (x + 63) / 64 * 64;
+}
+
+/* A leading dimension that puts the last of `rows` rows of a matrix at or past t elements. */
+static int64_t ld_past(struct gen *g, int64_t t, int64_t rows, int64_t row_len)
+{
+    int64_t ld = round_up64(ceil_div(t, rows > 1 ? rows - 1 : 1)) + 64 * gen_range(&g->r, 0, 2);
+    return ld > row_len ? ld : round_up64(row_len);
+}
+
+/*
+ * A huge leading dimension of B, whose matrices have few rows: 2 to 8 rows of W_g (fwd, dgrad,
+ * moe_sorted: a group or two with tokens), of B_b ([N,K] or [K,N]: 1 to 3 batches) or of the
+ * dense B, the last one past the target. Each matrix then spans the target, so the weights of
+ * the later groups lie further still (reserved, only their rows touched).
+ */
+static void weights_ld(struct gen *g, struct gg_case *c)
+{
+    int kn = c->op == GG_OP_BATCHED && c->b_layout == GG_LAYOUT_KN;
+    int64_t rows = gen_range(&g->r, 2, 8);
+    c->n = kn ? gen_dim(g, g->tile_n, 64) : rows;
+    c->k = gen_fix_k(c, kn ? rows : gen_dim(g, g->tile_k, 64));
+    rows = kn ? c->k : c->n; /* K of an E8M0 recipe is a whole block */
+    int64_t lens[3], n = gen_range(&g->r, 1, 3);
+    for (int64_t i = 0; i < n; i++)
+        lens[i] = gen_is_grouped(c->op) && gen_chance(&g->r, 0.3) ? 0 : few_rows(g);
+    lens[n - 1] = few_rows(g);
+    gen_shape(g, c, lens, n);
+    c->ldb = ld_past(g, target_elems(g, c->b_dtype), rows, kn ? c->n : c->k);
+}
+
+/* A huge leading dimension of a moe_sorted X: its few tokens (2 to 8) reach past the target. */
+static void tokens_ld(struct gen *g, struct gg_case *c)
+{
+    c->n = gen_dim(g, g->tile_n, 64);
+    c->k = gen_fix_k(c, gen_dim(g, g->tile_k, 64));
+    int64_t lens[4], n = gen_range(&g->r, 1, 4), sum = 0;
+    for (int64_t i = 0; i < n; i++)
+        sum += lens[i] = gen_range(&g->r, 0, 8);
+    lens[n - 1] += sum < 2 ? 2 : 0;
+    gen_shape(g, c, lens, n);
+    if (c->m < 2) { /* every entry its own token */
+        c->m = c->m * c->topk;
+        c->topk = 1;
+    }
+    c->lda = ld_past(g, target_elems(g, c->a_dtype), c->m, c->k);
+}
+
+/* A huge leading dimension of the row operand: rows before the last group reach the target.
+   A third of the ops with rows of B put it on B instead (weights_ld), moe_sorted on the tokens
+   of X or on B. */
 static void leading(struct gen *g, struct gg_case *c)
 {
+    const unsigned b_rows = GG_OP_BIT(GG_OP_GROUPED_FWD) | GG_OP_BIT(GG_OP_GROUPED_DGRAD) |
+                            GG_OP_BIT(GG_OP_MOE_SORTED) | GG_OP_BIT(GG_OP_BATCHED) |
+                            GG_OP_BIT(GG_OP_DENSE);
+    if ((b_rows & GG_OP_BIT(c->op)) &&
+        (c->op == GG_OP_MOE_SORTED ? gen_chance(&g->r, 0.5) : gen_chance(&g->r, 1.0 / 3))) {
+        weights_ld(g, c);
+        return;
+    }
+    if (c->op == GG_OP_MOE_SORTED) {
+        tokens_ld(g, c);
+        return;
+    }
     c->n = gen_dim(g, g->tile_n, 64);
     c->k = gen_fix_k(c, gen_dim(g, g->tile_k, 64));
     int x_of_wgrad = c->op == GG_OP_GROUPED_WGRAD && gen_chance(&g->r, 1.0 / 3);
@@ -101,12 +167,16 @@ static void leading(struct gen *g, struct gg_case *c)
                       : c->op == GG_OP_BATCHED || c->op == GG_OP_DENSE ? c->k
                                                                        : c->n;
     if (c->op == GG_OP_BATCHED || c->op == GG_OP_DENSE) {
-        /* Rows of A: batch·M (batched, stride M·ld) or M (dense); the last row past t. */
+        /* Rows of A: batch·M (batched, stride M·ld) or M (dense); the last row past t. A
+           batched case puts the last row of the first batch past t one time in three: ld
+           alone crosses it, not the batch stride. */
         int64_t lens[16], n = c->op == GG_OP_BATCHED ? gen_range(&g->r, 2, 16) : 1;
         for (int64_t i = 0; i < n; i++)
             lens[i] = gen_range(&g->r, 1, 16);
+        lens[0] = lens[0] < 2 ? 2 : lens[0];
         gen_shape(g, c, lens, n);
-        int64_t rows = (c->op == GG_OP_BATCHED ? c->groups : 1) * c->m;
+        int within = c->op == GG_OP_BATCHED && c->m > 1 && gen_chance(&g->r, 1.0 / 3);
+        int64_t rows = (c->op == GG_OP_BATCHED && !within ? c->groups : 1) * c->m;
         int64_t ld = ceil_div(t, rows > 1 ? rows - 1 : 1);
         c->lda = (ld > row_len ? ld : row_len + 2) + gen_range(&g->r, 0, 3) * 2;
         c->lda += c->lda & 1;
@@ -132,11 +202,6 @@ static void leading(struct gen *g, struct gg_case *c)
         c->ldb = ld;
     else
         c->lda = ld;
-}
-
-static int64_t round_up64(int64_t x)
-{
-    return (x + 63) / 64 * 64; /* even for e2m1, 128-byte aligned for bf16 */
 }
 
 /* Rows of C and its row length, after the shape is drawn (wgrad: per group, batched: per batch). */
@@ -193,7 +258,7 @@ void gen_strategy_i64(struct gen *g, struct gg_case *c)
     const unsigned experts_ops = GG_OP_BIT(GG_OP_GROUPED_FWD) | GG_OP_BIT(GG_OP_GROUPED_DGRAD) |
                                  GG_OP_BIT(GG_OP_MOE_SORTED);
     const unsigned stride_ops = experts_ops | GG_OP_BIT(GG_OP_BATCHED);
-    const unsigned ld_ops = ~GG_OP_BIT(GG_OP_MOE_SORTED);
+    const unsigned ld_ops = ~0u;
     unsigned kinds = ((experts_ops >> c->op) & 1u) << I_EXPERTS |
                      ((stride_ops >> c->op) & 1u) << I_STRIDE | ((ld_ops >> c->op) & 1u) << I_LD;
     /* An output past the limits one case in five: each of its far rows costs page tables and

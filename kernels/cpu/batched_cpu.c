@@ -48,7 +48,7 @@ static const struct variant V_A16WFP4 = {&family_batched_a16wfp4, R_MX_B, TILE_K
 static const struct variant V_AFP4WFP4 = {&family_batched_afp4wfp4, R_MX, TILE_K_WIDE,
                                           GG_MX_BLOCK};
 
-static const char *const MUTANTS[] = {"n_tail", "i32_store_offset", NULL};
+static const char *const MUTANTS[] = {"n_tail", "i32_store_offset", "stride_a_packed", NULL};
 
 /* Everything one run needs, with packed defaults resolved. */
 struct ctx {
@@ -218,6 +218,11 @@ static void resolve(const struct variant *v, const struct gg_problem *p,
     x->ldb = p->ldb != 0 ? p->ldb : (kn ? p->n : p->k);
     x->ldc = p->ldc != 0 ? p->ldc : p->n;
     x->sa = p->stride_a != 0 ? p->stride_a : p->m * x->lda;
+    /* stride_a_packed: batch b of A read at b·M·lda, the batches taken as packed one after the
+       other: right for the packed stride, batch 1 on reads from the wrong rows once stride_a
+       is padded. */
+    if (gg_mutant_is(p, "stride_a_packed"))
+        x->sa = p->m * x->lda;
     x->sb = p->stride_b != 0 ? p->stride_b : (kn ? p->k : p->n) * x->ldb;
     x->sc = p->stride_c != 0 ? p->stride_c : p->m * x->ldc;
     x->kn = kn;

@@ -40,6 +40,10 @@ void cpu_bf16_map_init(const struct gg_problem *p, const int64_t *offs, struct c
        last tile of the last group reads one row past A (the row is discarded: every result is
        right, and only a read guard sees it). */
     m->overread = gg_mutant_is(p, "read_past_end");
+    /* ldb_packed: grouped fwd reads row n of W_g at n·K, the pitch of packed weights, not at
+       n·ldb: right while ldb = K, wrong rows of W_g (n >= 1) as soon as its rows are padded. */
+    if (gg_mutant_is(p, "ldb_packed") && p->op == GG_OP_GROUPED_FWD)
+        m->geo.b_sj = p->k;
 }
 
 int64_t cpu_bf16_group_tiles(const struct cpu_bf16_map *m, int64_t g)
@@ -360,7 +364,7 @@ enum gg_status cpu_bf16_prepare(const struct gg_problem *p, const char *const *m
 /* ---- grouped_bf16_cpu_tiled ------------------------------------------------------------- */
 
 static const char *const tiled_mutants[] = {FAMILY_BF16_MUTANTS_SHARED, "i32_store_offset",
-                                            "read_past_end", NULL};
+                                            "read_past_end", "ldb_packed", NULL};
 
 static int tiled_supports(const struct gg_problem *p, char *why, size_t why_len)
 {

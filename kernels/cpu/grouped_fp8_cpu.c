@@ -26,7 +26,7 @@
 #define WORKERS_DEFAULT 2
 
 static const char *const fp8_mutants[] = {"fnuz_as_ocp", "i32_group_base", "i32_byte_limit",
-                                          "e5m2_inf_as_max", NULL};
+                                          "e5m2_inf_as_max", "wgrad_ldc_packed", NULL};
 
 /* Everything a work item reads: the grouped map (offsets are element offsets, which for
    one-byte codes are also byte offsets), the operands with their decode tables, the output,
@@ -244,6 +244,11 @@ static enum gg_status make_plan(const struct gg_problem *p, const struct gg_oper
     enum gg_status st = cpu_grouped_check_fp8(p, &pl->m, o, 1, err, err_len);
     if (st != GG_OK)
         return st;
+    /* wgrad_ldc_packed: the wgrad epilogue stores row n of dW_g at n·K, the pitch of packed
+       weights, not at n·ldc: with padded rows it writes into the padding of the rows above
+       and leaves the ends of dW_g unwritten. */
+    if (gg_mutant_is(p, "wgrad_ldc_packed") && p->op == GG_OP_GROUPED_WGRAD)
+        pl->m.ldc = p->k;
     operand_table(p, p->a_dtype, pl->table_a);
     operand_table(p, p->b_dtype, pl->table_b);
     /* i32_byte_limit: loads through a buffer descriptor with a 32-bit range, so reads past

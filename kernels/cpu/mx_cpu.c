@@ -37,6 +37,8 @@ _Static_assert(CPU_MX_TILE_K % GG_MX_BLOCK == 0, "the K step must hold whole MX 
 #define EXP_INF 8192
 
 static const char *const mx_mutants[] = {"mx_k_tail", "e8m0_special", NULL};
+/* The GEMV's own: its fast path assumes B 16-byte aligned. */
+static const char *const gemv_mutants[] = {"mx_k_tail", "e8m0_special", "b_align16", NULL};
 
 /* ---- block scaling ----------------------------------------------------------------------- */
 
@@ -402,7 +404,7 @@ static enum gg_status tiled_run(const struct gg_problem *p, const struct gg_oper
 
 static int gemv_supports(const struct gg_problem *p, char *why, size_t why_len)
 {
-    return family_mx_gemv_supports(p, mx_mutants, why, why_len);
+    return family_mx_gemv_supports(p, gemv_mutants, why, why_len);
 }
 
 /*
@@ -415,6 +417,11 @@ static void gemv_columns(struct cpu_mx_engine *e, const float *af, const int32_t
 {
     const struct gg_problem *p = e->p;
     const uint8_t *b = e->o->b, *bs = e->o->b_scale;
+    /* b_align16: the rows of B are loaded from the base pointer rounded down to 16 bytes, as a
+       vectorised path that assumes an aligned weight tensor does: right for an aligned B, every
+       code shifted by the misalignment otherwise. */
+    if (gg_mutant_is(p, "b_align16"))
+        b = (const uint8_t *)((uintptr_t)b & ~(uintptr_t)15);
     float bf[GG_MX_BLOCK];
     memset(acc, 0, sizeof(float) * GEMV_MAX_M * GEMV_COLS);
     if (e->blocks_run == 0)
@@ -502,7 +509,7 @@ const struct gg_kernel gg_kernel_mx_e4m3_cpu_gemv = {
     .tile_m = GEMV_MAX_M,
     .tile_n = GEMV_COLS,
     .tile_k = GG_MX_BLOCK,
-    .mutants = mx_mutants,
+    .mutants = gemv_mutants,
     .supports = gemv_supports,
     .workspace_bytes = NULL,
     .run = gemv_run,
