@@ -10,7 +10,7 @@
 #     it: the merged verdict, JSON and JUnit equal the single-process run's apart from timings
 #     (SUITE_JSON and SUITE_XML, the ctest suite_quick's, when given; else it is run here).
 # Without root or the Slurm and MUNGE packages it skips (exit 77) with the reason, unless
-# GG_SLURM_REQUIRED=1 (set by .ci/run), which makes that a failure.
+# GGFUZZ_TEST_SLURM_REQUIRED=1 (set by .ci/run), which makes that a failure.
 set -u
 GGFUZZ=$(realpath "${1:?usage: test_slurm.sh GGFUZZ SOURCE_DIR [SUITE_JSON SUITE_XML]}")
 SRC=${2:?the source directory}
@@ -24,7 +24,7 @@ HERE="$SRC/tests/slurm"
 t0=$(date +%s)
 
 skip() {
-  if [ "${GG_SLURM_REQUIRED:-0}" = 1 ]; then
+  if [ "${GGFUZZ_TEST_SLURM_REQUIRED:-0}" = 1 ]; then
     echo "test_slurm: FAIL: cannot run Slurm here: $*" >&2
     exit 1
   fi
