@@ -13,6 +13,8 @@
 
 #include <criterion/criterion.h>
 
+#include "file_fixture.h"
+
 /* Runs cmd through the shell; out (len bytes) gets what it prints on stdout (cmd redirects
    stderr as it wants), NUL-terminated. Returns the exit code; a death by signal fails the
    test. */
@@ -41,17 +43,6 @@ static inline void cli_temp_dir(char *dir, size_t len, const char *name)
 {
     snprintf(dir, len, "/tmp/ggfuzz-%s-XXXXXX", name);
     cr_assert_not_null(mkdtemp(dir));
-}
-
-/* Writes text to the file dir/name. */
-static inline void cli_write_file(const char *dir, const char *name, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
 }
 
 /* Removes dir and everything below it. */

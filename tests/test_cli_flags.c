@@ -218,10 +218,10 @@ static int in_dir(const char *args)
 Test(cli_flags, timeout_0_is_no_limit_for_every_command)
 {
     cli_temp_dir(dir, sizeof dir, "cli-flags");
-    cli_write_file(dir, "slow.case", SLOW);
+    file_put(dir, "slow.case", SLOW);
     char mutant[1024];
     snprintf(mutant, sizeof mutant, "%smutant tail_rows_unwritten\n", SLOW);
-    cli_write_file(dir, "slow_tail.case", mutant);
+    file_put(dir, "slow_tail.case", mutant);
     /* A limit far below the case's time kills it, so a 0 read as 0 seconds would too. */
     cr_expect_eq(in_dir("run --timeout 0.002 slow.case"), 12, "%s", out);
     cr_expect(strstr(out, "timeout"), "%s", out);

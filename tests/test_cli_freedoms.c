@@ -91,17 +91,6 @@ static long long md_packed(const char *md, const char *name)
     return at ? atoll(at + 1) : -1;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "cannot read %s", path);
-    static char buf[1 << 20];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* `ggfuzz report` shows the coverage: a campaign's freedoms as tables in index.html and
    summary.md, what was never exercised and why; a campaign of shards with each freedom's
    counts summed over its shards. */
@@ -127,7 +116,7 @@ Test(cli_freedoms, the_report_shows_the_table_and_sums_the_shards)
         gg_fuzzer_stats_free(&s);
     }
     snprintf(path, sizeof path, "%s/rep/summary.md", dir);
-    const char *md = slurp(path);
+    char *md = file_slurp(NULL, path, NULL);
     cr_expect(strstr(md, "### ABI freedoms"), "%s", md);
     cr_expect(strstr(md, "cells (a freedom of the kernel ABI and an edge class) that the kernel "
                          "takes were exercised"), "%s", md);
@@ -139,9 +128,11 @@ Test(cli_freedoms, the_report_shows_the_table_and_sums_the_shards)
     cr_expect(strstr(md, "| freedom | tensor | packed | pad_small | pad_tile | mis1 | mis2 | "
                          "mis4 | mis8 | huge |"), "%s", md);
     snprintf(path, sizeof path, "%s/rep/index.html", dir);
-    const char *html = slurp(path);
+    char *html = file_slurp(NULL, path, NULL);
     cr_expect(strstr(html, "<h3 id=\"c1-freedoms\">ABI freedoms</h3>"), "no section");
     cr_expect(strstr(html, "<code>dense.off_b</code>"), "no row of dense.off_b");
+    free(md);
+    free(html);
     cli_remove_dir(dir);
 }
 
@@ -158,9 +149,10 @@ Test(cli_freedoms, the_report_names_what_was_never_exercised)
                  "%s", out);
     char path[128];
     snprintf(path, sizeof path, "%s/rep/summary.md", dir);
-    const char *md = slurp(path);
+    char *md = file_slurp(NULL, path, NULL);
     cr_expect(strstr(md, "**Never exercised, never drawn:** grouped_"), "%s", md);
     cr_expect(strstr(md, " **0** |"), "%s", md);
+    free(md);
     cli_remove_dir(dir);
 }
 
@@ -170,15 +162,15 @@ Test(cli_freedoms, the_report_names_refused_classes)
 {
     char dir[64], path[128];
     cli_temp_dir(dir, sizeof dir, "freedoms-refused");
-    cli_write_file(dir, "fuzzer_stats",
-                   "kernel            : some_kernel_cpu\n"
-                   "execs_done        : 10\n"
-                   "freedom_dense_lda : packed=10 pad_small=refused pad_tile=refused mis2=0\n"
-                   "freedom_dense_scale_ld : packed=10 pad_small=3\n"
-                   "freedom_dense_ldb : packed=ten\n");
+    file_put(dir, "fuzzer_stats",
+             "kernel            : some_kernel_cpu\n"
+             "execs_done        : 10\n"
+             "freedom_dense_lda : packed=10 pad_small=refused pad_tile=refused mis2=0\n"
+             "freedom_dense_scale_ld : packed=10 pad_small=3\n"
+             "freedom_dense_ldb : packed=ten\n");
     cr_assert_eq(cli_ggfuzz_in(dir, "report --campaign . -o rep", out, sizeof out), 0, "%s", out);
     snprintf(path, sizeof path, "%s/rep/summary.md", dir);
-    const char *md = slurp(path);
+    char *md = file_slurp(NULL, path, NULL);
     cr_expect(strstr(md, "**3 of 4** cells"), "%s", md);
     cr_expect(strstr(md, "; 2 more the kernel refuses"), "%s", md);
     cr_expect(strstr(md, "**Never exercised, never drawn:** dense.lda mis2."), "%s", md);
@@ -188,5 +180,6 @@ Test(cli_freedoms, the_report_names_refused_classes)
               md);
     cr_expect(strstr(md, "| `dense_scale_ld` |  | 10 | 3 |"), "%s", md);
     cr_expect_null(strstr(md, "`dense.ldb`"), "%s", md);
+    free(md);
     cli_remove_dir(dir);
 }

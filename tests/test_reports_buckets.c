@@ -74,8 +74,8 @@ static void report(const char *const *dirs, int n, const char *history, const ch
     char err[2048];
     cr_assert_eq(gg_report_write_nights(NULL, dirs, n, history, out, NULL, err, sizeof err),
                  GG_OK, "%s", err);
-    *html = slurp(out, "index.html", NULL);
-    *md = slurp(out, "summary.md", NULL);
+    *html = file_slurp(out, "index.html", NULL);
+    *md = file_slurp(out, "summary.md", NULL);
 }
 
 /* The replay command of a file of the fixture's store, as the report prints it. */
@@ -186,7 +186,7 @@ static void add_finding(const char *store, int i, const char *bucket)
              "%s%s%s",
              i + 1, i, 1 + i % 7, bucket ? "@bucket id=" : "", bucket ? bucket : "",
              bucket ? "\n" : "");
-    put(store, name, text);
+    file_put(store, name, text);
 }
 
 /* A campaign with the fixture's bugs, n more signatures of its first bug and n untriaged ones;
@@ -211,8 +211,8 @@ static void sizes_with(int n, size_t *html_len, size_t *md_len)
     cr_expect(strstr(html, head) != NULL, "%s", head);
     free(html);
     free(md);
-    free(slurp(out, "index.html", html_len));
-    free(slurp(out, "summary.md", md_len));
+    free(file_slurp(out, "index.html", html_len));
+    free(file_slurp(out, "summary.md", md_len));
     remove_tree(dir);
 }
 
@@ -325,7 +325,7 @@ static void make_history(const char *hist)
        BUG_UNWRITTEN);
     snprintf(night, sizeof night, "%s/notes", hist);
     cr_assert_eq(mkdir(night, 0755), 0);
-    put(night, "README", "not a night\n");
+    file_put(night, "README", "not a night\n");
 }
 
 Test(reports_buckets, the_nights_of_a_history)
@@ -361,7 +361,7 @@ Test(reports_buckets, the_nights_of_a_history)
     /* A night that cannot be read is listed with the reason; the others still make the trend. */
     char bad[256];
     snprintf(bad, sizeof bad, "%s/c-first", hist);
-    put(bad, "fuzzer_stats", "start_time        : 2026-12-01T02:00:00Z\nno colon here\n");
+    file_put(bad, "fuzzer_stats", "start_time        : 2026-12-01T02:00:00Z\nno colon here\n");
     report(NULL, 0, hist, out, &html, &md);
     cr_expect(strstr(md, "c-first/fuzzer\\_stats:2: not a 'key : value' line |") != NULL, "%s", md);
     cr_expect(strstr(md, "| 00000000000000aa **new** |") != NULL);
@@ -460,7 +460,7 @@ Test(reports_buckets, plots_over_time_per_gpu_and_per_night)
                  "%s", err);
     cr_expect_eq(res.plots_failed, 0, "%s", res.note);
     cr_expect_eq(res.plots, 3, "over time, per GPU, per night: %s", res.note);
-    char *html = slurp(out, "index.html", NULL), *md = slurp(out, "summary.md", NULL);
+    char *html = file_slurp(out, "index.html", NULL), *md = file_slurp(out, "summary.md", NULL);
     cr_expect_eq(count(html, "src=\"data:image/png;base64,iVBORw0KGgo"), 3);
     cr_expect(strstr(html, "alt=\"bugs, signatures, coverage and cases per second over time\""));
     cr_expect(strstr(html, "alt=\"cases per second per GPU\""));
@@ -473,9 +473,10 @@ Test(reports_buckets, plots_over_time_per_gpu_and_per_night)
     /* plot_data of an older ggfuzz (no bucket columns): the signatures alone, still a plot. */
     char night[256];
     snprintf(night, sizeof night, "%s/b-third", hist);
-    put(night, "plot_data", "# relative_time, execs_done, execs_per_sec, faults_total, "
-                            "faults_unique\n0.0, 0, 0.0, 0, 0\n1.0, 9, 9.0, 2, 1\n"
-                            "2.0, 20, 10.0, 5, 3\n");
+    file_put(night, "plot_data",
+             "# relative_time, execs_done, execs_per_sec, faults_total, "
+             "faults_unique\n0.0, 0, 0.0, 0, 0\n1.0, 9, 9.0, 2, 1\n"
+             "2.0, 20, 10.0, 5, 3\n");
     cr_assert_eq(gg_report_write_nights(NULL, NULL, 0, hist, out, &res, err, sizeof err), GG_OK,
                  "%s", err);
     cr_expect_eq(res.plots_failed, 0, "%s", res.note);

@@ -104,7 +104,7 @@ static void expect_embedded(const char *html, const char *alt, const char *dir, 
     cr_assert_not_null(at, "no embedded plot '%s'", alt);
     size_t n, file_len;
     unsigned char *bytes = unbase64(at + strlen(key), &n);
-    char *file = slurp(dir, png, &file_len);
+    char *file = file_slurp(dir, png, &file_len);
     cr_expect_eq(n, file_len, "%s: %zu bytes embedded, %zu on disk", png, n, file_len);
     cr_expect(n == file_len && memcmp(bytes, file, n) == 0, "%s differs from its embedding", png);
     cr_expect(n > 8 && memcmp(bytes, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is not a PNG", png);
@@ -174,7 +174,7 @@ Test(reports_html, suite_with_one_bad_expert)
     cr_expect_eq(out.plots, 1 + 5, "the margin plot and one per worst case with groups");
     cr_expect_str_empty(out.note);
 
-    char *html = slurp(dir, "index.html", NULL), *md = slurp(dir, "summary.md", NULL);
+    char *html = file_slurp(dir, "index.html", NULL), *md = file_slurp(dir, "summary.md", NULL);
     expect_suite_tables(html, md);
     cr_expect_eq(count(html, "<img "), 6);
     cr_expect_eq(count(html, "src=\"data:image/png;base64,iVBORw0KGgo"), 6, "PNG data URIs");
@@ -202,7 +202,7 @@ Test(reports_html, without_gnuplot_tables_only)
     cr_expect_eq(out.plots, 0);
     cr_expect(strstr(out.note, "GGFUZZ_GNUPLOT=/nonexistent/gnuplot") != NULL, "%s", out.note);
 
-    char *html = slurp(dir, "index.html", NULL), *md = slurp(dir, "summary.md", NULL);
+    char *html = file_slurp(dir, "index.html", NULL), *md = file_slurp(dir, "summary.md", NULL);
     expect_suite_tables(html, md);
     cr_expect(strstr(html, "<img") == NULL);
     cr_expect(strstr(html, "<p class=\"note\">Plots were skipped") != NULL);
@@ -229,7 +229,7 @@ Test(reports_html, gnuplot_failure_is_reported)
     cr_expect_eq(out.plots_failed, 6);
     cr_expect(strstr(out.note, "6 plots failed: gnuplot exited with status 1") != NULL, "%s",
               out.note);
-    char *html = slurp(dir, "index.html", NULL);
+    char *html = file_slurp(dir, "index.html", NULL);
     cr_expect(strstr(html, "<img") == NULL);
     cr_expect(strstr(html, "Some plots could not be made") != NULL);
     expect_clean(dir);
@@ -261,7 +261,7 @@ Test(reports_html, malformed_suite_names_file_and_field)
     scratch(dir);
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);
     for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
-        cli_write_file(dir, "bad.json", docs[i][0]);
+        file_put(dir, "bad.json", docs[i][0]);
         snprintf(path, sizeof path, "%s/bad.json", dir);
         err[0] = '\0';
         cr_expect_eq(gg_report_html_write(path, NULL, out_dir, err, sizeof err), GG_E_PARSE,
@@ -302,11 +302,12 @@ Test(reports_html, optional_fields_and_exact_groups)
     setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[64], path[96], out_dir[96], err[1024];
     scratch(dir);
-    cli_write_file(dir, "suite.json", doc);
+    file_put(dir, "suite.json", doc);
     snprintf(path, sizeof path, "%s/suite.json", dir);
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);
     cr_assert_eq(gg_report_html_write(path, NULL, out_dir, err, sizeof err), GG_OK, "%s", err);
-    char *html = slurp(out_dir, "index.html", NULL), *md = slurp(out_dir, "summary.md", NULL);
+    char *html = file_slurp(out_dir, "index.html", NULL),
+         *md = file_slurp(out_dir, "summary.md", NULL);
     cr_expect(strstr(html, "<div class=\"gate pass\">GATE PASS</div>") != NULL);
     cr_expect(strstr(html, "grouped_bf16_cpu_tiled + mutant missing_fence") != NULL);
     cr_expect(strstr(html, "<dt>mutant</dt><dd>missing_fence</dd>") != NULL);
@@ -352,7 +353,7 @@ Test(reports_html, campaign_signatures_and_replay_commands)
     char dir[64], err[1024];
     scratch(dir);
     cr_assert_eq(gg_report_html_write(NULL, CAMPAIGN, dir, err, sizeof err), GG_OK, "%s", err);
-    char *html = slurp(dir, "index.html", NULL), *md = slurp(dir, "summary.md", NULL);
+    char *html = file_slurp(dir, "index.html", NULL), *md = file_slurp(dir, "summary.md", NULL);
     expect_campaign(html, md);
     cr_expect(strstr(html, "<dt>executions</dt><dd>27</dd>") != NULL);
     cr_expect(strstr(html, "<dt>faults by class</dt><dd>snr 3</dd>") != NULL);
@@ -363,8 +364,8 @@ Test(reports_html, campaign_signatures_and_replay_commands)
     /* The findings store itself: its statistics come from the directory above it. */
     cr_assert_eq(gg_report_html_write(NULL, CAMPAIGN "/artifacts", dir, err, sizeof err), GG_OK,
                  "%s", err);
-    html = slurp(dir, "index.html", NULL);
-    md = slurp(dir, "summary.md", NULL);
+    html = file_slurp(dir, "index.html", NULL);
+    md = file_slurp(dir, "summary.md", NULL);
     expect_campaign(html, md);
     cr_expect(strstr(html, "<dt>executions</dt><dd>27</dd>") != NULL);
     free(html);
@@ -377,8 +378,8 @@ static void copy_fixture(const char *from, const char *name, const char *dir)
 {
     char src[256];
     snprintf(src, sizeof src, "%s%s", CAMPAIGN, from);
-    char *text = slurp(src, name, NULL);
-    cli_write_file(dir, name, text);
+    char *text = file_slurp(src, name, NULL);
+    file_put(dir, name, text);
     free(text);
 }
 
@@ -393,7 +394,7 @@ Test(reports_html, statistics_and_findings_in_one_directory)
         copy_fixture("/artifacts", findings[i][0], dir);
     snprintf(out_dir, sizeof out_dir, "%s/out", dir);
     cr_assert_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_OK, "%s", err);
-    char *html = slurp(out_dir, "index.html", NULL);
+    char *html = file_slurp(out_dir, "index.html", NULL);
     cr_expect(strstr(html, "<dt>executions</dt><dd>27</dd>") != NULL);
     cr_expect(strstr(html, "Not yet triaged (3 signatures)</h3>") != NULL);
     for (size_t i = 0; i < sizeof findings / sizeof *findings; i++)
@@ -413,7 +414,7 @@ Test(reports_html, suite_and_campaign_with_plots)
     struct gg_report_out out;
     cr_assert_eq(gg_report_write(SUITE, camps, 2, dir, &out, err, sizeof err), GG_OK, "%s", err);
     cr_expect_eq(out.plots, 6 + 2 + 1, "suite, two campaigns, their nights: %s", out.note);
-    char *html = slurp(dir, "index.html", NULL), *md = slurp(dir, "summary.md", NULL);
+    char *html = file_slurp(dir, "index.html", NULL), *md = file_slurp(dir, "summary.md", NULL);
     expect_suite_tables(html, md);
     expect_embedded(html, "bugs, signatures, coverage and cases per second over time", dir,
                     "campaign_1.png");
@@ -439,14 +440,14 @@ Test(reports_html, bad_campaign_directories)
     cr_expect_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_E_PARSE);
     cr_expect(strstr(err, "not a campaign directory") != NULL, "%s", err);
     /* A broken plot_data row is named by file and line. */
-    cli_write_file(dir, "fuzzer_stats", "kernel            : k\nexecs_done        : 2\n");
-    cli_write_file(dir, "plot_data",
-                   "# relative_time, execs_done, faults_total\n0.0, 0, 0\n1.0, two, 0\n");
+    file_put(dir, "fuzzer_stats", "kernel            : k\nexecs_done        : 2\n");
+    file_put(dir, "plot_data",
+             "# relative_time, execs_done, faults_total\n0.0, 0, 0\n1.0, two, 0\n");
     snprintf(path, sizeof path, "%s/plot_data:3:", dir);
     cr_expect_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_E_PARSE);
     cr_expect(strstr(err, path) != NULL && strstr(err, "expected 3 comma-separated numbers"),
               "%s", err);
-    cli_write_file(dir, "plot_data", "# when, what\n0.0, 0\n");
+    file_put(dir, "plot_data", "# when, what\n0.0, 0\n");
     cr_expect_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_E_PARSE);
     cr_expect(strstr(err, "relative_time") != NULL, "%s", err);
     /* Statistics alone (no plot_data, no findings) make a report. */
@@ -454,7 +455,7 @@ Test(reports_html, bad_campaign_directories)
     unlink(path);
     setenv("GGFUZZ_GNUPLOT", "/nonexistent/gnuplot", 1);
     cr_expect_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_OK, "%s", err);
-    char *html = slurp(out_dir, "index.html", NULL);
+    char *html = file_slurp(out_dir, "index.html", NULL);
     cr_expect(strstr(html, "No plot_data rows in this directory.") != NULL);
     cr_expect(strstr(html, "No findings store was found.") != NULL);
     free(html);

@@ -15,26 +15,11 @@
 #include <criterion/criterion.h>
 
 #include "case_files.h"
+#include "file_fixture.h"
 #include "fuzz/suite/gg_suite.h"
 #include "fuzz/run/gg_run.h"
 
 #define SUITE GG_SOURCE_DIR "/corpus/suite"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    cr_assert_not_null(buf);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 static void remove_tree(const char *root)
 {
@@ -67,7 +52,7 @@ Test(suite_generate, regenerates_the_committed_corpus)
             snprintf(pf, sizeof pf, "%s/%s", fresh, f[i]);
             snprintf(pc, sizeof pc, "%s/%s", committed, c[i]);
             size_t lf, lc;
-            char *bf = slurp(pf, &lf), *bc = slurp(pc, &lc);
+            char *bf = file_slurp(NULL, pf, &lf), *bc = file_slurp(NULL, pc, &lc);
             cr_expect(lf == lc && memcmp(bf, bc, lf) == 0, "%s differs from the generator's output",
                       pc);
             free(bf);
