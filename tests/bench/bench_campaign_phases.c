@@ -11,7 +11,7 @@
  *      uploaded there; runs: the kernel's runs with the input hashes, guards and the output
  *      brought back; reference; compare; release: everything freed) and the kernel's
  *      time (the first run's, times the runs a case takes);
- *   3. the tiny cases of the same draw only (every size <= 128, G <= 8), run the same way.
+ *   3. the tiny cases of the same draw only (bench_cases.h), run the same way.
  * It prints each phase's share of the campaign's wall time per case; what is left is the worker
  * round trip (the case sent, the result read back) and the supervisor (novelty, corpus, files,
  * confirmations). The GPU's busy fraction is estimated as (kernel runs + a device reference)
@@ -23,18 +23,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fuzz/campaign/gg_campaign.h"
 #include "reference/gg_ref.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "bench_cases.h"
 
 /* Sums over the cases run in this process. */
 struct sums {
@@ -42,24 +36,14 @@ struct sums {
     double draw, wall, setup, alloc, inputs, runs, reference, compare, release, kernel, device_ref;
 };
 
-static int tiny(const struct gg_case *c)
-{
-    if (c->groups > 8 || c->n > 128 || c->k > 128 || c->m > 128 * 8)
-        return 0;
-    for (int64_t g = 0; c->lens && g < c->groups; g++)
-        if (c->lens[g] > 128)
-            return 0;
-    return 1;
-}
-
 /* Runs c as a worker does and adds its times to s. */
 static void run_one(const struct gg_case *c, struct gg_run_opts *o, struct sums *s)
 {
     struct gg_run_result r;
     char err[1024];
-    double t0 = now();
+    double t0 = gg_wire_now();
     enum gg_status st = gg_run_case(c, o, &r, err, sizeof err);
-    s->wall += now() - t0;
+    s->wall += gg_wire_now() - t0;
     if (st != GG_OK) {
         s->errors++;
         return;
@@ -91,7 +75,7 @@ static void on_tick(const struct gg_campaign_stats *s, const int *pids, int n, v
     struct first_tick *f = user;
     (void)pids, (void)n;
     if (f->t == 0 && s->execs > 0) {
-        f->t = now();
+        f->t = gg_wire_now();
         f->execs = s->execs;
     }
 }
@@ -112,7 +96,7 @@ static double campaign_per_case(const char *kernel, int n, uint64_t seed, int64_
                                      .user = &first};
     struct gg_campaign_stats st;
     enum gg_status rc = gg_campaign_run(&cfg, &st, err, sizeof err);
-    double wall = now() - first.t;
+    double wall = gg_wire_now() - first.t;
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
@@ -153,13 +137,13 @@ static int bench(const char *name, int n, uint64_t seed)
     struct sums all = {0}, small = {0};
     for (uint64_t i = 0; i < (uint64_t)n; i++) {
         struct gg_case c;
-        double t0 = now();
+        double t0 = gg_wire_now();
         enum gg_status st = gg_generate(&cfg, seed, i, &c, err, sizeof err);
-        all.draw += now() - t0;
+        all.draw += gg_wire_now() - t0;
         if (st != GG_OK)
             continue;
         run_one(&c, &o, &all);
-        if (tiny(&c))
+        if (bench_tiny_case(&c))
             run_one(&c, &o, &small);
         gg_case_free(&c);
     }

@@ -17,21 +17,13 @@
 #include "fuzz/gen/gg_gen.h"
 #include "reference/gg_ref.h"
 
+#include "bench_cases.h"
+
 static double clock_s(clockid_t id)
 {
     struct timespec ts;
     clock_gettime(id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int tiny(const struct gg_case *c)
-{
-    if (c->groups > 8 || c->n > 128 || c->k > 128 || c->m > 128 * 8)
-        return 0;
-    for (int64_t g = 0; c->lens && g < c->groups; g++)
-        if (c->lens[g] > 128)
-            return 0;
-    return c->lens != NULL || c->m <= 128;
 }
 
 /* Draws n tiny cases of kernel k; returns how many were drawn (<= n). */
@@ -50,7 +42,7 @@ static int draw(const struct gg_kernel *k, struct gg_case *cases, int n)
         struct gg_case c;
         if (gg_generate(&cfg, 0x7b0u, i, &c, err, sizeof err) != GG_OK)
             continue;
-        if (tiny(&c))
+        if (bench_tiny_case(&c))
             cases[got++] = c;
         else
             gg_case_free(&c);
