@@ -90,8 +90,9 @@ void gg_device_host_free(struct gg_device *d, void *p);
    for reuse (its pool of allocations and mapped spans). */
 enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_bytes, int64_t *total_bytes,
                                   char *err, size_t err_len);
-/* Makes room for a case about to allocate need bytes: when the runtime's own free memory is
-   short of it, what the context keeps for reuse is given back first. */
+/* Makes room for a case about to allocate need bytes: when the runtime's own free memory, as
+   the last gg_device_mem_info (the case's admission) measured it, is short of it, what the
+   context keeps for reuse is given back first. */
 void gg_device_make_room(struct gg_device *d, int64_t need);
 /* How this process's device buffers were had: blocks taken from the context's pool or from the
    runtime and given back to it, flush buffers' spans reused, mapped and unmapped, and the

@@ -215,6 +215,7 @@ extern "C" enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_
     LIVE(d);
     size_t fr = 0, tot = 0;
     CK(d, cudaMemGetInfo(&fr, &tot));
+    d->runtime_free = fr;
     *free_bytes = (int64_t)(fr + d->pool_bytes + d->flush_bytes +
                             (size_t)d->n_granules * dev_granule());
     *total_bytes = (int64_t)tot;
@@ -223,14 +224,7 @@ extern "C" enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_
 
 extern "C" void gg_device_make_room(struct gg_device *d, int64_t need)
 {
-    size_t fr = 0, tot = 0;
-    if (d->lost || (d->n_pool == 0 && d->n_flush == 0 && d->n_granules == 0))
-        return;
-    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
-        (void)cudaGetLastError(); /* not sticky: the allocations will say what is wrong */
-        return;
-    }
-    if (need > 0 && (uint64_t)need > fr)
+    if (!d->lost && need > 0 && (uint64_t)need > d->runtime_free)
         dev_pool_drain(d);
 }
 

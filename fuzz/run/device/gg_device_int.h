@@ -25,16 +25,15 @@
 /* ---- The device context (gg_device_gpu.cu) --------------------------------------------------- */
 
 /* Device memory kept across cases (gg_devbuf_gpu.cu): a campaign's cases allocate and free a
-   dozen buffers each, and the runtime's allocation, free and mapping calls (a free waits for the
-   device) cost more than a small case's GPU work. Allocations up to POOL_MAX_ALLOC are kept by
-   power-of-two class and flush buffers' mapped spans by layout; each cache gives the least
-   recently freed back first once it holds its entries or its bytes (blocks: pool_cap, an
-   eighth of the device's memory and at most POOL_CAP_MAX; spans: half that), and the memory of
-   sparse and flush buffers' one-granule pieces (most of them: rows far apart) is kept for the
-   next piece, up to half of pool_cap, as creating and releasing it is the driver's slowest
-   step; larger
-   allocations are freed at once. Both count as free memory for admission, and are given back
-   whole when a case needs the room (gg_device_make_room). */
+   dozen buffers each, and the runtime's allocation, free and mapping calls cost more than a
+   small case's GPU work (docs/benchmarks.md). Allocations up to POOL_MAX_ALLOC are kept by
+   power-of-two class, flush buffers' mapped spans by layout, and the memory of sparse and flush
+   buffers' one-granule pieces (most pieces: rows far apart) for the next piece. The blocks and
+   spans give the least recently freed back first once they hold their entries or their bytes
+   (blocks: pool_cap, an eighth of the device's memory and at most POOL_CAP_MAX; spans: half
+   that); granules past half of pool_cap are released as they are freed; larger allocations are
+   freed at once. All of it counts as free memory for admission and is
+   given back whole when a case needs the room (gg_device_make_room). */
 #define POOL_MAX_ALLOC ((size_t)256 << 20)
 #define POOL_MAX_ENTRIES 256
 #define POOL_CAP_MAX ((size_t)4 << 30)
@@ -62,6 +61,7 @@ struct gg_device {
     struct pooled pool[POOL_MAX_ENTRIES]; /* least recently freed first */
     int n_pool;
     size_t pool_bytes, pool_cap;
+    size_t runtime_free; /* the runtime's own free memory at the last gg_device_mem_info */
     struct flushed flush[FLUSH_MAX_ENTRIES]; /* least recently freed first */
     int n_flush;
     size_t flush_bytes;
