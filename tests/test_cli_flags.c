@@ -85,7 +85,7 @@ Test(cli_flags, every_flag_help_shows_its_default_from_the_table)
 struct opts {
     int on, count, word;
     int64_t big, size;
-    double number, seconds, limit, limit0;
+    double number, share, seconds, limit, limit0;
     const char *name;
     uint64_t seed;
     struct gg_cli_list list;
@@ -102,14 +102,15 @@ static const struct gg_cli_flag test_flags[] = {
      .help = "a large count"},
     {"size", 0, GG_CLI_SIZE, "SIZE", O(size), GG_CLI_DEFAULT_TEXT("all"), .help = "a size"},
     {"number", 0, GG_CLI_NUMBER, "X", O(number), GG_CLI_DEFAULT(1.5), .help = "a number"},
+    {"share", 0, GG_CLI_NUMBER, "F", O(share), GG_CLI_DEFAULT(0.25), .min = 0.01, .max = 1,
+     .help = "a number in a range"},
     {"seconds", 0, GG_CLI_SECONDS, "S", O(seconds), GG_CLI_DEFAULT(30), .help = "a period"},
     {"limit", 0, GG_CLI_LIMIT, "S", O(limit), GG_CLI_DEFAULT(300), .help = "a limit"},
     {"limit0", 0, GG_CLI_LIMIT, "S", O(limit0), GG_CLI_DEFAULT(0), .help = "no limit first"},
     {"name", 0, GG_CLI_STRING, "NAME", O(name), GG_CLI_DEFAULT_STR("x"), .help = "a name"},
     {"word", 0, GG_CLI_WORD, "W", O(word), .words = colours, GG_CLI_DEFAULT_STR("green"),
      .help = "a word"},
-    {"seed", 0, GG_CLI_SEED, "N", O(seed), GG_CLI_DEFAULT(0), .zero = "chosen",
-     .help = "a seed"},
+    {"seed", 0, GG_CLI_SEED, "N", O(seed), GG_CLI_DEFAULT(0), .zero = "chosen", .help = "a seed"},
     {"item", 0, GG_CLI_LIST, "I", O(list), .max = 2, .help = "an item (repeatable)"},
     {0}};
 #undef O
@@ -150,21 +151,25 @@ Test(cli_flags, the_types_store_defaults_and_values_at_their_rows)
     struct opts o;
     cr_assert_eq(parse("", &o), GG_CLI_TAKEN, "%s", out);
     cr_expect(o.on == 0 && o.count == 2 && o.big == 0 && o.size == 0 && o.number == 1.5 &&
-              o.seconds == 30 && o.limit == 300 && o.limit0 == GG_NO_LIMIT && o.seed == 0 &&
-              o.word == 5 && o.list.n == 0 && strcmp(o.name, "x") == 0);
-    cr_assert_eq(parse("-o --count 8 --big 5000000000 --size 1.5K --number 0 --seconds 0.25 "
+              o.share == 0.25 && o.seconds == 30 && o.limit == 300 && o.limit0 == GG_NO_LIMIT &&
+              o.seed == 0 && o.word == 5 && o.list.n == 0 && strcmp(o.name, "x") == 0);
+    cr_assert_eq(parse("-o --count 8 --big 5000000000 --size 1.5K --number 0 --share 1 "
+                       "--seconds 0.25 "
                        "--limit 0 --limit0 7 --name y --word blue --seed 0x10 --item a --item b",
-                       &o), GG_CLI_TAKEN, "%s", out);
+                       &o),
+                 GG_CLI_TAKEN, "%s", out);
     cr_expect(o.on == 1 && o.count == 8 && o.big == 5000000000LL && o.size == 1536 &&
-              o.number == 0 && o.seconds == 0.25 && o.limit == GG_NO_LIMIT && o.limit0 == 7 &&
-              strcmp(o.name, "y") == 0 && o.word == 7 && o.seed == 16 && o.list.n == 2 &&
-              strcmp(o.list.item[1], "b") == 0);
+              o.number == 0 && o.share == 1 && o.seconds == 0.25 && o.limit == GG_NO_LIMIT &&
+              o.limit0 == 7 && strcmp(o.name, "y") == 0 && o.word == 7 && o.seed == 16 &&
+              o.list.n == 2 && strcmp(o.list.item[1], "b") == 0);
     static const char *const bad[][2] = {
         {"--count 0", "ggfuzz test: --count: 1 to 8, not 0\n"},
         {"--count 2.5", "ggfuzz test: --count: not a count: '2.5'\n"},
         {"--big -1", "ggfuzz test: --big: not a count: '-1'\n"},
         {"--size 0", "ggfuzz test: --size: size '0' is less than one byte\n"},
         {"--number nan", "ggfuzz test: --number: not a number >= 0: 'nan'\n"},
+        {"--share 0", "ggfuzz test: --share: a number from 0.01 to 1, not '0'\n"},
+        {"--share 1.5", "ggfuzz test: --share: a number from 0.01 to 1, not '1.5'\n"},
         {"--seconds 0", "ggfuzz test: --seconds: more than 0 seconds, not '0'\n"},
         {"--limit inf", "ggfuzz test: --limit: not a number >= 0: 'inf'\n"},
         {"--word pink", "ggfuzz test: --word: 'pink' is not red, green or blue\n"},
@@ -186,6 +191,7 @@ Test(cli_flags, notes_say_the_default_and_what_0_means)
                                        "default 0: none",
                                        "default: all",
                                        "default 1.5",
+                                       "default 0.25",
                                        "default 30",
                                        "default 300; 0: no limit",
                                        "default 0: no limit",

@@ -105,6 +105,7 @@ int gg_campaign_unverified(const struct gg_campaign_stats *s, char *why, size_t 
 /* What a configuration's 0 stands for (the command line shows these as its defaults). */
 #define GG_CAMPAIGN_DEFAULT_TIMEOUT_S 10       /* per case */
 #define GG_CAMPAIGN_DEFAULT_MINIMIZE_S 30      /* a minimiser's or a confirmation's time */
+#define GG_CAMPAIGN_DEFAULT_MINIMIZE_SHARE 0.25 /* of a device's worker slots, minimisers */
 #define GG_CAMPAIGN_DEFAULT_SYNC_S 30          /* a shard reads the others' new cases this often */
 #define GG_CAMPAIGN_DEFAULT_STATS_S 1          /* fuzzer_stats and plot_data period */
 #define GG_CAMPAIGN_DEFAULT_STATUS_S 60        /* a status line at least this often, no terminal */
@@ -143,6 +144,11 @@ struct gg_campaign_config {
     double minimize_s;               /* budget per new signature (0:
                                         GG_CAMPAIGN_DEFAULT_MINIMIZE_S), capped by the time
                                         left */
+    double minimize_share;           /* while signatures wait for triage, minimisers take at
+                                        most this share of each device's worker slots (of the
+                                        workers of a CPU kernel), one at least, and the workers
+                                        give way to them (0: GG_CAMPAIGN_DEFAULT_MINIMIZE_SHARE;
+                                        1: one minimiser per worker) */
     int stop_after_findings;         /* end after this many new signatures (0: never) */
     /* One shard of a campaign spread over processes, GPUs or nodes: with campaign_dir set, the
        campaign works in campaign_dir/shard-<shard_index>/ (corpus/, artifacts/, fuzzer_stats,

@@ -2,8 +2,12 @@
  * gg_campaign_minimize.c — triage: every new signature the campaign files is minimised in a child
  * process (gg_minimize in bucket mode) to its bucket's normal form, which files the signature in
  * that bucket. Signatures of a class family without a bucket yet go first; while a backlog waits,
- * one minimiser runs per worker. A minimiser saves its progress beside the finding (.min-NAME),
- * and the next campaign on that store takes it up.
+ * minimisers take the campaign's share of each device's worker slots (--minimize-share). A
+ * minimiser runs its candidates in one `ggfuzz worker` process of its own, on the device of the
+ * worker that found the signature, as the workers run cases: a GPU context and the device memory
+ * kept across cases serve all of them, where a fresh process per candidate would create a
+ * context each. A minimiser saves its progress beside the finding (.min-NAME), and the next
+ * campaign on that store takes it up.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -126,8 +130,21 @@ static void minimize_child(struct campaign *c, const struct pending_min *m, doub
                                  .stop_arg = c,
                                  .stability_runs = STABILITY_RUNS};
         mo.run.kernel = mo.run.mutant = NULL;
+        /* Candidates run in one worker process on the bound device (gpu -1: this process's
+           binding), as the campaign's workers run cases. */
+        struct gg_worker_launch how = {.exe = c->exe,
+                                       .cmd = c->cfg->worker_cmd,
+                                       .n_cmd = c->cfg->n_worker_cmd,
+                                       .plugins = c->cfg->plugins,
+                                       .n_plugins = c->cfg->n_plugins,
+                                       .gpu = -1};
+        struct gg_workerproc proc;
+        gg_workerproc_init(&proc, &how);
+        mo.proc = &proc;
         struct gg_min_stats *ms = &rep.ms;
-        if (gg_minimize(&kase, m->sig, &mo, ms, err, sizeof err) == GG_OK) {
+        enum gg_status mst = gg_minimize(&kase, m->sig, &mo, ms, err, sizeof err);
+        gg_workerproc_close(&proc);
+        if (mst == GG_OK) {
             /* what the normal form shows, not what the case it came from showed */
             gg_case_set_meta(&kase, "observed", ms->detail[0] ? ms->detail : "-");
             const char *known = ms->stopped_at ? gg_buckets_of(&c->buckets, ms->signature) : NULL;
@@ -162,15 +179,34 @@ static void minimize_child(struct campaign *c, const struct pending_min *m, doub
     _exit(ok ? 0 : 1);
 }
 
-/* The next signature to triage: one whose class family has no bucket of this campaign's yet
-   first (a new bug is more likely there), else the oldest; signatures filed meanwhile are
-   skipped. */
+/* The device a minimiser of m runs on: its finder's (the first one when not known; -1 without
+   devices). */
+static int min_device(const struct campaign *c, const struct pending_min *m)
+{
+    return c->gpus ? (m->gpu >= 0 ? m->gpu : 0) : -1;
+}
+
+/* Minimisers that may run at once on device g (-1: the campaign's workers): the campaign's
+   share of its worker slots, one at least. */
+static int min_slots(const struct campaign *c, int g)
+{
+    double share =
+        c->cfg->minimize_share > 0 ? c->cfg->minimize_share : GG_CAMPAIGN_DEFAULT_MINIMIZE_SHARE;
+    int workers = g >= 0 ? c->st->gpu[g].workers : c->n_workers;
+    int n = (int)(share * workers + 0.5);
+    return n < 1 ? 1 : n;
+}
+
+/* The next signature to triage, on a device with a minimiser slot free: one whose class family
+   has no bucket of this campaign's yet first (a new bug is more likely there), else the oldest;
+   signatures filed meanwhile are skipped. */
 static struct pending_min *next_min(struct campaign *c)
 {
     struct pending_min *oldest = NULL;
     for (size_t i = 0; i < c->n_mins; i++) {
         struct pending_min *m = &c->mins[i];
-        if (m->done)
+        int g = min_device(c, m);
+        if (m->done || camp_running_mins(c, g) >= min_slots(c, g))
             continue;
         const char *id = gg_buckets_of(&c->buckets, m->sig);
         if (id) {
@@ -193,8 +229,9 @@ static struct pending_min *next_min(struct campaign *c)
 }
 
 /* Minimisers at work on device gpu (-1: on any; one whose finder's device is not known runs on
-   the first). Minimisers that may run: one, or while signatures wait for triage one per worker
-   (the fuzzing workers then give way, see may_dispatch in gg_campaign.c). */
+   the first). Minimisers that may run: one, or while signatures wait for triage the campaign's
+   share of each device's workers (min_slots; the fuzzing workers then give way, see
+   may_dispatch in gg_campaign.c). */
 int camp_running_mins(const struct campaign *c, int gpu)
 {
     int n = 0;
@@ -263,12 +300,17 @@ static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int k
     if (ok)
         c->st->minimized++;
     if (got)
-        camp_log(c, "#%lld MIN %s: normal form of groups %lld -> %lld, output elements %lld -> "
-                 "%lld, %d runs in %.1f s%s%s\n", (long long)c->st->execs, m->path,
-                 (long long)ms->groups_before, (long long)ms->groups_after,
-                 (long long)ms->elems_before, (long long)ms->elems_after, ms->attempts,
-                 ms->seconds, ms->stopped_at ? " (reached a filed signature)" : "",
-                 !ok ? " (minimiser failed)"
+        camp_log(c,
+                 "#%lld MIN %s: normal form of groups %lld -> %lld, output elements %lld -> "
+                 "%lld, %d runs in %.1f s%s%s%s\n",
+                 (long long)c->st->execs, m->path, (long long)ms->groups_before,
+                 (long long)ms->groups_after, (long long)ms->elems_before,
+                 (long long)ms->elems_after, ms->attempts, ms->seconds,
+                 ms->stopped_at ? " (reached a filed signature)" : "",
+                 ms->restarted_fresh ? " (started over in fresh processes: a case the worker "
+                                       "process kept failed otherwise alone)"
+                                     : "",
+                 !ok            ? " (minimiser failed)"
                  : rep.replaced ? "; it keeps the finding's signature (the store keeps the "
                                   "smaller case)"
                                 : "; its signature differs: the finding keeps its case as found");

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +18,6 @@
 #include <unistd.h>
 
 #include "fuzz/campaign/campaign_int.h"
-
-extern char **environ;
 
 #define RETRY_FACTOR 4.0        /* a timeout is re-run once with this many times the limit */
 #define MAX_RERUNS 2            /* re-runs of one case after early ends; then it is dropped */
@@ -41,96 +38,17 @@ void camp_job_free(struct job *j)
 
 /* ---- workers ------------------------------------------------------------------------------- */
 
-/* Whether environment entry e sets variable var (given as "NAME="). */
-static int sets(const char *e, const char *var)
-{
-    return strncmp(e, var, strcspn(var, "=") + 1) == 0;
-}
-
-/* environ plus OPENBLAS_NUM_THREADS=1 unless set (workers share the cores already), and for a
-   worker bound to a device the two entries that bind it (visible and device, which replace any
-   of the same names). */
-static char **worker_env(const char *visible, const char *device)
-{
-    size_t n = 0;
-    int has = 0;
-    for (char **e = environ; e && *e; e++, n++)
-        has |= strncmp(*e, "OPENBLAS_NUM_THREADS=", 21) == 0;
-    char **env = calloc(n + 4, sizeof *env);
-    if (!env)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!visible || (!sets(environ[i], visible) && !sets(environ[i], device)))
-            env[k++] = environ[i];
-    if (!has)
-        env[k++] = "OPENBLAS_NUM_THREADS=1";
-    if (visible) {
-        env[k++] = (char *)visible;
-        env[k++] = (char *)device;
-    }
-    return env;
-}
-
 int camp_spawn_worker(struct campaign *c, struct worker *w)
 {
     gg_history_clear(&w->hist); /* a new process: nothing ran in it yet */
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        snprintf(c->err, c->err_len, "cannot create a socket pair: %s", strerror(errno));
+    struct gg_worker_launch how = {.exe = c->exe,
+                                   .cmd = c->cfg->worker_cmd,
+                                   .n_cmd = c->cfg->n_worker_cmd,
+                                   .plugins = c->cfg->plugins,
+                                   .n_plugins = c->cfg->n_plugins,
+                                   .gpu = w->gpu >= 0 ? c->gpus->id[w->gpu] : -1};
+    if (gg_worker_launch(&how, &w->pid, &w->fd, c->err, c->err_len) != 0)
         return -1;
-    }
-    int argc = 0;
-    int n_cmd = c->cfg->worker_cmd != NULL ? c->cfg->n_worker_cmd : 0;
-    char **argv = calloc((size_t)(2 * c->cfg->n_plugins + n_cmd + 3), sizeof *argv);
-    char visible[320], device[64];
-    if (w->gpu >= 0)
-        gg_gpus_env(c->gpus->id[w->gpu], visible, sizeof visible, device, sizeof device);
-    char **env = w->gpu >= 0 ? worker_env(visible, device) : worker_env(NULL, NULL);
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&attr);
-    int rc = ENOMEM;
-    if (argv && env) {
-        argv[argc++] = c->exe;
-        for (int i = 1; i < n_cmd; i++)
-            argv[argc++] = (char *)c->cfg->worker_cmd[i];
-        for (int i = 0; i < c->cfg->n_plugins; i++) {
-            argv[argc++] = "--plugin";
-            argv[argc++] = (char *)c->cfg->plugins[i];
-        }
-        argv[argc++] = "worker";
-        /* Its own process group, so a terminal's ^C reaches only the supervisor. */
-        sigset_t none, dflt;
-        sigemptyset(&none);
-        sigemptyset(&dflt);
-        sigaddset(&dflt, SIGINT);
-        sigaddset(&dflt, SIGTERM);
-        sigaddset(&dflt, SIGPIPE);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                            POSIX_SPAWN_SETSIGDEF);
-        posix_spawnattr_setpgroup(&attr, 0);
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &dflt);
-        posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
-        posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
-        pid_t pid;
-        rc = posix_spawnp(&pid, c->exe, &fa, &attr, argv, env);
-        if (rc == 0)
-            w->pid = (int)pid;
-    }
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    free(argv);
-    free(env);
-    close(sv[1]);
-    if (rc != 0) {
-        close(sv[0]);
-        snprintf(c->err, c->err_len, "cannot start worker %s: %s", c->exe, strerror(rc));
-        return -1;
-    }
-    w->fd = sv[0];
     w->state = W_STARTING;
     w->since = gg_wire_now();
     return 0;
@@ -141,25 +59,7 @@ int camp_spawn_worker(struct campaign *c, struct worker *w)
    not exit after closing its end; 0 when kill_first. */
 int camp_reap(struct worker *w, int kill_first)
 {
-    int wst = 0, signo = kill_first ? 0 : -1;
-    if (w->pid <= 0)
-        goto done;
-    if (kill_first)
-        kill(w->pid, SIGKILL);
-    /* A worker whose socket closed is exiting: give it a moment before forcing it. */
-    for (int tries = 0; !kill_first && tries < 2000; tries++) {
-        pid_t got = waitpid(w->pid, &wst, WNOHANG);
-        if (got == w->pid && WIFSIGNALED(wst))
-            signo = WTERMSIG(wst);
-        if (got == w->pid || (got < 0 && errno != EINTR))
-            goto done;
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-    kill(w->pid, SIGKILL);
-    while (waitpid(w->pid, &wst, 0) < 0 && errno == EINTR)
-        ;
-done:
+    int signo = gg_worker_reap(w->pid, kill_first);
     close(w->fd);
     w->fd = -1;
     w->pid = 0;

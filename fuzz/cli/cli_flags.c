@@ -150,6 +150,10 @@ static int read_value(const struct gg_cli_flag *f, const char *arg, void *field,
     case GG_CLI_LIMIT:
         if (read_number(arg, 0, &v, why, len) != 0)
             return -1;
+        if (f->type == GG_CLI_NUMBER && f->max > 0 && (v < f->min || v > f->max)) {
+            snprintf(why, len, "a number from %g to %g, not '%s'", f->min, f->max, arg);
+            return -1;
+        }
         store_number(f, field, v);
         return 0;
     case GG_CLI_SECONDS:

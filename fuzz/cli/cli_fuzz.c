@@ -111,8 +111,14 @@ static const struct gg_cli_flag fuzz_flags[] = {
     {"stop-file", 0, GG_CLI_STRING, "FILE", F(cfg.stop_file),
      .help = "end the campaign cleanly once FILE exists (also SIGINT, SIGTERM)"},
     {"no-minimize", 0, GG_CLI_SWITCH, NULL, F(cfg.no_minimize),
-     .help = "do not minimise new signatures (else each gets up to "
-             GG_CLI_STR(GG_CAMPAIGN_DEFAULT_MINIMIZE_S) " s)"},
+     .help = "do not minimise new signatures (else each gets up to " GG_CLI_STR(
+         GG_CAMPAIGN_DEFAULT_MINIMIZE_S) " s)"},
+    {"minimize-share", 0, GG_CLI_NUMBER, "F", F(cfg.minimize_share),
+     GG_CLI_DEFAULT(GG_CAMPAIGN_DEFAULT_MINIMIZE_SHARE), .min = 0.01, .max = 1,
+     .help = "while new signatures wait to be minimised, minimisers take at most this share of "
+             "each GPU's workers (of all workers for a CPU kernel), one at least, and the "
+             "workers give way to them; each runs its candidates in one worker process of its "
+             "own on the device of the worker that found the signature"},
     GG_CLI_MAX_MEM_FLAG(struct fuzz_args, cfg.run.max_mem_bytes),
     GG_CLI_REFERENCE_FLAG(struct fuzz_args, cfg.run.reference),
     {"shard", 0, GG_CLI_STRING, "I/N", F(shard), .apply = gg_cli_apply_shard,

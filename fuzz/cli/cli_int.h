@@ -68,7 +68,7 @@ void gg_cli_plugin_lead(struct gg_cli_plugins *pl, char **lead, int n_lead);
 enum gg_cli_type {
     GG_CLI_SWITCH,  /* no value: int field set to 1 */
     GG_CLI_COUNT,   /* a whole number in [min, max] (max 0: no upper bound): int or int64_t */
-    GG_CLI_NUMBER,  /* a number >= 0 (a margin in dB): double */
+    GG_CLI_NUMBER,  /* a number >= 0 (a margin in dB, a share), in the row's range: double */
     GG_CLI_SECONDS, /* seconds > 0 (a period, a budget): double */
     GG_CLI_LIMIT,   /* seconds a case, a run or the command may take, 0: no limit (stored as
                        GG_NO_LIMIT): double */
@@ -102,7 +102,8 @@ struct gg_cli_flag {
     enum gg_cli_type type;
     const char *arg;   /* placeholder of its value ("N", "PATH"); NULL for a switch */
     size_t at, size;   /* its field in the option struct (GG_CLI_AT); size 0: none (apply only) */
-    double min, max;   /* COUNT: the range (max 0: none above min); LIST: max is the most items */
+    double min, max;   /* COUNT: the range (max 0: none above min); NUMBER: the range when max
+                          > 0; LIST: max is the most items */
     const struct gg_cli_word *words; /* WORD: the words it takes, ending with a NULL word */
     /* The default, stored before the options are parsed: set, a number (COUNT, NUMBER,
        SECONDS, LIMIT, SIZE, SEED) or a string (STRING, WORD: the word); else text, the default
@@ -300,7 +301,7 @@ int gg_cli_each_case(const char *path, const char *verb, void (*each)(void *ctx,
 /* Commands: argv[0] is the command's name. */
 int gg_cli_list(int argc, char **argv);
 int gg_cli_run(int argc, char **argv, int replay);
-int gg_cli_minimize(int argc, char **argv);
+int gg_cli_minimize(int argc, char **argv, char **lead, int n_lead);
 int gg_cli_fuzz(int argc, char **argv, char **lead, int n_lead);
 int gg_cli_selftest(int argc, char **argv, char **lead, int n_lead);
 int gg_cli_worker(void);

@@ -58,7 +58,7 @@ int gg_cli_main(int argc, char **argv)
     if (!strcmp(cmd, "list"))
         return gg_cli_list(argc - 1, argv + 1);
     if (!strcmp(cmd, "minimize"))
-        return gg_cli_minimize(argc - 1, argv + 1);
+        return gg_cli_minimize(argc - 1, argv + 1, lead, n_lead);
     if (!strcmp(cmd, "fuzz"))
         return gg_cli_fuzz(argc - 1, argv + 1, lead, n_lead);
     if (!strcmp(cmd, "selftest"))

@@ -40,6 +40,7 @@ struct min_args {
     struct gg_min_opts mo;
     const char *out, *kernel, *mutant;
     int repeats;
+    struct gg_cli_plugins pl; /* for the worker process the candidates run in */
 };
 
 #define A(field) GG_CLI_AT(struct min_args, field)
@@ -64,7 +65,7 @@ static const struct gg_cli_flag minimize_flags[] = {
      .help = "minimise to the normal form that triage files buckets by: keep the class family "
              "(snr and nan are one), smallest sizes, simplest output dtype, placement and data; "
              "prints the bucket's form and id"},
-    GG_CLI_PLUGIN_FLAG(.size = 0),
+    GG_CLI_PLUGIN_FLAG(A(pl)),
     {0}};
 #undef A
 const struct gg_cli_command gg_cli_minimize_command = {
@@ -82,10 +83,11 @@ static int not_a_note(const char *key)
     return strcmp(key, "note") != 0;
 }
 
-int gg_cli_minimize(int argc, char **argv)
+int gg_cli_minimize(int argc, char **argv, char **lead, int n_lead)
 {
     struct min_args a;
     memset(&a, 0, sizeof a);
+    gg_cli_plugin_lead(&a.pl, lead, n_lead);
     int rc = gg_cli_parse(&gg_cli_minimize_command, argc, argv, &a);
     if (rc != GG_CLI_TAKEN)
         return rc;
@@ -170,8 +172,22 @@ int gg_cli_minimize(int argc, char **argv)
     fflush(stdout);
     struct gg_min_stats ms;
     st = gg_case_set_meta(&c, "expect", expect);
+    /* The candidates run one after another in a worker process (a GPU kernel's context and
+       device memory then serve them all); the case found is checked in a fresh one. */
+    int n_self;
+    const char *const *self = gg_cli_self(&n_self);
+    struct gg_worker_launch how = {.exe = self ? self[0] : "/proc/self/exe",
+                                   .cmd = self,
+                                   .n_cmd = n_self,
+                                   .plugins = a.pl.paths,
+                                   .n_plugins = a.pl.n,
+                                   .gpu = -1};
+    struct gg_workerproc proc;
+    gg_workerproc_init(&proc, &how);
+    mo.proc = &proc;
     if (st == GG_OK)
         st = gg_minimize(&c, v.signature, &mo, &ms, err, sizeof err);
+    gg_workerproc_close(&proc);
     char form[GG_SIGNATURE_MAX], id[GG_BUCKET_ID_HEX + 1];
     if (st == GG_OK && mo.bucket) {
         snprintf(expect, sizeof expect, "class=%.*s sig=%s", (int)strcspn(ms.signature, "/"),
@@ -208,6 +224,10 @@ int gg_cli_minimize(int argc, char **argv)
         printf("%d rounds, %d runs (%d repeated candidates not run), %d steps kept, %d other "
                "faults, %.1f s -> %s\n", ms.rounds, ms.attempts, ms.cache_hits, ms.kept,
                ms.other_faults, ms.seconds, out);
+        if (ms.restarted_fresh)
+            printf("the case the worker process reached failed otherwise in a fresh process (a "
+                   "kernel that keeps state between calls): every run started over in a fresh "
+                   "process\n");
     }
     free(def_out);
     gg_case_free(&c);

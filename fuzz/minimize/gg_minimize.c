@@ -34,7 +34,15 @@ static double now_s(void)
 
 int min_stopped(const struct ctx *x)
 {
-    return x->fatal != GG_OK || x->st->stopped_at || now_s() >= x->deadline;
+    return x->fatal != GG_OK || x->st->stopped_at || x->stale || now_s() >= x->deadline;
+}
+
+/* One run of a candidate: in the worker process when there is one, else in a fresh one. */
+static enum gg_status run_candidate(const struct ctx *x, const struct gg_case *c,
+                                    struct gg_run_result *r, char *msg, size_t msg_len)
+{
+    return x->proc ? gg_workerproc_run(x->proc, c, &x->o->run, x->timeout_s, r, msg, msg_len)
+                   : gg_run_case_isolated(c, &x->o->run, x->timeout_s, r, msg, msg_len);
 }
 
 /* ---- the cache ----------------------------------------------------------------------------- */
@@ -102,6 +110,17 @@ static void record_other(struct ctx *x, const struct gg_case *c, const struct gg
     x->st->other_faults++;
     if (x->o->findings_dir == NULL)
         return;
+    struct gg_run_result fresh;
+    char msg[256];
+    if (x->proc) { /* a finding is a case's own: it fails so in a fresh process too */
+        x->st->attempts++;
+        int same =
+            gg_run_case_isolated(c, &x->o->run, x->timeout_s, &fresh, msg, sizeof msg) == GG_OK &&
+            strcmp(fresh.verdict.signature, r->verdict.signature) == 0;
+        gg_run_result_free(&fresh);
+        if (!same)
+            return;
+    }
     struct gg_case f;
     if (gg_case_copy(&f, c) != GG_OK)
         return;
@@ -114,7 +133,6 @@ static void record_other(struct ctx *x, const struct gg_case *c, const struct gg
     f.n_meta = 0;
     snprintf(f.kernel, sizeof f.kernel, "%s", r->kernel);
     snprintf(f.mutant, sizeof f.mutant, "%s", r->mutant);
-    char msg[256];
     int is_new;
     /* A store that cannot be written costs the finding, not the minimisation. */
     (void)gg_findings_record(x->o->findings_dir, &f, &r->verdict, 0, &is_new, NULL, 0, msg,
@@ -140,7 +158,7 @@ static int reproduces(struct ctx *x, const struct gg_case *c)
         struct gg_run_result r;
         char msg[1024];
         x->st->attempts++;
-        enum gg_status st = gg_run_case_isolated(c, &x->o->run, x->timeout_s, &r, msg, sizeof msg);
+        enum gg_status st = run_candidate(x, c, &r, msg, sizeof msg);
         int same = st == GG_OK && same_failure(x, &r.verdict);
         /* While flaky checks last, a pass is run once more: a failure then is a race seen
            changing its verdict (the candidate is kept, and the bug filed as a race). */
@@ -148,7 +166,7 @@ static int reproduces(struct ctx *x, const struct gg_case *c)
             x->flaky_checks--;
             gg_run_result_free(&r);
             x->st->attempts++;
-            st = gg_run_case_isolated(c, &x->o->run, x->timeout_s, &r, msg, sizeof msg);
+            st = run_candidate(x, c, &r, msg, sizeof msg);
             same = st == GG_OK && same_failure(x, &r.verdict);
             if (same) {
                 x->st->unstable = 1;
@@ -192,18 +210,21 @@ static int interesting(struct ctx *x, struct gg_case *c)
     return keep;
 }
 
-/* The detail of one more run of the final case c, for its @observed line: what a replay of it
-   shows, whatever the runs before it showed. */
-static void final_detail(struct ctx *x, const struct gg_case *c)
+/* One more run of case c in a fresh process: 1 when it fails with the signature the
+   minimisation holds (its detail, for the @observed line, is then kept), else 0. A case kept in
+   the worker process that fails otherwise here failed there because of the runs before it. */
+static int fresh_run(struct ctx *x, const struct gg_case *c)
 {
     struct gg_run_result r;
     char msg[512];
     x->st->attempts++;
     if (gg_run_case_isolated(c, &x->o->run, x->timeout_s, &r, msg, sizeof msg) != GG_OK)
-        return;
+        return 0;
+    int same = same_failure(x, &r.verdict) && strcmp(r.verdict.signature, x->st->signature) == 0;
     if (same_failure(x, &r.verdict))
         snprintf(x->st->detail, sizeof x->st->detail, "%s", r.verdict.detail);
     gg_run_result_free(&r);
+    return same;
 }
 
 /* Starts a candidate: a copy of cur. 0 (and a fatal status) when out of memory. */
@@ -319,6 +340,35 @@ static const pass_fn BUCKET_PASSES[] = {min_pass_smallest, min_pass_delete, min_
                                         min_pass_nk,       min_pass_tiles,  min_pass_canon,
                                         min_pass_data,     min_pass_simplest};
 
+/* The passes in rounds until a round keeps nothing (st->fixpoint) or the minimisation stops.
+   The case is saved after every pass that shrank it (a killed minimiser loses one pass); one
+   kept in the worker process is saved once it failed so in a fresh process too. */
+static void run_rounds(struct ctx *x, struct gg_case *c)
+{
+    const struct gg_min_opts *o = x->o;
+    const pass_fn *passes = o->bucket ? BUCKET_PASSES : PASSES;
+    size_t n_passes = o->bucket ? sizeof BUCKET_PASSES / sizeof BUCKET_PASSES[0]
+                                : sizeof PASSES / sizeof PASSES[0];
+    while (!min_stopped(x)) {
+        int kept = 0;
+        for (size_t i = 0; i < n_passes && !min_stopped(x); i++) {
+            int by_pass = passes[i](x, c);
+            kept += by_pass;
+            if (by_pass == 0 || o->progress_path == NULL || x->fatal != GG_OK)
+                continue;
+            if (x->proc && !fresh_run(x, c))
+                x->stale = 1;
+            else if ((x->fatal = gg_case_save(c, o->progress_path, x->err, x->err_len)) != GG_OK)
+                return;
+        }
+        x->st->rounds++;
+        if (kept == 0) {
+            x->st->fixpoint = !min_stopped(x);
+            return;
+        }
+    }
+}
+
 enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struct gg_min_opts *o,
                            struct gg_min_stats *st, char *err, size_t err_len)
 {
@@ -367,28 +417,40 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
         check_stability(&x, c, signature, o->stability_runs / 2);
         x.flaky_checks = FLAKY_CHECKS;
     }
-    const pass_fn *passes = o->bucket ? BUCKET_PASSES : PASSES;
-    size_t n_passes = o->bucket ? sizeof BUCKET_PASSES / sizeof BUCKET_PASSES[0]
-                                : sizeof PASSES / sizeof PASSES[0];
-    while (!min_stopped(&x)) {
-        int kept = 0;
-        for (size_t i = 0; i < n_passes && !min_stopped(&x); i++) {
-            int by_pass = passes[i](&x, c);
-            kept += by_pass;
-            /* Saved after every pass that shrank the case: a killed minimiser loses one pass. */
-            if (by_pass > 0 && o->progress_path != NULL && x.fatal == GG_OK &&
-                (s = gg_case_save(c, o->progress_path, err, err_len)) != GG_OK)
-                x.fatal = s;
-        }
-        st->rounds++;
-        if (kept == 0) {
-            st->fixpoint = !min_stopped(&x);
+    /* What a start over in fresh processes goes back to. */
+    struct gg_min_stats first = *st;
+    int flaky = x.flaky_checks;
+    struct gg_case found;
+    x.proc = o->proc && gg_case_copy(&found, c) == GG_OK ? o->proc : NULL;
+    for (;;) {
+        run_rounds(&x, c);
+        if (!x.proc || x.fatal != GG_OK || (!x.stale && fresh_run(&x, c)))
             break;
+        /* A case kept in the worker process fails otherwise alone: each run from here on is a
+           fresh process's, from the case as found. */
+        gg_case_free(c);
+        *c = found;
+        x.proc = NULL;
+        x.stale = 0;
+        x.flaky_checks = flaky;
+        int attempts = st->attempts, kept = st->kept, rounds = st->rounds;
+        *st = first;
+        st->attempts = attempts, st->kept = kept, st->rounds = rounds;
+        st->restarted_fresh = 1;
+        gg_case_id(c, x.cur_id);
+        x.cache.n = 0;
+        memset(x.cache.slots, 0, x.cache.cap * sizeof *x.cache.slots);
+        if ((s = cache_put(&x.cache, x.cur_id, 1)) != GG_OK) {
+            x.fatal = s;
+            snprintf(err, err_len, "minimize: out of memory");
         }
     }
+    if (x.proc)
+        gg_case_free(&found);
     if (o->bucket && st->fixpoint && !st->stopped_at)
         check_stability(&x, c, st->signature, o->stability_runs);
-    final_detail(&x, c);
+    if (!x.proc) /* the detail of a last run (the worker's case ran in a fresh one already) */
+        fresh_run(&x, c);
     measure(c, &st->groups_after, &st->elems_after);
     st->seconds = now_s() - x.t0;
     free(x.cache.slots);

@@ -40,6 +40,12 @@ struct gg_min_opts {
        of one case (its inputs are fixed, so only the schedule can change it) marks it unstable,
        a race whatever class it showed as. */
     int stability_runs;
+    /* (optional) Where candidates run: in this worker process, one after another, instead of a
+       forked child each (what a GPU kernel's runs want: one context, device memory kept). The
+       case the minimisation ends at, and any other fault recorded on the way, is run again in a
+       fresh process: when it fails there otherwise (a kernel whose state made it fail), the
+       minimisation starts over with a fresh process per run. */
+    struct gg_workerproc *proc;
 };
 
 struct gg_min_stats {
@@ -56,11 +62,14 @@ struct gg_min_stats {
     int fixpoint;                      /* 1 when a whole round kept nothing (not cut short) */
     int unstable;                      /* a stability run gave another verdict */
     unsigned classes_seen;             /* bit per class those runs gave (bit 0: a pass) */
+    int restarted_fresh;               /* (proc) the case the worker process ended at failed
+                                          otherwise in a fresh process: every run was then
+                                          started over in one of its own */
 };
 
 /*
  * Shrinks c in place while the verdict keeps signature (every run in its own process, see
- * gg_run_case_isolated): delete groups (ddmin), unify groups, shrink N and K together, shrink each
+ * gg_run_case_isolated, or in o->proc): delete groups (ddmin), unify groups, shrink N and K together, shrink each
  * size in tile coordinates (q·tile + r, q first), canonicalise leading dimensions, strides and
  * offsets, simplify the data towards small integers. Stops at a fixpoint or the time limit.
  * In bucket mode (o->bucket) the verdict need only keep signature's class, and each round starts

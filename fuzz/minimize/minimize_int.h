@@ -25,6 +25,8 @@ struct ctx {
     enum gg_class cls;       /* bucket mode: the class whose family to keep */
     char cand_sig[GG_SIGNATURE_MAX]; /* signature of the candidate tested last */
     const struct gg_min_opts *o;
+    struct gg_workerproc *proc; /* where candidates run (NULL: a fresh process each) */
+    int stale;                  /* (proc) a case kept there failed otherwise in a fresh process */
     struct gg_min_stats *st;
     int repeats;
     int flaky_checks;        /* passes still to be run once more (bucket mode, see reproduces) */

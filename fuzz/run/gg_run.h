@@ -362,6 +362,50 @@ enum gg_status gg_bench_case(const struct gg_case *c, const struct gg_run_opts *
    pipe (GG_E_IO). */
 enum gg_status gg_worker_main(int in_fd, int out_fd, char *err, size_t err_len);
 
+/* How a worker process is started (gg_workerproc.c): exe, then words 1..n_cmd-1 of cmd (the
+   rest of a command that starts ggfuzz, such as a Python host's `python -m ggfuzz`; cmd may be
+   NULL), `--plugin P` for each plugin, and `worker`. */
+struct gg_worker_launch {
+    const char *exe;
+    const char *const *cmd;
+    int n_cmd;
+    const char *const *plugins;
+    int n_plugins;
+    int gpu; /* the device ordinal it is bound to (gg_gpus_env; -1: this process's view) */
+};
+/* Waits for worker process pid, which has closed its end or is told to end: killed at once when
+   kill_first, else given a moment to exit before it is. Returns the signal it died on of its
+   own; -1 when it exited, or had to be killed because it did not; 0 when kill_first. */
+int gg_worker_reap(int pid, int kill_first);
+/* Starts one in its own process group, with OPENBLAS_NUM_THREADS=1 unless the environment sets
+   it, its standard input and output one end of a socket pair: 0 with *pid and *fd (the other
+   end, close-on-exec), or -1 with a message. It announces itself (struct gg_wire_hello) once it
+   is ready for requests. */
+int gg_worker_launch(const struct gg_worker_launch *l, int *pid, int *fd, char *err,
+                     size_t err_len);
+
+/* One worker process that runs cases one after another for a caller that waits for each
+   (gg_workerproc_run); started at the first run, and again at the run after one that ended it. */
+struct gg_workerproc {
+    struct gg_worker_launch how; /* its strings must outlive the process */
+    int pid, fd;                 /* 0 and -1 while none runs */
+    int starts;                  /* processes started so far */
+};
+void gg_workerproc_init(struct gg_workerproc *p, const struct gg_worker_launch *how);
+/*
+ * gg_run_case_isolated() in the worker process: the same verdicts for a run that crashes (the
+ * process died on a signal), exits or runs past timeout_s (<= 0: no limit; the process is
+ * killed), and GG_E_IO for a process killed from outside or one that cannot be started. Unlike
+ * a forked child, the process ran the caller's earlier cases: a kernel that keeps state between
+ * calls may fail here only because of them (a caller that needs a case's own verdict runs it
+ * in a fresh process too). o's observer is not carried.
+ */
+enum gg_status gg_workerproc_run(struct gg_workerproc *p, const struct gg_case *c,
+                                 const struct gg_run_opts *o, double timeout_s,
+                                 struct gg_run_result *r, char *err, size_t err_len);
+/* Ends the process (if any). */
+void gg_workerproc_close(struct gg_workerproc *p);
+
 /*
  * A request carries the text of a case and its run options to a worker, a reply the outcome of
  * its run (their records, and the worker's side of the protocol, are run_int.h's). Both ends are

@@ -81,11 +81,10 @@ static enum gg_status admit_memory(const struct gg_tensors *t, size_t ws,
     return GG_E_NOMEM;
 }
 
-/* Kernel, mutant and support checks. */
-static enum gg_status admit(const struct gg_case *c, const struct gg_run_opts *o,
-                            const struct gg_kernel **kp, struct gg_case *eff, char *err,
-                            size_t err_len)
+enum gg_status gg_case_overridden(const struct gg_case *c, const struct gg_run_opts *o,
+                                  struct gg_case *eff, char *err, size_t err_len)
 {
+    memset(eff, 0, sizeof *eff);
     enum gg_status st = gg_case_copy(eff, c);
     if (st != GG_OK) {
         snprintf(err, err_len, "out of memory copying the case");
@@ -100,6 +99,17 @@ static enum gg_status admit(const struct gg_case *c, const struct gg_run_opts *o
     }
     if (o && o->mutant)
         snprintf(eff->mutant, sizeof eff->mutant, "%s", strcmp(o->mutant, "none") ? o->mutant : "");
+    return GG_OK;
+}
+
+/* Kernel, mutant and support checks. */
+static enum gg_status admit(const struct gg_case *c, const struct gg_run_opts *o,
+                            const struct gg_kernel **kp, struct gg_case *eff, char *err,
+                            size_t err_len)
+{
+    enum gg_status st = gg_case_overridden(c, o, eff, err, err_len);
+    if (st != GG_OK)
+        return st;
     const struct gg_kernel *k = gg_registry_find(eff->kernel);
     if (!k) {
         snprintf(err, err_len, "unknown kernel '%s' (ggfuzz list shows the kernels)", eff->kernel);

@@ -196,15 +196,11 @@ enum gg_status gg_run_ended_early(const struct gg_case *c, const struct gg_run_o
 {
     memset(r, 0, sizeof *r);
     struct gg_case eff;
-    enum gg_status st = gg_case_copy(&eff, c);
+    enum gg_status st = gg_case_overridden(c, o, &eff, err, err_len);
     if (st != GG_OK) {
-        snprintf(err, err_len, "out of memory copying the case");
+        gg_case_free(&eff);
         return st;
     }
-    if (o && o->kernel)
-        snprintf(eff.kernel, sizeof eff.kernel, "%s", o->kernel);
-    if (o && o->mutant)
-        snprintf(eff.mutant, sizeof eff.mutant, "%s", strcmp(o->mutant, "none") ? o->mutant : "");
     struct gg_tensors t;
     st = gg_tensors_plan(&eff, &t, err, err_len);
     if (st == GG_OK) {

@@ -21,6 +21,12 @@ void gg_registry_truncate(size_t count);
 /* The variable that tells a bound process its ordinal as --gpus listed it (gg_gpus.c). */
 #define GG_GPUS_DEVICE_ENV "GGFUZZ_DEVICE"
 
+/* c as it runs under o's kernel and mutant overrides ("none": the correct kernel), copied into
+   *eff, which the caller frees whatever the status (gg_runner.c): GG_E_INVAL for a mutant list
+   too long for a case, GG_E_NOMEM. */
+enum gg_status gg_case_overridden(const struct gg_case *c, const struct gg_run_opts *o,
+                                  struct gg_case *eff, char *err, size_t err_len);
+
 /* ---- The worker's side of the wire protocol (gg_worker.c, gg_faultnote.c) ------------------- */
 
 /*
