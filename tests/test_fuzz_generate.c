@@ -269,7 +269,7 @@ Test(fuzz_generate, zero_class_signature_shapes)
 {
     struct gg_gen_config cfg = config("grouped_bf16_cpu_tiled", "", GG_FAULTS_ZERO,
                                       GG_STRATEGY_TARGETED);
-    int first = 0, last = 0, all = 0, wgrad = 0, single = 0, zero_k = 0;
+    int first = 0, last = 0, all = 0, wgrad = 0, single = 0, zero_k = 0, many_wgrad = 0;
     for (uint64_t n = 0; n < 300; n++) {
         struct gg_case c;
         generate(&cfg, 5, n, &c);
@@ -280,8 +280,16 @@ Test(fuzz_generate, zero_class_signature_shapes)
         wgrad += c.op == GG_OP_GROUPED_WGRAD && empty > 0;
         single += c.groups >= 64 && empty == c.groups - 1;
         zero_k += c.k == 0 || c.n == 0;
+        /* a wgrad of many groups writes groups x N x K: N and K stay small there */
+        if (c.op == GG_OP_GROUPED_WGRAD && c.groups >= 17) {
+            many_wgrad++;
+            cr_expect_leq(c.groups * c.n * c.k, (int64_t)1 << 22, "case %llu: %lld x %lld x %lld",
+                          (unsigned long long)n, (long long)c.groups, (long long)c.n,
+                          (long long)c.k);
+        }
         gg_case_free(&c);
     }
+    cr_expect_gt(many_wgrad, 0, "no wgrad case with many groups");
     cr_expect_gt(first, 0, "no case with an empty first group");
     cr_expect_gt(last, 0, "no case with an empty last group");
     cr_expect_gt(all, 0, "no case with every group empty");

@@ -25,6 +25,28 @@ enum zero_kind {
      GG_OP_BIT(GG_OP_GROUPED_WGRAD))
 #define OPS_GROUPS (OPS_GROUPED | GG_OP_BIT(GG_OP_MOE_SORTED))
 #define SMALL_GROUPS 16
+/* Outputs of a wgrad case with many groups: wgrad writes groups x N x K whatever the rows. */
+#define WGRAD_MANY_OUT ((int64_t)1 << 22)
+
+/* A wgrad case of hundreds or thousands of groups keeps N and K small enough that its output
+   stays within WGRAD_MANY_OUT elements: the faults it aims at (an empty group's dW left
+   unwritten, a group index past a limit) need the groups, not large N and K, and a dW of
+   thousands of full-size groups (gigabytes with its reference) costs a campaign more than
+   hundreds of other cases. */
+static void fit_many_wgrad(struct gg_case *c)
+{
+    if (c->op != GG_OP_GROUPED_WGRAD)
+        return;
+    while (c->groups * c->n * c->k > WGRAD_MANY_OUT) {
+        int64_t n = c->n, k = c->k;
+        if (c->n >= c->k)
+            c->n = (c->n + 1) / 2;
+        else
+            c->k = gen_fix_k(c, (c->k + 1) / 2);
+        if (c->n == n && c->k == k)
+            return;
+    }
+}
 
 /* The empty-group pattern of kind k over n groups (non-empty groups get gen_rows()). */
 static void pattern(struct gen *g, enum zero_kind k, int64_t *lens, int64_t n)
@@ -115,6 +137,7 @@ void gen_strategy_zero(struct gen *g, struct gg_case *c)
         lens[at] = gen_rows(g);
         gen_shape(g, c, lens, n);
         free(lens);
+        fit_many_wgrad(c);
         return;
     }
     int64_t lens[SMALL_GROUPS], n = gen_range(&g->r, k == Z_RUN ? 4 : 1, k == Z_ALL ? 16 : 10);
@@ -128,5 +151,6 @@ void gen_strategy_zero(struct gen *g, struct gg_case *c)
         gen_push(g, c, 0, gen_log_range(&g->r, 17, 4096));
         if (c->op == GG_OP_MOE_SORTED)
             c->m = 0;
+        fit_many_wgrad(c);
     }
 }

@@ -12,7 +12,9 @@
  *      brought back; reference; compare; release: everything freed) and the kernel's
  *      time (the first run's, times the runs a case takes);
  *   3. the tiny cases of the same draw only (bench_cases.h), run the same way.
- * It prints each phase's share of the campaign's wall time per case; what is left is the worker
+ * It prints each phase's share of the campaign's wall time per case, then the size distribution
+ * of the draw (by the host memory a case needs, gg_case_mem_estimate): the cases and faults of
+ * each size class and its share of the run time; what is left is the worker
  * round trip (the case sent, the result read back) and the supervisor (novelty, corpus, files,
  * confirmations). The GPU's busy fraction is estimated as (kernel runs + a device reference)
  * over the wall time. The draw of part 2 is a case's draw in the supervisor; the run of part 2
@@ -20,6 +22,7 @@
  * Usage: bench_campaign_phases [--cases N] [--seed S] KERNEL...
  */
 #include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,23 @@ struct sums {
     int cases, errors, faults;
     double draw, wall, setup, alloc, inputs, runs, reference, compare, release, kernel, device_ref;
 };
+
+/* The size classes of the distribution: a case's host memory below each bound. */
+static const struct {
+    int64_t below;
+    const char *name;
+} SIZES[] = {
+    {4 << 20, "< 4 MiB"}, {64 << 20, "4-64 MiB"}, {1 << 30, "64M-1 GiB"}, {INT64_MAX, ">= 1 GiB"}};
+#define N_SIZES (sizeof SIZES / sizeof SIZES[0])
+
+static size_t size_class(const struct gg_case *c)
+{
+    int64_t bytes = gg_case_mem_estimate(c);
+    size_t i = 0;
+    while (i + 1 < N_SIZES && bytes >= SIZES[i].below)
+        i++;
+    return i;
+}
 
 /* Runs c as a worker does and adds its times to s. */
 static void run_one(const struct gg_case *c, struct gg_run_opts *o, struct sums *s)
@@ -61,6 +81,15 @@ static void run_one(const struct gg_case *c, struct gg_run_opts *o, struct sums 
     if (r.device_reference)
         s->device_ref += r.phase.reference;
     gg_run_result_free(&r);
+}
+
+static void add(struct sums *to, const struct sums *s)
+{
+    to->cases += s->cases, to->errors += s->errors, to->faults += s->faults;
+    to->draw += s->draw, to->wall += s->wall, to->setup += s->setup, to->alloc += s->alloc;
+    to->inputs += s->inputs, to->runs += s->runs, to->reference += s->reference;
+    to->compare += s->compare, to->release += s->release, to->kernel += s->kernel;
+    to->device_ref += s->device_ref;
 }
 
 /* The first statistics tick with a case done: the campaign's start (its workers' start and the
@@ -134,7 +163,7 @@ static int bench(const char *name, int n, uint64_t seed)
     cfg.caps = caps;
     struct gg_hostpool pool = {.n = 0};
     struct gg_run_opts o = {.pool = &pool};
-    struct sums all = {0}, small = {0};
+    struct sums all = {0}, small = {0}, by_size[N_SIZES] = {{0}};
     for (uint64_t i = 0; i < (uint64_t)n; i++) {
         struct gg_case c;
         double t0 = gg_wire_now();
@@ -142,7 +171,10 @@ static int bench(const char *name, int n, uint64_t seed)
         all.draw += gg_wire_now() - t0;
         if (st != GG_OK)
             continue;
-        run_one(&c, &o, &all);
+        struct sums one = {0};
+        run_one(&c, &o, &one);
+        add(&all, &one);
+        add(&by_size[size_class(&c)], &one);
         if (bench_tiny_case(&c))
             run_one(&c, &o, &small);
         gg_case_free(&c);
@@ -176,6 +208,15 @@ static int bench(const char *name, int n, uint64_t seed)
         row("worker round trip and supervisor", campaign - per - draw, whole);
     printf("  GPU busy (kernel runs + device reference) / wall: %.1f%%\n",
            whole > 0 ? 100 * (all.kernel + all.device_ref) / c / whole : 0);
+    printf("  %-12s %6s %7s %8s %11s %10s\n", "size (host)", "cases", "share", "faults",
+           "ms per case", "of the run");
+    for (size_t j = 0; j < N_SIZES; j++) {
+        const struct sums *b = &by_size[j];
+        int nb = b->cases + b->errors;
+        printf("  %-12s %6d %6.1f%% %8d %11.2f %9.1f%%\n", SIZES[j].name, nb,
+               n ? 100.0 * nb / n : 0, b->faults, nb ? 1e3 * b->wall / nb : 0,
+               all.wall > 0 ? 100 * b->wall / all.wall : 0);
+    }
     if (as.pooled + as.allocated > 0) /* this process's runs, every kernel so far */
         printf("  device blocks: %llu from the pool, %llu allocated, %llu freed; flush spans: "
                "%llu reused, %llu mapped, %llu unmapped; sparse pieces: %llu kept granules, %llu "
