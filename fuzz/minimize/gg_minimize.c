@@ -24,6 +24,9 @@
 /* Passes run once more per bucket-mode minimisation of wrong values or workspace dependence, to
    see a race change its verdict. */
 #define FLAKY_CHECKS 8
+/* With candidates in a worker process, the progress is saved at most this often (seconds): each
+   save first runs the case in a fresh process, which on a GPU creates a context. */
+#define PROGRESS_EVERY_S 5.0
 
 static double now_s(void)
 {
@@ -342,7 +345,8 @@ static const pass_fn BUCKET_PASSES[] = {min_pass_smallest, min_pass_delete, min_
 
 /* The passes in rounds until a round keeps nothing (st->fixpoint) or the minimisation stops.
    The case is saved after every pass that shrank it (a killed minimiser loses one pass); one
-   kept in the worker process is saved once it failed so in a fresh process too. */
+   kept in the worker process is saved once it failed so in a fresh process too, and at most
+   every PROGRESS_EVERY_S. */
 static void run_rounds(struct ctx *x, struct gg_case *c)
 {
     const struct gg_min_opts *o = x->o;
@@ -354,12 +358,14 @@ static void run_rounds(struct ctx *x, struct gg_case *c)
         for (size_t i = 0; i < n_passes && !min_stopped(x); i++) {
             int by_pass = passes[i](x, c);
             kept += by_pass;
-            if (by_pass == 0 || o->progress_path == NULL || x->fatal != GG_OK)
+            if (by_pass == 0 || o->progress_path == NULL || x->fatal != GG_OK ||
+                (x->proc && now_s() < x->saved_at + PROGRESS_EVERY_S))
                 continue;
             if (x->proc && !fresh_run(x, c))
                 x->stale = 1;
             else if ((x->fatal = gg_case_save(c, o->progress_path, x->err, x->err_len)) != GG_OK)
                 return;
+            x->saved_at = now_s();
         }
         x->st->rounds++;
         if (kept == 0) {

@@ -27,6 +27,7 @@ struct ctx {
     const struct gg_min_opts *o;
     struct gg_workerproc *proc; /* where candidates run (NULL: a fresh process each) */
     int stale;                  /* (proc) a case kept there failed otherwise in a fresh process */
+    double saved_at;            /* when the progress file was last written (0: never) */
     struct gg_min_stats *st;
     int repeats;
     int flaky_checks;        /* passes still to be run once more (bucket mode, see reproduces) */
