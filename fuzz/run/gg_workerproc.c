@@ -222,8 +222,13 @@ enum gg_status gg_workerproc_run(struct gg_workerproc *p, const struct gg_case *
     struct gg_wire_fault fault = {0};
     int got = gg_wire_recv_result(p->fd, timeout_s > 0 ? t0 + timeout_s : 0, &st, err, err_len, r,
                                   &fault);
-    if (got == 0)
+    if (got == 0) {
+        /* A sticky GPU error ends the process after this reply: the next run starts a fresh one
+           rather than send it a case it would not run. */
+        if (st == GG_OK && r->verdict.cls == GG_CLASS_DEVICE)
+            reap(p, 0);
         return st;
+    }
     int pid = p->pid, signo = reap(p, got == 1);
     char killed[256];
     if (gg_killed_from_outside(signo, killed, sizeof killed)) {
