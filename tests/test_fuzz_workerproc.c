@@ -173,6 +173,34 @@ Test(workerproc, the_minimiser_reaches_the_same_case_with_its_candidates_in_one_
     gg_case_free(&one);
 }
 
+Test(workerproc, the_minimiser_runs_its_candidates_in_fresh_processes_when_no_worker_starts,
+     .init = setup)
+{
+    const char *text = "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+                       "mutant tail_rows_unwritten\ndtypes a=bf16 b=bf16 c=bf16\ngroups 3\n"
+                       "group_lens 70 0 130\nn 96\nk 64\nseed 6\n";
+    struct gg_case fresh, fallback;
+    parse(text, &fresh);
+    parse(text, &fallback);
+    struct gg_run_result r;
+    char err[1024], id_fresh[GG_CASE_ID_HEX + 1], id_fallback[GG_CASE_ID_HEX + 1];
+    cr_assert_eq(gg_run_case_isolated(&fresh, NULL, 30, &r, err, sizeof err), GG_OK, "%s", err);
+    struct gg_min_stats a, b;
+    minimise(&fresh, r.verdict.signature, NULL, &a);
+    struct gg_workerproc p;
+    struct gg_worker_launch how = {.exe = "/bin/false", .gpu = -1};
+    gg_workerproc_init(&p, &how);
+    minimise(&fallback, r.verdict.signature, &p, &b);
+    gg_case_id(&fresh, id_fresh);
+    gg_case_id(&fallback, id_fallback);
+    cr_expect_str_eq(id_fallback, id_fresh, "a worker that cannot start costs no step");
+    cr_expect_lt(b.elems_after, b.elems_before);
+    cr_expect_eq(p.starts, 1, "one failed start, then fresh processes");
+    gg_run_result_free(&r);
+    gg_case_free(&fresh);
+    gg_case_free(&fallback);
+}
+
 Test(workerproc, the_minimiser_starts_over_in_fresh_processes_when_history_made_a_case_fail,
      .init = setup)
 {

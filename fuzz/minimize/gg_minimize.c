@@ -40,12 +40,21 @@ int min_stopped(const struct ctx *x)
     return x->fatal != GG_OK || x->st->stopped_at || x->stale || now_s() >= x->deadline;
 }
 
-/* One run of a candidate: in the worker process when there is one, else in a fresh one. */
-static enum gg_status run_candidate(const struct ctx *x, const struct gg_case *c,
-                                    struct gg_run_result *r, char *msg, size_t msg_len)
+/* One run of a candidate: in the worker process when there is one, else in a fresh one (from
+   then on when no worker process can be started). */
+static enum gg_status run_candidate(struct ctx *x, const struct gg_case *c, struct gg_run_result *r,
+                                    char *msg, size_t msg_len)
 {
-    return x->proc ? gg_workerproc_run(x->proc, c, &x->o->run, x->timeout_s, r, msg, msg_len)
-                   : gg_run_case_isolated(c, &x->o->run, x->timeout_s, r, msg, msg_len);
+    if (x->proc) {
+        enum gg_status st =
+            gg_workerproc_run(x->proc, c, &x->o->run, x->timeout_s, r, msg, msg_len);
+        if (st != GG_E_IO || !x->proc->start_failed) {
+            x->in_proc = 1;
+            return st;
+        }
+        x->proc = NULL;
+    }
+    return gg_run_case_isolated(c, &x->o->run, x->timeout_s, r, msg, msg_len);
 }
 
 /* ---- the cache ----------------------------------------------------------------------------- */
@@ -359,9 +368,9 @@ static void run_rounds(struct ctx *x, struct gg_case *c)
             int by_pass = passes[i](x, c);
             kept += by_pass;
             if (by_pass == 0 || o->progress_path == NULL || x->fatal != GG_OK ||
-                (x->proc && now_s() < x->saved_at + PROGRESS_EVERY_S))
+                (x->in_proc && now_s() < x->saved_at + PROGRESS_EVERY_S))
                 continue;
-            if (x->proc && !fresh_run(x, c))
+            if (x->in_proc && !fresh_run(x, c))
                 x->stale = 1;
             else if ((x->fatal = gg_case_save(c, o->progress_path, x->err, x->err_len)) != GG_OK)
                 return;
@@ -427,17 +436,19 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
     struct gg_min_stats first = *st;
     int flaky = x.flaky_checks;
     struct gg_case found;
-    x.proc = o->proc && gg_case_copy(&found, c) == GG_OK ? o->proc : NULL;
+    int have_found = o->proc && gg_case_copy(&found, c) == GG_OK;
+    x.proc = have_found ? o->proc : NULL;
     for (;;) {
         run_rounds(&x, c);
-        if (!x.proc || x.fatal != GG_OK || (!x.stale && fresh_run(&x, c)))
+        if (!x.in_proc || x.fatal != GG_OK || (!x.stale && fresh_run(&x, c)))
             break;
         /* A case kept in the worker process fails otherwise alone: each run from here on is a
            fresh process's, from the case as found. */
         gg_case_free(c);
         *c = found;
+        have_found = 0;
         x.proc = NULL;
-        x.stale = 0;
+        x.in_proc = x.stale = 0;
         x.flaky_checks = flaky;
         int attempts = st->attempts, kept = st->kept, rounds = st->rounds;
         *st = first;
@@ -451,11 +462,11 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
             snprintf(err, err_len, "minimize: out of memory");
         }
     }
-    if (x.proc)
+    if (have_found)
         gg_case_free(&found);
     if (o->bucket && st->fixpoint && !st->stopped_at)
         check_stability(&x, c, st->signature, o->stability_runs);
-    if (!x.proc) /* the detail of a last run (the worker's case ran in a fresh one already) */
+    if (!x.in_proc) /* the detail of a last run (the worker's case ran in a fresh one already) */
         fresh_run(&x, c);
     measure(c, &st->groups_after, &st->elems_after);
     st->seconds = now_s() - x.t0;

@@ -26,6 +26,7 @@ struct ctx {
     char cand_sig[GG_SIGNATURE_MAX]; /* signature of the candidate tested last */
     const struct gg_min_opts *o;
     struct gg_workerproc *proc; /* where candidates run (NULL: a fresh process each) */
+    int in_proc;                /* a candidate ran in the worker process */
     int stale;                  /* (proc) a case kept there failed otherwise in a fresh process */
     double saved_at;            /* when the progress file was last written (0: never) */
     struct gg_min_stats *st;

@@ -390,6 +390,7 @@ struct gg_workerproc {
     struct gg_worker_launch how; /* its strings must outlive the process */
     int pid, fd;                 /* 0 and -1 while none runs */
     int starts;                  /* processes started so far */
+    int start_failed;            /* the last run's GG_E_IO: no process could be started */
 };
 void gg_workerproc_init(struct gg_workerproc *p, const struct gg_worker_launch *how);
 /*

@@ -171,12 +171,14 @@ static enum gg_status start(struct gg_workerproc *p, char *err, size_t err_len)
 {
     if (p->pid > 0)
         return GG_OK;
+    p->start_failed = 1;
     if (gg_worker_launch(&p->how, &p->pid, &p->fd, err, err_len) != 0)
         return GG_E_IO;
     p->starts++;
     struct gg_wire_hello h = {0};
     int got = gg_wire_read(p->fd, &h, sizeof h, gg_wire_now() + START_LIMIT_S);
-    if (got == 0 && h.magic == GG_WIRE_MAGIC)
+    p->start_failed = !(got == 0 && h.magic == GG_WIRE_MAGIC);
+    if (!p->start_failed)
         return GG_OK;
     int wst = reap(p, 1);
     snprintf(err, err_len, "worker %s %s", p->how.exe,
