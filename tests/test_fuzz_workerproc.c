@@ -140,65 +140,59 @@ static void minimise(struct gg_case *c, const char *sig, struct gg_workerproc *p
     cr_assert_eq(gg_minimize(c, sig, &mo, ms, err, sizeof err), GG_OK, "%s", err);
 }
 
+/* The tail mutant's case of the given groups minimised with a fresh process per run (a) and
+   with p (b): both end at the same case. */
+static void minimise_both(int groups, const char *lens, struct gg_workerproc *p,
+                          struct gg_min_stats *a, struct gg_min_stats *b)
+{
+    char text[512], err[1024], id_fresh[GG_CASE_ID_HEX + 1], id_p[GG_CASE_ID_HEX + 1];
+    snprintf(text, sizeof text,
+             "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
+             "mutant tail_rows_unwritten\ndtypes a=bf16 b=bf16 c=bf16\ngroups %d\n"
+             "group_lens %s\nn 96\nk 64\nseed 5\n",
+             groups, lens);
+    struct gg_case fresh, in_p;
+    parse(text, &fresh);
+    parse(text, &in_p);
+    struct gg_run_result r;
+    cr_assert_eq(gg_run_case_isolated(&fresh, NULL, 30, &r, err, sizeof err), GG_OK, "%s", err);
+    cr_assert_neq(r.verdict.cls, GG_CLASS_PASS);
+    minimise(&fresh, r.verdict.signature, NULL, a);
+    minimise(&in_p, r.verdict.signature, p, b);
+    gg_case_id(&fresh, id_fresh);
+    gg_case_id(&in_p, id_p);
+    cr_expect_str_eq(id_p, id_fresh);
+    cr_expect_lt(a->elems_after, a->elems_before);
+    cr_expect_str_eq(b->signature, a->signature);
+    cr_expect_str_eq(b->detail, a->detail);
+    gg_run_result_free(&r);
+    gg_case_free(&fresh);
+    gg_case_free(&in_p);
+}
+
 Test(workerproc, the_minimiser_reaches_the_same_case_with_its_candidates_in_one_process,
      .init = setup)
 {
-    const char *text = "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
-                       "mutant tail_rows_unwritten\ndtypes a=bf16 b=bf16 c=bf16\ngroups 4\n"
-                       "group_lens 70 0 130 9\nn 96\nk 64\nseed 5\n";
-    struct gg_case fresh, one;
-    parse(text, &fresh);
-    parse(text, &one);
-    struct gg_run_result r;
-    char err[1024], id_fresh[GG_CASE_ID_HEX + 1], id_one[GG_CASE_ID_HEX + 1];
-    cr_assert_eq(gg_run_case_isolated(&fresh, NULL, 30, &r, err, sizeof err), GG_OK, "%s", err);
-    cr_assert_neq(r.verdict.cls, GG_CLASS_PASS);
-    struct gg_min_stats a, b;
-    minimise(&fresh, r.verdict.signature, NULL, &a);
     struct gg_workerproc p;
     init_proc(&p);
-    minimise(&one, r.verdict.signature, &p, &b);
-    gg_case_id(&fresh, id_fresh);
-    gg_case_id(&one, id_one);
-    cr_expect_str_eq(id_one, id_fresh);
+    struct gg_min_stats a, b;
+    minimise_both(4, "70 0 130 9", &p, &a, &b);
     cr_expect_lt(a.groups_after, a.groups_before);
     cr_expect_eq(b.restarted_fresh, 0);
-    cr_expect_str_eq(b.signature, a.signature);
-    cr_expect_str_eq(b.detail, a.detail);
     cr_expect_eq(p.starts, 1, "every candidate ran in one process");
     cr_expect_gt(b.attempts, 10);
-    gg_run_result_free(&r);
     gg_workerproc_close(&p);
-    gg_case_free(&fresh);
-    gg_case_free(&one);
 }
 
 Test(workerproc, the_minimiser_runs_its_candidates_in_fresh_processes_when_no_worker_starts,
      .init = setup)
 {
-    const char *text = "ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_cpu_tiled\n"
-                       "mutant tail_rows_unwritten\ndtypes a=bf16 b=bf16 c=bf16\ngroups 3\n"
-                       "group_lens 70 0 130\nn 96\nk 64\nseed 6\n";
-    struct gg_case fresh, fallback;
-    parse(text, &fresh);
-    parse(text, &fallback);
-    struct gg_run_result r;
-    char err[1024], id_fresh[GG_CASE_ID_HEX + 1], id_fallback[GG_CASE_ID_HEX + 1];
-    cr_assert_eq(gg_run_case_isolated(&fresh, NULL, 30, &r, err, sizeof err), GG_OK, "%s", err);
-    struct gg_min_stats a, b;
-    minimise(&fresh, r.verdict.signature, NULL, &a);
     struct gg_workerproc p;
     struct gg_worker_launch how = {.exe = "/bin/false", .gpu = -1};
     gg_workerproc_init(&p, &how);
-    minimise(&fallback, r.verdict.signature, &p, &b);
-    gg_case_id(&fresh, id_fresh);
-    gg_case_id(&fallback, id_fallback);
-    cr_expect_str_eq(id_fallback, id_fresh, "a worker that cannot start costs no step");
-    cr_expect_lt(b.elems_after, b.elems_before);
+    struct gg_min_stats a, b;
+    minimise_both(3, "70 0 130", &p, &a, &b);
     cr_expect_eq(p.starts, 1, "one failed start, then fresh processes");
-    gg_run_result_free(&r);
-    gg_case_free(&fresh);
-    gg_case_free(&fallback);
 }
 
 Test(workerproc, the_minimiser_starts_over_in_fresh_processes_when_history_made_a_case_fail,
