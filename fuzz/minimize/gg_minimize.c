@@ -1,7 +1,9 @@
 /*
  * gg_minimize.c — the minimiser: shrinks a failing case while its verdict keeps one signature.
- * A candidate counts when `repeats` runs of it out of `repeats`, each in its own process, give the
- * target signature. Passes run cheapest and highest-yield first, as rounds, until a round keeps
+ * A candidate counts when `repeats` runs of it out of `repeats` give the target signature, each in
+ * a fresh process of its own, or one after another in a worker process (o->proc), whose case the
+ * minimisation ends at is then run in a fresh process: one that fails otherwise there starts the
+ * minimisation over with fresh processes. Passes run cheapest and highest-yield first, as rounds, until a round keeps
  * nothing or the time is up: delete groups (ddmin), unify group sizes, shrink N and K together,
  * shrink every size in tile coordinates (x = q·tile + r, q first so tail bugs survive), make the
  * layout packed and drop options, and simplify the data towards small integers. Every tested
