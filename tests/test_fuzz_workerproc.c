@@ -128,6 +128,20 @@ Test(workerproc, a_program_that_is_no_worker_is_a_harness_failure, .init = setup
     char err[1024];
     cr_expect_eq(gg_workerproc_run(&p, &c, NULL, 5, &r, err, sizeof err), GG_E_IO);
     cr_expect(strstr(err, "/bin/true exited before it started"), "%s", err);
+    cr_expect(p.start_failed);
+    /* one that dies on a signal, and one that answers with something else */
+    static const char *const dies[] = {"/bin/sh", "-c", "kill -SEGV $$"};
+    static const char *const talks[] = {"/bin/sh", "-c", "echo not-a-worker-hello; exec sleep 30"};
+    struct gg_worker_launch bad[] = {{.exe = "/bin/sh", .cmd = dies, .n_cmd = 3, .gpu = -1},
+                                     {.exe = "/bin/sh", .cmd = talks, .n_cmd = 3, .gpu = -1}};
+    const char *want[] = {"/bin/sh died before it started",
+                          "/bin/sh did not announce itself as a ggfuzz worker"};
+    for (int i = 0; i < 2; i++) {
+        gg_workerproc_init(&p, &bad[i]);
+        cr_expect_eq(gg_workerproc_run(&p, &c, NULL, 5, &r, err, sizeof err), GG_E_IO);
+        cr_expect(strstr(err, want[i]), "%s", err);
+        cr_expect_eq(p.pid, 0);
+    }
     gg_case_free(&c);
 }
 

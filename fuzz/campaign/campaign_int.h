@@ -321,6 +321,8 @@ extern const char *const camp_origin_names[];
 void camp_job_free(struct job *j);
 /* Starts w's process (STARTING); -1 with c->err set when it cannot. */
 int camp_spawn_worker(struct campaign *c, struct worker *w);
+/* How the campaign starts a worker process bound to device ordinal gpu (-1: this process's). */
+struct gg_worker_launch camp_worker_launch(const struct campaign *c, int gpu);
 /* Waits for w's process (killed first when kill_first) and frees its slot: the signal it
    died on, -1 when it exited (or had to be killed after closing its end), 0 when kill_first. */
 int camp_reap(struct worker *w, int kill_first);

@@ -132,12 +132,7 @@ static void minimize_child(struct campaign *c, const struct pending_min *m, doub
         mo.run.kernel = mo.run.mutant = NULL;
         /* Candidates run in one worker process on the bound device (gpu -1: this process's
            binding), as the campaign's workers run cases. */
-        struct gg_worker_launch how = {.exe = c->exe,
-                                       .cmd = c->cfg->worker_cmd,
-                                       .n_cmd = c->cfg->n_worker_cmd,
-                                       .plugins = c->cfg->plugins,
-                                       .n_plugins = c->cfg->n_plugins,
-                                       .gpu = -1};
+        struct gg_worker_launch how = camp_worker_launch(c, -1);
         struct gg_workerproc proc;
         gg_workerproc_init(&proc, &how);
         mo.proc = &proc;

@@ -21,7 +21,6 @@
 
 #define RETRY_FACTOR 4.0        /* a timeout is re-run once with this many times the limit */
 #define MAX_RERUNS 2            /* re-runs of one case after early ends; then it is dropped */
-#define START_LIMIT_S 30.0      /* a worker that has not announced itself by then failed */
 #define MAX_START_FAILURES 3    /* consecutive failed starts end the campaign */
 #define MAX_GEN_FAILURES 1000   /* consecutive cases that could not be drawn end it */
 #define MAX_LOGGED_ERRORS 8     /* cases that could not run, logged with their message */
@@ -38,15 +37,20 @@ void camp_job_free(struct job *j)
 
 /* ---- workers ------------------------------------------------------------------------------- */
 
+struct gg_worker_launch camp_worker_launch(const struct campaign *c, int gpu)
+{
+    return (struct gg_worker_launch){.exe = c->exe,
+                                     .cmd = c->cfg->worker_cmd,
+                                     .n_cmd = c->cfg->n_worker_cmd,
+                                     .plugins = c->cfg->plugins,
+                                     .n_plugins = c->cfg->n_plugins,
+                                     .gpu = gpu};
+}
+
 int camp_spawn_worker(struct campaign *c, struct worker *w)
 {
     gg_history_clear(&w->hist); /* a new process: nothing ran in it yet */
-    struct gg_worker_launch how = {.exe = c->exe,
-                                   .cmd = c->cfg->worker_cmd,
-                                   .n_cmd = c->cfg->n_worker_cmd,
-                                   .plugins = c->cfg->plugins,
-                                   .n_plugins = c->cfg->n_plugins,
-                                   .gpu = w->gpu >= 0 ? c->gpus->id[w->gpu] : -1};
+    struct gg_worker_launch how = camp_worker_launch(c, w->gpu >= 0 ? c->gpus->id[w->gpu] : -1);
     if (gg_worker_launch(&how, &w->pid, &w->fd, c->err, c->err_len) != 0)
         return -1;
     w->state = W_STARTING;
@@ -438,9 +442,10 @@ void camp_check_deadlines(struct campaign *c)
             handle_early_end(c, w, pid, camp_reap(w, 1), NULL);
             if (restart(c, w) != 0)
                 c->fatal = GG_E_IO;
-        } else if (w->state == W_STARTING && now > w->since + START_LIMIT_S) {
+        } else if (w->state == W_STARTING && now > w->since + GG_WORKER_START_LIMIT_S) {
             camp_reap(w, 1);
-            snprintf(c->err, c->err_len, "a worker did not start within %.0f s", START_LIMIT_S);
+            snprintf(c->err, c->err_len, "a worker did not start within %.0f s",
+                     GG_WORKER_START_LIMIT_S);
             c->fatal = GG_E_IO;
         }
     }

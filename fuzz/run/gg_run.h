@@ -377,6 +377,8 @@ struct gg_worker_launch {
    kill_first, else given a moment to exit before it is. Returns the signal it died on of its
    own; -1 when it exited, or had to be killed because it did not; 0 when kill_first. */
 int gg_worker_reap(int pid, int kill_first);
+/* Seconds a worker process may take to announce itself before it counts as failed to start. */
+#define GG_WORKER_START_LIMIT_S 30.0
 /* Starts one in its own process group, with OPENBLAS_NUM_THREADS=1 unless the environment sets
    it, its standard input and output one end of a socket pair: 0 with *pid and *fd (the other
    end, close-on-exec), or -1 with a message. It announces itself (struct gg_wire_hello) once it

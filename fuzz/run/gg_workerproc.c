@@ -24,8 +24,6 @@
 
 extern char **environ;
 
-#define START_LIMIT_S 30.0 /* a worker that has not announced itself by then failed to start */
-
 /* Whether environment entry e sets variable var (given as "NAME="). */
 static int sets(const char *e, const char *var)
 {
@@ -176,15 +174,19 @@ static enum gg_status start(struct gg_workerproc *p, char *err, size_t err_len)
         return GG_E_IO;
     p->starts++;
     struct gg_wire_hello h = {0};
-    int got = gg_wire_read(p->fd, &h, sizeof h, gg_wire_now() + START_LIMIT_S);
+    int got = gg_wire_read(p->fd, &h, sizeof h, gg_wire_now() + GG_WORKER_START_LIMIT_S);
     p->start_failed = !(got == 0 && h.magic == GG_WIRE_MAGIC);
     if (!p->start_failed)
         return GG_OK;
-    int wst = reap(p, 1);
-    snprintf(err, err_len, "worker %s %s", p->how.exe,
-             got == 1                              ? "did not start within 30 s"
-             : !WIFSIGNALED(wst) && WIFEXITED(wst) ? "exited before it started"
-                                                   : "died before it started");
+    int signo = reap(p, got >= 0); /* one that timed out or said something else is killed */
+    if (got == 1)
+        snprintf(err, err_len, "worker %s did not start within %.0f s", p->how.exe,
+                 GG_WORKER_START_LIMIT_S);
+    else if (got == 0)
+        snprintf(err, err_len, "%s did not announce itself as a ggfuzz worker", p->how.exe);
+    else
+        snprintf(err, err_len, "worker %s %s before it started", p->how.exe,
+                 signo > 0 ? "died" : "exited");
     return GG_E_IO;
 }
 
