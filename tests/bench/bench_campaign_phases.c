@@ -1,9 +1,9 @@
 /*
  * bench_campaign_phases — where a campaign case's wall time goes, for a kernel on the default
  * campaign generator's case mix. For each kernel named:
- *   1. a campaign (one worker, --runs N, the seed given, no minimisation) through the library,
- *      with real worker processes: its cases per second of wall time after its first case (the
- *      workers' start and the kernel's probe are not a case's cost);
+ *   1. a campaign (--workers W, one by default; --runs N, the seed given, no minimisation)
+ *      through the library, with real worker processes: its cases per second of wall time after
+ *      its first case (the workers' start and the kernel's probe are not a case's cost);
  *   2. the same number of cases drawn by the campaign's generator in this process (the draw and
  *      the kernel's admission, timed), then each run here as a worker runs it (one reference
  *      thread, the worker's buffer pool): the run's phases (setup: admission, host buffers and
@@ -16,10 +16,13 @@
  * of the draw (by the host memory a case needs, gg_case_mem_estimate): the cases and faults of
  * each size class and its share of the run time; what is left is the worker
  * round trip (the case sent, the result read back) and the supervisor (novelty, corpus, files,
- * confirmations). The GPU's busy fraction is estimated as (kernel runs + a device reference)
- * over the wall time. The draw of part 2 is a case's draw in the supervisor; the run of part 2
- * matches the campaign's when the mix is the same (same seed, same generator).
- * Usage: bench_campaign_phases [--cases N] [--seed S] KERNEL...
+ * confirmations). With W workers a case has W times the campaign's wall time per case of a
+ * worker's time, and the shares are of that. The GPU's busy fraction is estimated as the GPU work
+ * of a case (kernel runs + a device reference, timed in part 2) times the campaign's cases per
+ * second; with several workers their GPU work may overlap, so past 100% it says the GPU's work
+ * overlaps, not that it is busier. The draw of part 2 is a case's draw in the supervisor; the run
+ * of part 2 matches the campaign's when the mix is the same (same seed, same generator).
+ * Usage: bench_campaign_phases [--cases N] [--seed S] [--workers W] KERNEL...
  */
 #include <malloc.h>
 #include <stdint.h>
@@ -111,17 +114,23 @@ static void on_tick(const struct gg_campaign_stats *s, const int *pids, int n, v
 
 /* Part 1: a campaign of n cases; its wall time per case after its first case (0 when it
    failed). */
-static double campaign_per_case(const char *kernel, int n, uint64_t seed, int64_t *execs)
+static double campaign_per_case(const char *kernel, int n, uint64_t seed, int workers,
+                                int64_t *execs)
 {
     char dir[] = "/tmp/ggfuzz-bench-phases-XXXXXX", artifacts[64], err[2048];
     if (mkdtemp(dir) == NULL)
         return 0;
     snprintf(artifacts, sizeof artifacts, "%s/artifacts", dir);
     struct first_tick first = {0};
-    struct gg_campaign_config cfg = {.kernel = kernel, .seed = seed, .workers = 1,
-                                     .max_runs = n, .no_minimize = 1,
-                                     .artifacts_dir = artifacts, .worker_exe = GG_GGFUZZ_EXE,
-                                     .stats_interval_s = 0.05, .on_tick = on_tick,
+    struct gg_campaign_config cfg = {.kernel = kernel,
+                                     .seed = seed,
+                                     .workers = workers,
+                                     .max_runs = n,
+                                     .no_minimize = 1,
+                                     .artifacts_dir = artifacts,
+                                     .worker_exe = GG_GGFUZZ_EXE,
+                                     .stats_interval_s = 0.05,
+                                     .on_tick = on_tick,
                                      .user = &first};
     struct gg_campaign_stats st;
     enum gg_status rc = gg_campaign_run(&cfg, &st, err, sizeof err);
@@ -143,7 +152,7 @@ static void row(const char *what, double seconds, double per_case)
     printf("  %-34s %9.3f ms %6.1f%%\n", what, 1e3 * seconds, per_case > 0 ? 100 * seconds / per_case : 0);
 }
 
-static int bench(const char *name, int n, uint64_t seed)
+static int bench(const char *name, int n, uint64_t seed, int workers)
 {
     const struct gg_kernel *k = gg_registry_find(name);
     if (k == NULL) {
@@ -151,7 +160,7 @@ static int bench(const char *name, int n, uint64_t seed)
         return 1;
     }
     int64_t execs = 0;
-    double campaign = campaign_per_case(name, n, seed, &execs);
+    double campaign = campaign_per_case(name, n, seed, workers, &execs);
     /* Part 2: the campaign generator's cases, drawn and run here. */
     struct gg_gen_config cfg = {.kernel = k, .faults = GG_FAULTS_ALL};
     struct gg_gen_caps *caps = NULL;
@@ -184,14 +193,15 @@ static int bench(const char *name, int n, uint64_t seed)
     struct gg_device_alloc_stats as;
     gg_device_alloc_stats(&as);
     double per = all.cases ? all.wall / all.cases : 0, draw = all.cases ? all.draw / all.cases : 0;
-    double whole = campaign > 0 ? campaign : per + draw;
-    printf("%s: campaign %.1f cases/s (%lld cases, one worker); in process %.1f cases/s "
-           "(%d cases, %d errors, %d faults); tiny cases %.1f/s (%d)\n", name,
-           campaign > 0 ? 1 / campaign : 0, (long long)execs, per > 0 ? 1 / per : 0, all.cases,
-           all.errors, all.faults, small.cases && small.wall > 0 ? small.cases / small.wall : 0,
-           small.cases);
-    printf("  %-34s %9s    %6s   of the campaign's wall time per case (%.3f ms)\n", "phase",
-           "per case", "share", 1e3 * whole);
+    double wall = campaign > 0 ? campaign : per + draw; /* the campaign's wall time per case */
+    double whole = campaign > 0 ? workers * campaign : per + draw; /* a worker's time per case */
+    printf("%s: campaign %.1f cases/s (%lld cases, %d worker%s); in process %.1f cases/s "
+           "(%d cases, %d errors, %d faults); tiny cases %.1f/s (%d)\n",
+           name, campaign > 0 ? 1 / campaign : 0, (long long)execs, workers, workers > 1 ? "s" : "",
+           per > 0 ? 1 / per : 0, all.cases, all.errors, all.faults,
+           small.cases && small.wall > 0 ? small.cases / small.wall : 0, small.cases);
+    printf("  %-34s %9s    %6s   of a worker's time per case (%.3f ms)\n", "phase", "per case",
+           "share", 1e3 * whole);
     int c = all.cases ? all.cases : 1;
     row("draw and admission (supervisor)", draw, whole);
     row("setup: buffers, guards, host inputs", all.setup / c, whole);
@@ -205,9 +215,9 @@ static int bench(const char *name, int n, uint64_t seed)
     row("run not in phases", (all.wall - all.setup - all.alloc - all.inputs - all.runs -
                               all.reference - all.compare - all.release) / c, whole);
     if (campaign > 0)
-        row("worker round trip and supervisor", campaign - per - draw, whole);
+        row("worker round trip and supervisor", whole - per - draw, whole);
     printf("  GPU busy (kernel runs + device reference) / wall: %.1f%%\n",
-           whole > 0 ? 100 * (all.kernel + all.device_ref) / c / whole : 0);
+           wall > 0 ? 100 * (all.kernel + all.device_ref) / c / wall : 0);
     printf("  %-12s %6s %7s %8s %11s %10s\n", "size (host)", "cases", "share", "faults",
            "ms per case", "of the run");
     for (size_t j = 0; j < N_SIZES; j++) {
@@ -231,16 +241,20 @@ int main(int argc, char **argv)
 {
     int n = 300, i = 1;
     uint64_t seed = 7;
+    int workers = 1;
     for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
         if (strcmp(argv[i], "--cases") == 0)
             n = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--seed") == 0)
             seed = strtoull(argv[i + 1], NULL, 0);
+        else if (strcmp(argv[i], "--workers") == 0)
+            workers = atoi(argv[i + 1]);
         else
             break;
     }
-    if (n <= 0 || i >= argc || argv[i][0] == '-') {
-        fprintf(stderr, "usage: bench_campaign_phases [--cases N] [--seed S] KERNEL...\n");
+    if (n <= 0 || workers <= 0 || i >= argc || argv[i][0] == '-') {
+        fprintf(stderr,
+                "usage: bench_campaign_phases [--cases N] [--seed S] [--workers W] KERNEL...\n");
         return 2;
     }
     gg_registry_init();
@@ -249,6 +263,6 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     int rc = 0;
     for (; i < argc; i++)
-        rc |= bench(argv[i], n, seed);
+        rc |= bench(argv[i], n, seed, workers);
     return rc;
 }
