@@ -153,6 +153,27 @@ Test(cli_python, raising_kernel_is_a_kernel_error)
     cli_remove_dir(dir);
 }
 
+/* An operand with no elements (K = 0 here: A is [M, 0], B [G, N, 0]) is still given the
+   problem's strides, as a C kernel's pointer and leading dimension would be. */
+Test(cli_python, an_empty_operand_has_the_problems_strides)
+{
+    char dir[256], path[512], args[1024];
+    cli_temp_dir(dir, sizeof dir, "cli-python");
+    snprintf(path, sizeof path, "%s/k0.case", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("ggfuzz-case 1\nop grouped_fwd\nkernel grouped_bf16_pyfault_strides\n"
+          "dtypes a=bf16 b=bf16 c=bf16 acc=f32\ngroups 3\n"
+          "group_lens 5 0 9\nn 24\nk 0\nld a=16 b=40 c=32\nstride b=1000\nseed 7\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "run --plugin " FAULTY " --kernel grouped_bf16_pyfault_strides %s",
+             path);
+    cr_expect_eq(ggfuzz(args), 0, "%s", out);
+    cr_expect(strstr(out, "1 passed, 0 failed"), "%s", out);
+    cli_remove_dir(dir);
+}
+
 Test(cli_python, aborting_kernel_is_a_crash)
 {
     cr_expect_eq(ggfuzz("run --plugin " FAULTY " --kernel grouped_bf16_pyfault_aborts " SEEDS

@@ -1,6 +1,8 @@
 """Test-only Python kernels (test_cli_python, test_cli_gpus): a correct grouped forward in NumPy
 that fails, in three ways, on a problem with an empty group: grouped_bf16_pyfault_raises raises,
 _aborts calls os.abort() and _hangs never returns. Problems without an empty group pass.
+grouped_bf16_pyfault_strides raises when an operand's strides are not the problem's (an empty
+operand's included), as a kernel that checks its operands' layout would.
 grouped_bf16_pyfault_on_gpu1 aborts on every problem in a process bound to GPU 1. A process
 bound to the GPU that GGFUZZ_TEST_UNUSABLE_GPU names cannot load this plugin at all, as a worker
 on a GPU that fails every start."""
@@ -58,7 +60,18 @@ def hangs(p, o):
     forward(p, o)
 
 
-for name, fn in (("raises", raises), ("aborts", aborts), ("hangs", hangs)):
+def strides(p, o):
+    for name, (shape, want) in p.shapes().items():
+        t = getattr(o, name)
+        got = tuple(s // t.itemsize for s in t.strides)
+        if tuple(t.shape) != tuple(shape) or got != tuple(want):
+            raise ValueError("%s is %s with strides %s, not %s with %s"
+                             % (name, tuple(t.shape), got, tuple(shape), tuple(want)))
+    forward(p, o)
+
+
+for name, fn in (("raises", raises), ("aborts", aborts), ("hangs", hangs),
+                 ("strides", strides)):
     ggfuzz.register(ggfuzz.Kernel(name="grouped_bf16_pyfault_" + name, ops=("grouped_fwd",),
                                   supports=supports, run=fn))
 

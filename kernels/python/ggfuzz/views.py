@@ -49,22 +49,33 @@ class _Interface:
 
 
 def _host_array(ptr, typestr, shape, strides, readonly):
-    """A NumPy array viewing ptr; strides in elements."""
-    if ptr is None or 0 in shape:
-        return np.empty(shape, dtype=np.dtype(typestr))
+    """A NumPy array viewing ptr; strides in elements. An empty operand has the strides the
+    problem gives it too (a kernel that checks strides sees the problem's, as a C kernel does)."""
     item = np.dtype(typestr).itemsize
+    if 0 in shape:
+        a = np.ndarray(tuple(int(s) for s in shape), dtype=np.dtype(typestr),
+                       buffer=bytearray(0), strides=tuple(int(s) * item for s in strides))
+        a.flags.writeable = not readonly
+        return a
+    if ptr is None:
+        return np.empty(shape, dtype=np.dtype(typestr))
     desc = {"version": 3, "typestr": typestr, "shape": tuple(int(s) for s in shape),
             "strides": tuple(int(s) * item for s in strides), "data": (ptr, readonly)}
     return np.asarray(_Interface("__array_interface__", desc))
 
 
 def _device_tensor(ptr, dtype_name, typestr, shape, strides):
-    """A torch tensor viewing device memory at ptr; strides in elements."""
+    """A torch tensor viewing device memory at ptr; strides in elements. An empty operand has the
+    problem's strides too, not those torch gives a new empty tensor (torch checks strides of
+    empty operands: torch._grouped_mm refuses the (1, 1) of an [M, 0] tensor as unaligned)."""
     import torch
     if typestr == "<u2":
         typestr = "<i2"  # torch reads int16 everywhere; bf16 is viewed from it below
     item = np.dtype(typestr).itemsize
-    if ptr is None or 0 in shape:
+    if 0 in shape:
+        t = torch.empty_strided(tuple(int(s) for s in shape), tuple(int(s) for s in strides),
+                                dtype=_torch_int(typestr), device="cuda")
+    elif ptr is None:
         t = torch.empty(tuple(shape), dtype=_torch_int(typestr), device="cuda")
     else:
         desc = {"version": 3, "typestr": typestr, "shape": tuple(int(s) for s in shape),
