@@ -302,16 +302,37 @@ static void granules_drain(struct gg_device *d)
         (void)vmm.release(d->granules[--d->n_granules]);
 }
 
+static int by_offset(const void *a, const void *b)
+{
+    size_t x = ((const struct gg_devmap *)a)->off, y = ((const struct gg_devmap *)b)->off;
+    return x < y ? -1 : x > y;
+}
+
 /* Unmaps the first n pieces of b's span at va (their memory kept or released), then the span
-   itself. */
+   itself. Adjacent pieces (those with zero granules between them, most of a sparse buffer) are
+   unmapped with one call a run; a run the driver refuses so is unmapped piece by piece. */
 static void vmm_unwind(struct gg_device *d, CUdeviceptr va, size_t span,
                        const struct gg_devmap *maps, int n)
 {
-    for (int i = 0; i < n; i++) {
-        (void)vmm.unmap(va + maps[i].off, maps[i].len);
-        if (!vmm_is_zero(&maps[i]))
-            granule_put(d, maps[i].len, maps[i].handle);
+    struct gg_devmap *sorted = (struct gg_devmap *)malloc((size_t)(n > 0 ? n : 1) * sizeof *sorted);
+    if (sorted) {
+        memcpy(sorted, maps, (size_t)n * sizeof *sorted);
+        qsort(sorted, (size_t)n, sizeof *sorted, by_offset);
     }
+    for (int i = 0, j; i < n; i = j) {
+        j = i + 1;
+        while (sorted && j < n && sorted[j].off == sorted[j - 1].off + sorted[j - 1].len)
+            j++;
+        const struct gg_devmap *run = sorted ? sorted : maps;
+        size_t len = run[j - 1].off + run[j - 1].len - run[i].off;
+        if (j - i == 1 || vmm.unmap(va + run[i].off, len) != CUDA_SUCCESS)
+            for (int k = i; k < j; k++)
+                (void)vmm.unmap(va + run[k].off, run[k].len);
+        for (int k = i; k < j; k++)
+            if (!vmm_is_zero(&run[k]))
+                granule_put(d, run[k].len, run[k].handle);
+    }
+    free(sorted);
     (void)vmm.unreserve(va, span);
 }
 
@@ -331,6 +352,19 @@ static size_t vmm_gaps(size_t lo, size_t hi, const struct gg_devmap *maps, int m
     return gaps;
 }
 
+/* Read access to the n zero granules z (adjacent, in order) of the span at va: one call for the
+   run, else one a granule. 1 when done. */
+static int zeros_readable(CUdeviceptr va, const struct gg_devmap *z, int n,
+                          const CUmemAccessDesc *ro)
+{
+    if (vmm.access(va + z[0].off, (size_t)n * vmm.gran, ro, 1) == CUDA_SUCCESS)
+        return 1;
+    for (int i = 0; i < n; i++)
+        if (vmm.access(va + z[i].off, vmm.gran, ro, 1) != CUDA_SUCCESS)
+            return 0;
+    return 1;
+}
+
 static int vmm_map_zeros(CUdeviceptr va, size_t lo, size_t hi, struct gg_devmap **maps, int m)
 {
     size_t first = lo / vmm.gran * vmm.gran, gaps = vmm_gaps(lo, hi, *maps, m);
@@ -346,20 +380,26 @@ static int vmm_map_zeros(CUdeviceptr va, size_t lo, size_t hi, struct gg_devmap 
     memset(&ro, 0, sizeof ro);
     ro.location = vmm.prop.location;
     ro.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
-    int n = m;
+    int n = m, run = m, ok = 1;
     p = 0;
-    for (size_t at = first; at < hi; at += vmm.gran) {
+    /* Each run of gap granules is mapped a granule at a time and made readable with one call
+       (granule by granule when the driver refuses the run). */
+    for (size_t at = first; at < hi && ok; at += vmm.gran) {
         while (p < m && grown[p].off + grown[p].len <= at)
             p++;
-        if (p < m && grown[p].off <= at)
+        int gap = !(p < m && grown[p].off <= at);
+        if (gap && vmm.map(va + at, vmm.gran, 0, zero_granule.handle, 0) != CUDA_SUCCESS)
+            break;
+        if (gap)
+            grown[n++] = (struct gg_devmap){at, vmm.gran, zero_granule.handle};
+        if ((gap && at + vmm.gran < hi) || n == run)
             continue;
-        if (vmm.map(va + at, vmm.gran, 0, zero_granule.handle, 0) != CUDA_SUCCESS)
-            break;
-        grown[n++] = (struct gg_devmap){at, vmm.gran, zero_granule.handle};
-        if (vmm.access(va + at, vmm.gran, &ro, 1) != CUDA_SUCCESS)
-            break;
+        ok = zeros_readable(va, grown + run, n - run, &ro);
+        run = n;
     }
-    if ((size_t)(n - m) == gaps)
+    if (ok && run < n)
+        ok = zeros_readable(va, grown + run, n - run, &ro);
+    if (ok && (size_t)(n - m) == gaps)
         return n;
     for (int i = m; i < n; i++)
         (void)vmm.unmap(va + grown[i].off, grown[i].len);
