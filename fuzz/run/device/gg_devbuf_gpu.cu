@@ -2,7 +2,7 @@
  * gg_devbuf_gpu.cu — guarded device buffers (gg_device.h) on the GPU runtime: allocations
  * pooled by power-of-two class, each laid out between two canary bands copied from the
  * context's device image of the host pattern; sparse and flush buffers whose unused granules
- * are left unmapped or mapped read-only to one granule of zeros through the driver's virtual
+ * are left unmapped or mapped read-only to shared chunks of zeros through the driver's virtual
  * memory management (CUDA; HIP falls back to whole buffers), flush buffers' spans kept mapped
  * for the next buffer of the same layout; pinned host memory; and the copies in and out of a
  * buffer on the context's stream. What is kept for reuse, and why: gg_device_int.h.
@@ -206,52 +206,60 @@ static int vmm_usable(void)
     return ok;
 }
 
-/* One granule of zeros (created on first use, kept until the process exits), mapped read-only
-   into the granules of a sparse or flush buffer's data that hold no live range: a read there sees
-   zeros and a write faults, as on the host's read-only zero pages. */
+/* Zeros mapped read-only into the granules of a sparse or flush buffer's data that hold no live
+   range: a read there sees zeros and a write faults, as on the host's read-only zero pages. The
+   zeros are chunks of 1, 8 and 64 granules (each created on the first run of gaps it fits, kept
+   until the process exits, mapped at as many places as needed), so that a run of k gap granules
+   takes about k / 64 + 14 maps instead of k. */
+#define ZERO_CHUNKS 3
+static const size_t ZERO_CHUNK_GRANULES[ZERO_CHUNKS] = {1, 8, 64};
 static struct {
     unsigned long long handle;
     int state; /* 0 not made, 1 usable, -1 not usable */
-} zero_granule;
+} zero_chunk[ZERO_CHUNKS];
 
-/* At most this many granules of a buffer get the zero granule; past it they stay unmapped and
-   a read there faults. */
+/* At most this many granules of a buffer get zeros; past it they stay unmapped and a read there
+   faults. */
 #define ZERO_MAPS_MAX 8192
 
-static int vmm_zero_granule(void)
+/* Zero chunk i, made on first use: 1 when usable. */
+static int vmm_zero_chunk(int i)
 {
-    if (zero_granule.state != 0)
-        return zero_granule.state > 0;
-    zero_granule.state = -1;
+    if (zero_chunk[i].state != 0)
+        return zero_chunk[i].state > 0;
+    zero_chunk[i].state = -1;
+    size_t len = ZERO_CHUNK_GRANULES[i] * vmm.gran;
     CUdeviceptr va = 0;
     CUmemAccessDesc rw;
     memset(&rw, 0, sizeof rw);
     rw.location = vmm.prop.location;
     rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    if (vmm.create(&zero_granule.handle, vmm.gran, &vmm.prop, 0) != CUDA_SUCCESS)
+    if (vmm.create(&zero_chunk[i].handle, len, &vmm.prop, 0) != CUDA_SUCCESS)
         return 0;
-    int ok = vmm.reserve(&va, vmm.gran, vmm.gran, 0, 0) == CUDA_SUCCESS;
-    int mapped = ok && vmm.map(va, vmm.gran, 0, zero_granule.handle, 0) == CUDA_SUCCESS;
-    ok = mapped && vmm.access(va, vmm.gran, &rw, 1) == CUDA_SUCCESS &&
-         cudaMemset((void *)va, 0, vmm.gran) == cudaSuccess &&
-         cudaDeviceSynchronize() == cudaSuccess;
+    int ok = vmm.reserve(&va, len, vmm.gran, 0, 0) == CUDA_SUCCESS;
+    int mapped = ok && vmm.map(va, len, 0, zero_chunk[i].handle, 0) == CUDA_SUCCESS;
+    ok = mapped && vmm.access(va, len, &rw, 1) == CUDA_SUCCESS &&
+         cudaMemset((void *)va, 0, len) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
     if (mapped)
-        (void)vmm.unmap(va, vmm.gran);
+        (void)vmm.unmap(va, len);
     if (va)
-        (void)vmm.unreserve(va, vmm.gran);
+        (void)vmm.unreserve(va, len);
     (void)cudaGetLastError();
     if (!ok) {
-        (void)vmm.release(zero_granule.handle);
+        (void)vmm.release(zero_chunk[i].handle);
         return 0;
     }
-    zero_granule.state = 1;
+    zero_chunk[i].state = 1;
     return 1;
 }
 
-/* 1 when the piece is the zero granule (mapped read-only, never released). */
+/* 1 when the piece is a chunk of zeros (mapped read-only, never released). */
 static int vmm_is_zero(const struct gg_devmap *piece)
 {
-    return zero_granule.state > 0 && piece->handle == zero_granule.handle;
+    for (int i = 0; i < ZERO_CHUNKS; i++)
+        if (zero_chunk[i].state > 0 && piece->handle == zero_chunk[i].handle)
+            return 1;
+    return 0;
 }
 
 /* Memory for a piece of len bytes: a kept granule when it is one granule long and one is kept,
@@ -336,10 +344,7 @@ static void vmm_unwind(struct gg_device *d, CUdeviceptr va, size_t span,
     (void)vmm.unreserve(va, span);
 }
 
-/* Maps the zero granule read-only at every granule of [lo, hi) of the span at va that none of
-   the m sorted pieces covers, appending them to *maps (grown). Leaves those granules unmapped,
-   and returns m, when there are more than ZERO_MAPS_MAX of them or a step fails (what it mapped
-   is undone). */
+/* The granules of [lo, hi) of a span that none of the m sorted pieces covers. */
 static size_t vmm_gaps(size_t lo, size_t hi, const struct gg_devmap *maps, int m)
 {
     size_t gaps = 0;
@@ -352,24 +357,42 @@ static size_t vmm_gaps(size_t lo, size_t hi, const struct gg_devmap *maps, int m
     return gaps;
 }
 
-/* Read access to the n zero granules z (adjacent, in order) of the span at va: one call for the
-   run, else one a granule. 1 when done. */
-static int zeros_readable(CUdeviceptr va, const struct gg_devmap *z, int n,
-                          const CUmemAccessDesc *ro)
+/* Maps zeros over the run [at, at + k granules) of gaps of the span at va, the largest chunks
+   first, appending the pieces to maps[*n..], and makes the run readable with one call (piece by
+   piece when the driver refuses the run). 1 when done; the pieces appended so far are in maps
+   either way. */
+static int vmm_zero_run(CUdeviceptr va, size_t at, size_t k, struct gg_devmap *maps, int *n,
+                        const CUmemAccessDesc *ro)
 {
-    if (vmm.access(va + z[0].off, (size_t)n * vmm.gran, ro, 1) == CUDA_SUCCESS)
+    int first = *n;
+    size_t start = at;
+    while (k > 0) {
+        int c = ZERO_CHUNKS - 1;
+        while (c > 0 && (ZERO_CHUNK_GRANULES[c] > k || !vmm_zero_chunk(c)))
+            c--;
+        size_t len = ZERO_CHUNK_GRANULES[c] * vmm.gran;
+        if (vmm.map(va + at, len, 0, zero_chunk[c].handle, 0) != CUDA_SUCCESS)
+            return 0;
+        maps[(*n)++] = (struct gg_devmap){at, len, zero_chunk[c].handle};
+        at += len;
+        k -= ZERO_CHUNK_GRANULES[c];
+    }
+    if (vmm.access(va + start, at - start, ro, 1) == CUDA_SUCCESS)
         return 1;
-    for (int i = 0; i < n; i++)
-        if (vmm.access(va + z[i].off, vmm.gran, ro, 1) != CUDA_SUCCESS)
+    for (int i = first; i < *n; i++)
+        if (vmm.access(va + maps[i].off, maps[i].len, ro, 1) != CUDA_SUCCESS)
             return 0;
     return 1;
 }
 
+/* Maps zeros read-only at every granule of [lo, hi) of the span at va that none of the m sorted
+   pieces covers, appending the pieces to *maps (grown). Leaves those granules unmapped, and
+   returns m, when there are more than ZERO_MAPS_MAX of them or a step fails (what it mapped is
+   undone). */
 static int vmm_map_zeros(CUdeviceptr va, size_t lo, size_t hi, struct gg_devmap **maps, int m)
 {
     size_t first = lo / vmm.gran * vmm.gran, gaps = vmm_gaps(lo, hi, *maps, m);
-    int p = 0;
-    if (gaps == 0 || gaps > ZERO_MAPS_MAX || !vmm_zero_granule())
+    if (gaps == 0 || gaps > ZERO_MAPS_MAX || !vmm_zero_chunk(0))
         return m;
     struct gg_devmap *grown =
         (struct gg_devmap *)realloc(*maps, ((size_t)m + gaps) * sizeof *grown);
@@ -380,26 +403,23 @@ static int vmm_map_zeros(CUdeviceptr va, size_t lo, size_t hi, struct gg_devmap 
     memset(&ro, 0, sizeof ro);
     ro.location = vmm.prop.location;
     ro.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
-    int n = m, run = m, ok = 1;
-    p = 0;
-    /* Each run of gap granules is mapped a granule at a time and made readable with one call
-       (granule by granule when the driver refuses the run). */
-    for (size_t at = first; at < hi && ok; at += vmm.gran) {
+    int n = m, p = 0, ok = 1;
+    size_t run = 0; /* gap granules in a row before at */
+    for (size_t at = first; ok && at < hi + vmm.gran; at += vmm.gran) {
         while (p < m && grown[p].off + grown[p].len <= at)
             p++;
-        int gap = !(p < m && grown[p].off <= at);
-        if (gap && vmm.map(va + at, vmm.gran, 0, zero_granule.handle, 0) != CUDA_SUCCESS)
-            break;
-        if (gap)
-            grown[n++] = (struct gg_devmap){at, vmm.gran, zero_granule.handle};
-        if ((gap && at + vmm.gran < hi) || n == run)
+        if (at < hi && !(p < m && grown[p].off <= at)) {
+            run++;
             continue;
-        ok = zeros_readable(va, grown + run, n - run, &ro);
-        run = n;
+        }
+        if (run > 0)
+            ok = vmm_zero_run(va, at - run * vmm.gran, run, grown, &n, &ro);
+        run = 0;
     }
-    if (ok && run < n)
-        ok = zeros_readable(va, grown + run, n - run, &ro);
-    if (ok && (size_t)(n - m) == gaps)
+    size_t mapped = 0;
+    for (int i = m; i < n; i++)
+        mapped += grown[i].len / vmm.gran;
+    if (ok && mapped == gaps)
         return n;
     for (int i = m; i < n; i++)
         (void)vmm.unmap(va + grown[i].off, grown[i].len);

@@ -33,7 +33,8 @@
    (blocks: pool_cap, an eighth of the device's memory and at most POOL_CAP_MAX; spans: half
    that); granules past half of pool_cap are released as they are freed; larger allocations are
    freed at once. All of it counts as free memory for admission and is
-   given back whole when a case needs the room (gg_device_make_room). */
+   given back whole when a case needs the room (gg_device_make_room). The read-only chunks of
+   zeros mapped into unused granules (73 granules at most) are kept until the process exits. */
 #define POOL_MAX_ALLOC ((size_t)256 << 20)
 #define POOL_MAX_ENTRIES 256
 #define POOL_CAP_MAX ((size_t)4 << 30)
