@@ -13,9 +13,9 @@ count a multiple of 8 but the last's, and not all groups empty.
         --kernel grouped_bf16_torch_grouped_mm
 
 Not yet stated here, so they reach the campaign as kernel errors ("could not run"), not as
-findings: a stride torch still calls unaligned ("strides should be multiple of 16 bytes") in a
-few fwd and dgrad cases, and operands in sparse device buffers whose first bytes are unmapped,
-which torch.as_tensor takes for host memory.
+findings: operands whose base is not 16-byte aligned (run() checks it), empty wgrad operands with
+a leading dimension of 0 (torch: "Invalid strides/sizes"), and operands in sparse device buffers
+whose first bytes are unmapped, which torch.as_tensor takes for host memory.
 """
 
 import ggfuzz
