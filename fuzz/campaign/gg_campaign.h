@@ -53,6 +53,9 @@ struct gg_campaign_stats {
     int64_t new_sigs;           /* ... of which not in the known-signatures file */
     int64_t stored_sigs;        /* ... of which new to the artifacts directory */
     int64_t minimized;          /* signatures minimised */
+    int64_t confirmations;      /* faults run again in fresh processes before filing */
+    double confirm_s, minimize_s; /* wall time of the confirmation and minimiser children,
+                                   summed (they run beside the workers) */
     int64_t buckets;            /* distinct buckets (bugs) met: signatures filed in them */
     int64_t new_buckets;        /* ... of which not in the known file */
     int64_t untriaged;          /* distinct signatures met that are in no bucket yet */

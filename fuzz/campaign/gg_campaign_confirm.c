@@ -153,6 +153,8 @@ static void finish_confirm(struct campaign *c, struct confirm_slot *slot, const 
     int got = !killed && gg_wire_read(slot->fd, &rep, sizeof rep, gg_wire_now() + 1) == 0;
     close(slot->fd);
     slot->pid = 0;
+    c->st->confirmations++;
+    c->st->confirm_s += gg_wire_now() - slot->started;
     struct pending_confirm *pc = &slot->cur;
     char err[1024];
     if (!got) {

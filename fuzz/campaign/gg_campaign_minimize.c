@@ -287,6 +287,7 @@ static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int k
     int got = !killed && gg_wire_read(slot->fd, &rep, sizeof rep, gg_wire_now() + 1) == 0;
     close(slot->fd);
     slot->pid = 0;
+    c->st->minimize_s += gg_wire_now() - slot->started;
     const struct pending_min *m = &slot->cur;
     char progress[PATH_MAX_LEN];
     progress_path(c, m, progress, sizeof progress);

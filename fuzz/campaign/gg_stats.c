@@ -113,6 +113,9 @@ static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_s
     ADD("faults_new", "%lld", (long long)s->new_sigs);
     ADD("faults_stored_new", "%lld", (long long)s->stored_sigs);
     ADD("minimized", "%lld", (long long)s->minimized);
+    ADD("minimize_seconds", "%.1f", s->minimize_s);
+    ADD("confirmations", "%lld", (long long)s->confirmations);
+    ADD("confirm_seconds", "%.1f", s->confirm_s);
     ADD("buckets", "%lld", (long long)s->buckets);
     ADD("buckets_new", "%lld", (long long)s->new_buckets);
     ADD("untriaged", "%lld", (long long)s->untriaged);
@@ -244,6 +247,10 @@ void gg_stats_final(FILE *f, const struct gg_stats_view *v)
     fprintf(f, "stat::crashes_unconfirmed:      %lld\n", (long long)s->crashes_unconfirmed);
     fprintf(f, "stat::history_dependent:        %lld\n", (long long)s->faults_history);
     fprintf(f, "stat::faults_unconfirmed:       %lld\n", (long long)s->faults_unconfirmed);
+    fprintf(f,
+            "stat::triage:                   %lld confirmations (%.1f s), %lld minimised "
+            "(%.1f s)\n",
+            (long long)s->confirmations, s->confirm_s, (long long)s->minimized, s->minimize_s);
     fprintf(f, "stat::possibly_fixed:           %lld\n", (long long)s->possibly_fixed);
     fprintf(f, "stat::refused:                  %lld\n", (long long)s->refused);
     fprintf(f, "stat::errors:                   %lld\n", (long long)s->errors);

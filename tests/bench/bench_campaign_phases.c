@@ -22,7 +22,8 @@
  * second; with several workers their GPU work may overlap, so past 100% it says the GPU's work
  * overlaps, not that it is busier. The draw of part 2 is a case's draw in the supervisor; the run
  * of part 2 matches the campaign's when the mix is the same (same seed, same generator).
- * Usage: bench_campaign_phases [--cases N] [--seed S] [--workers W] KERNEL...
+ * With --mutant M every case runs the kernel's mutant M (a flooding mutant: what faults cost).
+ * Usage: bench_campaign_phases [--cases N] [--seed S] [--workers W] [--mutant M] KERNEL...
  */
 #include <malloc.h>
 #include <stdint.h>
@@ -114,8 +115,8 @@ static void on_tick(const struct gg_campaign_stats *s, const int *pids, int n, v
 
 /* Part 1: a campaign of n cases; its wall time per case after its first case (0 when it
    failed). */
-static double campaign_per_case(const char *kernel, int n, uint64_t seed, int workers,
-                                int64_t *execs)
+static double campaign_per_case(const char *kernel, const char *mutant, int n, uint64_t seed,
+                                int workers, int64_t *execs)
 {
     char dir[] = "/tmp/ggfuzz-bench-phases-XXXXXX", artifacts[64], err[2048];
     if (mkdtemp(dir) == NULL)
@@ -123,6 +124,7 @@ static double campaign_per_case(const char *kernel, int n, uint64_t seed, int wo
     snprintf(artifacts, sizeof artifacts, "%s/artifacts", dir);
     struct first_tick first = {0};
     struct gg_campaign_config cfg = {.kernel = kernel,
+                                     .mutant = mutant,
                                      .seed = seed,
                                      .workers = workers,
                                      .max_runs = n,
@@ -152,7 +154,7 @@ static void row(const char *what, double seconds, double per_case)
     printf("  %-34s %9.3f ms %6.1f%%\n", what, 1e3 * seconds, per_case > 0 ? 100 * seconds / per_case : 0);
 }
 
-static int bench(const char *name, int n, uint64_t seed, int workers)
+static int bench(const char *name, const char *mutant, int n, uint64_t seed, int workers)
 {
     const struct gg_kernel *k = gg_registry_find(name);
     if (k == NULL) {
@@ -160,7 +162,7 @@ static int bench(const char *name, int n, uint64_t seed, int workers)
         return 1;
     }
     int64_t execs = 0;
-    double campaign = campaign_per_case(name, n, seed, workers, &execs);
+    double campaign = campaign_per_case(name, mutant, n, seed, workers, &execs);
     /* Part 2: the campaign generator's cases, drawn and run here. */
     struct gg_gen_config cfg = {.kernel = k, .faults = GG_FAULTS_ALL};
     struct gg_gen_caps *caps = NULL;
@@ -171,7 +173,7 @@ static int bench(const char *name, int n, uint64_t seed, int workers)
     }
     cfg.caps = caps;
     struct gg_hostpool pool = {.n = 0};
-    struct gg_run_opts o = {.pool = &pool};
+    struct gg_run_opts o = {.pool = &pool, .mutant = mutant};
     struct sums all = {0}, small = {0}, by_size[N_SIZES] = {{0}};
     for (uint64_t i = 0; i < (uint64_t)n; i++) {
         struct gg_case c;
@@ -195,11 +197,12 @@ static int bench(const char *name, int n, uint64_t seed, int workers)
     double per = all.cases ? all.wall / all.cases : 0, draw = all.cases ? all.draw / all.cases : 0;
     double wall = campaign > 0 ? campaign : per + draw; /* the campaign's wall time per case */
     double whole = campaign > 0 ? workers * campaign : per + draw; /* a worker's time per case */
-    printf("%s: campaign %.1f cases/s (%lld cases, %d worker%s); in process %.1f cases/s "
+    printf("%s%s%s: campaign %.1f cases/s (%lld cases, %d worker%s); in process %.1f cases/s "
            "(%d cases, %d errors, %d faults); tiny cases %.1f/s (%d)\n",
-           name, campaign > 0 ? 1 / campaign : 0, (long long)execs, workers, workers > 1 ? "s" : "",
-           per > 0 ? 1 / per : 0, all.cases, all.errors, all.faults,
-           small.cases && small.wall > 0 ? small.cases / small.wall : 0, small.cases);
+           name, mutant ? " + " : "", mutant ? mutant : "", campaign > 0 ? 1 / campaign : 0,
+           (long long)execs, workers, workers > 1 ? "s" : "", per > 0 ? 1 / per : 0, all.cases,
+           all.errors, all.faults, small.cases && small.wall > 0 ? small.cases / small.wall : 0,
+           small.cases);
     printf("  %-34s %9s    %6s   of a worker's time per case (%.3f ms)\n", "phase", "per case",
            "share", 1e3 * whole);
     int c = all.cases ? all.cases : 1;
@@ -242,6 +245,7 @@ int main(int argc, char **argv)
     int n = 300, i = 1;
     uint64_t seed = 7;
     int workers = 1;
+    const char *mutant = NULL;
     for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
         if (strcmp(argv[i], "--cases") == 0)
             n = atoi(argv[i + 1]);
@@ -249,12 +253,15 @@ int main(int argc, char **argv)
             seed = strtoull(argv[i + 1], NULL, 0);
         else if (strcmp(argv[i], "--workers") == 0)
             workers = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--mutant") == 0)
+            mutant = argv[i + 1];
         else
             break;
     }
     if (n <= 0 || workers <= 0 || i >= argc || argv[i][0] == '-') {
         fprintf(stderr,
-                "usage: bench_campaign_phases [--cases N] [--seed S] [--workers W] KERNEL...\n");
+                "usage: bench_campaign_phases [--cases N] [--seed S] [--workers W] [--mutant M] "
+                "KERNEL...\n");
         return 2;
     }
     gg_registry_init();
@@ -263,6 +270,6 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     int rc = 0;
     for (; i < argc; i++)
-        rc |= bench(argv[i], n, seed, workers);
+        rc |= bench(argv[i], mutant, n, seed, workers);
     return rc;
 }
