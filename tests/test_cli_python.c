@@ -5,7 +5,8 @@
  * processes: the NumPy grouped GEMM's planted empty-group wgrad bug is found and minimised; a
  * kernel that raises gives an error carrying the exception's last line, one that calls
  * os.abort() a crash finding, one that never returns a timeout finding, and each run and
- * campaign goes on. A plugin that fails to import, or a missing interpreter, is refused with
+ * campaign goes on; faults still waiting for their confirmation when a campaign's time is up are
+ * filed unconfirmed. A plugin that fails to import, or a missing interpreter, is refused with
  * exit code 3 and a message. A plugin whose import exits, crashes or hangs is refused the same
  * way (it is imported in a trial child first), and so is a GGFUZZ_PYTHON that is not a Python
  * running ggfuzz's host; python3 on PATH without NumPy says how to choose another, naming the
@@ -189,6 +190,28 @@ Test(cli_python, aborting_kernel_is_a_crash)
     /* Each crash costs two fresh workers (the re-run confirms it): a few cases, not many. */
     cr_expect(stat_value("worker_restarts") >= 2, "%s", out);
     cr_expect(stat_value("number_of_executed_units") >= 4, "%s", out);
+    cli_remove_dir(dir);
+}
+
+/* A kernel whose first call in a process is slow confirms its faults slowly (each in a fresh
+   process): when the campaign's time is up, the faults still waiting are filed as found, each
+   saying it was not confirmed, rather than run past the budget. */
+Test(cli_python, faults_waiting_for_confirmation_at_the_time_limit_are_filed_unconfirmed)
+{
+    char dir[256], args[1024], cmd[1024], notes[4096];
+    cli_temp_dir(dir, sizeof dir, "cli-python");
+    snprintf(args, sizeof args,
+             "--plugin " FAULTY " fuzz --kernel grouped_bf16_pyfault_slow_start"
+             " --max-total-time 8 --seed 3 --workers 1 --no-minimize --artifacts %s/artifacts",
+             dir);
+    cr_expect_eq(ggfuzz(args), 16, "%s", out);
+    cr_expect(strstr(out, "not run again in a fresh process (the campaign's time was up first)"),
+              "%s", out);
+    snprintf(cmd, sizeof cmd, "grep -h '^@note not confirmed' %s/artifacts/*.case", dir);
+    cli_shell(cmd, notes, sizeof notes);
+    cr_expect(strstr(notes, "@note not confirmed in a fresh process (the campaign's time was up "
+                            "first)"),
+              "%s\n%s", notes, out);
     cli_remove_dir(dir);
 }
 

@@ -52,8 +52,10 @@ static int64_t total_rows(const struct gg_case *c)
     return m;
 }
 
-/* Minimises case c (taken over by m) with progress and findings in a fresh directory. */
-static void minimise_case(struct gg_case *c, int repeats, struct minimised *m)
+/* Minimises case c (taken over by m) with progress and findings in a fresh directory, its runs
+   paced to duty of the wall time (0: unpaced) until pace_fd says otherwise. */
+static void minimise_paced(struct gg_case *c, int repeats, double duty, int pace_fd,
+                           struct minimised *m)
 {
     memset(m, 0, sizeof *m);
     char err[512];
@@ -71,9 +73,16 @@ static void minimise_case(struct gg_case *c, int repeats, struct minimised *m)
                             .repeats = repeats,
                             .timeout_s = 60,
                             .progress_path = m->progress,
-                            .findings_dir = m->findings};
+                            .findings_dir = m->findings,
+                            .duty = duty,
+                            .pace_fd = pace_fd};
     enum gg_status st = gg_minimize(&m->c, m->sig, &o, &m->st, err, sizeof err);
     cr_assert_eq(st, GG_OK, "minimize: %s", err);
+}
+
+static void minimise_case(struct gg_case *c, int repeats, struct minimised *m)
+{
+    minimise_paced(c, repeats, 0, 0, m);
 }
 
 static void minimise_file(const char *name, int repeats, struct minimised *m)
@@ -291,6 +300,42 @@ Test(minimize, a_minimal_case_stays_as_it_is)
     cr_expect_neq(stat(again.progress, &sb), 0, "no successful round, no progress file");
     minimised_free(&first);
     minimised_free(&again);
+}
+
+/* Paced to half the wall time, a minimisation waits as long as its runs take at least, and
+   ends where an unpaced one ends; a byte on its pace descriptor ends the waits. */
+Test(minimize, a_paced_minimisation_waits_and_ends_where_an_unpaced_one_does)
+{
+    struct minimised plain, paced, released;
+    minimise_file("n_tail.case", 1, &plain);
+    struct gg_case c;
+    cr_assert_eq(gg_case_copy(&c, &plain.orig), GG_OK);
+    minimise_paced(&c, 1, 0.5, 0, &paced);
+    cr_expect_eq(plain.st.paced_s, 0);
+    cr_expect_gt(paced.st.paced_s, 0);
+    cr_expect_leq(paced.st.paced_s, paced.st.seconds);
+    /* After its last run it waited until the runs were at most half its time. */
+    cr_expect_gt(paced.st.runs_s, 0);
+    cr_expect_geq(paced.st.seconds, 2 * paced.st.runs_s, "runs %.3f s of %.3f s (waits %.3f s)",
+                  paced.st.runs_s, paced.st.seconds, paced.st.paced_s);
+    char a[GG_CASE_ID_HEX + 1], b[GG_CASE_ID_HEX + 1];
+    gg_case_id(&plain.c, a);
+    gg_case_id(&paced.c, b);
+    cr_expect_str_eq(a, b);
+    cr_expect_eq(paced.st.attempts, plain.st.attempts);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    cr_assert_eq(write(fds[1], "u", 1), 1);
+    cr_assert_eq(gg_case_copy(&c, &plain.orig), GG_OK);
+    minimise_paced(&c, 1, 0.01, fds[0], &released);
+    cr_expect_lt(released.st.paced_s, 0.5, "waited %.3f s after the byte", released.st.paced_s);
+    gg_case_id(&released.c, b);
+    cr_expect_str_eq(a, b);
+    close(fds[0]);
+    close(fds[1]);
+    minimised_free(&plain);
+    minimised_free(&paced);
+    minimised_free(&released);
 }
 
 /* ---- bucket mode: the normal form ---------------------------------------------------------- */

@@ -254,10 +254,12 @@ struct campaign {
     size_t n_mins;
     struct min_slot {       /* a minimiser child at work (pid 0: free) */
         int pid, fd;
-        double started, budget;
+        int pace_fd;            /* (paced) a byte written here ends its waits (0: none) */
+        double started, budget; /* budget: its wall time, waits included */
         struct pending_min cur;
     } *ms;
     int n_ms;               /* slots: one per worker */
+    int unpaced;            /* the workers stopped: minimisers run unpaced */
     /* confirmation of faults in a fresh process (gg_campaign_confirm.c): queued, and at work */
     struct pending_confirm *confirms;
     size_t n_confirms;
@@ -384,12 +386,20 @@ void camp_start_confirms(struct campaign *c);
 /* Files the confirmations that ended (or ran past their time); kill_it ends them now
    and files the queued ones unconfirmed. */
 void camp_poll_confirms(struct campaign *c, int kill_it);
+/* Files the queued confirmations unconfirmed, saying why. */
+void camp_file_queued_confirms(struct campaign *c, const char *why);
 
 /* ---- Triage by minimisers (gg_campaign_minimize.c) ------------------------------------------ */
 /* Queues the finding at path for triage (a signature once). */
 void camp_queue_min(struct campaign *c, const char *path, const struct gg_verdict *v, int gpu);
 /* Minimisers at work on device gpu (-1: on any). */
 int camp_running_mins(const struct campaign *c, int gpu);
+/* Whether minimisers are paced to a share of the wall time (a GPU kernel's), not given worker
+   slots. */
+int camp_min_paced(const struct campaign *c);
+/* Ends the waits of the paced minimisers at work, and starts the next ones unpaced (the
+   workers have stopped). */
+void camp_unpace_mins(struct campaign *c);
 /* Starts minimisers in the free slots: the first always, the others while a backlog waits. */
 void camp_start_min(struct campaign *c);
 /* Takes the reports of the minimisers that ended (or ran past their budget); kill_it ends

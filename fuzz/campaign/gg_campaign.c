@@ -208,9 +208,12 @@ static int busy_workers(const struct campaign *c, int gpu)
 /* While minimisers triage a backlog, fuzzing workers give way so that the processes at work
    stay at one more than the workers, at least one of them fuzzing: triage keeps up with the
    findings instead of falling behind all night. Spread over GPUs, the count is per GPU: a
-   minimiser gives way to the workers of its own GPU only. */
+   minimiser gives way to the workers of its own GPU only. Paced minimisers (a GPU kernel's,
+   camp_min_paced) take a share of the GPU's time instead: the workers do not give way. */
 static int may_dispatch(const struct campaign *c, const struct worker *w)
 {
+    if (camp_min_paced(c))
+        return 1;
     int g = c->gpus ? w->gpu : -1;
     int busy = busy_workers(c, g), mins = camp_running_mins(c, g);
     return busy == 0 || busy + mins <= (g >= 0 ? c->st->gpu[g].workers : c->n_workers);
@@ -279,8 +282,13 @@ static void wind_down(struct campaign *c)
         w->has_job = 0;
         unlink(w->cur_path);
     }
+    camp_unpace_mins(c); /* no worker left to make room for */
     int abrupt = c->st->stop == GG_STOP_SIGNAL || c->st->stop == GG_STOP_FILE ||
                  c->st->stop == GG_STOP_ERROR;
+    /* With the time spent, the confirmations at work end, and those still queued (a flood of
+       new signatures can queue hundreds) are filed as found rather than run past the budget. */
+    if (c->st->stop == GG_STOP_TIME)
+        camp_file_queued_confirms(c, "the campaign's time was up first");
     for (;;) {
         int kill_now = abrupt || (c->cfg->stop_flag && *c->cfg->stop_flag);
         camp_poll_confirms(c, kill_now);

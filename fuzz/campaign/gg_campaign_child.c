@@ -39,8 +39,11 @@ pid_t camp_fork_child(struct campaign *c, int *fd)
             if (c->w[i].fd >= 0)
                 close(c->w[i].fd);
         for (int i = 0; i < c->n_ms; i++)
-            if (c->ms[i].pid)
+            if (c->ms[i].pid) {
                 close(c->ms[i].fd);
+                if (c->ms[i].pace_fd > 0)
+                    close(c->ms[i].pace_fd);
+            }
         for (int i = 0; i < c->n_cs; i++)
             if (c->cs[i].pid)
                 close(c->cs[i].fd);

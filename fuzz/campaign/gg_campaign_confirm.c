@@ -102,11 +102,16 @@ int camp_running_confirms(const struct campaign *c)
     return n;
 }
 
-/* Files a fault that could not be run again in a fresh process, saying so on it. */
-static void file_unconfirmed(struct campaign *c, struct pending_confirm *pc, const char *why)
+/* Files a fault that could not be run again in a fresh process, saying so on it (and in the
+   log when loud). */
+static void file_unconfirmed(struct campaign *c, struct pending_confirm *pc, const char *why,
+                             int loud)
 {
-    camp_log(c, "WARNING: %s: %s was not run again in a fresh process (%s); filed as found\n",
-             pc->name, pc->v.signature, why);
+    if (loud)
+        camp_log(c,
+                 "WARNING: %s: %s was not run again in a fresh process (%s); filed as "
+                 "found\n",
+                 pc->name, pc->v.signature, why);
     char note[160];
     snprintf(note, sizeof note, "not confirmed in a fresh process (%s): its run in a campaign "
              "worker followed other cases", why);
@@ -132,7 +137,7 @@ void camp_start_confirms(struct campaign *c)
             slot->pid = 0;
             memset(&slot->cur, 0, sizeof slot->cur);
             memmove(&c->confirms[0], &c->confirms[1], --c->n_confirms * sizeof *c->confirms);
-            file_unconfirmed(c, &pc, "no process could be started for it");
+            file_unconfirmed(c, &pc, "no process could be started for it", 1);
             camp_confirm_free(&pc);
             return;
         }
@@ -158,7 +163,7 @@ static void finish_confirm(struct campaign *c, struct confirm_slot *slot, const 
     struct pending_confirm *pc = &slot->cur;
     char err[1024];
     if (!got) {
-        file_unconfirmed(c, pc, killed ? killed : "its process failed");
+        file_unconfirmed(c, pc, killed ? killed : "its process failed", 1);
     } else if (rep.outcome == GG_CONFIRM_ALONE) {
         gg_case_set_meta(&pc->kase, "observed", rep.detail); /* as its replay shows it */
         camp_file_fault(c, &pc->kase, &pc->v, pc->gpu);
@@ -182,7 +187,7 @@ static void finish_confirm(struct campaign *c, struct confirm_slot *slot, const 
             camp_file_fault(c, &pc->kase, &pc->v, pc->gpu);
         } else {
             gg_case_after_clear(&pc->kase);
-            file_unconfirmed(c, pc, err);
+            file_unconfirmed(c, pc, err, 1);
         }
     } else {
         c->st->faults_unconfirmed++;
@@ -213,10 +218,22 @@ void camp_poll_confirms(struct campaign *c, int kill_it)
                                     : overdue ? "its runs took longer than they may"
                                               : NULL);
     }
-    while (kill_it && c->n_confirms > 0) {
+    if (kill_it)
+        camp_file_queued_confirms(c, "the campaign ended first");
+}
+
+void camp_file_queued_confirms(struct campaign *c, const char *why)
+{
+    size_t n = c->n_confirms;
+    if (n > 1)
+        camp_log(c,
+                 "WARNING: %zu faults were not run again in a fresh process (%s); filed as "
+                 "found, each with a note saying so\n",
+                 n, why);
+    while (c->n_confirms > 0) {
         struct pending_confirm pc = c->confirms[0];
         memmove(&c->confirms[0], &c->confirms[1], --c->n_confirms * sizeof pc);
-        file_unconfirmed(c, &pc, "the campaign ended first");
+        file_unconfirmed(c, &pc, why, n == 1);
         camp_confirm_free(&pc);
     }
 }

@@ -2,7 +2,8 @@
  * gg_campaign_minimize.c — triage: every new signature the campaign files is minimised in a child
  * process (gg_minimize in bucket mode) to its bucket's normal form, which files the signature in
  * that bucket. Signatures of a class family without a bucket yet go first; while a backlog waits,
- * minimisers take the campaign's share of each device's worker slots (--minimize-share). A
+ * minimisers of a CPU kernel take the campaign's share of the worker slots (--minimize-share),
+ * and those of a GPU kernel run paced to that share of their GPU's time (camp_min_paced). A
  * minimiser runs its candidates in one `ggfuzz worker` process of its own, on the device of the
  * worker that found the signature, as the workers run cases: a GPU context and the device memory
  * kept across cases serve all of them, where a fresh process per candidate would create a
@@ -11,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,7 +109,8 @@ static void race_filing(const struct gg_min_stats *ms, char *sig, size_t sig_len
  * smaller; a normal form that kept the signature itself also replaces the stored case. Reports
  * on fd.
  */
-static void minimize_child(struct campaign *c, const struct pending_min *m, double budget, int fd)
+static void minimize_child(struct campaign *c, const struct pending_min *m, double budget,
+                           double duty, int pace_fd, int fd)
 {
     struct min_report rep;
     memset(&rep, 0, sizeof rep);
@@ -130,6 +133,8 @@ static void minimize_child(struct campaign *c, const struct pending_min *m, doub
                                  .stop_arg = c,
                                  .stability_runs = STABILITY_RUNS};
         mo.run.kernel = mo.run.mutant = NULL;
+        mo.duty = duty;
+        mo.pace_fd = pace_fd;
         /* Candidates run in one worker process on the bound device (gpu -1: this process's
            binding), as the campaign's workers run cases. */
         struct gg_worker_launch how = camp_worker_launch(c, -1);
@@ -181,15 +186,28 @@ static int min_device(const struct campaign *c, const struct pending_min *m)
     return c->gpus ? (m->gpu >= 0 ? m->gpu : 0) : -1;
 }
 
+static double min_share(const struct campaign *c)
+{
+    return c->cfg->minimize_share > 0 ? c->cfg->minimize_share : GG_CAMPAIGN_DEFAULT_MINIMIZE_SHARE;
+}
+
 /* Minimisers that may run at once on device g (-1: the campaign's workers): the campaign's
    share of its worker slots, one at least. */
 static int min_slots(const struct campaign *c, int g)
 {
-    double share =
-        c->cfg->minimize_share > 0 ? c->cfg->minimize_share : GG_CAMPAIGN_DEFAULT_MINIMIZE_SHARE;
     int workers = g >= 0 ? c->st->gpu[g].workers : c->n_workers;
-    int n = (int)(share * workers + 0.5);
+    int n = (int)(min_share(c) * workers + 0.5);
     return n < 1 ? 1 : n;
+}
+
+/* Whether the minimisers are paced (a kernel on a GPU): the runs of the minimisers of a device
+   take together at most the campaign's share of the wall time, each waiting after a run, and
+   the workers do not give way to them. A kernel's runs in another process slow the runs of the
+   processes sharing its GPU while they last (its context and the workers' take turns), so the
+   share is one of time; a CPU kernel's minimisers take worker slots instead, a core each. */
+int camp_min_paced(const struct campaign *c)
+{
+    return c->k->backend != GG_BACKEND_CPU;
 }
 
 /* The next signature to triage, on a device with a minimiser slot free: one whose class family
@@ -249,8 +267,11 @@ static void start_one_min(struct campaign *c, struct min_slot *slot)
     if (!m)
         return;
     double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : GG_CAMPAIGN_DEFAULT_MINIMIZE_S;
+    /* Paced: its runs take its share of the device's time, within the campaign's time left. */
+    double duty =
+        camp_min_paced(c) && !c->unpaced ? min_share(c) / min_slots(c, min_device(c, m)) : 0;
     if (c->budget > 0)
-        budget = fmin(budget, c->budget - camp_elapsed(c));
+        budget = fmin(budget, (duty > 0 ? duty : 1) * (c->budget - camp_elapsed(c)));
     if (budget < MIN_MINIMIZE_S && c->budget > 0) {
         if (c->st->stop != GG_STOP_NONE) /* no time left for any of them */
             for (size_t i = 0; i < c->n_mins; i++)
@@ -258,16 +279,45 @@ static void start_one_min(struct campaign *c, struct min_slot *slot)
         return;
     }
     m->done = 1;
+    int pace[2] = {0, 0};
+    if (duty > 0 && pipe2(pace, O_CLOEXEC) != 0)
+        duty = 0;
     int fd;
     pid_t pid = camp_fork_child(c, &fd);
-    if (pid == 0)
-        minimize_child(c, m, budget, fd);
-    if (pid > 0)
-        *slot = (struct min_slot){.pid = (int)pid, .fd = fd, .started = gg_wire_now(),
-                                  .budget = budget, .cur = *m};
-    else
-        camp_log(c, "WARNING: cannot start a minimiser for %s: %s; it stays untriaged\n",
-                 m->sig, strerror(errno));
+    if (pid == 0) {
+        if (pace[1] > 0)
+            close(pace[1]);
+        minimize_child(c, m, budget, duty, pace[0], fd);
+    }
+    if (pace[0] > 0)
+        close(pace[0]);
+    if (pid > 0) {
+        *slot = (struct min_slot){.pid = (int)pid,
+                                  .fd = fd,
+                                  .pace_fd = pace[1],
+                                  .started = gg_wire_now(),
+                                  .budget = duty > 0 ? budget / duty : budget,
+                                  .cur = *m};
+        return;
+    }
+    if (pace[1] > 0)
+        close(pace[1]);
+    camp_log(c, "WARNING: cannot start a minimiser for %s: %s; it stays untriaged\n", m->sig,
+             strerror(errno));
+}
+
+void camp_unpace_mins(struct campaign *c)
+{
+    c->unpaced = 1;
+    for (int i = 0; i < c->n_ms; i++) {
+        struct min_slot *slot = &c->ms[i];
+        if (slot->pace_fd <= 0)
+            continue;
+        if (write(slot->pace_fd, "u", 1) != 1)
+            camp_log(c, "WARNING: a minimiser stays paced: %s\n", strerror(errno));
+        close(slot->pace_fd);
+        slot->pace_fd = 0;
+    }
 }
 
 /* Starts minimisers in the free slots: the first always, the others while a backlog waits. */
@@ -286,7 +336,9 @@ static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int k
     const struct gg_min_stats *ms = &rep.ms;
     int got = !killed && gg_wire_read(slot->fd, &rep, sizeof rep, gg_wire_now() + 1) == 0;
     close(slot->fd);
-    slot->pid = 0;
+    if (slot->pace_fd > 0)
+        close(slot->pace_fd);
+    slot->pid = slot->pace_fd = 0;
     c->st->minimize_s += gg_wire_now() - slot->started;
     const struct pending_min *m = &slot->cur;
     char progress[PATH_MAX_LEN];
@@ -295,18 +347,23 @@ static void finish_min(struct campaign *c, struct min_slot *slot, int wst, int k
     int ok = got && WIFEXITED(wst) && WEXITSTATUS(wst) == 0;
     if (ok)
         c->st->minimized++;
+    char paced[48] = "";
+    if (got && ms->paced_s > 0)
+        snprintf(paced, sizeof paced, " (%.1f s of it paced)", ms->paced_s);
     if (got)
         camp_log(c,
                  "#%lld MIN %s: normal form of groups %lld -> %lld, output elements %lld -> "
-                 "%lld, %d runs in %.1f s%s%s%s\n",
+                 "%lld, %d runs in %.1f s%s%s%s%s\n",
                  (long long)c->st->execs, m->path, (long long)ms->groups_before,
                  (long long)ms->groups_after, (long long)ms->elems_before,
-                 (long long)ms->elems_after, ms->attempts, ms->seconds,
+                 (long long)ms->elems_after, ms->attempts, ms->seconds, paced,
                  ms->stopped_at ? " (reached a filed signature)" : "",
                  ms->restarted_fresh ? " (started over in fresh processes: a case the worker "
                                        "process kept failed otherwise alone)"
                                      : "",
-                 !ok            ? " (minimiser failed)"
+                 !ok && !ms->fixpoint && !ms->stopped_at
+                     ? " (not finished within its budget: the signature stays untriaged)"
+                 : !ok          ? " (minimiser failed)"
                  : rep.replaced ? "; it keeps the finding's signature (the store keeps the "
                                   "smaller case)"
                                 : "; its signature differs: the finding keeps its case as found");

@@ -10,10 +10,12 @@
  * candidate is remembered by case id, so nothing runs twice. Bucket mode keeps the class instead
  * of the signature, and adds a first pass to the smallest sizes and a last one to the simplest
  * op, dtypes and placement: the normal form that triage files buckets by; that form is then run
- * again to tell a race (a verdict that changes from run to run) from a deterministic bug. Here
+ * again to tell a race (a verdict that changes from run to run) from a deterministic bug. With
+ * o->duty its runs take at most that share of its wall time: it waits after each run. Here
  * are the driver and the test that keeps a candidate; the passes are gg_min_passes.c's.
  */
 #include <math.h>
+#include <poll.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -42,21 +44,53 @@ int min_stopped(const struct ctx *x)
     return x->fatal != GG_OK || x->st->stopped_at || x->stale || now_s() >= x->deadline;
 }
 
+/* After a run that started at t: waits until the runs so far took at most o->duty of the time
+   since the minimisation started (not past its deadline). */
+static void pace(struct ctx *x, double t)
+{
+    double now = now_s();
+    x->st->runs_s += now - t;
+    const struct gg_min_opts *o = x->o;
+    if (o->duty <= 0 || o->duty >= 1 || x->unpaced)
+        return;
+    double until = fmin(x->t0 + x->st->runs_s / o->duty, x->wall_end);
+    struct pollfd end = {.fd = o->pace_fd > 0 ? o->pace_fd : -1, .events = POLLIN};
+    for (double left = until - now; left > 0 && !x->unpaced; left = until - now_s()) {
+        int rc = poll(&end, 1, (int)(1000 * left) + 1);
+        x->unpaced = rc > 0;
+    }
+    double waited = now_s() - now;
+    x->st->paced_s += waited;
+    x->deadline = fmin(x->deadline + waited, x->wall_end); /* waits are not the budget's */
+}
+
+/* One run of c in a fresh process of its own, paced. */
+static enum gg_status run_fresh(struct ctx *x, const struct gg_case *c, struct gg_run_result *r,
+                                char *msg, size_t msg_len)
+{
+    double t = now_s();
+    enum gg_status st = gg_run_case_isolated(c, &x->o->run, x->timeout_s, r, msg, msg_len);
+    pace(x, t);
+    return st;
+}
+
 /* One run of a candidate: in the worker process when there is one, else in a fresh one (from
    then on when no worker process can be started). */
 static enum gg_status run_candidate(struct ctx *x, const struct gg_case *c, struct gg_run_result *r,
                                     char *msg, size_t msg_len)
 {
     if (x->proc) {
+        double t = now_s();
         enum gg_status st =
             gg_workerproc_run(x->proc, c, &x->o->run, x->timeout_s, r, msg, msg_len);
+        pace(x, t);
         if (st != GG_E_IO || !x->proc->start_failed) {
             x->in_proc = 1;
             return st;
         }
         x->proc = NULL;
     }
-    return gg_run_case_isolated(c, &x->o->run, x->timeout_s, r, msg, msg_len);
+    return run_fresh(x, c, r, msg, msg_len);
 }
 
 /* ---- the cache ----------------------------------------------------------------------------- */
@@ -128,9 +162,8 @@ static void record_other(struct ctx *x, const struct gg_case *c, const struct gg
     char msg[256];
     if (x->proc) { /* a finding is a case's own: it fails so in a fresh process too */
         x->st->attempts++;
-        int same =
-            gg_run_case_isolated(c, &x->o->run, x->timeout_s, &fresh, msg, sizeof msg) == GG_OK &&
-            strcmp(fresh.verdict.signature, r->verdict.signature) == 0;
+        int same = run_fresh(x, c, &fresh, msg, sizeof msg) == GG_OK &&
+                   strcmp(fresh.verdict.signature, r->verdict.signature) == 0;
         gg_run_result_free(&fresh);
         if (!same)
             return;
@@ -232,7 +265,7 @@ static int fresh_run(struct ctx *x, const struct gg_case *c)
     struct gg_run_result r;
     char msg[512];
     x->st->attempts++;
-    if (gg_run_case_isolated(c, &x->o->run, x->timeout_s, &r, msg, sizeof msg) != GG_OK)
+    if (run_fresh(x, c, &r, msg, sizeof msg) != GG_OK)
         return 0;
     int same = same_failure(x, &r.verdict) && strcmp(r.verdict.signature, x->st->signature) == 0;
     if (same_failure(x, &r.verdict))
@@ -307,7 +340,7 @@ static void check_stability(struct ctx *x, const struct gg_case *c, const char *
         char msg[1024];
         x->st->attempts++;
         int pinned = have_set && i % 2 == 0 && pin_one_cpu(&all);
-        enum gg_status st = gg_run_case_isolated(c, &x->o->run, x->timeout_s, &r, msg, sizeof msg);
+        enum gg_status st = run_fresh(x, c, &r, msg, sizeof msg);
         if (pinned)
             sched_setaffinity(0, sizeof all, &all);
         if (st != GG_OK)
@@ -407,6 +440,7 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
     x.deadline = o->max_total_time_s > 0   ? x.t0 + o->max_total_time_s
                  : o->max_total_time_s < 0 ? INFINITY
                                            : x.t0 + GG_MIN_DEFAULT_TIME_S;
+    x.wall_end = o->duty > 0 && o->duty < 1 ? x.t0 + (x.deadline - x.t0) / o->duty : x.deadline;
     snprintf(st->signature, sizeof st->signature, "%s", signature);
     char cls[32];
     snprintf(cls, sizeof cls, "%.*s", (int)strcspn(signature, "/"), signature);
@@ -453,8 +487,10 @@ enum gg_status gg_minimize(struct gg_case *c, const char *signature, const struc
         x.in_proc = x.stale = 0;
         x.flaky_checks = flaky;
         int attempts = st->attempts, kept = st->kept, rounds = st->rounds;
+        double runs_s = st->runs_s, paced = st->paced_s;
         *st = first;
         st->attempts = attempts, st->kept = kept, st->rounds = rounds;
+        st->runs_s = runs_s, st->paced_s = paced;
         st->restarted_fresh = 1;
         gg_case_id(c, x.cur_id);
         x.cache.n = 0;

@@ -46,6 +46,16 @@ struct gg_min_opts {
        fresh process: when it fails there otherwise (a kernel whose state made it fail), the
        minimisation starts over with a fresh process per run. */
     struct gg_workerproc *proc;
+    /* (optional) The share of the wall time the runs may take, in (0, 1): after each run the
+       minimiser waits until its runs since it started took at most this share of it (0: it
+       does not wait). A kernel's runs in another process slow those of the processes sharing
+       its GPU while they last, and a campaign paces its minimisers on a GPU so. The waits do
+       not count against max_total_time_s, but the minimisation ends max_total_time_s / duty
+       after it started at the latest. */
+    double duty;
+    /* (optional, with duty; > 0) A descriptor that becomes readable (a byte, or its other end
+       closed) when the waits should end: the minimisation goes on unpaced. */
+    int pace_fd;
 };
 
 struct gg_min_stats {
@@ -54,6 +64,7 @@ struct gg_min_stats {
     int64_t groups_before, groups_after;
     int64_t elems_before, elems_after; /* logical output elements */
     double seconds;
+    double runs_s, paced_s;            /* ... of which in runs, and waited for o->duty */
     char signature[GG_SIGNATURE_MAX];  /* the final case's signature (bucket mode: it may differ
                                           from the target's, within its class) */
     char detail[256];                  /* the verdict's detail of a last run of the final case

@@ -34,6 +34,8 @@ struct ctx {
     int flaky_checks;        /* passes still to be run once more (bucket mode, see reproduces) */
     double timeout_s;       /* each run's limit (0: none) */
     double t0, deadline;    /* deadline INFINITY: none */
+    double wall_end;        /* (o->duty) the latest end, waits included */
+    int unpaced;            /* (o->duty) o->pace_fd said to stop waiting */
     int64_t tile[3];         /* the kernel's tile cutting rows (M), N and K (0: not tiled) */
     struct cache cache;
     char cur_id[GG_CASE_ID_HEX + 1];

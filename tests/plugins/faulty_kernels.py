@@ -1,8 +1,9 @@
 """Test-only Python kernels (test_cli_python, test_cli_gpus): a correct grouped forward in NumPy
 that fails, in three ways, on a problem with an empty group: grouped_bf16_pyfault_raises raises,
 _aborts calls os.abort() and _hangs never returns. Problems without an empty group pass.
-grouped_bf16_pyfault_strides raises when an operand's strides are not the problem's (an empty
-operand's included), as a kernel that checks its operands' layout would.
+grouped_bf16_pyfault_slow_start zeroes the groups that follow an empty group, and its first call
+in a process takes 3 s. grouped_bf16_pyfault_strides raises when an operand's strides are not the
+problem's (an empty operand's included), as a kernel that checks its operands' layout would.
 grouped_bf16_pyfault_on_gpu1 aborts on every problem in a process bound to GPU 1. A process
 bound to the GPU that GGFUZZ_TEST_UNUSABLE_GPU names cannot load this plugin at all, as a worker
 on a GPU that fails every start."""
@@ -70,8 +71,25 @@ def strides(p, o):
     forward(p, o)
 
 
+_runs_in_this_process = 0
+
+
+def slow_start(p, o):
+    """Zeroes the rows of each group that follows an empty group, and its first call in a
+    process takes 3 s (a kernel that compiles on its first call): each run in a fresh process
+    is slow."""
+    global _runs_in_this_process
+    _runs_in_this_process += 1
+    if _runs_in_this_process == 1:
+        time.sleep(3)
+    forward(p, o)
+    for g in range(1, p.groups):
+        if p.group_lens[g - 1] == 0:
+            o.c[int(p.group_offs[g]):int(p.group_offs[g + 1])] = 0
+
+
 for name, fn in (("raises", raises), ("aborts", aborts), ("hangs", hangs),
-                 ("strides", strides)):
+                 ("strides", strides), ("slow_start", slow_start)):
     ggfuzz.register(ggfuzz.Kernel(name="grouped_bf16_pyfault_" + name, ops=("grouped_fwd",),
                                   supports=supports, run=fn))
 
