@@ -12,11 +12,11 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -279,8 +279,10 @@ static void start_one_min(struct campaign *c, struct min_slot *slot)
         return;
     }
     m->done = 1;
+    /* A socket, not a pipe: the byte that ends the waits may find the minimiser gone, and a
+       write to a socket without a reader fails (gg_wire_write) where a pipe's raises SIGPIPE. */
     int pace[2] = {0, 0};
-    if (duty > 0 && pipe2(pace, O_CLOEXEC) != 0)
+    if (duty > 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pace) != 0)
         duty = 0;
     int fd;
     pid_t pid = camp_fork_child(c, &fd);
@@ -313,7 +315,7 @@ void camp_unpace_mins(struct campaign *c)
         struct min_slot *slot = &c->ms[i];
         if (slot->pace_fd <= 0)
             continue;
-        if (write(slot->pace_fd, "u", 1) != 1)
+        if (gg_wire_write(slot->pace_fd, "u", 1) != 0 && errno != EPIPE && errno != ECONNRESET)
             camp_log(c, "WARNING: a minimiser stays paced: %s\n", strerror(errno));
         close(slot->pace_fd);
         slot->pace_fd = 0;
