@@ -129,6 +129,20 @@ Test(campaign, a_correct_kernel_gives_nothing_and_sane_statistics)
     cr_expect_eq((int64_t)stat_value(stats, "corpus_count"), st.corpus_count);
     cr_expect(strstr(stats, "stop_reason       : time budget"), "%s", stats);
     cr_expect(strstr(stats, "kernel            : grouped_bf16_cpu_tiled"), "%s", stats);
+    /* Where a case's time went: every case that ran to a verdict, its phases within the time
+       from its dispatch to its result; a CPU kernel has no device phases and no GPU. */
+    cr_expect_gt(st.phases.cases, 0);
+    cr_expect_leq(st.phases.cases, st.execs);
+    double worker = stat_value(stats, "case_ms_worker"),
+           kernel = stat_value(stats, "case_ms_kernel");
+    double phases = stat_value(stats, "case_ms_setup") + stat_value(stats, "case_ms_runs") +
+                    stat_value(stats, "case_ms_reference") + stat_value(stats, "case_ms_compare") +
+                    stat_value(stats, "case_ms_release");
+    cr_expect_gt(kernel, 0, "%s", stats);
+    cr_expect_gt(phases, 0, "%s", stats);
+    cr_expect_leq(phases, worker * 1.001 + 0.01, "%s", stats);
+    cr_expect_null(strstr(stats, "case_ms_device_buffers"), "%s", stats);
+    cr_expect_null(strstr(stats, "gpu_busy_estimate"), "%s", stats);
 
     snprintf(path, sizeof path, "%s/plot_data", d.root);
     const char *plot = slurp(path);

@@ -42,6 +42,8 @@ void gg_stats_status_line(FILE *f, const struct gg_stats_view *v);
 void gg_stats_clear_line(FILE *f);
 /* libFuzzer-style final statistics and the reason the campaign stopped. */
 void gg_stats_final(FILE *f, const struct gg_stats_view *v);
+/* Adds a case's result r (a verdict), worker_s from its dispatch to its result, to p. */
+void camp_phases_add(struct gg_phase_sums *p, const struct gg_run_result *r, double worker_s);
 
 /* ---- Coverage of the ABI's freedoms (gg_campaign_freedoms.c) ------------------------------ */
 

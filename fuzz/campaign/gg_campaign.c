@@ -439,6 +439,7 @@ static enum gg_status setup(struct campaign *c, const struct gg_campaign_config 
         return GG_E_NOMEM;
     }
     c->st->n_gpus = c->gpus ? c->gpus->n : 0;
+    c->st->gpu_kernel = c->k->backend != GG_BACKEND_CPU;
     for (int g = 0; g < c->st->n_gpus; g++)
         c->st->gpu[g].ordinal = c->gpus->id[g];
     for (int i = 0; i < c->n_workers; i++) {

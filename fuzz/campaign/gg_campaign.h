@@ -36,6 +36,17 @@ struct gg_gpu_stats {
 };
 
 /* What a campaign did. Times are seconds since its start. */
+/* Where the workers' time went, summed over the cases that ran to a verdict: each phase of a
+   run (struct gg_run_result's phase), the kernel's own time (its two runs under the two
+   workspace poisons, from the first run's time), the part of the reference computed on the
+   device, and a case's time from its dispatch to its result (worker: the round trip and
+   everything the worker did). */
+struct gg_phase_sums {
+    int64_t cases;
+    double worker, setup, alloc, inputs, runs, kernel, reference, device_reference, compare,
+        release;
+};
+
 struct gg_campaign_stats {
     enum gg_stop stop;
     uint64_t seed;
@@ -94,6 +105,11 @@ struct gg_campaign_stats {
     /* The ABI's freedoms and edge classes the cases that ran exercised (of a resumed shard:
        since it went on). */
     struct gg_freedom_tally freedoms;
+    /* Where the workers' time went; gpu_kernel: the kernel runs on a GPU (its device phases
+       are told, and the GPU's busy fraction estimated from the kernel's and the device
+       reference's time). */
+    struct gg_phase_sums phases;
+    int gpu_kernel;
 };
 
 /*

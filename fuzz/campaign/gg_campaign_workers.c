@@ -195,6 +195,7 @@ void camp_dispatch(struct campaign *c, struct worker *w)
     }
     size_t len = strlen(text);
     write_cur_input(w, text, len);
+    double sent_at = gg_wire_now(); /* the worker may start on it before the send returns */
     int sent = gg_wire_send_case(w->fd, text, len, &c->cfg->run);
     free(text);
     if (sent != 0) {
@@ -205,7 +206,7 @@ void camp_dispatch(struct campaign *c, struct worker *w)
         return;
     }
     w->state = W_BUSY;
-    w->since = gg_wire_now();
+    w->since = sent_at;
     w->limit = w->job.ended_early && w->job.end_signo == 0 ? RETRY_FACTOR * c->timeout
                                                            : c->timeout;
 }
@@ -261,8 +262,10 @@ static void handle_result(struct campaign *c, struct worker *w, enum gg_status s
         st->slowest_s = secs;
     if (j->ended_early && j->end_signo != 0)
         unconfirmed(c, j, "its re-run gave a result");
-    if (status == GG_OK)
+    if (status == GG_OK) {
         gg_freedom_tally_add(&st->freedoms, &j->c);
+        camp_phases_add(&st->phases, r, secs);
+    }
     if (status != GG_OK) {
         if (status == GG_E_UNSUPPORTED || status == GG_E_NOMEM)
             st->refused++;

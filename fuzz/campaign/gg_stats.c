@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "fuzz/campaign/campaign_int.h"
@@ -37,6 +38,59 @@ static void iso_time(double t, char *buf, size_t len)
     struct tm tm;
     gmtime_r(&tt, &tm);
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void camp_phases_add(struct gg_phase_sums *p, const struct gg_run_result *r, double worker_s)
+{
+    p->cases++;
+    p->worker += worker_s;
+    p->setup += r->phase.setup;
+    p->alloc += r->phase.alloc;
+    p->inputs += r->phase.inputs;
+    p->runs += r->phase.runs;
+    p->kernel += 2 * r->kernel_seconds; /* the runs under the two workspace poisons */
+    p->reference += r->phase.reference;
+    if (r->device_reference)
+        p->device_reference += r->phase.reference;
+    p->compare += r->phase.compare;
+    p->release += r->phase.release;
+}
+
+/* The phases of a case in fuzzer_stats and the final lines: key, label, the sum. */
+struct phase_row {
+    const char *key, *label;
+    double sum;
+};
+
+static size_t phase_rows(const struct gg_campaign_stats *s, struct phase_row *rows)
+{
+    const struct gg_phase_sums *p = &s->phases;
+    const struct phase_row all[] = {{"case_ms_worker", "worker", p->worker},
+                                    {"case_ms_setup", "setup", p->setup},
+                                    {"case_ms_device_buffers", "device buffers", p->alloc},
+                                    {"case_ms_inputs", "inputs", p->inputs},
+                                    {"case_ms_runs", "runs", p->runs},
+                                    {"case_ms_kernel", "the kernel", p->kernel},
+                                    {"case_ms_reference", "reference", p->reference},
+                                    {"case_ms_compare", "compare", p->compare},
+                                    {"case_ms_release", "release", p->release}};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (s->gpu_kernel || (i != 2 && i != 3)) /* the device's buffers and inputs */
+            rows[n++] = all[i];
+    return n;
+}
+
+/* The GPU's busy fraction, estimated: the kernel's runs and the device reference over the wall
+   time of the campaign's GPUs (-1: not a GPU kernel or no time yet). Several workers' GPU work
+   overlaps, so the estimate may pass 1. */
+static double gpu_busy(const struct gg_stats_view *v)
+{
+    const struct gg_campaign_stats *s = v->s;
+    if (!s->gpu_kernel || v->elapsed_s <= 0)
+        return -1;
+    int gpus = s->n_gpus > 0 ? s->n_gpus : 1;
+    return (s->phases.kernel + s->phases.device_reference) / (v->elapsed_s * gpus);
 }
 
 int gg_campaign_unverified(const struct gg_campaign_stats *s, char *why, size_t why_len)
@@ -134,6 +188,14 @@ static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_s
     ADD("min_snr_margin_db", "%.2f", s->min_snr_margin_db);
     ADD("max_offset_bits", "%d", s->max_offset_bits);
     ADD("slowest_exec_ms", "%.1f", 1e3 * s->slowest_s);
+    if (s->phases.cases > 0) {
+        struct phase_row rows[16];
+        size_t n = phase_rows(s, rows);
+        for (size_t i = 0; i < n; i++)
+            ADD(rows[i].key, "%.3f", 1e3 * rows[i].sum / (double)s->phases.cases);
+    }
+    if (gpu_busy(v) >= 0)
+        ADD("gpu_busy_estimate", "%.2f", gpu_busy(v));
     ADD("stop_reason", "%s", gg_stop_name(s->stop));
     if (s->n_gpus > 0) {
         struct gg_gpus gpus = {.n = s->n_gpus};
@@ -254,6 +316,25 @@ void gg_stats_final(FILE *f, const struct gg_stats_view *v)
     fprintf(f, "stat::possibly_fixed:           %lld\n", (long long)s->possibly_fixed);
     fprintf(f, "stat::refused:                  %lld\n", (long long)s->refused);
     fprintf(f, "stat::errors:                   %lld\n", (long long)s->errors);
+    if (s->phases.cases > 0) {
+        struct phase_row rows[16];
+        size_t n = phase_rows(s, rows);
+        fprintf(f, "stat::case_time_ms:             %.2f a case in a worker:",
+                1e3 * rows[0].sum / (double)s->phases.cases);
+        for (size_t i = 1; i < n; i++) {
+            double ms = 1e3 * rows[i].sum / (double)s->phases.cases;
+            if (strcmp(rows[i].key, "case_ms_kernel") == 0)
+                fprintf(f, " (%s %.2f)", rows[i].label, ms);
+            else
+                fprintf(f, "%s %s %.2f", i == 1 ? "" : ",", rows[i].label, ms);
+        }
+        fprintf(f, " (mean of %lld cases)\n", (long long)s->phases.cases);
+    }
+    if (gpu_busy(v) >= 0)
+        fprintf(f,
+                "stat::gpu_busy_estimate:        %.0f%% (the kernel's runs and the device "
+                "reference over the wall time)\n",
+                100 * gpu_busy(v));
     for (int g = 0; g < s->n_gpus; g++) {
         const struct gg_gpu_stats *d = &s->gpu[g];
         fprintf(f, "stat::gpu%d: %d worker%s, %lld units (%.0f/s), %lld faults, %lld new, %lld "

@@ -17,7 +17,8 @@
  * of the draw (by the host memory a case needs, gg_case_mem_estimate): the cases and faults of
  * each size class and its share of the run time; what is left is the worker
  * round trip (the case sent, the result read back) and the supervisor (novelty, corpus, files,
- * confirmations). With W workers a case has W times the campaign's wall time per case of a
+ * confirmations). Beside each phase: its time per case in the campaign's own workers (what
+ * they reported with their results). With W workers a case has W times the campaign's wall time per case of a
  * worker's time, and the shares are of that. The GPU's busy fraction is estimated as the GPU work
  * of a case (kernel runs + a device reference, timed in part 2) times the campaign's cases per
  * second; with several workers their GPU work may overlap, so past 100% it says the GPU's work
@@ -123,7 +124,7 @@ static void on_tick(const struct gg_campaign_stats *s, const int *pids, int n, v
 /* Part 1: a campaign of n cases; its wall time per case between its first case and its last
    (0 when it failed). */
 static double campaign_per_case(const char *kernel, const char *mutant, int n, uint64_t seed,
-                                int workers, int64_t *execs)
+                                int workers, int64_t *execs, struct gg_phase_sums *phases)
 {
     char dir[] = "/tmp/ggfuzz-bench-phases-XXXXXX", artifacts[64], err[2048];
     if (mkdtemp(dir) == NULL)
@@ -153,12 +154,20 @@ static double campaign_per_case(const char *kernel, const char *mutant, int n, u
         return 0;
     }
     *execs = st.execs;
+    *phases = st.phases;
     return wall / (double)(ticks.last_execs - ticks.first_execs);
 }
 
-static void row(const char *what, double seconds, double per_case)
+/* A phase's row: its time per case here, its share of a worker's time per case, and its time
+   per case in the campaign's workers (camp_sum over its cases; a negative sum: not told). */
+static void row(const char *what, double seconds, double per_case, double camp_sum,
+                const struct gg_phase_sums *camp)
 {
-    printf("  %-34s %9.3f ms %6.1f%%\n", what, 1e3 * seconds, per_case > 0 ? 100 * seconds / per_case : 0);
+    printf("  %-34s %9.3f ms %6.1f%%", what, 1e3 * seconds,
+           per_case > 0 ? 100 * seconds / per_case : 0);
+    if (camp->cases > 0 && camp_sum >= 0)
+        printf(" %9.3f ms", 1e3 * camp_sum / (double)camp->cases);
+    printf("\n");
 }
 
 static int bench(const char *name, const char *mutant, int n, uint64_t seed, int workers)
@@ -169,7 +178,8 @@ static int bench(const char *name, const char *mutant, int n, uint64_t seed, int
         return 1;
     }
     int64_t execs = 0;
-    double campaign = campaign_per_case(name, mutant, n, seed, workers, &execs);
+    struct gg_phase_sums cp = {0};
+    double campaign = campaign_per_case(name, mutant, n, seed, workers, &execs, &cp);
     /* Part 2: the campaign generator's cases, drawn and run here. */
     struct gg_gen_config cfg = {.kernel = k, .faults = GG_FAULTS_ALL};
     struct gg_gen_caps *caps = NULL;
@@ -210,30 +220,35 @@ static int bench(const char *name, const char *mutant, int n, uint64_t seed, int
            (long long)execs, workers, workers > 1 ? "s" : "", per > 0 ? 1 / per : 0, all.cases,
            all.errors, all.faults, small.cases && small.wall > 0 ? small.cases / small.wall : 0,
            small.cases);
-    printf("  %-34s %9s    %6s   of a worker's time per case (%.3f ms)\n", "phase", "per case",
-           "share", 1e3 * whole);
+    printf("  %-34s %9s    %6s   of a worker's time per case (%.3f ms); in the campaign's "
+           "workers\n",
+           "phase", "per case", "share", 1e3 * whole);
     int c = all.cases ? all.cases : 1;
-    row("draw and admission (supervisor)", draw, whole);
-    row("setup: buffers, guards, host inputs", all.setup / c, whole);
-    row("device buffers and guard bands", all.alloc / c, whole);
-    row("inputs generated on the device", all.inputs / c, whole);
-    row("runs: kernel, hashes, guards, copy", all.runs / c, whole);
-    row("  of which the kernel's runs", all.kernel / c, whole);
-    row("reference", all.reference / c, whole);
-    row("comparison", all.compare / c, whole);
-    row("release: buffers freed", all.release / c, whole);
+    row("draw and admission (supervisor)", draw, whole, -1, &cp);
+    row("setup: buffers, guards, host inputs", all.setup / c, whole, cp.setup, &cp);
+    row("device buffers and guard bands", all.alloc / c, whole, cp.alloc, &cp);
+    row("inputs generated on the device", all.inputs / c, whole, cp.inputs, &cp);
+    row("runs: kernel, hashes, guards, copy", all.runs / c, whole, cp.runs, &cp);
+    row("  of which the kernel's runs", all.kernel / c, whole, cp.kernel, &cp);
+    row("reference", all.reference / c, whole, cp.reference, &cp);
+    row("comparison", all.compare / c, whole, cp.compare, &cp);
+    row("release: buffers freed", all.release / c, whole, cp.release, &cp);
     double rest = (all.wall - all.setup - all.alloc - all.inputs - all.runs - all.reference -
                    all.compare - all.release) /
                   c;
     if (rest >= 0)
-        row("run not in phases", rest, whole);
+        row("run not in phases", rest, whole, -1, &cp);
     else /* the reference runs on the device while the host compares what it has */
         printf("  phases overlap by %.3f ms a case\n", -1e3 * rest);
     if (campaign > 0 && whole - per - draw >= 0)
-        row("worker round trip and supervisor", whole - per - draw, whole);
+        row("worker round trip and supervisor", whole - per - draw, whole, -1, &cp);
     else if (campaign > 0)
         printf("  the campaign's workers ran faster than this process, by %.3f ms a case\n",
                1e3 * (per + draw - whole));
+    if (campaign > 0 && cp.cases > 0)
+        printf("  in the campaign's workers: %.3f ms a case from its dispatch to its result, "
+               "%.3f ms between its result and the next case's dispatch\n",
+               1e3 * cp.worker / (double)cp.cases, 1e3 * (whole - cp.worker / (double)cp.cases));
     printf("  GPU busy (kernel runs + device reference) / wall: %.1f%%\n",
            wall > 0 ? 100 * (all.kernel + all.device_ref) / c / wall : 0);
     printf("  %-12s %6s %7s %8s %11s %10s\n", "size (host)", "cases", "share", "faults",
