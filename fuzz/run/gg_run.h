@@ -256,15 +256,12 @@ struct gg_run_result {
     int64_t certified;       /* outputs whose reference value MPFR certified (--certify) */
     double kernel_seconds;   /* wall time of the first kernel run */
     double total_seconds;
-    /* Where the wall time went: admission and the host inputs (setup), placing the inputs on
-       the device (inputs), the run protocol (runs: input hashes, the kernel runs, guards, the
-       output brought back), the reference, and its comparison with the output (compare). A
-       reference on the device is compared a chunk at a time while the next chunk is computed:
-       its time includes the comparison's that did not overlap. */
     /* Where the run's time went, in seconds: setup (admission, host buffers and guards, host
        inputs), alloc (a GPU kernel's device buffers and guard bands), inputs (its inputs
        generated or uploaded there), runs (the kernel's runs with the input hashes, guards and
-       the output brought back), reference, compare, release (everything freed). */
+       the output brought back), reference, compare (the output against the reference), release
+       (everything freed). A reference on the device is compared a chunk at a time on a thread
+       while the next chunk is computed, so reference and compare overlap. */
     struct {
         double setup, alloc, inputs, runs, reference, compare, release;
     } phase;

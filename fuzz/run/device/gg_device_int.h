@@ -73,13 +73,13 @@ struct gg_device {
     int have_timer;
 };
 
-/* The status of runtime error e of call at file:line, with the message in err: GG_E_NOMEM for
-   an allocation, else GG_E_DEVICE; a sticky error (one that persists) marks d lost. */
 /* Gives every kept allocation, span and granule back to the runtime (gg_devbuf_gpu.cu). */
 void dev_pool_drain(struct gg_device *d);
 /* The driver's granule of mapped memory; 0 without its virtual memory management. */
 size_t dev_granule(void);
 
+/* The status of runtime error e of call at file:line, with the message in err: GG_E_NOMEM for
+   an allocation, else GG_E_DEVICE; a sticky error (one that persists) marks d lost. */
 enum gg_status dev_fail(struct gg_device *d, cudaError_t e, const char *call, const char *file,
                         int line, char *err, size_t err_len);
 
