@@ -5,7 +5,8 @@
  * (plain, tensor per matrix, MX with packed E2M1, rowwise and blockwise grids, specials). The
  * BLAS's own thread count is held at 1 here: OpenBLAS may split a dgemm differently with more
  * threads, a reordering of the fp64 sums that the oracles' bound allows but that is not
- * bit-identical. And the memory estimate of a mid-size case bounds what the run really takes.
+ * bit-identical. The bias, drawn a chunk at a time, holds its distribution's values element by
+ * element. And the memory estimate of a mid-size case bounds what the run really takes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <criterion/criterion.h>
 
 #include "fuzz/run/gg_run.h"
+#include "reference/gg_ref.h"
 
 static void load(struct gg_case *c, const char *text)
 {
@@ -117,6 +119,38 @@ Test(parallel, inputs_and_reference_are_the_same_on_any_thread_count)
             made_free(&many);
         }
         made_free(&one);
+    }
+}
+
+Test(parallel, the_bias_is_its_distribution_element_by_element)
+{
+    static const char *const dists[] = {"uniform(-2,2)", "normal(0.5,3)", "specials(0.1)"};
+    for (size_t k = 0; k < sizeof dists / sizeof dists[0]; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "ggfuzz-case 1\nop batched\nkernel batched_afp4wfp4_cpu_tiled\n"
+                 "dtypes a=e2m1 b=e2m1 c=f32 acc=f32\nscaling mx\nbias f32\nbatch 5\nm 20\n"
+                 "n 250\nk 64\ndata a=normal(0,1) b=normal(0,1) bias=%s\nseed 17\n",
+                 dists[k]);
+        struct gg_case c;
+        struct gg_tensors t;
+        char err[512];
+        load(&c, text);
+        cr_assert_eq(gg_tensors_plan(&c, &t, err, sizeof err), GG_OK, "%s", err);
+        cr_assert_eq(gg_tensors_make(&c, 0, &t, err, sizeof err), GG_OK, "%s", err);
+        int64_t n = gg_problem_bias_count(&t.p), wrong = 0;
+        cr_assert_eq(n, 5 * 250); /* past one chunk of the fill */
+        struct gg_dist d = c.dist_bias;
+        d.fmt = GG_DTYPE_F32;
+        for (int64_t i = 0; i < n; i++)
+            wrong +=
+                gg_load_code(GG_DTYPE_F32, t.ops.bias, i) !=
+                gg_encode(GG_DTYPE_F32, gg_dist_sample(&d, c.seed, GG_STREAM_BIAS, (uint64_t)i),
+                          GG_SAT_FINITE);
+        cr_expect_eq(wrong, 0, "%s: %lld of %lld bias elements differ", dists[k], (long long)wrong,
+                     (long long)n);
+        gg_tensors_free(&t);
+        gg_case_free(&c);
     }
 }
 

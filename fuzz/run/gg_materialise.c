@@ -312,16 +312,23 @@ static enum gg_status make_routing(const struct gg_case *c, struct gg_tensors *t
     return GG_OK;
 }
 
-/* bias[mats][N] from the bias distribution, encoded in the bias dtype. */
+/* bias[mats][N] from the bias distribution, encoded in the bias dtype: drawn a chunk at a time
+   (gg_dist_fill, the values gg_dist_sample gives element by element), since a GPU kernel's bias
+   is generated here while its operands are generated on the device. */
 static void fill_bias(const struct gg_case *c, const struct gg_problem *p, void *bias)
 {
+    enum { CHUNK = 1024 };
+    double v[CHUNK];
     struct gg_dist d = c->dist_bias;
     d.fmt = p->bias_dtype;
     int64_t n = gg_problem_bias_count(p);
-    for (int64_t i = 0; i < n; i++)
-        gg_store_code(p->bias_dtype, bias, i,
-                      gg_encode(p->bias_dtype, gg_dist_sample(&d, c->seed, GG_STREAM_BIAS, (uint64_t)i),
-                                GG_SAT_FINITE));
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        int64_t m = n - i0 < CHUNK ? n - i0 : CHUNK;
+        gg_dist_fill(&d, c->seed, GG_STREAM_BIAS, (uint64_t)i0, m, v);
+        for (int64_t j = 0; j < m; j++)
+            gg_store_code(p->bias_dtype, bias, i0 + j,
+                          gg_encode(p->bias_dtype, v[j], GG_SAT_FINITE));
+    }
 }
 
 /* Copies n elements of size sz into a fresh allocation at *dst (the kernel's own copy). */
