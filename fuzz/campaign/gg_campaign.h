@@ -35,7 +35,6 @@ struct gg_gpu_stats {
     int64_t restarts;           /* its workers started again */
 };
 
-/* What a campaign did. Times are seconds since its start. */
 /* Where the workers' time went, summed over the cases that ran to a verdict: each phase of a
    run (struct gg_run_result's phase), the kernel's own time (its two runs under the two
    workspace poisons, from the first run's time), the part of the reference computed on the
@@ -47,6 +46,7 @@ struct gg_phase_sums {
         release;
 };
 
+/* What a campaign did. Times are seconds since its start. */
 struct gg_campaign_stats {
     enum gg_stop stop;
     uint64_t seed;

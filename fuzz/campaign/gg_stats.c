@@ -56,27 +56,29 @@ void camp_phases_add(struct gg_phase_sums *p, const struct gg_run_result *r, dou
     p->release += r->phase.release;
 }
 
-/* The phases of a case in fuzzer_stats and the final lines: key, label, the sum. */
+/* The phases of a case in fuzzer_stats and the final lines: key, label, the sum, and whether
+   only a GPU kernel has it. */
 struct phase_row {
     const char *key, *label;
     double sum;
+    int device;
 };
 
 static size_t phase_rows(const struct gg_campaign_stats *s, struct phase_row *rows)
 {
     const struct gg_phase_sums *p = &s->phases;
-    const struct phase_row all[] = {{"case_ms_worker", "worker", p->worker},
-                                    {"case_ms_setup", "setup", p->setup},
-                                    {"case_ms_device_buffers", "device buffers", p->alloc},
-                                    {"case_ms_inputs", "inputs", p->inputs},
-                                    {"case_ms_runs", "runs", p->runs},
-                                    {"case_ms_kernel", "the kernel", p->kernel},
-                                    {"case_ms_reference", "reference", p->reference},
-                                    {"case_ms_compare", "compare", p->compare},
-                                    {"case_ms_release", "release", p->release}};
+    const struct phase_row all[] = {{"case_ms_worker", "worker", p->worker, 0},
+                                    {"case_ms_setup", "setup", p->setup, 0},
+                                    {"case_ms_device_buffers", "device buffers", p->alloc, 1},
+                                    {"case_ms_inputs", "inputs", p->inputs, 1},
+                                    {"case_ms_runs", "runs", p->runs, 0},
+                                    {"case_ms_kernel", "the kernel", p->kernel, 0},
+                                    {"case_ms_reference", "reference", p->reference, 0},
+                                    {"case_ms_compare", "compare", p->compare, 0},
+                                    {"case_ms_release", "release", p->release, 0}};
     size_t n = 0;
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        if (s->gpu_kernel || (i != 2 && i != 3)) /* the device's buffers and inputs */
+        if (s->gpu_kernel || !all[i].device)
             rows[n++] = all[i];
     return n;
 }
