@@ -13,17 +13,17 @@
  *      brought back; reference; compare; release: everything freed) and the kernel's
  *      time (the first run's, times the runs a case takes);
  *   3. the tiny cases of the same draw only (bench_cases.h), run the same way.
- * It prints each phase's share of the campaign's wall time per case, then the size distribution
- * of the draw (by the host memory a case needs, gg_case_mem_estimate): the cases and faults of
- * each size class and its share of the run time; what is left is the worker
- * round trip (the case sent, the result read back) and the supervisor (novelty, corpus, files,
- * confirmations). Beside each phase: its time per case in the campaign's own workers (what
- * they reported with their results). With W workers a case has W times the campaign's wall time per case of a
- * worker's time, and the shares are of that. The GPU's busy fraction is estimated as the GPU work
- * of a case (kernel runs + a device reference, timed in part 2) times the campaign's cases per
- * second; with several workers their GPU work may overlap, so past 100% it says the GPU's work
- * overlaps, not that it is busier. The draw of part 2 is a case's draw in the supervisor; the run
- * of part 2 matches the campaign's when the mix is the same (same seed, same generator).
+ * It prints each phase's share of the campaign's wall time per case, then the size distribution of
+ * the draw (by the host memory a case needs, gg_case_mem_estimate): the cases and faults of each
+ * size class and its share of the run time; what is left is the worker round trip (the case sent,
+ * the result read back) and the supervisor (novelty, corpus, files, confirmations). Beside each
+ * phase: its time per case in the campaign's own workers (what they reported with their results).
+ * With W workers a case has W times the campaign's wall time per case of a worker's time, and the
+ * shares are of that. The GPU's busy fraction is estimated as the GPU work of a case (kernel runs
+ * + a device reference, timed in part 2) times the campaign's cases per second; with several
+ * workers their GPU work may overlap, so past 100% it says the GPU's work overlaps, not that it is
+ * busier. The draw of part 2 is a case's draw in the supervisor; the run of part 2 matches the
+ * campaign's when the mix is the same (same seed, same generator).
  * With --mutant M every case runs the kernel's mutant M (a flooding mutant: what faults cost).
  * Usage: bench_campaign_phases [--cases N] [--seed S] [--workers W] [--mutant M] KERNEL...
  */
