@@ -182,7 +182,11 @@ static void leading(struct gen *g, struct gg_case *c)
         c->lda += c->lda & 1;
         return;
     }
-    int64_t ld = (int64_t)1 << gen_range(&g->r, 20, 22);
+    /* 2^24 to 2^27 elements: 16 to 256 rows before the last group reach the target. Each row
+       of a leading dimension this large lies in pages (host) or granules (device) of its own,
+       which a GPU kernel's buffers map one by one, so the fewer rows the cheaper the case;
+       the last group's base passes the target all the same. */
+    int64_t ld = (int64_t)1 << gen_range(&g->r, 24, 27);
     int64_t before = ceil_div(t, ld) + gen_range(&g->r, 0, 3), lens[8], n = 0;
     /* The rows before the last group, in one to three groups (an empty one between). */
     int64_t parts = gen_range(&g->r, 1, 3), left = before;
