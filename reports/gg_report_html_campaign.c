@@ -39,17 +39,30 @@ static void gpu_table(FILE *f, const struct gg_rcampaign *c)
 
 static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
 {
-    static const char *const keys[][2] = {
-        {"kernel", "kernel"}, {"mutant", "mutant"}, {"start_time", "started"},
-        {"run_time", "run time (s)"}, {"shards", "shards"}, {"execs_done", "executions"},
-        {"execs_per_sec", "executions / s"}, {"corpus_count", "corpus"},
-        {"features_total", "features"}, {"faults_total", "faults"},
-        {"buckets", "bugs (buckets)"}, {"buckets_new", "new bugs"},
-        {"faults_unique", "unique signatures"}, {"faults_new", "new signatures"},
-        {"untriaged", "signatures in no bucket yet"}, {"worker_restarts", "worker restarts"},
-        {"timeouts", "timeouts"}, {"refused", "cases refused"},
-        {"errors", "cases that could not run"}, {"stop_reason", "stopped by"}, {"seed", "seed"},
-        {"command_line", "command"}};
+    static const char *const keys[][2] = {{"kernel", "kernel"},
+                                          {"mutant", "mutant"},
+                                          {"start_time", "started"},
+                                          {"run_time", "run time (s)"},
+                                          {"shards", "shards"},
+                                          {"execs_done", "executions"},
+                                          {"execs_per_sec", "executions / s"},
+                                          {"corpus_count", "corpus"},
+                                          {"features_total", "features"},
+                                          {"faults_total", "faults"},
+                                          {"buckets", "bugs (buckets)"},
+                                          {"buckets_new", "new bugs"},
+                                          {"faults_unique", "unique signatures"},
+                                          {"faults_new", "new signatures"},
+                                          {"untriaged", "signatures in no bucket yet"},
+                                          {"worker_restarts", "worker restarts"},
+                                          {"timeouts", "timeouts"},
+                                          {"refused", "cases refused"},
+                                          {"errors", "cases that could not run"},
+                                          {"case_ms_worker", "a case in a worker"},
+                                          {"gpu_busy_estimate", "GPU busy (estimate)"},
+                                          {"stop_reason", "stopped by"},
+                                          {"seed", "seed"},
+                                          {"command_line", "command"}};
     if (c->stats.n == 0) {
         fputs("<p>No fuzzer_stats in this directory.</p>\n", f);
         return;
@@ -60,7 +73,10 @@ static void campaign_stats(FILE *f, const struct gg_rcampaign *c)
         if (v == NULL)
             continue;
         fprintf(f, "<dt>%s</dt><dd>", keys[i][1]);
-        if (strcmp(keys[i][0], "command_line") == 0) {
+        char when[512];
+        if (strcmp(keys[i][0], "case_ms_worker") == 0) {
+            gg_report_html_esc(f, gg_report_case_time(c, when, sizeof when));
+        } else if (strcmp(keys[i][0], "command_line") == 0) {
             /* the whole command; a campaign of an older ggfuzz recorded its arguments only */
             fputs(strncmp(v, "fuzz ", 5) == 0 ? "<code>ggfuzz " : "<code>", f);
             gg_report_html_esc(f, v);

@@ -567,6 +567,26 @@ const char *gg_report_stat(const struct gg_rcampaign *c, const char *key)
     return gg_fuzzer_stats_get(&c->stats, key);
 }
 
+const char *gg_report_case_time(const struct gg_rcampaign *c, char *buf, size_t len)
+{
+    static const char *const phases[][2] = {
+        {"case_ms_setup", "setup"},       {"case_ms_device_buffers", "device buffers"},
+        {"case_ms_inputs", "inputs"},     {"case_ms_runs", "runs"},
+        {"case_ms_kernel", "the kernel"}, {"case_ms_reference", "reference"},
+        {"case_ms_compare", "compare"},   {"case_ms_release", "release"}};
+    const char *worker = gg_report_stat(c, "case_ms_worker");
+    if (worker == NULL || len == 0)
+        return NULL;
+    size_t used = (size_t)snprintf(buf, len, "%s ms", worker);
+    for (size_t i = 0; i < sizeof phases / sizeof *phases && used < len; i++) {
+        const char *v = gg_report_stat(c, phases[i][0]);
+        if (v != NULL)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s %s", i == 0 ? ": " : ", ",
+                                     phases[i][1], v);
+    }
+    return buf;
+}
+
 const char *const gg_report_gpu_columns[GG_REPORT_GPU_COLUMNS][2] = {
     {"workers", "workers"},         {"execs_done", "executions"},
     {"execs_per_sec", "executions / s"}, {"faults_total", "faults"},

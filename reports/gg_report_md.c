@@ -447,14 +447,24 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
                 "(fuzzer_stats): plot_data has no series per GPU.\n\n", d->gpu_png[ci]);
     untriaged_part(f, c);
     gg_report_coverage_md(f, c);
-    static const char *const keys[][2] = {
-        {"kernel", "kernel"}, {"mutant", "mutant"}, {"run_time", "run time (s)"},
-        {"shards", "shards"}, {"execs_done", "executions"},
-        {"execs_per_sec", "executions / s"}, {"features_total", "features"},
-        {"faults_total", "faults"}, {"buckets", "bugs (buckets)"},
-        {"buckets_new", "new bugs"}, {"faults_unique", "unique signatures"},
-        {"untriaged", "signatures in no bucket yet"}, {"refused", "cases refused"},
-        {"errors", "cases that could not run"}, {"stop_reason", "stopped by"}, {"seed", "seed"}};
+    static const char *const keys[][2] = {{"kernel", "kernel"},
+                                          {"mutant", "mutant"},
+                                          {"run_time", "run time (s)"},
+                                          {"shards", "shards"},
+                                          {"execs_done", "executions"},
+                                          {"execs_per_sec", "executions / s"},
+                                          {"features_total", "features"},
+                                          {"faults_total", "faults"},
+                                          {"buckets", "bugs (buckets)"},
+                                          {"buckets_new", "new bugs"},
+                                          {"faults_unique", "unique signatures"},
+                                          {"untriaged", "signatures in no bucket yet"},
+                                          {"refused", "cases refused"},
+                                          {"errors", "cases that could not run"},
+                                          {"case_ms_worker", "a case in a worker"},
+                                          {"gpu_busy_estimate", "GPU busy (estimate)"},
+                                          {"stop_reason", "stopped by"},
+                                          {"seed", "seed"}};
     fputs("### Statistics\n\n", f);
     int any = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
@@ -463,6 +473,9 @@ static void campaign_part(FILE *f, const struct gg_report_doc *d, size_t ci)
             continue;
         if (!any++)
             fputs("| | |\n|---|---|\n", f);
+        char when[512];
+        if (strcmp(keys[i][0], "case_ms_worker") == 0)
+            v = gg_report_case_time(c, when, sizeof when);
         fprintf(f, "| %s | ", keys[i][1]);
         md(f, v);
         fputs(" |\n", f);

@@ -96,6 +96,9 @@ enum gg_status gg_report_campaign_load_summary(const char *dir, struct gg_rcampa
 void gg_report_campaign_free(struct gg_rcampaign *c);
 /* Value of a fuzzer_stats key, or NULL. */
 const char *gg_report_stat(const struct gg_rcampaign *c, const char *key);
+/* Where a case's time went (fuzzer_stats' case_ms_*): "22.71 ms: setup 0.46, device buffers
+   9.60, ..." in buf, or NULL when the campaign did not record it. */
+const char *gg_report_case_time(const struct gg_rcampaign *c, char *buf, size_t len);
 /* A campaign spread over GPUs: the ordinals its fuzzer_stats lists under gpus (at most max of
    them into ids; 0 when none), and the columns of its per-GPU table: gpu<ordinal>_<key> of
    fuzzer_stats under their label. */

@@ -389,6 +389,15 @@ Test(reports_html, statistics_and_findings_in_one_directory)
     char dir[64], out_dir[96], err[1024];
     scratch(dir);
     copy_fixture("", "fuzzer_stats", dir);
+    /* where a case's time went, as a campaign of a GPU kernel records it */
+    char *stats = file_slurp(dir, "fuzzer_stats", NULL), with[1 << 14];
+    snprintf(with, sizeof with,
+             "%scase_ms_worker    : 22.710\ncase_ms_setup     : 0.460\n"
+             "case_ms_device_buffers : 9.600\ncase_ms_release   : 5.430\n"
+             "gpu_busy_estimate : 0.63\n",
+             stats);
+    file_put(dir, "fuzzer_stats", with);
+    free(stats);
     copy_fixture("", "plot_data", dir);
     for (size_t i = 0; i < sizeof findings / sizeof *findings; i++)
         copy_fixture("/artifacts", findings[i][0], dir);
@@ -396,6 +405,15 @@ Test(reports_html, statistics_and_findings_in_one_directory)
     cr_assert_eq(gg_report_html_write(NULL, dir, out_dir, err, sizeof err), GG_OK, "%s", err);
     char *html = file_slurp(out_dir, "index.html", NULL);
     cr_expect(strstr(html, "<dt>executions</dt><dd>27</dd>") != NULL);
+    cr_expect(strstr(html, "<dt>a case in a worker</dt><dd>22.710 ms: setup 0.460, device "
+                           "buffers 9.600, release 5.430</dd>") != NULL,
+              "where a case's time went");
+    cr_expect(strstr(html, "<dt>GPU busy (estimate)</dt><dd>0.63</dd>") != NULL);
+    char *md = file_slurp(out_dir, "summary.md", NULL);
+    cr_expect(strstr(md, "| a case in a worker | 22.710 ms: setup 0.460, device buffers 9.600, "
+                         "release 5.430 |") != NULL,
+              "%s", md);
+    free(md);
     cr_expect(strstr(html, "Not yet triaged (3 signatures)</h3>") != NULL);
     for (size_t i = 0; i < sizeof findings / sizeof *findings; i++)
         cr_expect(strstr(html, findings[i][1]) != NULL, "signature %zu", i);
