@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,6 +262,26 @@ static int backlog(const struct campaign *c)
     return 0;
 }
 
+/* The socket that ends a paced minimiser's waits, both ends above fd 0 (0 marks "none" in the
+   slot and in gg_min_opts, and a campaign whose stdin is closed may be given fd 0). */
+static int pace_socket(int pace[2])
+{
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pace) != 0)
+        return -1;
+    for (int i = 0; i < 2; i++)
+        if (pace[i] == 0) {
+            int moved = fcntl(0, F_DUPFD_CLOEXEC, 1);
+            close(0);
+            pace[i] = moved;
+            if (moved < 0) {
+                close(pace[1 - i]);
+                pace[0] = pace[1] = 0;
+                return -1;
+            }
+        }
+    return 0;
+}
+
 static void start_one_min(struct campaign *c, struct min_slot *slot)
 {
     struct pending_min *m = next_min(c);
@@ -282,7 +303,7 @@ static void start_one_min(struct campaign *c, struct min_slot *slot)
     /* A socket, not a pipe: the byte that ends the waits may find the minimiser gone, and a
        write to a socket without a reader fails (gg_wire_write) where a pipe's raises SIGPIPE. */
     int pace[2] = {0, 0};
-    if (duty > 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pace) != 0)
+    if (duty > 0 && pace_socket(pace) != 0)
         duty = 0;
     int fd;
     pid_t pid = camp_fork_child(c, &fd);
