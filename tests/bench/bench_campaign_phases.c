@@ -25,6 +25,8 @@
  * busier. The draw of part 2 is a case's draw in the supervisor; the run of part 2 matches the
  * campaign's when the mix is the same (same seed, same generator).
  * With --mutant M every case runs the kernel's mutant M (a flooding mutant: what faults cost).
+ * For a GPU kernel it also counts the driver's virtual memory calls of part 2 (sparse and flush
+ * buffers): how many of each a run makes and what each takes.
  * Usage: bench_campaign_phases [--cases N] [--seed S] [--workers W] [--mutant M] KERNEL...
  */
 #include <malloc.h>
@@ -170,6 +172,38 @@ static void row(const char *what, double seconds, double per_case, double camp_s
     printf("\n");
 }
 
+/* The driver's virtual memory calls of this process between two counts, per run of runs: how
+   many of each and their mean time. */
+static void vmm_calls(const struct gg_device_alloc_stats *a, const struct gg_device_alloc_stats *b,
+                      int runs)
+{
+    const struct {
+        const char *name;
+        struct gg_vmm_tally a, b;
+    } calls[] = {{"map", a->map, b->map},
+                 {"access", a->access, b->access},
+                 {"unmap", a->unmap, b->unmap},
+                 {"create", a->create, b->create},
+                 {"release", a->release, b->release},
+                 {"reserve", a->reserve, b->reserve},
+                 {"address free", a->address_free, b->address_free}};
+    double total = 0;
+    uint64_t n = 0;
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+        total += calls[i].b.seconds - calls[i].a.seconds, n += calls[i].b.calls - calls[i].a.calls;
+    if (n == 0 || runs <= 0)
+        return;
+    printf("  driver virtual memory calls: %.1f a run, %.3f ms a run:", (double)n / runs,
+           1e3 * total / runs);
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        uint64_t c = calls[i].b.calls - calls[i].a.calls;
+        if (c > 0)
+            printf(" %s %.1f (%.1f us each)", calls[i].name, (double)c / runs,
+                   1e6 * (calls[i].b.seconds - calls[i].a.seconds) / (double)c);
+    }
+    printf("\n");
+}
+
 static int bench(const char *name, const char *mutant, int n, uint64_t seed, int workers)
 {
     const struct gg_kernel *k = gg_registry_find(name);
@@ -192,6 +226,8 @@ static int bench(const char *name, const char *mutant, int n, uint64_t seed, int
     struct gg_hostpool pool = {.n = 0};
     struct gg_run_opts o = {.pool = &pool, .mutant = mutant};
     struct sums all = {0}, small = {0}, by_size[N_SIZES] = {{0}};
+    struct gg_device_alloc_stats before;
+    gg_device_alloc_stats(&before);
     for (uint64_t i = 0; i < (uint64_t)n; i++) {
         struct gg_case c;
         double t0 = gg_wire_now();
@@ -260,6 +296,7 @@ static int bench(const char *name, const char *mutant, int n, uint64_t seed, int
                n ? 100.0 * nb / n : 0, b->faults, nb ? 1e3 * b->wall / nb : 0,
                all.wall > 0 ? 100 * b->wall / all.wall : 0);
     }
+    vmm_calls(&before, &as, all.cases + all.errors + small.cases + small.errors);
     if (as.pooled + as.allocated > 0) /* this process's runs, every kernel so far */
         printf("  device blocks: %llu from the pool, %llu allocated, %llu freed; flush spans: "
                "%llu reused, %llu mapped, %llu unmapped; sparse pieces: %llu kept granules, %llu "

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fuzz/run/device/gg_device_int.h"
 
@@ -177,6 +178,30 @@ static struct {
     int state; /* 0 not looked up, 1 usable, -1 not usable */
 } vmm;
 
+/* The calls made through vmm: their count and wall time, by call (gg_device_alloc_stats). */
+static struct {
+    struct gg_vmm_tally create, release, reserve, address_free, map, unmap, access;
+} tally;
+
+/* Calls fn(args...) and counts it and its time in t. */
+template <typename F, typename... A> static CUresult timed(struct gg_vmm_tally *t, F fn, A... args)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CUresult r = fn(args...);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    t->calls++;
+    t->seconds += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    return r;
+}
+
+void dev_vmm_tally(struct gg_device_alloc_stats *out)
+{
+    out->create = tally.create, out->release = tally.release, out->reserve = tally.reserve;
+    out->address_free = tally.address_free, out->map = tally.map, out->unmap = tally.unmap;
+    out->access = tally.access;
+}
+
 static int vmm_entry(const char *name, void **fn)
 {
     return (*fn = gpu_driver_entry(name)) != NULL;
@@ -234,19 +259,20 @@ static int vmm_zero_chunk(int i)
     memset(&rw, 0, sizeof rw);
     rw.location = vmm.prop.location;
     rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    if (vmm.create(&zero_chunk[i].handle, len, &vmm.prop, 0) != CUDA_SUCCESS)
+    if (timed(&tally.create, vmm.create, &zero_chunk[i].handle, len, &vmm.prop, 0) != CUDA_SUCCESS)
         return 0;
-    int ok = vmm.reserve(&va, len, vmm.gran, 0, 0) == CUDA_SUCCESS;
-    int mapped = ok && vmm.map(va, len, 0, zero_chunk[i].handle, 0) == CUDA_SUCCESS;
-    ok = mapped && vmm.access(va, len, &rw, 1) == CUDA_SUCCESS &&
+    int ok = timed(&tally.reserve, vmm.reserve, &va, len, vmm.gran, 0, 0) == CUDA_SUCCESS;
+    int mapped =
+        ok && timed(&tally.map, vmm.map, va, len, 0, zero_chunk[i].handle, 0) == CUDA_SUCCESS;
+    ok = mapped && timed(&tally.access, vmm.access, va, len, &rw, 1) == CUDA_SUCCESS &&
          cudaMemset((void *)va, 0, len) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
     if (mapped)
-        (void)vmm.unmap(va, len);
+        (void)timed(&tally.unmap, vmm.unmap, va, len);
     if (va)
-        (void)vmm.unreserve(va, len);
+        (void)timed(&tally.address_free, vmm.unreserve, va, len);
     (void)cudaGetLastError();
     if (!ok) {
-        (void)vmm.release(zero_chunk[i].handle);
+        (void)timed(&tally.release, vmm.release, zero_chunk[i].handle);
         return 0;
     }
     zero_chunk[i].state = 1;
@@ -271,7 +297,7 @@ static int granule_take(struct gg_device *d, size_t len, unsigned long long *han
         d->stats.granules_reused++;
         return 1;
     }
-    if (vmm.create(handle, len, &vmm.prop, 0) != CUDA_SUCCESS)
+    if (timed(&tally.create, vmm.create, handle, len, &vmm.prop, 0) != CUDA_SUCCESS)
         return 0;
     d->stats.granules_created++;
     return 1;
@@ -296,7 +322,7 @@ static void granule_put(struct gg_device *d, size_t len, unsigned long long hand
             return;
         }
     }
-    (void)vmm.release(handle);
+    (void)timed(&tally.release, vmm.release, handle);
 }
 
 size_t dev_granule(void)
@@ -307,7 +333,7 @@ size_t dev_granule(void)
 static void granules_drain(struct gg_device *d)
 {
     while (d->n_granules > 0)
-        (void)vmm.release(d->granules[--d->n_granules]);
+        (void)timed(&tally.release, vmm.release, d->granules[--d->n_granules]);
 }
 
 static int by_offset(const void *a, const void *b)
@@ -333,15 +359,15 @@ static void vmm_unwind(struct gg_device *d, CUdeviceptr va, size_t span,
             j++;
         const struct gg_devmap *run = sorted ? sorted : maps;
         size_t len = run[j - 1].off + run[j - 1].len - run[i].off;
-        if (j - i == 1 || vmm.unmap(va + run[i].off, len) != CUDA_SUCCESS)
+        if (j - i == 1 || timed(&tally.unmap, vmm.unmap, va + run[i].off, len) != CUDA_SUCCESS)
             for (int k = i; k < j; k++)
-                (void)vmm.unmap(va + run[k].off, run[k].len);
+                (void)timed(&tally.unmap, vmm.unmap, va + run[k].off, run[k].len);
         for (int k = i; k < j; k++)
             if (!vmm_is_zero(&run[k]))
                 granule_put(d, run[k].len, run[k].handle);
     }
     free(sorted);
-    (void)vmm.unreserve(va, span);
+    (void)timed(&tally.address_free, vmm.unreserve, va, span);
 }
 
 /* The granules of [lo, hi) of a span that none of the m sorted pieces covers. */
@@ -371,16 +397,16 @@ static int vmm_zero_run(CUdeviceptr va, size_t at, size_t k, struct gg_devmap *m
         while (c > 0 && (ZERO_CHUNK_GRANULES[c] > k || !vmm_zero_chunk(c)))
             c--;
         size_t len = ZERO_CHUNK_GRANULES[c] * vmm.gran;
-        if (vmm.map(va + at, len, 0, zero_chunk[c].handle, 0) != CUDA_SUCCESS)
+        if (timed(&tally.map, vmm.map, va + at, len, 0, zero_chunk[c].handle, 0) != CUDA_SUCCESS)
             return 0;
         maps[(*n)++] = (struct gg_devmap){at, len, zero_chunk[c].handle};
         at += len;
         k -= ZERO_CHUNK_GRANULES[c];
     }
-    if (vmm.access(va + start, at - start, ro, 1) == CUDA_SUCCESS)
+    if (timed(&tally.access, vmm.access, va + start, at - start, ro, 1) == CUDA_SUCCESS)
         return 1;
     for (int i = first; i < *n; i++)
-        if (vmm.access(va + maps[i].off, maps[i].len, ro, 1) != CUDA_SUCCESS)
+        if (timed(&tally.access, vmm.access, va + maps[i].off, maps[i].len, ro, 1) != CUDA_SUCCESS)
             return 0;
     return 1;
 }
@@ -422,7 +448,7 @@ static int vmm_map_zeros(CUdeviceptr va, size_t lo, size_t hi, struct gg_devmap 
     if (ok && mapped == gaps)
         return n;
     for (int i = m; i < n; i++)
-        (void)vmm.unmap(va + grown[i].off, grown[i].len);
+        (void)timed(&tally.unmap, vmm.unmap, va + grown[i].off, grown[i].len);
     return m;
 }
 
@@ -458,9 +484,11 @@ static int vmm_map_all(struct gg_device *d, CUdeviceptr va, size_t span, struct 
     rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     for (int i = 0; i < m; i++) {
         int ok = granule_take(d, maps[i].len, &maps[i].handle);
-        if (ok && (vmm.map(va + maps[i].off, maps[i].len, 0, maps[i].handle, 0) != CUDA_SUCCESS ||
-                   vmm.access(va + maps[i].off, maps[i].len, &rw, 1) != CUDA_SUCCESS)) {
-            (void)vmm.unmap(va + maps[i].off, maps[i].len);
+        if (ok && (timed(&tally.map, vmm.map, va + maps[i].off, maps[i].len, 0, maps[i].handle,
+                         0) != CUDA_SUCCESS ||
+                   timed(&tally.access, vmm.access, va + maps[i].off, maps[i].len, &rw, 1) !=
+                       CUDA_SUCCESS)) {
+            (void)timed(&tally.unmap, vmm.unmap, va + maps[i].off, maps[i].len);
             granule_put(d, maps[i].len, maps[i].handle);
             ok = 0;
         }
@@ -493,7 +521,8 @@ static int vmm_build(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
     int m = vmm_pieces(lo, hi, (int)n + 2, span, maps);
     free(lo);
     CUdeviceptr va = 0;
-    if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS || !vmm_map_all(d, va, span, maps, m)) {
+    if (timed(&tally.reserve, vmm.reserve, &va, span, vmm.gran, 0, 0) != CUDA_SUCCESS ||
+        !vmm_map_all(d, va, span, maps, m)) {
         free(maps);
         return 0;
     }
@@ -606,7 +635,8 @@ static int vmm_build_flush(struct gg_device *d, struct gg_devbuf *b, size_t byte
         return 1;
     }
     CUdeviceptr va = 0;
-    if (vmm.reserve(&va, span, vmm.gran, 0, 0) != CUDA_SUCCESS || !vmm_map_all(d, va, span, maps, pieces)) {
+    if (timed(&tally.reserve, vmm.reserve, &va, span, vmm.gran, 0, 0) != CUDA_SUCCESS ||
+        !vmm_map_all(d, va, span, maps, pieces)) {
         free(maps);
         return 0;
     }
@@ -670,6 +700,11 @@ static void flush_drain(struct gg_device *d)
 size_t dev_granule(void)
 {
     return 0;
+}
+
+void dev_vmm_tally(struct gg_device_alloc_stats *out)
+{
+    (void)out; /* no virtual memory calls: every buffer is whole */
 }
 #endif
 

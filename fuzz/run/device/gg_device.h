@@ -97,10 +97,18 @@ void gg_device_make_room(struct gg_device *d, int64_t need);
 /* How this process's device buffers were had: blocks taken from the context's pool or from the
    runtime and given back to it, flush buffers' spans reused, mapped and unmapped, and the
    one-granule pieces of sparse and flush buffers given kept memory or new. */
+struct gg_vmm_tally {
+    uint64_t calls;
+    double seconds; /* their wall time */
+};
 struct gg_device_alloc_stats {
     uint64_t pooled, allocated, freed;
     uint64_t spans_reused, spans_mapped, spans_unmapped;
     uint64_t granules_reused, granules_created; /* the memory of sparse buffers' pieces */
+    /* The driver's virtual memory calls behind sparse and flush buffers, by call: physical
+       memory created and released, address ranges reserved and freed, mappings made, unmapped
+       and given their access. */
+    struct gg_vmm_tally create, release, reserve, address_free, map, unmap, access;
 };
 /* The counts so far (zeros without a device context). */
 void gg_device_alloc_stats(struct gg_device_alloc_stats *out);

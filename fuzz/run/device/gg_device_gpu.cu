@@ -234,6 +234,7 @@ extern "C" void gg_device_alloc_stats(struct gg_device_alloc_stats *out)
         *out = process_device->stats;
     else
         memset(out, 0, sizeof *out);
+    dev_vmm_tally(out);
 }
 
 extern "C" enum gg_status gg_device_sync(struct gg_device *d, const char *what, char *err,

@@ -77,6 +77,9 @@ struct gg_device {
 void dev_pool_drain(struct gg_device *d);
 /* The driver's granule of mapped memory; 0 without its virtual memory management. */
 size_t dev_granule(void);
+/* Sets out's tallies of the process's calls to the driver's virtual memory management
+   (gg_devbuf_gpu.cu). */
+void dev_vmm_tally(struct gg_device_alloc_stats *out);
 
 /* The status of runtime error e of call at file:line, with the message in err: GG_E_NOMEM for
    an allocation, else GG_E_DEVICE; a sticky error (one that persists) marks d lost. */
