@@ -160,7 +160,14 @@ extern "C" enum gg_status gg_devbuf_alloc(struct gg_device *d, struct gg_devbuf 
 struct gg_devmap {
     size_t off, len;
     unsigned long long handle;
+    int zero; /* a shared chunk of zeros, mapped read-only: never its buffer's to release */
 };
+
+/* 1 when the piece is a chunk of zeros. */
+static int vmm_is_zero(const struct gg_devmap *piece)
+{
+    return piece->zero;
+}
 
 #ifndef GG_GPU_HIP
 /* The driver's virtual memory management calls, found through the runtime (gpu_driver_entry). */
@@ -232,38 +239,44 @@ static int vmm_usable(void)
 }
 
 /* Zeros mapped read-only into the granules of a sparse or flush buffer's data that hold no live
-   range: a read there sees zeros and a write faults, as on the host's read-only zero pages. The
-   zeros are chunks of 1, 8 and 64 granules (each created on the first run of gaps it fits, kept
-   until the process exits, mapped at as many places as needed), so that a run of k gap granules
-   takes about k / 64 + 14 maps instead of k. */
-#define ZERO_CHUNKS 3
-static const size_t ZERO_CHUNK_GRANULES[ZERO_CHUNKS] = {1, 8, 64};
+   range: a read there sees zeros and a write faults, as on the host's read-only zero pages.
+   Setting a range's access and unmapping it cost the driver about the same for each mapping in
+   the range, whatever its length, so a run of gap granules takes as few mappings as can be:
+   chunks of zeros of exactly the run's length, up to ZERO_CHUNK_MAX granules a chunk, made on
+   first use and kept by the process. The rows of an operand a huge leading dimension apart
+   leave runs of one length between them, which one chunk then serves: a row costs two mappings
+   (its own memory and the zeros after it). The chunks kept hold at most ZERO_KEPT_MAX granules;
+   past it the least recently used go (one still mapped somewhere is freed by the driver once
+   its last mapping is gone). They are kept memory, given back by gg_device_make_room. */
+#define ZERO_CHUNK_MAX 128
+#define ZERO_KEPT_MAX 256
+#define ZERO_KEPT_ENTRIES 32
 static struct {
     unsigned long long handle;
-    int state; /* 0 not made, 1 usable, -1 not usable */
-} zero_chunk[ZERO_CHUNKS];
+    size_t granules;
+    uint64_t used; /* when it was last used (zero_clock) */
+} zeros[ZERO_KEPT_ENTRIES];
+static int n_zeros;
+static size_t zeros_kept; /* granules */
+static uint64_t zero_clock;
 
 /* At most this many granules of a buffer get zeros; past it they stay unmapped and a read there
    faults. */
 #define ZERO_MAPS_MAX 8192
 
-/* Zero chunk i, made on first use: 1 when usable. */
-static int vmm_zero_chunk(int i)
+/* A new chunk of k granules of zeros in *handle: 1 when made. */
+static int vmm_zero_make(size_t k, unsigned long long *handle)
 {
-    if (zero_chunk[i].state != 0)
-        return zero_chunk[i].state > 0;
-    zero_chunk[i].state = -1;
-    size_t len = ZERO_CHUNK_GRANULES[i] * vmm.gran;
+    size_t len = k * vmm.gran;
     CUdeviceptr va = 0;
     CUmemAccessDesc rw;
     memset(&rw, 0, sizeof rw);
     rw.location = vmm.prop.location;
     rw.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    if (timed(&tally.create, vmm.create, &zero_chunk[i].handle, len, &vmm.prop, 0) != CUDA_SUCCESS)
+    if (timed(&tally.create, vmm.create, handle, len, &vmm.prop, 0) != CUDA_SUCCESS)
         return 0;
     int ok = timed(&tally.reserve, vmm.reserve, &va, len, vmm.gran, 0, 0) == CUDA_SUCCESS;
-    int mapped =
-        ok && timed(&tally.map, vmm.map, va, len, 0, zero_chunk[i].handle, 0) == CUDA_SUCCESS;
+    int mapped = ok && timed(&tally.map, vmm.map, va, len, 0, *handle, 0) == CUDA_SUCCESS;
     ok = mapped && timed(&tally.access, vmm.access, va, len, &rw, 1) == CUDA_SUCCESS &&
          cudaMemset((void *)va, 0, len) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
     if (mapped)
@@ -271,21 +284,69 @@ static int vmm_zero_chunk(int i)
     if (va)
         (void)timed(&tally.address_free, vmm.unreserve, va, len);
     (void)cudaGetLastError();
-    if (!ok) {
-        (void)timed(&tally.release, vmm.release, zero_chunk[i].handle);
-        return 0;
-    }
-    zero_chunk[i].state = 1;
-    return 1;
+    if (!ok)
+        (void)timed(&tally.release, vmm.release, *handle);
+    return ok;
 }
 
-/* 1 when the piece is a chunk of zeros (mapped read-only, never released). */
-static int vmm_is_zero(const struct gg_devmap *piece)
+/* Releases kept chunk i (the last one takes its place). */
+static void zero_drop(int i)
 {
-    for (int i = 0; i < ZERO_CHUNKS; i++)
-        if (zero_chunk[i].state > 0 && piece->handle == zero_chunk[i].handle)
-            return 1;
-    return 0;
+    (void)timed(&tally.release, vmm.release, zeros[i].handle);
+    zeros_kept -= zeros[i].granules;
+    zeros[i] = zeros[--n_zeros];
+}
+
+static void zeros_drain(void)
+{
+    while (n_zeros > 0)
+        zero_drop(n_zeros - 1);
+}
+
+/* The kept chunk of exactly want granules, else the longest kept one shorter than that: its
+   index, or -1. */
+static int zero_find(size_t want)
+{
+    int best = -1;
+    for (int i = 0; i < n_zeros; i++) {
+        if (zeros[i].granules == want)
+            return i;
+        if (zeros[i].granules < want && (best < 0 || zeros[i].granules > zeros[best].granules))
+            best = i;
+    }
+    return best;
+}
+
+/* The chunk of zeros for a run of k gap granules: one of min(k, ZERO_CHUNK_MAX) granules, kept
+   or made (the least recently used chunks released to make room), else the longest kept one
+   shorter than that. Its handle and granules in *handle and *got; 0 when there is none. */
+static int zero_chunk(size_t k, unsigned long long *handle, size_t *got)
+{
+    size_t want = k < ZERO_CHUNK_MAX ? k : ZERO_CHUNK_MAX;
+    int i = zero_find(want);
+    if (i < 0 || zeros[i].granules != want) {
+        while (n_zeros > 0 && (n_zeros == ZERO_KEPT_ENTRIES || zeros_kept + want > ZERO_KEPT_MAX)) {
+            int lru = 0;
+            for (int j = 1; j < n_zeros; j++)
+                lru = zeros[j].used < zeros[lru].used ? j : lru;
+            zero_drop(lru);
+        }
+        unsigned long long h;
+        if (vmm_zero_make(want, &h)) {
+            zeros[n_zeros].handle = h;
+            zeros[n_zeros].granules = want;
+            zeros_kept += want;
+            i = n_zeros++;
+        } else {
+            i = zero_find(want);
+        }
+    }
+    if (i < 0)
+        return 0;
+    zeros[i].used = ++zero_clock;
+    *handle = zeros[i].handle;
+    *got = zeros[i].granules;
+    return 1;
 }
 
 /* Memory for a piece of len bytes: a kept granule when it is one granule long and one is kept,
@@ -383,25 +444,26 @@ static size_t vmm_gaps(size_t lo, size_t hi, const struct gg_devmap *maps, int m
     return gaps;
 }
 
-/* Maps zeros over the run [at, at + k granules) of gaps of the span at va, the largest chunks
-   first, appending the pieces to maps[*n..], and makes the run readable with one call (piece by
-   piece when the driver refuses the run). 1 when done; the pieces appended so far are in maps
-   either way. */
+/* Maps zeros over the run [at, at + k granules) of gaps of the span at va (zero_chunk: a
+   mapping for each ZERO_CHUNK_MAX granules), appending the pieces to maps[*n..], and makes the
+   run readable with one call (piece by piece when the driver refuses the run). 1 when done; the
+   pieces appended so far are in maps either way. */
 static int vmm_zero_run(CUdeviceptr va, size_t at, size_t k, struct gg_devmap *maps, int *n,
                         const CUmemAccessDesc *ro)
 {
     int first = *n;
     size_t start = at;
     while (k > 0) {
-        int c = ZERO_CHUNKS - 1;
-        while (c > 0 && (ZERO_CHUNK_GRANULES[c] > k || !vmm_zero_chunk(c)))
-            c--;
-        size_t len = ZERO_CHUNK_GRANULES[c] * vmm.gran;
-        if (timed(&tally.map, vmm.map, va + at, len, 0, zero_chunk[c].handle, 0) != CUDA_SUCCESS)
+        unsigned long long handle;
+        size_t got;
+        if (!zero_chunk(k, &handle, &got))
             return 0;
-        maps[(*n)++] = (struct gg_devmap){at, len, zero_chunk[c].handle};
+        size_t len = got * vmm.gran;
+        if (timed(&tally.map, vmm.map, va + at, len, 0, handle, 0) != CUDA_SUCCESS)
+            return 0;
+        maps[(*n)++] = (struct gg_devmap){at, len, handle, 1};
         at += len;
-        k -= ZERO_CHUNK_GRANULES[c];
+        k -= got;
     }
     if (timed(&tally.access, vmm.access, va + start, at - start, ro, 1) == CUDA_SUCCESS)
         return 1;
@@ -418,7 +480,7 @@ static int vmm_zero_run(CUdeviceptr va, size_t at, size_t k, struct gg_devmap *m
 static int vmm_map_zeros(CUdeviceptr va, size_t lo, size_t hi, struct gg_devmap **maps, int m)
 {
     size_t first = lo / vmm.gran * vmm.gran, gaps = vmm_gaps(lo, hi, *maps, m);
-    if (gaps == 0 || gaps > ZERO_MAPS_MAX || !vmm_zero_chunk(0))
+    if (gaps == 0 || gaps > ZERO_MAPS_MAX)
         return m;
     struct gg_devmap *grown =
         (struct gg_devmap *)realloc(*maps, ((size_t)m + gaps) * sizeof *grown);
@@ -467,6 +529,7 @@ static int vmm_pieces(const size_t *lo, const size_t *hi, int n, size_t len, str
             out[m].off = a;
             out[m].len = z - a;
             out[m].handle = 0;
+            out[m].zero = 0;
             m++;
         }
     }
@@ -561,6 +624,12 @@ static void flush_drain(struct gg_device *d)
     while (d->n_flush > 0)
         flush_evict_oldest(d);
     granules_drain(d);
+    zeros_drain();
+}
+
+size_t dev_zeros_kept(void)
+{
+    return zeros_kept * vmm.gran;
 }
 
 /* Gives b a kept span of span bytes whose memory is the n pieces maps (no zero granules): 1
@@ -667,12 +736,6 @@ static int vmm_usable(void)
     return 0;
 }
 
-static int vmm_is_zero(const struct gg_devmap *piece)
-{
-    (void)piece;
-    return 0;
-}
-
 static int vmm_build(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
                      const struct gg_range *live, size_t n)
 {
@@ -695,6 +758,11 @@ static void sparse_free(struct gg_device *d, struct gg_devbuf *b)
 static void flush_drain(struct gg_device *d)
 {
     (void)d;
+}
+
+size_t dev_zeros_kept(void)
+{
+    return 0;
 }
 
 size_t dev_granule(void)

@@ -87,7 +87,8 @@ void *gg_device_stream(const struct gg_device *d);
 void *gg_device_host_alloc(struct gg_device *d, size_t bytes);
 void gg_device_host_free(struct gg_device *d, void *p);
 /* Device name and free/total memory (cudaMemGetInfo); free counts the memory the context keeps
-   for reuse (its pool of allocations and mapped spans). */
+   for reuse (its pool of allocations, mapped spans and granules, and the chunks of zeros
+   mapped into sparse buffers' unused granules). */
 enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_bytes, int64_t *total_bytes,
                                   char *err, size_t err_len);
 /* Makes room for a case about to allocate need bytes: when the runtime's own free memory, as

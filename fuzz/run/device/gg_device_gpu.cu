@@ -217,7 +217,7 @@ extern "C" enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_
     CK(d, cudaMemGetInfo(&fr, &tot));
     d->runtime_free = fr;
     *free_bytes = (int64_t)(fr + d->pool_bytes + d->flush_bytes +
-                            (size_t)d->n_granules * dev_granule());
+                            (size_t)d->n_granules * dev_granule() + dev_zeros_kept());
     *total_bytes = (int64_t)tot;
     return GG_OK;
 }

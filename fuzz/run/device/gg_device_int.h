@@ -33,8 +33,8 @@
    (blocks: pool_cap, an eighth of the device's memory and at most POOL_CAP_MAX; spans: half
    that); granules past half of pool_cap are released as they are freed; larger allocations are
    freed at once. All of it counts as free memory for admission and is
-   given back whole when a case needs the room (gg_device_make_room). The read-only chunks of
-   zeros mapped into unused granules (73 granules at most) are kept until the process exits. */
+   given back whole when a case needs the room (gg_device_make_room), as are the read-only
+   chunks of zeros mapped into unused granules (ZERO_KEPT_MAX granules at most). */
 #define POOL_MAX_ALLOC ((size_t)256 << 20)
 #define POOL_MAX_ENTRIES 256
 #define POOL_CAP_MAX ((size_t)4 << 30)
@@ -73,10 +73,13 @@ struct gg_device {
     int have_timer;
 };
 
-/* Gives every kept allocation, span and granule back to the runtime (gg_devbuf_gpu.cu). */
+/* Gives every kept allocation, span, granule and chunk of zeros back to the runtime
+   (gg_devbuf_gpu.cu). */
 void dev_pool_drain(struct gg_device *d);
 /* The driver's granule of mapped memory; 0 without its virtual memory management. */
 size_t dev_granule(void);
+/* Bytes of the chunks of zeros the process keeps (gg_devbuf_gpu.cu). */
+size_t dev_zeros_kept(void);
 /* Sets out's tallies of the process's calls to the driver's virtual memory management
    (gg_devbuf_gpu.cu). */
 void dev_vmm_tally(struct gg_device_alloc_stats *out);
