@@ -1,12 +1,13 @@
 /*
  * bench_vmm_mappings — what the driver's virtual memory calls cost against the length of a range
  * and the number of mappings in it: a reserved range of G granules is mapped with one shared
- * chunk of zeros of C granules at each place (G / C mappings), made read-only with one
- * cuMemSetAccess over the whole range, unmapped with one cuMemUnmap over it (then, in a second
- * pass, one call per mapping) and freed; each is timed, as the mean of REPEATS passes. Then one
- * granule mapped read-write and unmapped inside reservations of growing length. This is the cost
- * model behind the chunks of zeros of sparse device buffers (fuzz/run/device/gg_devbuf_gpu.cu):
- * the time goes by mapping, not by granule. CUDA builds; needs a GPU.
+ * chunk of C granules of memory at each place (G / C mappings, as the chunks of zeros of a
+ * sparse buffer are), made read-only with one cuMemSetAccess over the whole range, unmapped with
+ * one cuMemUnmap over it (then, in a second pass, one call per mapping) and freed; each is
+ * timed, as the mean of REPEATS passes. Then one granule mapped read-write and unmapped inside
+ * reservations of growing length. This is the cost model behind the chunks of zeros of sparse
+ * device buffers (fuzz/run/device/gg_devbuf_gpu.cu): the time goes by mapping, not by granule.
+ * CUDA builds; needs a GPU.
  * Usage: bench_vmm_mappings [--device N] [--repeats R]
  */
 #include <cuda.h>
