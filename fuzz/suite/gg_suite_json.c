@@ -246,7 +246,7 @@ static int copy_field(const struct field *f, void *dst, const void *src)
         return 0;
     switch (f->type) {
     case F_STR:
-        *AT(dst, f, const char *) = dup_str(*CAT(src, f, const char *));
+        *AT(dst, f, const char *) = dup_str(*CAT(src, f, char *));
         return *AT(dst, f, const char *) ? 0 : -1;
     case F_INT:
         *AT(dst, f, int64_t) = *CAT(src, f, int64_t);
@@ -259,7 +259,7 @@ static int copy_field(const struct field *f, void *dst, const void *src)
         return 0;
     case F_STRS: {
         size_t n = CCOUNT(src, f);
-        const char *const *from = *CAT(src, f, const char *const *);
+        const char *const *from = *CAT(src, f, char *const *);
         const char **a = n ? calloc(n, sizeof *a) : NULL;
         if (n && !a)
             return -1;
@@ -276,7 +276,7 @@ static int copy_field(const struct field *f, void *dst, const void *src)
         return copy_rec(f->sub, dst, src);
     case F_RECS: {
         size_t n = CCOUNT(src, f), size = f->sub->size;
-        const char *from = *CAT(src, f, const char *);
+        const char *from = *CAT(src, f, char *);
         char *a = n ? calloc(n, size) : NULL;
         if (n && !a)
             return -1;
@@ -325,7 +325,7 @@ static int is_set(const struct field *f, const void *rec)
 {
     switch (f->type) {
     case F_STR: {
-        const char *s = *CAT(rec, f, const char *);
+        const char *s = *CAT(rec, f, char *);
         return s != NULL && s[0] != '\0';
     }
     case F_INT:
@@ -352,7 +352,7 @@ static json_t *write_field(const struct field *f, const void *rec)
         return f->absent == A_NULL ? json_null() : NULL;
     switch (f->type) {
     case F_STR: {
-        const char *s = *CAT(rec, f, const char *);
+        const char *s = *CAT(rec, f, char *);
         return json_string(s ? s : "");
     }
     case F_INT:
@@ -363,7 +363,7 @@ static json_t *write_field(const struct field *f, const void *rec)
         return json_boolean(*CAT(rec, f, int));
     case F_STRS: {
         json_t *a = json_array();
-        const char *const *v = *CAT(rec, f, const char *const *);
+        const char *const *v = *CAT(rec, f, char *const *);
         for (size_t i = 0; a && i < CCOUNT(rec, f); i++)
             json_array_append_new(a, json_string(v[i] ? v[i] : ""));
         return a;
@@ -378,7 +378,7 @@ static json_t *write_field(const struct field *f, const void *rec)
     }
     case F_RECS: {
         json_t *a = json_array();
-        const char *v = *CAT(rec, f, const char *);
+        const char *v = *CAT(rec, f, char *);
         for (size_t i = 0; a && i < CCOUNT(rec, f); i++)
             json_array_append_new(a, write_rec(f->sub, v + i * f->sub->size));
         return a;
