@@ -569,20 +569,15 @@ const char *gg_report_stat(const struct gg_rcampaign *c, const char *key)
 
 const char *gg_report_case_time(const struct gg_rcampaign *c, char *buf, size_t len)
 {
-    static const char *const phases[][2] = {
-        {"case_ms_setup", "setup"},       {"case_ms_device_buffers", "device buffers"},
-        {"case_ms_inputs", "inputs"},     {"case_ms_runs", "runs"},
-        {"case_ms_kernel", "the kernel"}, {"case_ms_reference", "reference"},
-        {"case_ms_compare", "compare"},   {"case_ms_release", "release"}};
-    const char *worker = gg_report_stat(c, "case_ms_worker");
+    const char *worker = gg_report_stat(c, gg_case_phases[0].key);
     if (worker == NULL || len == 0)
         return NULL;
     size_t used = (size_t)snprintf(buf, len, "%s ms", worker);
-    for (size_t i = 0; i < sizeof phases / sizeof *phases && used < len; i++) {
-        const char *v = gg_report_stat(c, phases[i][0]);
+    for (size_t i = 1; i < GG_CASE_PHASES && used < len; i++) {
+        const char *v = gg_report_stat(c, gg_case_phases[i].key);
         if (v != NULL)
-            used += (size_t)snprintf(buf + used, len - used, "%s%s %s", i == 0 ? ": " : ", ",
-                                     phases[i][1], v);
+            used += (size_t)snprintf(buf + used, len - used, "%s%s %s", i == 1 ? ": " : ", ",
+                                     gg_case_phases[i].label, v);
     }
     return buf;
 }

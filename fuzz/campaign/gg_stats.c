@@ -56,30 +56,23 @@ void camp_phases_add(struct gg_phase_sums *p, const struct gg_run_result *r, dou
     p->release += r->phase.release;
 }
 
-/* The phases of a case in fuzzer_stats and the final lines: key, label, the sum, and whether
-   only a GPU kernel has it. */
+/* The phases of a case in fuzzer_stats and the final lines (gg_case_phases) with their sums:
+   rows[] gets those the campaign's kernel has; their count. */
 struct phase_row {
     const char *key, *label;
     double sum;
-    int device;
 };
 
-static size_t phase_rows(const struct gg_campaign_stats *s, struct phase_row *rows)
+static size_t phase_rows(const struct gg_campaign_stats *s, struct phase_row rows[GG_CASE_PHASES])
 {
     const struct gg_phase_sums *p = &s->phases;
-    const struct phase_row all[] = {{"case_ms_worker", "worker", p->worker, 0},
-                                    {"case_ms_setup", "setup", p->setup, 0},
-                                    {"case_ms_device_buffers", "device buffers", p->alloc, 1},
-                                    {"case_ms_inputs", "inputs", p->inputs, 1},
-                                    {"case_ms_runs", "runs", p->runs, 0},
-                                    {"case_ms_kernel", "the kernel", p->kernel, 0},
-                                    {"case_ms_reference", "reference", p->reference, 0},
-                                    {"case_ms_compare", "compare", p->compare, 0},
-                                    {"case_ms_release", "release", p->release, 0}};
+    /* in the order of gg_case_phases */
+    const double sums[GG_CASE_PHASES] = {p->worker, p->setup,     p->alloc,   p->inputs, p->runs,
+                                         p->kernel, p->reference, p->compare, p->release};
     size_t n = 0;
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        if (s->gpu_kernel || !all[i].device)
-            rows[n++] = all[i];
+    for (size_t i = 0; i < GG_CASE_PHASES; i++)
+        if (s->gpu_kernel || !gg_case_phases[i].gpu_only)
+            rows[n++] = (struct phase_row){gg_case_phases[i].key, gg_case_phases[i].label, sums[i]};
     return n;
 }
 
@@ -191,7 +184,7 @@ static enum gg_status stats_of(const struct gg_stats_view *v, struct gg_fuzzer_s
     ADD("max_offset_bits", "%d", s->max_offset_bits);
     ADD("slowest_exec_ms", "%.1f", 1e3 * s->slowest_s);
     if (s->phases.cases > 0) {
-        struct phase_row rows[16];
+        struct phase_row rows[GG_CASE_PHASES];
         size_t n = phase_rows(s, rows);
         for (size_t i = 0; i < n; i++)
             ADD(rows[i].key, "%.3f", 1e3 * rows[i].sum / (double)s->phases.cases);
@@ -319,7 +312,7 @@ void gg_stats_final(FILE *f, const struct gg_stats_view *v)
     fprintf(f, "stat::refused:                  %lld\n", (long long)s->refused);
     fprintf(f, "stat::errors:                   %lld\n", (long long)s->errors);
     if (s->phases.cases > 0) {
-        struct phase_row rows[16];
+        struct phase_row rows[GG_CASE_PHASES];
         size_t n = phase_rows(s, rows);
         fprintf(f, "stat::case_time_ms:             %.2f a case in a worker:",
                 1e3 * rows[0].sum / (double)s->phases.cases);

@@ -111,6 +111,17 @@ const char *gg_fuzzer_stats_get(const struct gg_fuzzer_stats *s, const char *key
     return NULL;
 }
 
+const struct gg_case_phase gg_case_phases[GG_CASE_PHASES] = {
+    {"case_ms_worker", "worker", 0},
+    {"case_ms_setup", "setup", 0},
+    {"case_ms_device_buffers", "device buffers", 1},
+    {"case_ms_inputs", "inputs", 1},
+    {"case_ms_runs", "runs", 0},
+    {"case_ms_kernel", "the kernel", 0},
+    {"case_ms_reference", "reference", 0},
+    {"case_ms_compare", "compare", 0},
+    {"case_ms_release", "release", 0}};
+
 void gg_fuzzer_stats_free(struct gg_fuzzer_stats *s)
 {
     for (size_t i = 0; i < s->n; i++) {

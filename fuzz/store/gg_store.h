@@ -65,6 +65,15 @@ enum gg_status gg_fuzzer_stats_read(const char *path, struct gg_fuzzer_stats *s,
 /* The value of key, or NULL. */
 const char *gg_fuzzer_stats_get(const struct gg_fuzzer_stats *s, const char *key);
 void gg_fuzzer_stats_free(struct gg_fuzzer_stats *s);
+/* Where a campaign case's time went, in fuzzer_stats (milliseconds a case): each key with its
+   label, in the order a campaign writes them. The first is a case's time in a worker from its
+   dispatch to its result, the others its phases; gpu_only: told for a GPU kernel only. */
+#define GG_CASE_PHASES 9
+struct gg_case_phase {
+    const char *key, *label;
+    int gpu_only;
+};
+extern const struct gg_case_phase gg_case_phases[GG_CASE_PHASES];
 
 /* plot_data: a '#' header naming the columns, then one row of comma-separated numbers per tick.
    The reader maps columns by their header names, so a file with fewer or other columns reads. */
