@@ -25,6 +25,15 @@ static int any_supports(const struct gg_problem *p, char *why, size_t len)
     return 1;
 }
 
+/* How many of the n bytes at p are not zero. */
+static size_t nonzero_bytes(const uint8_t *p, size_t n)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += p[i] != 0;
+    return count;
+}
+
 /* Bytes of the packed bf16 output of a grouped fwd problem. */
 static size_t out_bytes(const struct gg_problem *p)
 {
@@ -268,17 +277,12 @@ Test(gpu_device, sparse_buffer_has_memory_only_behind_its_live_ranges)
     cr_assert_eq(gg_devbuf_download(d, &b, far, out, 8192, err, sizeof err), GG_OK, "%s", err);
     cr_expect_eq(memcmp(in, out, 8192), 0);
     cr_assert_eq(gg_devbuf_download(d, &b, 4096, out, 4096, err, sizeof err), GG_OK, "%s", err);
-    size_t nonzero = 0;
-    for (size_t i = 0; i < 4096; i++)
-        nonzero += out[i] != 0;
-    cr_expect_eq(nonzero, 0, "the rest of a mapped granule is not zero");
+    cr_expect_eq(nonzero_bytes(out, 4096), 0, "the rest of a mapped granule is not zero");
     /* a granule with no live range reads zeros (the shared read-only chunks of zeros) */
     memset(out, 0xAB, sizeof out);
     cr_assert_eq(gg_devbuf_download(d, &b, (size_t)1 << 30, out, 4096, err, sizeof err), GG_OK,
                  "%s", err);
-    for (size_t i = 0; i < 4096; i++)
-        nonzero += out[i] != 0;
-    cr_expect_eq(nonzero, 0, "an unused granule does not read zeros");
+    cr_expect_eq(nonzero_bytes(out, 4096), 0, "an unused granule does not read zeros");
     /* intact bands, and a write past the end is seen */
     const struct gg_devbuf *bufs[1] = {&b};
     int hit = 0, pre = 0;
@@ -333,10 +337,7 @@ Test(gpu_device, rows_far_apart_take_two_mappings_a_row)
             cr_assert_eq(
                 gg_devbuf_download(d, &b, r * ld + ld / 2, out, sizeof out, err, sizeof err), GG_OK,
                 "%s", err);
-            size_t nonzero = 0;
-            for (size_t i = 0; i < sizeof out; i++)
-                nonzero += out[i] != 0;
-            cr_expect_eq(nonzero, 0, "between rows %zu and %zu", r, r + 1);
+            cr_expect_eq(nonzero_bytes(out, sizeof out), 0, "between rows %zu and %zu", r, r + 1);
         }
     }
     gg_devbuf_free(d, &b);

@@ -504,10 +504,7 @@ static int vmm_map_zeros(CUdeviceptr va, size_t lo, size_t hi, struct gg_devmap 
             ok = vmm_zero_run(va, at - run * vmm.gran, run, grown, &n, &ro);
         run = 0;
     }
-    size_t mapped = 0;
-    for (int i = m; i < n; i++)
-        mapped += grown[i].len / vmm.gran;
-    if (ok && mapped == gaps)
+    if (ok) /* every run of gaps mapped: all gaps granules */
         return n;
     for (int i = m; i < n; i++)
         (void)timed(&tally.unmap, vmm.unmap, va + grown[i].off, grown[i].len);
@@ -563,19 +560,29 @@ static int vmm_map_all(struct gg_device *d, CUdeviceptr va, size_t span, struct 
     return 1;
 }
 
+/* Room to plan a span of n live ranges: their offsets (n lo, then n hi, in *lo) and n pieces
+   (zeroed): 0, nothing allocated, when memory is short. */
+static int plan_room(size_t n, size_t **lo, struct gg_devmap **maps)
+{
+    *lo = (size_t *)malloc(n * 2 * sizeof(size_t));
+    *maps = (struct gg_devmap *)calloc(n, sizeof **maps);
+    if (*lo && *maps)
+        return 1;
+    free(*lo);
+    free(*maps);
+    return 0;
+}
+
 /* Maps the pieces of a sparse buffer for bytes bytes with live ranges live[0..n): returns 0
    (nothing left behind) when the driver refuses any step. */
 static int vmm_build(struct gg_device *d, struct gg_devbuf *b, size_t bytes,
                      const struct gg_range *live, size_t n)
 {
     size_t span = round_up(layout_len(bytes), vmm.gran), pre = GG_DEVICE_GUARD_BYTES;
-    size_t *lo = (size_t *)malloc((n + 2) * 2 * sizeof(size_t));
-    struct gg_devmap *maps = (struct gg_devmap *)calloc(n + 2, sizeof *maps);
-    if (!lo || !maps) {
-        free(lo);
-        free(maps);
+    size_t *lo;
+    struct gg_devmap *maps;
+    if (!plan_room(n + 2, &lo, &maps))
         return 0;
-    }
     size_t *hi = lo + n + 2;
     lo[0] = 0, hi[0] = pre; /* the band before the data */
     for (size_t i = 0; i < n; i++)
@@ -681,13 +688,10 @@ static int vmm_build_flush(struct gg_device *d, struct gg_devbuf *b, size_t byte
 {
     size_t room = round_up(bytes, GG_DEVICE_ALIGN), body = round_up(room, vmm.gran);
     size_t data_off = vmm.gran + (at_end ? body - room : 0), span = vmm.gran + body + vmm.gran;
-    size_t *lo = (size_t *)malloc((n + 1) * 2 * sizeof(size_t));
-    struct gg_devmap *maps = (struct gg_devmap *)calloc(n + 1, sizeof *maps);
-    if (!lo || !maps) {
-        free(lo);
-        free(maps);
+    size_t *lo;
+    struct gg_devmap *maps;
+    if (!plan_room(n + 1, &lo, &maps))
         return 0;
-    }
     size_t *hi = lo + n + 1, m = 0;
     for (size_t i = 0; i < n; i++) {
         size_t h = live[i].hi < bytes ? live[i].hi : bytes;
