@@ -300,7 +300,11 @@ static int expects_race(const char *path)
 
 /* Host and device references give one verdict and signature. The device reference handed
    over in runs of a few groups (GGFUZZ_TEST_REF_CHUNK, a larger group alone) and certified at
-   the points picked from them gives the comparison of the whole one, bit for bit. */
+   the points picked from them gives the comparison of the whole one, bit for bit, for a correct
+   kernel. Each verdict comes from its own process, so the metrics are compared only where the
+   output is the same in each: a mutant whose stores land on one place (i32_store_offset writes
+   three rows over one) leaves whichever store came last, which the GPU's scheduling decides
+   from process to process, while its class and signature stay. */
 static int same_verdict(const char *path, const char *kernel, const char *mutant)
 {
     struct gg_run_result h, d, dc;
@@ -325,7 +329,7 @@ static int same_verdict(const char *path, const char *kernel, const char *mutant
         cr_expect_str_eq(d.verdict.signature, dc.verdict.signature, "%s on %s+%s in runs", path,
                          kernel, mutant);
         cr_expect_eq(d.compared, dc.compared, "%s on %s+%s in runs", path, kernel, mutant);
-        if (d.compared && dc.compared) {
+        if (d.compared && dc.compared && strcmp(mutant, "none") == 0) {
             cr_expect_eq(memcmp(&d.cmp.snr_db, &dc.cmp.snr_db, sizeof d.cmp.snr_db), 0,
                          "%s on %s+%s in runs: SNR %.17g against %.17g", path, kernel, mutant,
                          d.cmp.snr_db, dc.cmp.snr_db);
