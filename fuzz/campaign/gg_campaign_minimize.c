@@ -192,10 +192,15 @@ static double min_share(const struct campaign *c)
     return c->cfg->minimize_share > 0 ? c->cfg->minimize_share : GG_CAMPAIGN_DEFAULT_MINIMIZE_SHARE;
 }
 
-/* Minimisers that may run at once on device g (-1: the campaign's workers): the campaign's
-   share of its worker slots, one at least. */
+/* Minimisers that may run at once on device g (-1: the campaign's workers): for a CPU kernel
+   the campaign's share of its worker slots, one at least; paced ones one per device, which takes
+   the whole share of its time (camp_min_paced). Paced minimisers of one device splitting the
+   share would triage as many signatures in the same time, each taking as much longer, and every
+   one of them would hold a context of its own on the GPU. */
 static int min_slots(const struct campaign *c, int g)
 {
+    if (camp_min_paced(c))
+        return 1;
     int workers = g >= 0 ? c->st->gpu[g].workers : c->n_workers;
     int n = (int)(min_share(c) * workers + 0.5);
     return n < 1 ? 1 : n;
@@ -288,9 +293,8 @@ static void start_one_min(struct campaign *c, struct min_slot *slot)
     if (!m)
         return;
     double budget = c->cfg->minimize_s > 0 ? c->cfg->minimize_s : GG_CAMPAIGN_DEFAULT_MINIMIZE_S;
-    /* Paced: its runs take its share of the device's time, within the campaign's time left. */
-    double duty =
-        camp_min_paced(c) && !c->unpaced ? min_share(c) / min_slots(c, min_device(c, m)) : 0;
+    /* Paced: its runs take the share of the device's time, within the campaign's time left. */
+    double duty = camp_min_paced(c) && !c->unpaced ? min_share(c) : 0;
     if (c->budget > 0)
         budget = fmin(budget, (duty > 0 ? duty : 1) * (c->budget - camp_elapsed(c)));
     if (budget < MIN_MINIMIZE_S && c->budget > 0) {

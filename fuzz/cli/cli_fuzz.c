@@ -115,12 +115,13 @@ static const struct gg_cli_flag fuzz_flags[] = {
          GG_CAMPAIGN_DEFAULT_MINIMIZE_S) " s)"},
     {"minimize-share", 0, GG_CLI_NUMBER, "F", F(cfg.minimize_share),
      GG_CLI_DEFAULT(GG_CAMPAIGN_DEFAULT_MINIMIZE_SHARE), .min = 0.01, .max = 1,
-     .help = "the share minimisers take: for a GPU kernel, of each GPU's time (the "
-             "minimisers of a GPU wait after each run so that their runs take at most this "
-             "share of the wall time while its workers fuzz); for a CPU kernel, of the workers "
-             "while new signatures wait to be minimised (one at least; the workers give way); "
-             "each minimiser runs its candidates in one worker process of its own on the device "
-             "of the worker that found the signature"},
+     .help =
+         "the share minimisers take: for a GPU kernel, of each GPU's time (one "
+         "minimiser at a time on a GPU, waiting after each run so that its runs take at most "
+         "this share of the wall time while the workers fuzz); for a CPU kernel, of the workers "
+         "while new signatures wait to be minimised (one at least; the workers give way); "
+         "each minimiser runs its candidates in one worker process of its own on the device "
+         "of the worker that found the signature"},
     GG_CLI_MAX_MEM_FLAG(struct fuzz_args, cfg.run.max_mem_bytes),
     GG_CLI_REFERENCE_FLAG(struct fuzz_args, cfg.run.reference),
     {"shard", 0, GG_CLI_STRING, "I/N", F(shard), .apply = gg_cli_apply_shard,
