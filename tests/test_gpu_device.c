@@ -111,6 +111,17 @@ static void need_device(void)
         cr_skip_test("no usable GPU: %s", err);
 }
 
+/* The process's device context, for a test that uses the device itself (skipped without one). */
+static struct gg_device *this_device(void)
+{
+    register_all();
+    need_device();
+    struct gg_device *d = NULL;
+    char err[512];
+    cr_assert_eq(gg_device_get(&d, err, sizeof err), GG_OK, "%s", err);
+    return d;
+}
+
 static const char *CASE_FMT = "ggfuzz-case 1\nop grouped_fwd\nkernel %s\n"
                               "dtypes a=bf16 b=bf16 c=bf16\ngroups %s\ngroup_lens %s\n"
                               "n %d\nk %d\nseed 0x5eed\n";
@@ -249,11 +260,8 @@ Test(gpu_device, fresh_processes_started_together_keep_their_first_guard_bands)
 
 Test(gpu_device, sparse_buffer_has_memory_only_behind_its_live_ranges)
 {
-    register_all();
-    need_device();
-    struct gg_device *d = NULL;
+    struct gg_device *d = this_device();
     char err[512];
-    cr_assert_eq(gg_device_get(&d, err, sizeof err), GG_OK, "%s", err);
     /* 4 GiB of which 4 KiB at the start and 8 KiB at 3 GiB are used. The bounds below read the
        device's free memory: run alone on the device (CTest runs this binary with --jobs 1 and
        RUN_SERIAL; criterion's default runs the other tests of this file beside it). */
@@ -306,11 +314,8 @@ Test(gpu_device, sparse_buffer_has_memory_only_behind_its_live_ranges)
    zeros; the rows read back what was written and the runs zeros. */
 Test(gpu_device, rows_far_apart_take_two_mappings_a_row)
 {
-    register_all();
-    need_device();
-    struct gg_device *d = NULL;
+    struct gg_device *d = this_device();
     char err[512];
-    cr_assert_eq(gg_device_get(&d, err, sizeof err), GG_OK, "%s", err);
     enum { ROWS = 48 };
     const size_t ld = (size_t)32 << 20, row = 512, bytes = (ROWS - 1) * ld + row;
     struct gg_range live[ROWS];

@@ -163,12 +163,6 @@ struct gg_devmap {
     int zero; /* a shared chunk of zeros, mapped read-only: never its buffer's to release */
 };
 
-/* 1 when the piece is a chunk of zeros. */
-static int vmm_is_zero(const struct gg_devmap *piece)
-{
-    return piece->zero;
-}
-
 #ifndef GG_GPU_HIP
 /* The driver's virtual memory management calls, found through the runtime (gpu_driver_entry). */
 static struct {
@@ -424,7 +418,7 @@ static void vmm_unwind(struct gg_device *d, CUdeviceptr va, size_t span,
             for (int k = i; k < j; k++)
                 (void)timed(&tally.unmap, vmm.unmap, va + run[k].off, run[k].len);
         for (int k = i; k < j; k++)
-            if (!vmm_is_zero(&run[k]))
+            if (!run[k].zero)
                 granule_put(d, run[k].len, run[k].handle);
     }
     free(sorted);
@@ -786,7 +780,7 @@ static enum gg_status zero_mapped(struct gg_device *d, const struct gg_devbuf *b
 {
     size_t data_off = (size_t)(b->data - b->base);
     for (int i = 0; i < b->n_maps; i++) {
-        if (vmm_is_zero(&b->maps[i]))
+        if (b->maps[i].zero)
             continue; /* read-only zeros */
         size_t lo = b->maps[i].off, hi = lo + b->maps[i].len;
         lo = lo > data_off ? lo : data_off;

@@ -95,13 +95,14 @@ enum gg_status gg_device_mem_info(struct gg_device *d, int64_t *free_bytes, int6
    the last gg_device_mem_info (the case's admission) measured it, is short of it, what the
    context keeps for reuse is given back first. */
 void gg_device_make_room(struct gg_device *d, int64_t need);
+/* Calls of one kind and their wall time. */
+struct gg_vmm_tally {
+    uint64_t calls;
+    double seconds;
+};
 /* How this process's device buffers were had: blocks taken from the context's pool or from the
    runtime and given back to it, flush buffers' spans reused, mapped and unmapped, and the
    one-granule pieces of sparse and flush buffers given kept memory or new. */
-struct gg_vmm_tally {
-    uint64_t calls;
-    double seconds; /* their wall time */
-};
 struct gg_device_alloc_stats {
     uint64_t pooled, allocated, freed;
     uint64_t spans_reused, spans_mapped, spans_unmapped;
